@@ -1,0 +1,102 @@
+"""Plan new chain bones from scratch (the guide's "Chain Bones"), as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mathutils import Vector
+
+from . import geometry, naming
+from .errors import RigError
+from .plan import PALETTE_CHAIN, PALETTE_ORIGIN
+
+
+@dataclass(frozen=True)
+class ChainSpec:
+    """What the user asked for: how many bones, how long, which way, which extras."""
+
+    base_name: str = "leg"
+    side: str = ""  # "", "L" or "R": written as a ".L"/".R" suffix
+    bone_count: int = 2
+    bone_length: float = 0.5
+    length_ratio: float = 1.0  # each bone is this times the one before it
+    start: Vector = Vector((0.0, 0.0, 1.0))
+    direction: str = "Z_NEG"
+    bend_direction: str = "Y_NEG"
+    bend_degrees: float = 5.0
+    extremity: bool = True
+    parents: bool = True
+
+
+@dataclass(frozen=True)
+class ChainBone:
+    """One bone of a new chain, in armature space."""
+
+    name: str
+    head: Vector
+    tail: Vector
+    parent: str | None
+    connected: bool
+    deform: bool
+    palette: str
+    z_axis: Vector
+
+
+def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
+    """Bones for ``spec``: origin, hip, chain (pre-bent), extremity; parents first.
+
+    An existing bone named "origin" is reused as the origin rather than doubled.
+    """
+    if spec.bone_count < 2:
+        raise RigError(f"a chain needs at least 2 bones, {spec.bone_count} was asked", hint="Ask for 2 or more bones.")
+    if spec.bone_length <= 0 or spec.length_ratio <= 0:
+        raise RigError("bone lengths must be positive", hint="Set a positive length and length ratio.")
+    if not spec.base_name.strip():
+        raise RigError("the chain needs a name", hint="Type a name such as 'leg' or 'tail'.")
+    axis = geometry.AXES[spec.direction]
+    bend = geometry.perpendicular(geometry.AXES[spec.bend_direction], axis)
+    if bend.length < 1e-6:
+        raise RigError(f"the bend direction {spec.bend_direction} lies along the chain direction {spec.direction}",
+                       hint="Pick a bend direction at right angles to the chain.")
+    suffix = f".{spec.side}" if spec.side else ""
+    names = set(taken)
+
+    def unique(stem: str) -> str:
+        name = f"{stem}{suffix}"
+        number = 2
+        while name in names:
+            name = f"{stem}{number}{suffix}"
+            number += 1
+        names.add(name)
+        return name
+
+    lengths = [spec.bone_length * spec.length_ratio ** index for index in range(spec.bone_count)]
+    joints = [spec.start.copy()]
+    for length in lengths:
+        joints.append(joints[-1] + axis * length)
+    joints = geometry.prebent_joints(joints, bend, spec.bend_degrees)
+    up = bend.normalized()
+    bones: list[ChainBone] = []
+    parent = None
+    if spec.parents:
+        if "origin" in taken:
+            parent = "origin"
+        else:
+            parent = "origin"
+            names.add(parent)
+            ground = Vector((spec.start.x, spec.start.y, 0.0)) if spec.start.z > 0 else spec.start - axis
+            bones.append(ChainBone(parent, ground, ground + up * 0.5 * lengths[0], None, False, False,
+                                   PALETTE_ORIGIN, axis * -1.0))
+        hip = unique(f"{spec.base_name}_{naming.TAG_HIP}")
+        bones.append(ChainBone(hip, spec.start - axis * 0.25 * lengths[0], spec.start.copy(), parent, False, False,
+                               PALETTE_ORIGIN, up))
+        parent = hip
+    for index in range(spec.bone_count):
+        name = unique(f"{spec.base_name}_{index + 1:02d}")
+        bones.append(ChainBone(name, joints[index], joints[index + 1], parent, index > 0, True, PALETTE_CHAIN, up))
+        parent = name
+    if spec.extremity:
+        name = unique(f"{spec.base_name}_end")
+        tip = joints[-1] + up * 0.4 * lengths[-1]
+        bones.append(ChainBone(name, joints[-1], tip, parent, True, True, PALETTE_CHAIN, axis * -1.0))
+    return bones

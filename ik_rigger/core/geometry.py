@@ -1,0 +1,149 @@
+"""Chain geometry: which way a chain bends, where its pole goes, the pole angle.
+
+All points are in armature space (the space of ``Bone.head_local``), so the
+armature object's own location, rotation and scale never enter the maths.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mathutils import Vector
+
+# Blender's characters face -Y and stand along +Z.
+FORWARD = Vector((0.0, -1.0, 0.0))
+UP = Vector((0.0, 0.0, 1.0))
+
+# Below this sideways deviation (as an angle seen from the chain's root) a chain
+# counts as straight: Blender's solver cannot tell which way such a chain bends.
+STRAIGHT_DEGREES = 0.5
+# How far a straight chain is pre-bent; the issue allows at most 2 degrees.
+PREBEND_DEGREES = 1.0
+
+AXES = {
+    "X_POS": Vector((1.0, 0.0, 0.0)),
+    "X_NEG": Vector((-1.0, 0.0, 0.0)),
+    "Y_POS": Vector((0.0, 1.0, 0.0)),
+    "Y_NEG": Vector((0.0, -1.0, 0.0)),
+    "Z_POS": Vector((0.0, 0.0, 1.0)),
+    "Z_NEG": Vector((0.0, 0.0, -1.0)),
+}
+
+_EPSILON = 1e-9
+
+
+def perpendicular(vector: Vector, axis: Vector) -> Vector:
+    """The part of ``vector`` at right angles to ``axis`` (a new vector)."""
+    unit = axis.normalized()
+    return vector - unit * vector.dot(unit)
+
+
+def chain_length(joints: Sequence[Vector]) -> float:
+    """Sum of the bone lengths of a chain given by its joint positions."""
+    return sum((b - a).length for a, b in zip(joints, joints[1:]))
+
+
+def bend_direction(joints: Sequence[Vector]) -> Vector | None:
+    """The unit direction the chain's inner joints stand out from its root-end line.
+
+    ``joints`` are the chain's head positions followed by the last bone's tail.
+    Returns None for a straight chain (see ``STRAIGHT_DEGREES``).
+    """
+    root, end = joints[0], joints[-1]
+    axis = end - root
+    if axis.length < _EPSILON:
+        return None
+    total = Vector((0.0, 0.0, 0.0))
+    largest = 0.0
+    for joint in joints[1:-1]:
+        offset = perpendicular(joint - root, axis)
+        along = max((joint - root).length, _EPSILON)
+        largest = max(largest, math.degrees(math.asin(min(1.0, offset.length / along))))
+        total += offset
+    if largest < STRAIGHT_DEGREES or total.length < _EPSILON:
+        return None
+    return total.normalized()
+
+
+def inferred_bend_direction(
+    joints: Sequence[Vector], extremity_direction: Vector | None, is_arm: bool | None
+) -> Vector:
+    """The side a straight chain should bend to, from how bodies are built.
+
+    A knee bends toward where the foot points; an elbow bends backwards. Without
+    names to say which it is, a chain that hangs or stands (mostly along Z) is
+    taken for a leg and one that reaches sideways for an arm. The answer is at
+    right angles to the chain.
+    """
+    axis = joints[-1] - joints[0]
+    if is_arm is None:
+        is_arm = abs(axis.normalized().z) < math.cos(math.radians(45.0))
+    candidates: list[Vector] = []
+    if not is_arm and extremity_direction is not None:
+        candidates.append(extremity_direction)
+    candidates.append(-FORWARD if is_arm else FORWARD)
+    candidates.extend((-UP if is_arm else UP, Vector((1.0, 0.0, 0.0))))
+    for candidate in candidates:
+        side = perpendicular(candidate, axis)
+        # A foot in line with the shin says nothing: need a clear sideways part.
+        if side.length > 0.2 * candidate.length:
+            return side.normalized()
+    raise AssertionError("three orthogonal candidates cannot all be parallel to one axis")
+
+
+def prebent_joints(joints: Sequence[Vector], direction: Vector, degrees: float = PREBEND_DEGREES) -> list[Vector]:
+    """Joint positions of the chain bowed toward ``direction``, end points fixed.
+
+    Inner joints move at right angles to the root-end line along a parabola, scaled
+    so that no bone turns by more than ``degrees``.
+    """
+    root, end = joints[0], joints[-1]
+    axis = end - root
+    side = perpendicular(direction, axis).normalized()
+    lengths = [(b - a).length for a, b in zip(joints, joints[1:])]
+    total = sum(lengths)
+    arc = [0.0]
+    for length in lengths:
+        arc.append(arc[-1] + length)
+    profile = [(s / total) * (1.0 - s / total) for s in arc]
+    steepest = max(abs(profile[k + 1] - profile[k]) / lengths[k] for k in range(len(lengths)))
+    scale = math.tan(math.radians(degrees)) / steepest
+    straight = [root.lerp(end, s / total) for s in arc]
+    return [point + side * (scale * p) for point, p in zip(straight, profile)]
+
+
+def pole_position(joints: Sequence[Vector], direction: Vector, distance: float) -> Vector:
+    """Where the pole target goes: out from the middle joint along ``direction``."""
+    middle = joints[len(joints) // 2] if len(joints) % 2 else (joints[len(joints) // 2 - 1] + joints[len(joints) // 2]) / 2
+    return middle + direction.normalized() * distance
+
+
+def signed_angle(u: Vector, v: Vector, normal: Vector) -> float:
+    """Angle from ``u`` to ``v`` in radians, positive counter-clockwise about ``normal``."""
+    angle = u.angle(v, 0.0)
+    if u.cross(v).dot(normal) < 0.0:
+        angle = -angle
+    return angle
+
+
+def pole_angle(root_head: Vector, root_tail: Vector, root_x_axis: Vector, chain_end: Vector, pole: Vector) -> float:
+    """The IK constraint's pole angle that leaves the chain as it is at rest.
+
+    Blender turns the first chain bone about its own Y axis so that its X axis,
+    turned by the pole angle, lies in the plane through the chain's root, its end
+    and the pole, on the pole's side. So the angle is the signed angle, about the
+    first bone's axis, from its X axis to the in-plane direction at right angles to
+    the bone; Blender counts it clockwise looking down the bone, hence the minus.
+    Returns 0 where the construction degenerates (pole on the root-end line, a
+    zero-length bone); the caller keeps the pole off that line.
+    """
+    bone_axis = root_tail - root_head
+    plane_normal = (chain_end - root_head).cross(pole - root_head)
+    if bone_axis.length < _EPSILON or plane_normal.length < _EPSILON:
+        return 0.0
+    toward_pole = plane_normal.cross(bone_axis)
+    x_side = perpendicular(root_x_axis, bone_axis)
+    if toward_pole.length < _EPSILON or x_side.length < _EPSILON:
+        return 0.0
+    return -signed_angle(x_side, toward_pole, bone_axis)

@@ -1,0 +1,409 @@
+"""A limb planned as plain data: the skeleton it reads and the changes it will make.
+
+``plan_limb`` reads a ``Skeleton`` (armature-space rest data, no bpy) and returns a
+frozen ``LimbPlan``: which bones to create, which to pre-bend, which constraints to
+add with which settings. ``rig.build`` writes it to Blender in one pass per mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from mathutils import Matrix, Vector
+
+from . import geometry, naming
+from .errors import RigError
+
+# The guide's colours, as Blender bone colour palettes.
+PALETTE_CHAIN = "THEME01"  # red
+PALETTE_CONTROL = "THEME04"  # blue: IK handle and pole
+PALETTE_ORIGIN = "THEME03"  # green: origin and parents
+PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
+
+ROLE_HANDLE = "HANDLE"
+ROLE_POLE = "POLE"
+ROLE_CLONE = "CLONE"
+
+CONSTRAINT_IK = "IK Rigger IK"
+CONSTRAINT_COPY_ROTATION = "IK Rigger Copy Rotation"
+CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
+CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
+
+COPY_MODES = ("ROTATION", "ROTATION_SCALE", "TRANSFORMS")
+PARENT_MODES = ("AUTO", "NONE", "BONE")
+POLE_PARENTS = ("ORIGIN", "HANDLE")
+BEND_DIRECTIONS = ("AUTO", *geometry.AXES)
+
+
+@dataclass(frozen=True)
+class BoneInfo:
+    """One bone at rest, in armature space."""
+
+    name: str
+    parent: str | None
+    head: Vector
+    tail: Vector
+    x_axis: Vector
+    z_axis: Vector
+    connected: bool = False
+
+    @property
+    def length(self) -> float:
+        return (self.tail - self.head).length
+
+    @property
+    def direction(self) -> Vector:
+        return self.tail - self.head
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """The rest skeleton of one armature, as ``rig.skeleton`` reads it."""
+
+    bones: dict[str, BoneInfo]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.bones
+
+    def __getitem__(self, name: str) -> BoneInfo:
+        return self.bones[name]
+
+    def children(self, name: str) -> list[BoneInfo]:
+        return [bone for bone in self.bones.values() if bone.parent == name]
+
+    def ancestors(self, name: str) -> Iterator[str]:
+        """Parent, grandparent, ... of ``name``, nearest first."""
+        parent = self.bones[name].parent
+        while parent is not None:
+            yield parent
+            parent = self.bones[parent].parent
+
+    def is_below(self, name: str, ancestor: str) -> bool:
+        """True when ``name`` is ``ancestor`` or one of its descendants."""
+        return name == ancestor or ancestor in self.ancestors(name)
+
+
+@dataclass(frozen=True)
+class LimbOptions:
+    """What a user can choose for one limb; the defaults are the guide's rig."""
+
+    chain_length: int = 2
+    use_pole: bool = True
+    pole_parent: str = "ORIGIN"
+    pole_distance: float = 0.5  # as a fraction of the chain's length
+    handle_parent_mode: str = "AUTO"
+    handle_parent: str = ""
+    extremity_mode: str = "AUTO"
+    extremity: str = ""
+    copy_mode: str = "ROTATION"
+    pole_angle_auto: bool = True
+    pole_angle: float = 0.0  # radians, used when pole_angle_auto is off
+    bend_direction: str = "AUTO"
+    prebend_straight: bool = True
+    iterations: int = 500
+    use_stretch: bool = False
+
+
+@dataclass(frozen=True)
+class NewBone:
+    """A bone IK Rigger creates; never deforms."""
+
+    role: str
+    name: str
+    head: Vector
+    tail: Vector
+    z_axis: Vector
+    parent: str | None
+    palette: str
+    collection: str
+
+
+@dataclass(frozen=True)
+class BoneEdit:
+    """A user bone moved at rest (only to pre-bend a straight chain)."""
+
+    name: str
+    head: Vector
+    tail: Vector
+    z_axis: Vector
+
+
+@dataclass(frozen=True)
+class ConstraintPlan:
+    """A constraint to add to ``owner`` with its settings as (property, value) pairs."""
+
+    owner: str
+    kind: str
+    name: str
+    subtarget: str
+    settings: tuple[tuple[str, object], ...] = ()
+    pole_subtarget: str = ""
+
+
+@dataclass(frozen=True)
+class LimbPlan:
+    """Everything one limb needs, before anything is written to Blender."""
+
+    chain: tuple[str, ...]
+    extremity: str | None
+    side: str | None
+    handle: str
+    pole: str | None
+    clone: str | None
+    handle_parent: str | None
+    pole_angle: float
+    bend_direction: Vector
+    straight: bool
+    new_bones: tuple[NewBone, ...]
+    bone_edits: tuple[BoneEdit, ...]
+    constraints: tuple[ConstraintPlan, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def describe(self) -> str:
+        """A few lines for a dry run or a report."""
+        lines = [
+            f"limb {' > '.join(self.chain)}"
+            + (f" (extremity {self.extremity})" if self.extremity else ""),
+            f"  handle {self.handle} parented to {self.handle_parent or 'nothing'}",
+        ]
+        if self.pole:
+            lines.append(f"  pole {self.pole}, pole angle {math.degrees(self.pole_angle):.2f} degrees")
+        if self.clone:
+            lines.append(f"  clone {self.clone}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def chain_ending_at(skeleton: Skeleton, last: str, length: int) -> tuple[str, ...]:
+    """The ``length`` bones ending at ``last``, root first, as the IK constraint counts them."""
+    if last not in skeleton:
+        raise RigError("no such bone in the armature", bone=last, hint="Pick the last bone of the chain.")
+    if length < 2:
+        raise RigError(
+            f"a chain needs at least 2 bones, {length} was asked", bone=last, hint="Set the chain length to 2 or more."
+        )
+    chain = [last]
+    for ancestor in skeleton.ancestors(last):
+        if len(chain) == length:
+            break
+        chain.append(ancestor)
+    if len(chain) < length:
+        raise RigError(
+            f"has only {len(chain) - 1} parent bone(s), so a chain of {length} bones cannot end here",
+            bone=last,
+            hint=f"Make the chain length {len(chain)} or less, or pick a bone further down the limb.",
+        )
+    return tuple(reversed(chain))
+
+
+def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
+    """The child of ``last`` that continues the limb (the foot or hand), if any.
+
+    A connected child wins; otherwise the child whose head is nearest the last
+    bone's tail, as long as it starts close to it.
+    """
+    bone = skeleton[last]
+    children = skeleton.children(last)
+    connected = [child for child in children if child.connected]
+    if connected:
+        return connected[0].name
+    near = [child for child in children if (child.head - bone.tail).length <= 0.25 * bone.length]
+    if not near:
+        return None
+    return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
+
+
+def _resolve_handle_parent(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
+    root_parent = skeleton[chain[0]].parent
+    if options.handle_parent_mode == "NONE":
+        return None
+    if options.handle_parent_mode == "AUTO":
+        return skeleton[root_parent].parent if root_parent else None
+    name = options.handle_parent
+    _check_control_parent(skeleton, chain, name, "handle")
+    return name
+
+
+def _check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, what: str) -> None:
+    if name not in skeleton:
+        raise RigError(f"is not a bone of this armature, so the {what} cannot be parented to it", bone=name,
+                       hint="Pick an existing bone above the chain, or leave the parent automatic.")
+    if any(skeleton.is_below(name, bone) for bone in chain):
+        raise RigError(
+            f"is part of the chain {chain[0]} > {chain[-1]} or below it; parenting the {what} to it would make a "
+            "dependency cycle", bone=name, hint="Pick a bone above the chain's parent, such as the root or origin.")
+    root_parent = skeleton[chain[0]].parent
+    if root_parent and skeleton.is_below(name, root_parent):
+        raise RigError(
+            f"moves with the chain's parent '{root_parent}', so the {what} would drag the limb along with the body",
+            bone=name, hint=f"Pick a bone above '{root_parent}', such as the root or origin.")
+
+
+def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
+    if options.extremity_mode == "NONE":
+        return None
+    if options.extremity_mode == "AUTO":
+        return automatic_extremity(skeleton, chain[-1])
+    name = options.extremity
+    if name not in skeleton:
+        raise RigError("is not a bone of this armature", bone=name,
+                       hint="Name an existing bone as the extremity, or set the extremity to automatic or none.")
+    if name in chain or skeleton.is_below(chain[0], name):
+        raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
+                       bone=name, hint="Name the foot or hand below the chain, or set the extremity to none.")
+    return name
+
+
+def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
+          joints: list[Vector]) -> tuple[Vector, bool]:
+    """The side the chain bends to and whether the chain is straight."""
+    found = geometry.bend_direction(joints)
+    if found is not None:
+        return found, False
+    axis = joints[-1] - joints[0]
+    if options.bend_direction != "AUTO":
+        side = geometry.perpendicular(geometry.AXES[options.bend_direction], axis)
+        if side.length < 1e-6:
+            raise RigError(f"the bend direction {options.bend_direction} lies along the chain", bone=chain[-1],
+                           hint="Pick a bend direction at right angles to the chain.")
+        return side.normalized(), True
+    kind = naming.limb_kind(list(chain) + ([extremity] if extremity else []))
+    extremity_direction = skeleton[extremity].direction if extremity else None
+    is_arm = None if kind is None else kind == "ARM"
+    return geometry.inferred_bend_direction(joints, extremity_direction, is_arm), True
+
+
+def _turned_z_axis(bone: BoneInfo, head: Vector, tail: Vector) -> Vector:
+    """The bone's Z axis after turning it the shortest way onto head->tail (no twist)."""
+    turn = bone.direction.rotation_difference(tail - head)
+    return (turn.to_matrix() @ bone.z_axis).normalized()
+
+
+def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str]) -> LimbPlan:
+    """Plan the guide's IK rig for the chain ending at ``last``.
+
+    ``taken`` holds every bone name in use (the armature's, plus those of limbs
+    already planned in the same build); new names never collide with it.
+    """
+    _check_options(options, last)
+    chain = chain_ending_at(skeleton, last, options.chain_length)
+    extremity = _resolve_extremity(skeleton, chain, options)
+    handle_parent = _resolve_handle_parent(skeleton, chain, options)
+    known = set(skeleton.bones)
+    side = naming.split_side(last, known).side
+
+    joints = [skeleton[name].head.copy() for name in chain] + [skeleton[last].tail.copy()]
+    direction, straight = _bend(skeleton, chain, extremity, options, joints)
+    notes: list[str] = []
+    edits: list[BoneEdit] = []
+    if straight and options.prebend_straight:
+        joints = geometry.prebent_joints(joints, direction)
+        for index, name in enumerate(chain):
+            bone = skeleton[name]
+            head, tail = joints[index], joints[index + 1]
+            edits.append(BoneEdit(name, head, tail, _turned_z_axis(bone, head, tail)))
+        notes.append(
+            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
+            f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(direction)} with its ends kept in place"
+        )
+    elif straight:
+        notes.append(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
+
+    length = geometry.chain_length(joints)
+    names = taken | known
+    new_bones: list[NewBone] = []
+
+    def new_name(source: str, tag: str) -> str:
+        name = naming.derived_name(source, tag, names, known)
+        names.add(name)
+        return name
+
+    end_bone = skeleton[extremity] if extremity else skeleton[last]
+    handle = new_name(extremity or last, naming.TAG_HANDLE)
+    handle_vector = end_bone.direction if extremity else end_bone.direction.normalized() * 0.25 * length
+    new_bones.append(NewBone(ROLE_HANDLE, handle, joints[-1], joints[-1] + handle_vector, end_bone.z_axis,
+                             handle_parent, PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
+
+    pole = None
+    pole_angle = options.pole_angle
+    if options.use_pole:
+        middle = chain[len(chain) // 2]
+        pole = new_name(middle, naming.TAG_POLE)
+        distance = max(options.pole_distance, 0.05) * length
+        position = geometry.pole_position(joints, direction, distance)
+        pole_parent = handle if options.pole_parent == "HANDLE" else handle_parent
+        if options.pole_parent == "ORIGIN" and pole_parent is not None:
+            _check_control_parent(skeleton, chain, pole_parent, "pole")
+        new_bones.append(NewBone(ROLE_POLE, pole, position, position + direction * 0.1 * length,
+                                 (joints[-1] - joints[0]).normalized(), pole_parent, PALETTE_CONTROL,
+                                 naming.COLLECTION_CONTROLS))
+        if options.pole_angle_auto:
+            root_x = _rest_x_axis(skeleton[chain[0]], edits[0] if edits else None)
+            pole_angle = geometry.pole_angle(joints[0], joints[1], root_x, joints[-1], position)
+
+    constraints = [ConstraintPlan(
+        owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=handle, pole_subtarget=pole or "",
+        settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
+                  ("use_stretch", options.use_stretch), ("use_tail", True)),
+    )]
+    clone = None
+    if extremity:
+        clone = new_name(extremity, naming.TAG_CLONE)
+        bone = skeleton[extremity]
+        new_bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, handle, PALETTE_CLONE,
+                                 naming.COLLECTION_MECHANISM))
+        constraints.extend(_copy_constraints(extremity, clone, options.copy_mode))
+
+    return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=pole, clone=clone,
+                    handle_parent=handle_parent, pole_angle=pole_angle, bend_direction=direction,
+                    straight=straight, new_bones=tuple(new_bones), bone_edits=tuple(edits),
+                    constraints=tuple(constraints), notes=tuple(notes))
+
+
+def _rest_x_axis(bone: BoneInfo, edit: BoneEdit | None) -> Vector:
+    if edit is None:
+        return bone.x_axis
+    turn = bone.direction.rotation_difference(edit.tail - edit.head)
+    return turn.to_matrix() @ bone.x_axis
+
+
+def _copy_constraints(extremity: str, clone: str, mode: str) -> list[ConstraintPlan]:
+    # Pose (armature) space, not world space: world-space copies shear under a
+    # non-uniformly scaled armature object.
+    pose_space = (("owner_space", "POSE"), ("target_space", "POSE"))
+    if mode == "TRANSFORMS":
+        return [ConstraintPlan(extremity, "COPY_TRANSFORMS", CONSTRAINT_COPY_TRANSFORMS, clone, pose_space)]
+    plans = [ConstraintPlan(extremity, "COPY_ROTATION", CONSTRAINT_COPY_ROTATION, clone, pose_space)]
+    if mode == "ROTATION_SCALE":
+        plans.append(ConstraintPlan(extremity, "COPY_SCALE", CONSTRAINT_COPY_SCALE, clone, pose_space))
+    return plans
+
+
+def _check_options(options: LimbOptions, last: str) -> None:
+    checks = (
+        (options.copy_mode, COPY_MODES, "copy mode"),
+        (options.handle_parent_mode, PARENT_MODES, "handle parent mode"),
+        (options.extremity_mode, PARENT_MODES, "extremity mode"),
+        (options.pole_parent, POLE_PARENTS, "pole parent"),
+        (options.bend_direction, BEND_DIRECTIONS, "bend direction"),
+    )
+    for value, allowed, what in checks:
+        if value not in allowed:
+            raise RigError(f"unknown {what} '{value}'", bone=last, hint=f"Use one of: {', '.join(allowed)}.")
+
+
+def _axis_words(direction: Vector) -> str:
+    axis = max(range(3), key=lambda i: abs(direction[i]))
+    return ("-" if direction[axis] < 0 else "+") + "XYZ"[axis]
+
+
+def rest_matrix(head: Vector, tail: Vector, z_axis: Vector) -> Matrix:
+    """The armature-space rest matrix of a bone from head, tail and a Z axis hint."""
+    y = (tail - head).normalized()
+    x = y.cross(z_axis).normalized()
+    z = x.cross(y)
+    matrix = Matrix((x, y, z)).transposed().to_4x4()
+    matrix.translation = head
+    return matrix

@@ -1,0 +1,151 @@
+"""Operators: read the context, call ``rig``, report. User mistakes become reports."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from mathutils import Vector
+
+from .core.chain import ChainSpec
+from .core.errors import RigError
+from .props import BEND_DIRECTION_ITEMS, LimbSettings
+from .rig.build import build_limbs, mirrored_request
+from .rig.chain import add_chain
+from .rig.remove import remove_limb
+
+AXIS_ITEMS = BEND_DIRECTION_ITEMS[1:]
+
+
+def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, need_bone: bool = True) -> bool:
+    """Shared poll: an editable armature in Pose or Edit mode, with an active bone."""
+    obj = context.active_object
+    if obj is None or obj.type != "ARMATURE":
+        cls.poll_message_set("Make an armature the active object")
+        return False
+    if obj.mode not in {"POSE", "EDIT"}:
+        cls.poll_message_set("Switch the armature to Pose or Edit mode")
+        return False
+    if need_bone and context.active_bone is None:
+        cls.poll_message_set("Make a bone active")
+        return False
+    return True
+
+
+def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
+    operator.report({"ERROR"}, error.message)
+    return {"CANCELLED"}
+
+
+class IKRIG_OT_build_ik(LimbSettings, bpy.types.Operator):
+    """Rig the chain ending at the active bone with an IK handle, a pole target and a planted extremity.
+Run it again on a rigged limb to update it in place"""
+
+    bl_idname = "ik_rigger.build_ik"
+    bl_label = "Build IK Limb"
+    bl_options = {"REGISTER", "UNDO"}
+
+    both_sides: BoolProperty(name="Both Sides", description="Also rig the mirrored chain when the bone names carry "
+                             "a side (.L/.R, _l/_r, Left/Right)", default=False)
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return armature_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        last = context.active_bone.name
+        limb = obj.ik_rigger.limb_of(last)
+        if limb is not None and limb.chain:
+            last = limb.chain[-1].name
+        options = self.to_options()
+        requests = [(last, options)]
+        if self.both_sides:
+            other = mirrored_request(obj, last, options)
+            if other is None:
+                self.report({"WARNING"}, f"'{last}': no mirrored bone found; rigged one side only")
+            else:
+                requests.append(other)
+        try:
+            plans = build_limbs(obj, requests)
+        except RigError as error:
+            return report_error(self, error)
+        for limb_plan in plans:
+            for note in limb_plan.notes:
+                self.report({"WARNING"}, note)
+        chains = ", ".join(" > ".join(limb_plan.chain) for limb_plan in plans)
+        self.report({"INFO"}, f"Rigged {chains}")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_remove_ik(bpy.types.Operator):
+    """Remove everything IK Rigger made for the limb of the active bone, leaving the armature as before"""
+
+    bl_idname = "ik_rigger.remove_ik"
+    bl_label = "Remove IK Limb"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if not armature_poll(cls, context):
+            return False
+        if context.active_object.ik_rigger.limb_of(context.active_bone.name) is None:
+            cls.poll_message_set("The active bone is not part of a limb rigged by IK Rigger")
+            return False
+        return True
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        try:
+            name = remove_limb(context.active_object, context.active_bone.name)
+        except RigError as error:
+            return report_error(self, error)
+        self.report({"INFO"}, f"Removed the IK limb ending at '{name}'")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_add_chain(bpy.types.Operator):
+    """Add a new chain of bones at the 3D cursor, slightly bent the way it should bend, ready for IK"""
+
+    bl_idname = "ik_rigger.add_chain"
+    bl_label = "Add IK Chain Bones"
+    bl_options = {"REGISTER", "UNDO"}
+
+    base_name: StringProperty(name="Name", description="Base name of the new bones", default="leg")
+    side: EnumProperty(name="Side", description="Side suffix of the new bones", items=[
+        ("", "None", "No side suffix"), ("L", "Left", "Names end in .L"), ("R", "Right", "Names end in .R")])
+    bone_count: IntProperty(name="Bones", description="Number of chain bones", default=2, min=2, soft_max=16)
+    bone_length: FloatProperty(name="Length", description="Length of the first chain bone", default=0.5, min=0.001,
+                               subtype="DISTANCE")
+    length_ratio: FloatProperty(name="Length Ratio", description="Each bone's length over the one before it",
+                                default=1.0, min=0.05, max=20.0)
+    direction: EnumProperty(name="Direction", description="Which way the chain runs from its root",
+                            items=AXIS_ITEMS, default="Z_NEG")
+    bend_direction: EnumProperty(name="Bend Direction", description="Which way the chain is pre-bent",
+                                 items=AXIS_ITEMS, default="Y_NEG")
+    bend_angle: FloatProperty(name="Pre-bend", description="How far each bone is turned toward the bend direction",
+                              default=0.0872665, min=0.0, max=0.5, subtype="ANGLE")
+    extremity: BoolProperty(name="Extremity", description="Add a foot or hand bone at the chain's end", default=True)
+    parents: BoolProperty(name="Origin and Hip", description="Add the guide's Origin and Hip parent bones",
+                          default=True)
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return armature_poll(cls, context, need_bone=False)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        start = obj.matrix_world.inverted() @ context.scene.cursor.location
+        spec = ChainSpec(
+            base_name=self.base_name, side=self.side, bone_count=self.bone_count, bone_length=self.bone_length,
+            length_ratio=self.length_ratio, start=Vector(start), direction=self.direction,
+            bend_direction=self.bend_direction, bend_degrees=self.bend_angle * 57.29577951308232,
+            extremity=self.extremity, parents=self.parents,
+        )
+        try:
+            names = add_chain(obj, spec)
+        except RigError as error:
+            return report_error(self, error)
+        self.report({"INFO"}, f"Added {', '.join(names)}")
+        return {"FINISHED"}
+
+
+classes = (IKRIG_OT_build_ik, IKRIG_OT_remove_ik, IKRIG_OT_add_chain)

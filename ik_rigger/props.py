@@ -1,0 +1,179 @@
+"""What IK Rigger stores in the .blend: one record per rigged limb.
+
+The records live on the armature *object* (``Object.ik_rigger``) because that is
+what the user selects and what the batch command opens; they name bones, so they
+survive save and reload and let rebuild, remove and the panel find their bones.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from .core import geometry, plan
+
+
+class IKRIG_PG_name(bpy.types.PropertyGroup):
+    """A bone or collection name in a list (the item's own ``name``)."""
+
+
+class IKRIG_PG_rest(bpy.types.PropertyGroup):
+    """The rest a pre-bent bone had before IK Rigger bent it; ``name`` is the bone."""
+
+    head: FloatVectorProperty(name="Head", description="Original head in armature space", size=3)
+    tail: FloatVectorProperty(name="Tail", description="Original tail in armature space", size=3)
+    roll: FloatProperty(name="Roll", description="Original roll in radians")
+
+
+class IKRIG_PG_constraint(bpy.types.PropertyGroup):
+    """A constraint IK Rigger added; ``name`` is the owning bone."""
+
+    constraint: StringProperty(name="Constraint", description="Name of the constraint on the bone")
+
+
+class IKRIG_PG_color(bpy.types.PropertyGroup):
+    """The pose colour a chain bone had before IK Rigger coloured it; ``name`` is the bone."""
+
+    palette: StringProperty(name="Palette", description="Original pose bone colour palette")
+
+
+COPY_MODE_ITEMS = [
+    ("ROTATION", "Rotation", "The extremity copies the rotation of its clone (the guide's setup)"),
+    ("ROTATION_SCALE", "Rotation and Scale", "The extremity copies rotation and scale, so scaling the handle scales it"),
+    ("TRANSFORMS", "Transforms", "The extremity copies its clone's whole transform"),
+]
+PARENT_MODE_ITEMS = [
+    ("AUTO", "Automatic", "The bone above the chain's parent (the guide's Origin); none if there is none"),
+    ("NONE", "None", "No parent"),
+    ("BONE", "Bone", "The bone named below"),
+]
+EXTREMITY_MODE_ITEMS = [
+    ("AUTO", "Automatic", "The child of the last chain bone that continues the limb (foot or hand)"),
+    ("NONE", "None", "No extremity: no clone and no copy constraint"),
+    ("BONE", "Bone", "The bone named below"),
+]
+POLE_PARENT_ITEMS = [
+    ("ORIGIN", "Origin", "The pole follows the handle's parent, so it stays put when the handle moves"),
+    ("HANDLE", "Handle", "The pole follows the IK handle, so the knee or elbow turns with the foot or hand"),
+]
+BEND_DIRECTION_ITEMS = [("AUTO", "Automatic", "Knees bend toward the foot, elbows backwards")] + [
+    (key, ("+" if key.endswith("POS") else "-") + key[0], f"Bend a straight chain toward armature {key[0]} "
+     f"{'positive' if key.endswith('POS') else 'negative'}") for key in geometry.AXES
+]
+
+
+class LimbSettings:
+    """The options of one limb, shared by the build operator and each limb's record.
+
+    A mixin: Blender collects these annotations into every class that inherits it,
+    so the operator's redo panel and the stored record can never disagree.
+    """
+
+    chain_length: IntProperty(name="Chain Length", description="Bones in the IK chain, ending at the active bone",
+                              default=2, min=2, soft_max=16)
+    use_pole: BoolProperty(name="Pole Target", description="Add a pole target in front of the middle joint",
+                           default=True)
+    pole_parent: EnumProperty(name="Pole Parent", description="What the pole target follows", items=POLE_PARENT_ITEMS)
+    pole_distance: FloatProperty(name="Pole Distance", description="How far the pole stands from the middle joint, "
+                                 "as a fraction of the chain's length", default=0.5, min=0.05, soft_max=3.0)
+    handle_parent_mode: EnumProperty(name="Handle Parent", description="What the IK handle follows",
+                                     items=PARENT_MODE_ITEMS)
+    handle_parent: StringProperty(name="Handle Parent Bone", description="The IK handle's parent when set to Bone")
+    extremity_mode: EnumProperty(name="Extremity", description="The foot or hand that stays planted with the handle",
+                                 items=EXTREMITY_MODE_ITEMS)
+    extremity_name: StringProperty(name="Extremity Bone", description="The extremity when set to Bone")
+    copy_mode: EnumProperty(name="Extremity Copies", description="What the extremity copies from its clone",
+                            items=COPY_MODE_ITEMS)
+    pole_angle_auto: BoolProperty(name="Automatic Pole Angle", description="Compute the pole angle from the rest "
+                                  "pose so nothing twists", default=True)
+    pole_angle: FloatProperty(name="Pole Angle", description="The pole angle when not automatic", subtype="ANGLE",
+                              min=-3.14159265, max=3.14159265)
+    bend_direction: EnumProperty(name="Bend Direction", description="Side a straight chain bends to (a bent chain "
+                                 "bends the way it already does)", items=BEND_DIRECTION_ITEMS)
+    prebend_straight: BoolProperty(name="Pre-bend Straight Chains", description="Bow a perfectly straight chain by "
+                                   "1 degree, ends fixed, so IK can bend it", default=True)
+    iterations: IntProperty(name="Iterations", description="IK solver iterations", default=500, min=1, max=10000)
+    use_stretch: BoolProperty(name="Stretch", description="Let the chain stretch to reach the handle", default=False)
+
+    def to_options(self) -> plan.LimbOptions:
+        """These settings as core's plain options."""
+        return plan.LimbOptions(
+            chain_length=self.chain_length, use_pole=self.use_pole, pole_parent=self.pole_parent,
+            pole_distance=self.pole_distance, handle_parent_mode=self.handle_parent_mode,
+            handle_parent=self.handle_parent, extremity_mode=self.extremity_mode, extremity=self.extremity_name,
+            copy_mode=self.copy_mode, pole_angle_auto=self.pole_angle_auto, pole_angle=self.pole_angle,
+            bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
+            iterations=self.iterations, use_stretch=self.use_stretch,
+        )
+
+    def set_options(self, options: plan.LimbOptions) -> None:
+        """Store core's plain options in these settings."""
+        for key, value in options.__dict__.items():
+            setattr(self, "extremity_name" if key == "extremity" else key, value)
+
+
+class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
+    """One rigged limb: the bones it uses, what was made, and how to undo it."""
+
+    chain: CollectionProperty(type=IKRIG_PG_name, name="Chain", description="Chain bones, root first")
+    extremity: StringProperty(name="Extremity", description="The foot or hand that copies its clone")
+    handle: StringProperty(name="IK Handle", description="The IK target bone at the chain's end")
+    pole: StringProperty(name="Pole", description="The pole target bone in front of the middle joint")
+    clone: StringProperty(name="Clone", description="The extremity's clone, parented to the handle")
+    created_bones: CollectionProperty(type=IKRIG_PG_name, name="Created Bones",
+                                      description="Bones IK Rigger made for this limb")
+    constraints: CollectionProperty(type=IKRIG_PG_constraint, name="Constraints",
+                                    description="Constraints IK Rigger added for this limb")
+    prebent: CollectionProperty(type=IKRIG_PG_rest, name="Pre-bent Bones",
+                                description="Original rest of chain bones that were pre-bent")
+    chain_colors: CollectionProperty(type=IKRIG_PG_color, name="Chain Colours",
+                                     description="Original pose colours of the chain bones")
+
+    def bones(self) -> set[str]:
+        """Every bone this limb involves: chain, extremity and the bones it made."""
+        names = {item.name for item in self.chain} | {item.name for item in self.created_bones}
+        if self.extremity:
+            names.add(self.extremity)
+        return names
+
+
+class IKRIG_PG_rig(bpy.types.PropertyGroup):
+    """IK Rigger's data on an armature object: its limbs and the collections it made."""
+
+    limbs: CollectionProperty(type=IKRIG_PG_limb, name="Limbs", description="Limbs rigged by IK Rigger")
+    active_limb_index: IntProperty(name="Active Limb", description="Limb shown in the panel", default=0)
+    # Names of the bone collections IK Rigger made here; a user's own collection with
+    # the same name is never borrowed, so these may carry Blender's ".001" numbers.
+    controls_collection: StringProperty(name="Controls Collection",
+                                        description="Bone collection of the IK handles and poles")
+    mechanism_collection: StringProperty(name="Mechanism Collection",
+                                         description="Bone collection of the extremity clones")
+
+    def limb_of(self, bone: str) -> IKRIG_PG_limb | None:
+        """The limb that uses ``bone`` in any role, if any."""
+        for limb in self.limbs:
+            if bone in limb.bones():
+                return limb
+        return None
+
+
+def register_properties() -> None:
+    bpy.types.Object.ik_rigger = PointerProperty(type=IKRIG_PG_rig, name="IK Rigger",
+                                                 description="Limbs rigged by IK Rigger")
+
+
+def unregister_properties() -> None:
+    if hasattr(bpy.types.Object, "ik_rigger"):
+        del bpy.types.Object.ik_rigger
+
+
+classes = (IKRIG_PG_name, IKRIG_PG_rest, IKRIG_PG_constraint, IKRIG_PG_color, IKRIG_PG_limb, IKRIG_PG_rig)

@@ -1,0 +1,246 @@
+"""Write limb plans to Blender: one Edit-mode pass for bones, one pass for constraints.
+
+Stages (each says the mode it runs in):
+1. plan (Object mode): read the rest skeleton, plan every limb; any ``RigError``
+   is raised here, before the armature is touched;
+2. strip (Object mode): take out the constraints of limbs being rebuilt;
+3. bones (Edit mode): delete rebuilt limbs' bones, create handles, poles and
+   clones, pre-bend straight chains;
+4. constraints (Object mode): IK and copy constraints, chain colours, records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import bpy
+
+from ..core import naming
+from ..core.errors import RigError
+from ..core.plan import PALETTE_CHAIN, ROLE_CLONE, LimbOptions, LimbPlan, Skeleton, plan_limb
+from . import modes
+from .constraints import add_constraint
+from .skeleton import check_editable, read_skeleton
+
+
+@dataclass
+class _Rebuilt:
+    """A limb being rebuilt: what to keep from it across the rebuild."""
+
+    index: int
+    prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
+    poses: dict[str, tuple] = field(default_factory=dict)
+
+
+def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]]) -> list[LimbPlan]:
+    """Rig the chains ending at each requested bone; rebuild those already rigged.
+
+    ``requests`` pairs the last bone of each chain with its options. Either every
+    limb is built or, on a ``RigError``, nothing at all changes.
+    """
+    check_editable(obj)
+    with modes.kept_mode(obj):
+        modes.set_mode(obj, "OBJECT")
+        rig = obj.ik_rigger
+        plans, rebuilt = _plan(obj, rig, requests)
+        _keep_poses(obj, rig, rebuilt)
+        for item in rebuilt:
+            strip_constraints(obj, rig.limbs[item.index])
+        modes.set_mode(obj, "EDIT")
+        originals = _edit_bones(obj, rig, plans, rebuilt)
+        modes.set_mode(obj, "OBJECT")
+        for item in sorted(rebuilt, key=lambda item: -item.index):
+            rig.limbs.remove(item.index)
+        for limb_plan, requested in zip(plans, requests):
+            _constraints_and_record(obj, rig, limb_plan, requested[1], originals)
+        _restore_poses(obj, rebuilt)
+    return plans
+
+
+def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]]) -> list[LimbPlan]:
+    """Plan without building: what ``build_limbs`` would do (for dry runs and the panel)."""
+    check_editable(obj)
+    with modes.kept_mode(obj):
+        modes.set_mode(obj, "OBJECT")
+        return _plan(obj, obj.ik_rigger, requests)[0]
+
+
+def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]]) -> tuple[list[LimbPlan], list[_Rebuilt]]:
+    skeleton = read_skeleton(obj)
+    rebuilt: list[_Rebuilt] = []
+    lasts = [last for last, _ in requests]
+    for index, limb in enumerate(rig.limbs):
+        if limb.chain and limb.chain[-1].name in lasts:
+            rebuilt.append(_Rebuilt(index))
+    old_bones = {item.name for entry in rebuilt for item in rig.limbs[entry.index].created_bones}
+    base = Skeleton({name: bone for name, bone in skeleton.bones.items() if name not in old_bones})
+    used = {bone: limb.chain[-1].name for index, limb in enumerate(rig.limbs)
+            if index not in {entry.index for entry in rebuilt} for bone in limb.bones()}
+    taken: set[str] = set()
+    plans = []
+    for last, options in requests:
+        if last in old_bones:
+            raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
+                           hint="Pick the last bone of the chain, such as the shin or forearm.")
+        limb_plan = plan_limb(base, last, options, taken)
+        for bone in (*limb_plan.chain, limb_plan.extremity):
+            if bone in used:
+                raise RigError(f"already belongs to the limb ending at '{used[bone]}'", bone=bone,
+                               hint="Remove that limb first, or pick another chain.")
+            if bone is not None:
+                used[bone] = last
+        _check_no_user_ik(obj, rig, limb_plan, rebuilt)
+        taken |= {bone.name for bone in limb_plan.new_bones}
+        plans.append(limb_plan)
+    return plans, rebuilt
+
+
+def _check_no_user_ik(obj: bpy.types.Object, rig, limb_plan: LimbPlan, rebuilt: list[_Rebuilt]) -> None:
+    last = limb_plan.chain[-1]
+    ours = {(c.name, c.constraint) for entry in rebuilt for c in rig.limbs[entry.index].constraints}
+    for constraint in obj.pose.bones[last].constraints:
+        if constraint.type == "IK" and (last, constraint.name) not in ours:
+            raise RigError(f"already has an IK constraint '{constraint.name}'", bone=last,
+                           hint="Delete that constraint, or rig another chain.")
+
+
+def strip_constraints(obj: bpy.types.Object, limb) -> None:
+    """Object mode: remove a limb's constraints and give the chain its colours back."""
+    for item in limb.constraints:
+        pose_bone = obj.pose.bones.get(item.name)
+        constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
+        if constraint is not None:
+            pose_bone.constraints.remove(constraint)
+    for item in limb.chain_colors:
+        pose_bone = obj.pose.bones.get(item.name)
+        if pose_bone is not None:
+            pose_bone.color.palette = item.palette
+
+
+def delete_bones(edit_bones: bpy.types.ArmatureEditBones, names: set[str]) -> None:
+    """Edit mode: delete the named bones that still exist."""
+    for name in names:
+        bone = edit_bones.get(name)
+        if bone is not None:
+            edit_bones.remove(bone)
+
+
+def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
+    """Remember the pose of rebuilt limbs' handles and poles, which the rebuild recreates."""
+    for item in rebuilt:
+        limb = rig.limbs[item.index]
+        item.prebent = [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent]
+        for created in limb.created_bones:
+            pose_bone = obj.pose.bones.get(created.name)
+            if pose_bone is not None:
+                item.poses[created.name] = (pose_bone.rotation_mode, pose_bone.location.copy(),
+                                            pose_bone.rotation_quaternion.copy(), pose_bone.rotation_euler.copy(),
+                                            pose_bone.rotation_axis_angle[:], pose_bone.scale.copy())
+
+
+def _restore_poses(obj: bpy.types.Object, rebuilt: list[_Rebuilt]) -> None:
+    for item in rebuilt:
+        for name, (mode, location, quaternion, euler, axis_angle, scale) in item.poses.items():
+            pose_bone = obj.pose.bones.get(name)
+            if pose_bone is None:
+                continue
+            pose_bone.rotation_mode = mode
+            pose_bone.location = location
+            pose_bone.rotation_quaternion = quaternion
+            pose_bone.rotation_euler = euler
+            pose_bone.rotation_axis_angle = axis_angle
+            pose_bone.scale = scale
+
+
+def _collection(armature: bpy.types.Armature, rig, attribute: str, wanted: str) -> bpy.types.BoneCollection:
+    """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
+    existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
+    if existing is None:
+        existing = armature.collections.new(wanted)
+        setattr(rig, attribute, existing.name)
+    return existing
+
+
+def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list[_Rebuilt]) -> dict:
+    """Edit mode: the bone stage. Returns the original rest of every pre-bent bone."""
+    armature = obj.data
+    edit_bones = armature.edit_bones
+    delete_bones(edit_bones, {item.name for entry in rebuilt for item in rig.limbs[entry.index].created_bones})
+    originals = {name: (head, tail, roll) for entry in rebuilt for name, head, tail, roll in entry.prebent}
+    for limb_plan in plans:
+        for new in limb_plan.new_bones:
+            bone = edit_bones.new(new.name)
+            bone.head = new.head
+            bone.tail = new.tail
+            bone.align_roll(new.z_axis)
+            bone.use_deform = False
+            bone.use_connect = False
+            bone.color.palette = new.palette
+            for collection in list(bone.collections):
+                collection.unassign(bone)
+            attribute = "mechanism_collection" if new.role == ROLE_CLONE else "controls_collection"
+            _collection(armature, rig, attribute, new.collection).assign(bone)
+            if new.role == ROLE_CLONE:
+                bone.roll = edit_bones[limb_plan.extremity].roll
+        for new in limb_plan.new_bones:
+            if new.parent is not None:
+                edit_bones[new.name].parent = edit_bones[new.parent]
+        moved = set()
+        for edit in limb_plan.bone_edits:
+            bone = edit_bones[edit.name]
+            originals.setdefault(edit.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
+            bone.head = edit.head
+            bone.tail = edit.tail
+            bone.align_roll(edit.z_axis)
+            moved.add(edit.name)
+        for bone in edit_bones:
+            if bone.use_connect and bone.parent is not None and bone.parent.name in moved:
+                bone.head = bone.parent.tail
+    return originals
+
+
+def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, options: LimbOptions,
+                            originals: dict) -> None:
+    """Object mode: the constraint stage for one limb, then its record."""
+    limb = rig.limbs.add()
+    limb.name = limb_plan.chain[-1]
+    for name in limb_plan.chain:
+        limb.chain.add().name = name
+        pose_bone = obj.pose.bones[name]
+        color = limb.chain_colors.add()
+        color.name = name
+        color.palette = pose_bone.color.palette
+        pose_bone.color.palette = PALETTE_CHAIN
+        if name in originals:
+            rest = limb.prebent.add()
+            rest.name = name
+            rest.head, rest.tail, rest.roll = originals[name]
+    limb.extremity = limb_plan.extremity or ""
+    limb.handle = limb_plan.handle
+    limb.pole = limb_plan.pole or ""
+    limb.clone = limb_plan.clone or ""
+    for new in limb_plan.new_bones:
+        limb.created_bones.add().name = new.name
+    for planned in limb_plan.constraints:
+        constraint = add_constraint(obj, planned)
+        record = limb.constraints.add()
+        record.name = planned.owner
+        record.constraint = constraint.name
+    limb.set_options(options)
+    rig.active_limb_index = len(rig.limbs) - 1
+
+
+def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:
+    """The same limb on the other side, when the names carry a side and it exists."""
+    names = set(obj.data.bones.keys())
+    other = naming.flip_name(last, names)
+    if other is None or other not in names:
+        return None
+    flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
+    return other, LimbOptions(**{
+        **options.__dict__,
+        "bend_direction": flip.get(options.bend_direction, options.bend_direction),
+        "handle_parent": naming.flip_name(options.handle_parent, names) or options.handle_parent,
+        "extremity": naming.flip_name(options.extremity, names) or options.extremity,
+    })

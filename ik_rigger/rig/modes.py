@@ -1,0 +1,61 @@
+"""Mode switches: the only place IK Rigger changes an object's mode.
+
+Every switch costs a depsgraph update and a conversion between edit bones and
+bones, so callers batch their work into one Edit pass and one Object/Pose pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+from ..core.errors import RigError
+
+# Object.mode values and the mode_set argument that returns to them.
+_MODE_SET = {"EDIT_ARMATURE": "EDIT", "EDIT": "EDIT", "POSE": "POSE", "OBJECT": "OBJECT"}
+
+
+def set_mode(obj: bpy.types.Object, mode: str) -> None:
+    """Put ``obj`` (made active) into ``mode`` ('OBJECT', 'EDIT' or 'POSE')."""
+    if _MODE_SET.get(obj.mode) == mode:
+        return
+    view_layer = bpy.context.view_layer
+    if view_layer.objects.active != obj:
+        view_layer.objects.active = obj
+    try:
+        with bpy.context.temp_override(active_object=obj, object=obj):
+            bpy.ops.object.mode_set(mode=mode)
+    except RuntimeError as error:
+        raise RigError(f"Blender could not put the armature '{obj.name}' into {mode.lower()} mode ({error})",
+                       hint="Make sure the armature and its collection are visible and not excluded.") from error
+
+
+@contextmanager
+def kept_mode(obj: bpy.types.Object) -> Iterator[None]:
+    """Run a block that may switch modes and leave ``obj`` as the user had it.
+
+    Restores the mode, the active object and the object's visibility. A hidden
+    armature is shown for the duration, since Blender cannot edit hidden objects.
+    """
+    view_layer = bpy.context.view_layer
+    if obj.name not in view_layer.objects:
+        raise RigError(f"the armature '{obj.name}' is not in the current view layer",
+                       hint="Link it into a collection of this scene's view layer.")
+    active = view_layer.objects.active
+    mode = _MODE_SET.get(obj.mode, "OBJECT")
+    hidden = obj.hide_get(view_layer=view_layer)
+    hidden_viewport = obj.hide_viewport
+    if active is not None and active != obj and active.mode != "OBJECT":
+        set_mode(active, "OBJECT")
+    obj.hide_set(False, view_layer=view_layer)
+    obj.hide_viewport = False
+    try:
+        yield
+    finally:
+        set_mode(obj, mode)
+        obj.hide_viewport = hidden_viewport
+        obj.hide_set(hidden, view_layer=view_layer)
+        if active is not None and view_layer.objects.active != active:
+            view_layer.objects.active = active

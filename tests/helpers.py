@@ -1,0 +1,103 @@
+"""Build skeletons and read evaluated poses for the tests."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import bpy
+from mathutils import Matrix, Vector
+
+DATA = Path(__file__).resolve().parent / "data"
+
+# (name, head, tail, parent, connected)
+BoneSpec = tuple[str, tuple[float, float, float], tuple[float, float, float], str | None, bool]
+
+
+def make_armature(bones: Iterable[BoneSpec], name: str = "Rig", rolls: dict[str, float] | None = None,
+                  mode: str = "POSE") -> bpy.types.Object:
+    """An armature object in the scene, active, with ``bones``, left in ``mode``."""
+    armature = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, armature)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bone_name, head, tail, parent, connected in bones:
+        bone = armature.edit_bones.new(bone_name)
+        bone.head = head
+        bone.tail = tail
+        if rolls and bone_name in rolls:
+            bone.roll = rolls[bone_name]
+        if parent:
+            bone.parent = armature.edit_bones[parent]
+            bone.use_connect = connected
+    bpy.ops.object.mode_set(mode=mode)
+    return obj
+
+
+def leg_bones(side: str = "L", x: float = 0.2, bend: float = 0.05) -> list[BoneSpec]:
+    """A root > hips > thigh > shin > foot > toe leg; ``bend`` pushes the knee forward (-Y)."""
+    return [
+        ("root", (0, 0, 0), (0, 0.5, 0), None, False),
+        ("hips", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+        (f"thigh.{side}", (x, 0, 1.0), (x, -bend, 0.55), "hips", False),
+        (f"shin.{side}", (x, -bend, 0.55), (x, 0, 0.1), f"thigh.{side}", True),
+        (f"foot.{side}", (x, 0, 0.1), (x, -0.2, 0.0), f"shin.{side}", True),
+        (f"toe.{side}", (x, -0.2, 0.0), (x, -0.3, 0.0), f"foot.{side}", True),
+    ]
+
+
+def both_legs(bend: float = 0.05) -> list[BoneSpec]:
+    left = leg_bones("L", 0.2, bend)
+    right = leg_bones("R", -0.2, bend)[2:]
+    return left + right
+
+
+def set_active_bone(obj: bpy.types.Object, name: str) -> None:
+    obj.data.bones.active = obj.data.bones[name]
+
+
+def evaluate(obj: bpy.types.Object) -> dict[str, Matrix]:
+    """Armature-space evaluated pose matrices of every bone after a depsgraph update."""
+    bpy.context.view_layer.update()
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    return {bone.name: bone.matrix.copy() for bone in evaluated.pose.bones}
+
+
+def evaluate_world(obj: bpy.types.Object) -> dict[str, Matrix]:
+    """World-space evaluated pose matrices of every bone after a depsgraph update."""
+    world = obj.matrix_world
+    return {name: world @ matrix for name, matrix in evaluate(obj).items()}
+
+
+def rest(obj: bpy.types.Object) -> dict[str, Matrix]:
+    """Armature-space rest matrices of every bone."""
+    return {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+
+
+def rotation_degrees(a: Matrix, b: Matrix) -> float:
+    """Angle between the rotations of two matrices (scale removed), in degrees."""
+    qa = a.to_3x3().normalized().to_quaternion()
+    qb = b.to_3x3().normalized().to_quaternion()
+    angle = math.degrees(qa.rotation_difference(qb).angle) % 360.0
+    return min(angle, 360.0 - angle)
+
+
+def tail(matrix: Matrix, length: float) -> Vector:
+    """World tail of a bone with world pose ``matrix`` and rest ``length``."""
+    return matrix @ Vector((0.0, length, 0.0))
+
+
+def import_bvh(filename: str) -> bpy.types.Object:
+    """Import one of the real skeletons in tests/data; the armature is active, in Object mode."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / filename))
+    obj = bpy.context.active_object
+    bpy.context.scene.frame_set(0)
+    obj.animation_data_clear()
+    for bone in obj.pose.bones:
+        bone.location = (0.0, 0.0, 0.0)
+        bone.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        bone.rotation_euler = (0.0, 0.0, 0.0)
+    return obj
