@@ -101,3 +101,31 @@ def import_bvh(filename: str) -> bpy.types.Object:
         bone.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
         bone.rotation_euler = (0.0, 0.0, 0.0)
     return obj
+
+
+def snapshot(obj: bpy.types.Object) -> dict:
+    """Everything of ``obj``'s armature a user would notice changing, rounded for comparison."""
+
+    def rounded(values: Iterable[float]) -> tuple[float, ...]:
+        return tuple(round(value, 5) + 0.0 for value in values)
+
+    bones = {}
+    for bone in obj.data.bones:
+        bones[bone.name] = (
+            rounded(bone.head_local), rounded(bone.tail_local), rounded(v for row in bone.matrix_local for v in row),
+            bone.parent.name if bone.parent else None, bone.use_connect, bone.use_deform,
+            tuple(sorted(c.name for c in bone.collections)), bone.color.palette,
+        )
+    pose = {}
+    for pose_bone in obj.pose.bones:
+        pose[pose_bone.name] = (
+            tuple((c.name, c.type) for c in pose_bone.constraints), pose_bone.color.palette,
+            rounded(pose_bone.location), rounded(pose_bone.rotation_quaternion),
+        )
+    collections = tuple(sorted((c.name, c.is_visible) for c in obj.data.collections_all))
+    return {"bones": bones, "pose": pose, "collections": collections, "limbs": len(obj.ik_rigger.limbs),
+            "mode": obj.mode}
+
+
+def chain_length(obj: bpy.types.Object, chain: Iterable[str]) -> float:
+    return sum(obj.data.bones[name].length for name in chain)

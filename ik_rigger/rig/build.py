@@ -186,10 +186,13 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list
         for new in limb_plan.new_bones:
             if new.parent is not None:
                 edit_bones[new.name].parent = edit_bones[new.parent]
-        moved = set()
+        # Record every original first: moving a tail drags a connected child's head.
         for edit in limb_plan.bone_edits:
             bone = edit_bones[edit.name]
             originals.setdefault(edit.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
+        moved = set()
+        for edit in limb_plan.bone_edits:
+            bone = edit_bones[edit.name]
             bone.head = edit.head
             bone.tail = edit.tail
             bone.align_roll(edit.z_axis)
