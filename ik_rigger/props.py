@@ -48,7 +48,8 @@ class IKRIG_PG_color(bpy.types.PropertyGroup):
 
 COPY_MODE_ITEMS = [
     ("ROTATION", "Rotation", "The extremity copies the rotation of its clone (the guide's setup)"),
-    ("ROTATION_SCALE", "Rotation and Scale", "The extremity copies rotation and scale, so scaling the handle scales it"),
+    ("ROTATION_SCALE", "Rotation and Scale",
+     "The extremity copies rotation and scale, so scaling the handle scales it"),
     ("TRANSFORMS", "Transforms", "The extremity copies its clone's whole transform"),
 ]
 PARENT_MODE_ITEMS = [

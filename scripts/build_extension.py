@@ -137,8 +137,9 @@ def build(output_dir: Path, builder: Path) -> Path:
 
     with tempfile.TemporaryDirectory(prefix="ik_rigger_stage_") as staging:
         stage(Path(staging))
+        # Errors name files in the staging folder; say what those copies stand for.
         run_builder(builder, ["build", "--source-dir", staging, "--output-filepath", str(zip_path), *tags_args],
-                    "build")
+                    f"build (files under {staging} are copies of {MANIFEST.name} and {PACKAGE.name}/)")
     # Validate the archive itself: the check Blender runs before installing a zip.
     run_builder(builder, ["validate", str(zip_path), *tags_args], "validation of the built zip")
     return zip_path

@@ -36,6 +36,16 @@ find_python() {
     return 1
 }
 
+# Modules that must import once an environment is built (pip's exit status is
+# hidden by the filter above, so this is what proves the install worked).
+requirement_modules() {
+    case "$1" in
+        blender-5.2) echo bpy pytest matplotlib ;;
+        blender-4.2) echo bpy pytest ;;
+        lint) echo ruff mypy ;;
+    esac
+}
+
 build_env() {
     local name="$1" req="$ROOT/requirements/$1.txt" env="$VENVS/$1"
     local want stamp digest python
@@ -55,8 +65,11 @@ build_env() {
     echo "setup: building $name with $python (Python $want)"
     rm -rf "$env"
     "$python" -m venv "$env"
-    "$env/bin/python" -m pip install --quiet --upgrade pip
-    "$env/bin/python" -m pip install --quiet -r "$req"
+    # pip warns about every empty local index it is configured to look in; keep real errors only.
+    "$env/bin/python" -m pip install --quiet --upgrade pip 2>&1 | grep -v "is ignored: it is neither" || true
+    "$env/bin/python" -m pip install --quiet -r "$req" 2>&1 | grep -v "is ignored: it is neither" || true
+    "$env/bin/python" -c "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]" \
+        $(requirement_modules "$name")
     echo "$digest" > "$stamp"
     echo "setup: $name ready"
 }

@@ -104,10 +104,10 @@ def import_bvh(filename: str) -> bpy.types.Object:
 
 
 def snapshot(obj: bpy.types.Object) -> dict:
-    """Everything of ``obj``'s armature a user would notice changing, rounded for comparison."""
+    """Everything of ``obj``'s armature a user would notice changing; compare with ``same``."""
 
     def rounded(values: Iterable[float]) -> tuple[float, ...]:
-        return tuple(round(value, 5) + 0.0 for value in values)
+        return tuple(values)
 
     bones = {}
     for bone in obj.data.bones:
@@ -129,3 +129,14 @@ def snapshot(obj: bpy.types.Object) -> dict:
 
 def chain_length(obj: bpy.types.Object, chain: Iterable[str]) -> float:
     return sum(obj.data.bones[name].length for name in chain)
+
+
+def same(a, b, tolerance: float = 1e-4) -> bool:
+    """Deep equality of snapshots, floats within ``tolerance`` (edit-mode round trips move the last digits)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[key], b[key], tolerance) for key in a)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y, tolerance) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= tolerance
+    return a == b

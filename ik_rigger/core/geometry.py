@@ -116,14 +116,20 @@ def prebent_joints(joints: Sequence[Vector], direction: Vector, degrees: float =
 
 def pole_position(joints: Sequence[Vector], direction: Vector, distance: float) -> Vector:
     """Where the pole target goes: out from the middle joint along ``direction``."""
-    middle = joints[len(joints) // 2] if len(joints) % 2 else (joints[len(joints) // 2 - 1] + joints[len(joints) // 2]) / 2
+    half = len(joints) // 2
+    middle = joints[half] if len(joints) % 2 else (joints[half - 1] + joints[half]) / 2
     return middle + direction.normalized() * distance
+
+
+def cross(a: Vector, b: Vector) -> Vector:
+    """Cross product of two 3D vectors, typed as a Vector (mathutils' own also serves 2D, giving floats)."""
+    return Vector((a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x))
 
 
 def signed_angle(u: Vector, v: Vector, normal: Vector) -> float:
     """Angle from ``u`` to ``v`` in radians, positive counter-clockwise about ``normal``."""
     angle = u.angle(v, 0.0)
-    if u.cross(v).dot(normal) < 0.0:
+    if cross(u, v).dot(normal) < 0.0:
         angle = -angle
     return angle
 
@@ -140,10 +146,10 @@ def pole_angle(root_head: Vector, root_tail: Vector, root_x_axis: Vector, chain_
     zero-length bone); the caller keeps the pole off that line.
     """
     bone_axis = root_tail - root_head
-    plane_normal = (chain_end - root_head).cross(pole - root_head)
+    plane_normal = cross(chain_end - root_head, pole - root_head)
     if bone_axis.length < _EPSILON or plane_normal.length < _EPSILON:
         return 0.0
-    toward_pole = plane_normal.cross(bone_axis)
+    toward_pole = cross(plane_normal, bone_axis)
     x_side = perpendicular(root_x_axis, bone_axis)
     if toward_pole.length < _EPSILON or x_side.length < _EPSILON:
         return 0.0

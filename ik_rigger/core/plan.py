@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from mathutils import Matrix, Vector
+from mathutils import Vector
 
 from . import geometry, naming
 from .errors import RigError
@@ -398,12 +398,3 @@ def _axis_words(direction: Vector) -> str:
     axis = max(range(3), key=lambda i: abs(direction[i]))
     return ("-" if direction[axis] < 0 else "+") + "XYZ"[axis]
 
-
-def rest_matrix(head: Vector, tail: Vector, z_axis: Vector) -> Matrix:
-    """The armature-space rest matrix of a bone from head, tail and a Z axis hint."""
-    y = (tail - head).normalized()
-    x = y.cross(z_axis).normalized()
-    z = x.cross(y)
-    matrix = Matrix((x, y, z)).transposed().to_4x4()
-    matrix.translation = head
-    return matrix

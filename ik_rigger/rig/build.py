@@ -66,7 +66,9 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
         return _plan(obj, obj.ik_rigger, requests)[0]
 
 
-def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]]) -> tuple[list[LimbPlan], list[_Rebuilt]]:
+def _plan(
+    obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]]
+) -> tuple[list[LimbPlan], list[_Rebuilt]]:
     skeleton = read_skeleton(obj)
     rebuilt: list[_Rebuilt] = []
     lasts = [last for last, _ in requests]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mathutils import Vector
 import bpy
+from mathutils import Vector
 
 from ..core.errors import RigError
 from . import modes

@@ -1,0 +1,52 @@
+"""The builder on real skeletons from public motion-capture files (tests/data/README.md)."""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import import_bvh, rest, same, set_active_bone, snapshot
+from test_build import assert_rest_kept, reach_sweep
+
+LIMBS = {
+    "mixamo_freebvh.bvh": [
+        ("mixamorig:LeftLeg", "mixamorig:LeftUpLeg", "mixamorig:LeftFoot"),
+        ("mixamorig:LeftForeArm", "mixamorig:LeftArm", "mixamorig:LeftHand"),
+    ],
+    "threejs_pirouette_rest.bvh": [
+        ("lshin", "lthigh", "lfoot"),
+        ("lforearm", "lshldr", "lhand"),
+    ],
+}
+
+
+@pytest.mark.parametrize("filename", sorted(LIMBS))
+def test_both_sides_of_arms_and_legs(filename):
+    obj = import_bvh(filename)
+    bpy.ops.object.mode_set(mode="POSE")
+    before = rest(obj)
+    for last, first, extremity in LIMBS[filename]:
+        set_active_bone(obj, last)
+        assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+        record = obj.ik_rigger.limb_of(last)
+        assert [item.name for item in record.chain] == [first, last]
+        assert record.extremity == extremity
+    assert len(obj.ik_rigger.limbs) == 4
+    # The skeletons are bent enough (in centimetres) to need no pre-bend: nothing moves.
+    assert not any(limb.prebent for limb in obj.ik_rigger.limbs)
+    assert_rest_kept(obj, before)
+    for limb in obj.ik_rigger.limbs:
+        chain = [item.name for item in limb.chain]
+        reach_sweep(obj, chain[-1], chain, count=15)
+        obj.pose.bones[limb.handle].location = (0.0, 0.0, 0.0)
+
+
+def test_remove_all_limbs_of_a_real_skeleton_restores_it():
+    obj = import_bvh("mixamo_freebvh.bvh")
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    set_active_bone(obj, "mixamorig:LeftLeg")
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    for last in ("mixamorig:LeftLeg", "mixamorig:RightLeg"):
+        set_active_bone(obj, last)
+        assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert same(snapshot(obj), before)
