@@ -111,7 +111,7 @@ class IKRIG_OT_add_chain(bpy.types.Operator):
 
     base_name: StringProperty(name="Name", description="Base name of the new bones", default="leg")
     side: EnumProperty(name="Side", description="Side suffix of the new bones", items=[
-        ("", "None", "No side suffix"), ("L", "Left", "Names end in .L"), ("R", "Right", "Names end in .R")])
+        ("NONE", "None", "No side suffix"), ("L", "Left", "Names end in .L"), ("R", "Right", "Names end in .R")])
     bone_count: IntProperty(name="Bones", description="Number of chain bones", default=2, min=2, soft_max=16)
     bone_length: FloatProperty(name="Length", description="Length of the first chain bone", default=0.5, min=0.001,
                                subtype="DISTANCE")
@@ -135,7 +135,7 @@ class IKRIG_OT_add_chain(bpy.types.Operator):
         obj = context.active_object
         start = obj.matrix_world.inverted() @ context.scene.cursor.location
         spec = ChainSpec(
-            base_name=self.base_name, side=self.side, bone_count=self.bone_count, bone_length=self.bone_length,
+            base_name=self.base_name, side="" if self.side == "NONE" else self.side, bone_count=self.bone_count, bone_length=self.bone_length,
             length_ratio=self.length_ratio, start=Vector(start), direction=self.direction,
             bend_direction=self.bend_direction, bend_degrees=self.bend_angle * 57.29577951308232,
             extremity=self.extremity, parents=self.parents,
