@@ -5,8 +5,8 @@ what the user selects and what the batch command opens; they name bones, so they
 survive save and reload and let rebuild, remove and the panel find their bones.
 """
 
-from __future__ import annotations
-
+# No "from __future__ import annotations": Blender reads these property annotations
+# as objects, and a postponed one is evaluated without this module's imports.
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -20,6 +20,7 @@ from bpy.props import (
 )
 
 from .core import geometry, plan
+from .rig import snap
 
 
 class IKRIG_PG_name(bpy.types.PropertyGroup):
@@ -40,10 +41,11 @@ class IKRIG_PG_constraint(bpy.types.PropertyGroup):
     constraint: StringProperty(name="Constraint", description="Name of the constraint on the bone")
 
 
-class IKRIG_PG_color(bpy.types.PropertyGroup):
-    """The pose colour a chain bone had before IK Rigger coloured it; ``name`` is the bone."""
+class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
+    """What a chain bone's pose settings were before IK Rigger touched them; ``name`` is the bone."""
 
     palette: StringProperty(name="Palette", description="Original pose bone colour palette")
+    ik_stretch: FloatProperty(name="IK Stretch", description="Original IK stretch of the bone")
 
 
 COPY_MODE_ITEMS = [
@@ -136,8 +138,16 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
                                     description="Constraints IK Rigger added for this limb")
     prebent: CollectionProperty(type=IKRIG_PG_rest, name="Pre-bent Bones",
                                 description="Original rest of chain bones that were pre-bent")
-    chain_colors: CollectionProperty(type=IKRIG_PG_color, name="Chain Colours",
-                                     description="Original pose colours of the chain bones")
+    chain_states: CollectionProperty(type=IKRIG_PG_chain_state, name="Chain States",
+                                     description="Original pose colours and IK stretch of the chain bones")
+    # Live settings that span several pieces of Blender data, so they are one
+    # property each with an update callback rather than copies to keep in sync.
+    ik_blend: FloatProperty(name="IK/FK", description="1 is full IK, 0 full FK: the chain follows its own "
+                            "rotations and the extremity its own", default=1.0, min=0.0, max=1.0,
+                            update=lambda self, context: snap.set_ik_blend(self.id_data, self, self.ik_blend))
+    stretch: FloatProperty(name="Stretch", description="How far the chain bones stretch to reach the handle "
+                           "(0 is none)", default=0.0, min=0.0, max=1.0,
+                           update=lambda self, context: snap.set_stretch(self.id_data, self, self.stretch))
 
     def bones(self) -> set[str]:
         """Every bone this limb involves: chain, extremity and the bones it made."""
@@ -147,6 +157,14 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
         return names
 
 
+class IKRIG_PG_build_settings(LimbSettings, bpy.types.PropertyGroup):
+    """The sidebar's build options for the next limb; they live on the armature object so
+    each character keeps its own choices."""
+
+    both_sides: BoolProperty(name="Both Sides", description="Also rig the mirrored chain when the bone names "
+                             "carry a side", default=False)
+
+
 class IKRIG_PG_rig(bpy.types.PropertyGroup):
     """IK Rigger's data on an armature object: its limbs and the collections it made."""
 
@@ -154,6 +172,14 @@ class IKRIG_PG_rig(bpy.types.PropertyGroup):
     active_limb_index: IntProperty(name="Active Limb", description="Limb shown in the panel", default=0)
     # Names of the bone collections IK Rigger made here; a user's own collection with
     # the same name is never borrowed, so these may carry Blender's ".001" numbers.
+    pivot_saved: BoolProperty(name="FK Pivot Active", description="The FK pivot helper holds the user's "
+                              "pivot point and selection to give back")
+    saved_pivot: StringProperty(name="Saved Pivot", description="Pivot point before the FK pivot helper")
+    saved_selection: CollectionProperty(type=IKRIG_PG_name, name="Saved Selection",
+                                        description="Selected bones before the FK pivot helper")
+    saved_active: StringProperty(name="Saved Active Bone", description="Active bone before the FK pivot helper")
+    build_settings: PointerProperty(type=IKRIG_PG_build_settings, name="Build Settings",
+                                    description="Options the panel's Build button uses")
     controls_collection: StringProperty(name="Controls Collection",
                                         description="Bone collection of the IK handles and poles")
     mechanism_collection: StringProperty(name="Mechanism Collection",
@@ -177,4 +203,5 @@ def unregister_properties() -> None:
         del bpy.types.Object.ik_rigger
 
 
-classes = (IKRIG_PG_name, IKRIG_PG_rest, IKRIG_PG_constraint, IKRIG_PG_color, IKRIG_PG_limb, IKRIG_PG_rig)
+classes = (IKRIG_PG_name, IKRIG_PG_rest, IKRIG_PG_constraint, IKRIG_PG_chain_state, IKRIG_PG_limb,
+           IKRIG_PG_build_settings, IKRIG_PG_rig)

@@ -50,15 +50,18 @@ def load_character() -> bpy.types.Object:
 
 
 def pose_limbs(obj: bpy.types.Object) -> None:
-    """Lift the left foot and reach with the right hand: the IK at work."""
-    left_foot = obj.ik_rigger.limb_of("mixamorig:LeftLeg").handle
-    right_hand = obj.ik_rigger.limb_of("mixamorig:RightForeArm").handle
-    world_to_armature = obj.matrix_world.inverted().to_3x3()
-    for handle, offset in ((left_foot, Vector((0.0, -0.15, 0.3))), (right_hand, Vector((0.1, -0.3, 0.25)))):
-        pose_bone = obj.pose.bones[handle]
+    """Lift the left foot and reach forward with the right hand: the IK at work.
+
+    Offsets are fractions of each limb's length (the skeleton is in centimetres).
+    """
+    rig = obj.ik_rigger
+    moves = (("mixamorig:LeftLeg", Vector((0.0, -0.35, 0.4))), ("mixamorig:RightForeArm", Vector((0.2, -0.6, 0.4))))
+    for last, fraction in moves:
+        limb = rig.limb_of(last)
+        length = sum(obj.data.bones[item.name].length for item in limb.chain)
+        pose_bone = obj.pose.bones[limb.handle]
         matrix = pose_bone.matrix.copy()
-        # Offsets are in metres of the scene; the skeleton is in centimetres.
-        matrix.translation += world_to_armature @ offset
+        matrix.translation += fraction * length
         pose_bone.matrix = matrix
 
 

@@ -1,10 +1,11 @@
 """Packaging: the zip Blender's builder makes holds only the add-on, installs, and works.
 
-The zip is built with ``scripts/build_extension.py``. Installing happens in a separate
-Python process: ``bpy`` is one Blender per process, the install must go through
-Blender's own extension operator in a Blender that has never seen the repository's
-copy of the add-on, and that process gets throwaway user folders so the real user's
-preferences and extensions are never read or written.
+The zip is built with ``scripts/build_extension.py``, using the builder of the Blender
+running the tests. Installing happens in a separate process: ``bpy`` is one Blender
+per process, the install must go through Blender's own extension operator in a
+Blender that has never seen the repository's copy of the add-on, and that process
+gets throwaway user folders so the real user's preferences and extensions are never
+read or written. Works under the ``bpy`` module and inside a Blender binary.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import bpy
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "ik_rigger"
 BUILD_SCRIPT = ROOT / "scripts" / "build_extension.py"
+BUILDER = Path(bpy.utils.system_resource("SCRIPTS")) / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
 MODULE = "bl_ext.user_default.ik_rigger"
 SUCCESS_MARKER = "IK_RIGGER_PACKAGE_OK"
 
@@ -29,6 +32,7 @@ REPO_ONLY = {"tests", "scripts", "benchmarks", "requirements", "docs", "dist", "
 # Runs in the child process: install the zip into the user repository, enable it,
 # then use an operator of the installed copy on a new armature.
 INSTALL_SCRIPT = f"""
+import os
 import sys
 from pathlib import Path
 
@@ -37,9 +41,19 @@ import bpy
 MODULE = {MODULE!r}
 
 
+def leave(code):
+    # The bpy 4.2 module crashes in its C exit handlers (freeing Python classes after
+    # Python has finalized) once a class with methods is registered: skip them, so
+    # the exit code reports the checks.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def check(condition, message):
     if not condition:
-        sys.exit("packaging check failed: " + message)
+        print("packaging check failed: " + message, file=sys.stderr)
+        leave(1)
 
 
 zip_path = sys.argv[-1]
@@ -70,6 +84,7 @@ names = [bone.name for bone in armature.edit_bones]
 check(any(name.startswith("leg") for name in names), f"no leg bones were added, bones: {{names}}")
 
 print({SUCCESS_MARKER!r})
+leave(0)
 """
 
 
@@ -79,7 +94,7 @@ def isolated_env(home: Path) -> dict[str, str]:
     env.update({
         "HOME": str(home),
         "USERPROFILE": str(home),  # Windows' HOME.
-        # Set explicitly: when present they would win over HOME for config and caches.
+        # When set, these and not HOME place Blender's config and thumbnail cache.
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
@@ -91,12 +106,21 @@ def isolated_env(home: Path) -> dict[str, str]:
     return env
 
 
+def blender_command(script: Path, *args: str) -> list[str]:
+    """Run ``script`` with ``args`` in a new Blender of the version running the tests."""
+    if bpy.app.binary_path:
+        # Inside a Blender binary: its bundled Python has no bpy module, start Blender itself.
+        return [bpy.app.binary_path, "--background", "--factory-startup", "--python-exit-code", "1",
+                "--python", str(script), "--", *args]
+    return [sys.executable, str(script), *args]
+
+
 @pytest.fixture(scope="module")
 def built_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the extension once for this module, into a temporary folder rather than dist/."""
     output_dir = tmp_path_factory.mktemp("dist")
     result = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(output_dir)],
+        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(output_dir), "--blender-ext", str(BUILDER)],
         capture_output=True, text=True, check=False, timeout=300,
     )
     assert result.returncode == 0, f"build failed:\n{result.stdout}\n{result.stderr}"
@@ -128,7 +152,7 @@ def test_zip_installs_and_runs_in_a_fresh_blender(built_zip: Path, tmp_path: Pat
     home.mkdir()
     # Run from the temporary folder so the repository's ik_rigger cannot be imported by accident.
     result = subprocess.run(
-        [sys.executable, str(script), str(built_zip)],
+        blender_command(script, str(built_zip)),
         cwd=tmp_path, env=isolated_env(home), capture_output=True, text=True, check=False, timeout=300,
     )
     output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"

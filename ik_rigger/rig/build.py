@@ -29,6 +29,8 @@ class _Rebuilt:
     """A limb being rebuilt: what to keep from it across the rebuild."""
 
     index: int
+    last: str = ""
+    live: dict[str, float] = field(default_factory=dict)
     prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
     poses: dict[str, tuple] = field(default_factory=dict)
 
@@ -108,16 +110,17 @@ def _check_no_user_ik(obj: bpy.types.Object, rig, limb_plan: LimbPlan, rebuilt: 
 
 
 def strip_constraints(obj: bpy.types.Object, limb) -> None:
-    """Object mode: remove a limb's constraints and give the chain its colours back."""
+    """Object mode: remove a limb's constraints and give the chain its colours and stretch back."""
     for item in limb.constraints:
         pose_bone = obj.pose.bones.get(item.name)
         constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
         if constraint is not None:
             pose_bone.constraints.remove(constraint)
-    for item in limb.chain_colors:
+    for item in limb.chain_states:
         pose_bone = obj.pose.bones.get(item.name)
         if pose_bone is not None:
             pose_bone.color.palette = item.palette
+            pose_bone.ik_stretch = item.ik_stretch
 
 
 def delete_bones(edit_bones: bpy.types.ArmatureEditBones, names: set[str]) -> None:
@@ -132,6 +135,8 @@ def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
     """Remember the pose of rebuilt limbs' handles and poles, which the rebuild recreates."""
     for item in rebuilt:
         limb = rig.limbs[item.index]
+        item.last = limb.name
+        item.live = {"ik_blend": limb.ik_blend, "stretch": limb.stretch}
         item.prebent = [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent]
         for created in limb.created_bones:
             pose_bone = obj.pose.bones.get(created.name)
@@ -143,6 +148,10 @@ def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
 
 def _restore_poses(obj: bpy.types.Object, rebuilt: list[_Rebuilt]) -> None:
     for item in rebuilt:
+        limb = obj.ik_rigger.limbs.get(item.last)
+        if limb is not None:
+            for key, value in item.live.items():
+                setattr(limb, key, value)
         for name, (mode, location, quaternion, euler, axis_angle, scale) in item.poses.items():
             pose_bone = obj.pose.bones.get(name)
             if pose_bone is None:
@@ -213,9 +222,10 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
     for name in limb_plan.chain:
         limb.chain.add().name = name
         pose_bone = obj.pose.bones[name]
-        color = limb.chain_colors.add()
-        color.name = name
-        color.palette = pose_bone.color.palette
+        state = limb.chain_states.add()
+        state.name = name
+        state.palette = pose_bone.color.palette
+        state.ik_stretch = pose_bone.ik_stretch
         pose_bone.color.palette = PALETTE_CHAIN
         if name in originals:
             rest = limb.prebent.add()
