@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators, props, ui
+from . import operators, pose_operators, props, ui
 
 # Order matters: property groups before the pointer that uses them, operators
 # before the menus and panels that draw them.
-_modules = (props, operators, ui)
+_modules = (props, operators, pose_operators, ui)
 
 
 def _classes() -> list[type]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from mathutils import Vector
@@ -135,9 +137,10 @@ class IKRIG_OT_add_chain(bpy.types.Operator):
         obj = context.active_object
         start = obj.matrix_world.inverted() @ context.scene.cursor.location
         spec = ChainSpec(
-            base_name=self.base_name, side="" if self.side == "NONE" else self.side, bone_count=self.bone_count, bone_length=self.bone_length,
+            base_name=self.base_name, side="" if self.side == "NONE" else self.side,
+            bone_count=self.bone_count, bone_length=self.bone_length,
             length_ratio=self.length_ratio, start=Vector(start), direction=self.direction,
-            bend_direction=self.bend_direction, bend_degrees=self.bend_angle * 57.29577951308232,
+            bend_direction=self.bend_direction, bend_degrees=math.degrees(self.bend_angle),
             extremity=self.extremity, parents=self.parents,
         )
         try:

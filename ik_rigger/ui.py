@@ -1,10 +1,203 @@
-"""Menus (so F3 finds every operator) and the sidebar tab."""
+"""The sidebar tab, the limb list and the menus (so F3 finds every operator).
+
+``draw`` methods only read: the one thing they write is operator properties of
+the buttons they draw, which is how a button carries its options.
+"""
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators
+from . import operators, pose_operators
+from .core.errors import RigError
+from .core.plan import Skeleton, plan_limb
+from .rig.skeleton import read_skeleton
+
+# The build options shown first; the rest sit in the closed "Advanced" sub-panel.
+_BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides")
+_ADVANCED_OPTIONS = ("pole_distance", "handle_parent_mode", "pole_angle_auto", "bend_direction",
+                     "prebend_straight", "iterations", "use_stretch")
+_ALL_OPTIONS = _BASIC_OPTIONS + _ADVANCED_OPTIONS + ("handle_parent", "extremity_name", "pole_angle")
+
+
+class IKRIG_PT_sidebar:
+    """Mixin: where IK Rigger's panels live and when they show."""
+
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "IK Rigger"
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        return obj is not None and obj.type == "ARMATURE" and obj.mode in {"POSE", "EDIT"}
+
+
+class IKRIG_PT_main(IKRIG_PT_sidebar, bpy.types.Panel):
+    """IK Rigger's tab."""
+
+    bl_label = "IK Rigger"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        rig = context.active_object.ik_rigger
+        self.layout.label(text=f"{len(rig.limbs)} limb(s) rigged on {context.active_object.name}", icon="ARMATURE_DATA")
+
+
+def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str | None]:
+    """Lines saying what Build would do for the active bone, or the reason it can't."""
+    skeleton = read_skeleton(obj)
+    if bone not in skeleton.bones:
+        return [], "Leave Edit mode once so the new bone is known"
+    limb = obj.ik_rigger.limb_of(bone)
+    if limb is not None:
+        made = {item.name for item in limb.created_bones}
+        skeleton = Skeleton({name: info for name, info in skeleton.bones.items() if name not in made})
+        bone = limb.chain[-1].name
+    try:
+        planned = plan_limb(skeleton, bone, settings.to_options(), set())
+    except RigError as error:
+        return [], error.message
+    lines = [f"Chain: {' > '.join(planned.chain)}", f"Extremity: {planned.extremity or 'none'}",
+             f"Side: {planned.side or 'none'}", "Shape: straight (will be pre-bent)" if planned.straight
+             else "Shape: bent"]
+    if limb is not None:
+        lines.append("Already rigged: Build updates it in place")
+    return lines, None
+
+
+class IKRIG_PT_build(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Build a limb from the active bone, with what was detected shown first."""
+
+    bl_label = "Build"
+    bl_parent_id = "IKRIG_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        settings = obj.ik_rigger.build_settings
+        bone = context.active_bone
+        box = layout.box()
+        if bone is None:
+            box.label(text="Make the chain's last bone active", icon="INFO")
+        else:
+            lines, problem = _preview(obj, bone.name, settings)
+            if problem:
+                box.label(text=problem, icon="ERROR")
+            for line in lines:
+                box.label(text=line)
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        for name in _BASIC_OPTIONS:
+            layout.prop(settings, name)
+        if settings.extremity_mode == "BONE":
+            layout.prop_search(settings, "extremity_name", obj.data, "bones")
+        button = layout.operator(operators.IKRIG_OT_build_ik.bl_idname, icon="CON_KINEMATIC")
+        for name in _ALL_OPTIONS:
+            setattr(button, name, getattr(settings, name))
+        row = layout.row(align=True)
+        row.operator(operators.IKRIG_OT_add_chain.bl_idname, icon="BONE_DATA")
+        row.operator(operators.IKRIG_OT_remove_ik.bl_idname, icon="X")
+
+
+class IKRIG_PT_build_advanced(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Build options most limbs never need."""
+
+    bl_label = "Advanced"
+    bl_parent_id = "IKRIG_PT_build"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj = context.active_object
+        settings = obj.ik_rigger.build_settings
+        for name in _ADVANCED_OPTIONS:
+            layout.prop(settings, name)
+        if settings.handle_parent_mode == "BONE":
+            layout.prop_search(settings, "handle_parent", obj.data, "bones")
+        if not settings.pole_angle_auto:
+            layout.prop(settings, "pole_angle")
+
+
+class IKRIG_UL_limbs(bpy.types.UIList):
+    """The limbs rigged on the armature."""
+
+    bl_idname = "IKRIG_UL_limbs"
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        chain = " > ".join(bone.name for bone in item.chain)
+        layout.label(text=chain or item.name, icon="CON_KINEMATIC")
+        layout.prop(item, "ik_blend", text="IK", slider=True, emboss=False)
+
+
+def _ik_constraint(obj: bpy.types.Object, limb) -> bpy.types.Constraint | None:
+    for item in limb.constraints:
+        pose_bone = obj.pose.bones.get(item.name)
+        constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
+        if constraint is not None and constraint.type == "IK":
+            return constraint
+    return None
+
+
+class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
+    """The rigged limbs, and the live settings of the selected one."""
+
+    bl_label = "Limbs"
+    bl_parent_id = "IKRIG_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        rig = obj.ik_rigger
+        layout.template_list(IKRIG_UL_limbs.bl_idname, "", rig, "limbs", rig, "active_limb_index", rows=3)
+        if not 0 <= rig.active_limb_index < len(rig.limbs):
+            return
+        limb = rig.limbs[rig.active_limb_index]
+        column = layout.column()
+        column.use_property_split = True
+        column.use_property_decorate = False
+        column.prop(limb, "ik_blend", slider=True)
+        column.prop(limb, "stretch", slider=True)
+        ik = _ik_constraint(obj, limb)
+        if ik is None:
+            column.label(text="The IK constraint is gone: rebuild the limb", icon="ERROR")
+        else:
+            row = column.row(align=True)
+            row.prop(ik, "pole_angle")
+            row.operator(pose_operators.IKRIG_OT_reset_pole_angle.bl_idname, text="", icon="FILE_REFRESH").limb = \
+                limb.name
+            column.prop(ik, "chain_count")
+            column.prop(ik, "iterations")
+        column.prop(limb, "pole_parent")
+        column.prop(limb, "copy_mode")
+        column.operator(pose_operators.IKRIG_OT_rebuild_limb.bl_idname, icon="FILE_REFRESH").limb = limb.name
+        row = layout.row(align=True)
+        for part, text in (("HANDLE", "Handle"), ("POLE", "Pole"), ("CHAIN", "Chain")):
+            button = row.operator(pose_operators.IKRIG_OT_select_limb_bones.bl_idname, text=text)
+            button.part = part
+            button.limb = limb.name
+
+
+class IKRIG_PT_pose(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Pose helpers: the FK pivot and IK/FK snapping."""
+
+    bl_label = "Pose Helpers"
+    bl_parent_id = "IKRIG_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        rig = obj.ik_rigger
+        text = "Give Back Pivot" if rig.pivot_saved else "FK Pivot in IK Chain"
+        layout.operator(pose_operators.IKRIG_OT_fk_pivot.bl_idname, text=text, icon="PIVOT_ACTIVE")
+        column = layout.column(align=True)
+        column.operator(pose_operators.IKRIG_OT_snap_fk_to_ik.bl_idname, icon="SNAP_ON")
+        column.operator(pose_operators.IKRIG_OT_snap_ik_to_fk.bl_idname, icon="SNAP_ON")
+        keyed = column.operator(pose_operators.IKRIG_OT_snap_fk_to_ik.bl_idname, text="Snap FK to IK and Key")
+        keyed.keyframe = True
+        keyed = column.operator(pose_operators.IKRIG_OT_snap_ik_to_fk.bl_idname, text="Snap IK to FK and Key")
+        keyed.keyframe = True
 
 
 class IKRIG_MT_menu(bpy.types.Menu):
@@ -15,7 +208,7 @@ class IKRIG_MT_menu(bpy.types.Menu):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        for operator in operators.classes:
+        for operator in operators.classes + pose_operators.classes:
             layout.operator(operator.bl_idname)
 
 
@@ -40,4 +233,5 @@ def unregister_menus() -> None:
             menu.remove(_draw_menu)
 
 
-classes = (IKRIG_MT_menu,)
+classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_pose,
+           IKRIG_MT_menu)

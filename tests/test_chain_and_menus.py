@@ -81,7 +81,7 @@ def test_every_operator_is_in_a_menu_for_f3():
 
     # draw() only reads self.layout: give it a recording stand-in.
     ui.IKRIG_MT_menu.draw(type("Menu", (), {"layout": Layout()})(), bpy.context)
-    operators = {cls.bl_idname for cls in ik_rigger.operators.classes}
+    operators = {cls.bl_idname for cls in ik_rigger.operators.classes + ik_rigger.pose_operators.classes}
     assert operators <= set(drawn)
     for host in ("VIEW3D_MT_pose", "VIEW3D_MT_edit_armature"):
         assert ui._draw_menu in getattr(bpy.types, host).draw._draw_funcs

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 import bpy
 
-from ..core import naming
+from ..core import geometry, naming
 from ..core.errors import RigError
 from ..core.plan import PALETTE_CHAIN, ROLE_CLONE, LimbOptions, LimbPlan, Skeleton, plan_limb
 from . import modes
 from .constraints import add_constraint
 from .skeleton import check_editable, read_skeleton
+from .snap import drive_ik_blend
 
 
 @dataclass
@@ -115,12 +116,21 @@ def strip_constraints(obj: bpy.types.Object, limb) -> None:
         pose_bone = obj.pose.bones.get(item.name)
         constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
         if constraint is not None:
+            constraint.driver_remove("influence")
             pose_bone.constraints.remove(constraint)
+    _drop_empty_animation_data(obj)
     for item in limb.chain_states:
         pose_bone = obj.pose.bones.get(item.name)
         if pose_bone is not None:
             pose_bone.color.palette = item.palette
             pose_bone.ik_stretch = item.ik_stretch
+
+
+def _drop_empty_animation_data(obj: bpy.types.Object) -> None:
+    """Remove animation data that only existed for IK Rigger's drivers, now gone."""
+    data = obj.animation_data
+    if data is not None and data.action is None and not data.drivers and not data.nla_tracks:
+        obj.animation_data_clear()
 
 
 def delete_bones(edit_bones: bpy.types.ArmatureEditBones, names: set[str]) -> None:
@@ -239,6 +249,7 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
         limb.created_bones.add().name = new.name
     for planned in limb_plan.constraints:
         constraint = add_constraint(obj, planned)
+        drive_ik_blend(obj, constraint, limb)
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name
@@ -259,3 +270,12 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
         "handle_parent": naming.flip_name(options.handle_parent, names) or options.handle_parent,
         "extremity": naming.flip_name(options.extremity, names) or options.extremity,
     })
+
+
+def rest_pole_angle(obj: bpy.types.Object, limb) -> float:
+    """The automatic pole angle of a built limb, from its rest skeleton (no mode switch)."""
+    bones = obj.data.bones
+    root = bones[limb.chain[0].name]
+    last = bones[limb.chain[-1].name]
+    return geometry.pole_angle(root.head_local, root.tail_local, root.matrix_local.col[0].xyz,
+                               last.tail_local, bones[limb.pole].head_local)

@@ -27,7 +27,8 @@ def selected_bones(obj: bpy.types.Object) -> list[str]:
 
 def select_only(obj: bpy.types.Object, names: list[str], active: str | None) -> None:
     """Select exactly ``names`` (others deselected) and make ``active`` the active bone."""
+    # Active first: in 4.2 making a bone active also selects it.
+    obj.data.bones.active = obj.data.bones[active] if active else None
     wanted = set(names)
     for bone in obj.data.bones:
         _owner(obj, bone.name).select = bone.name in wanted
-    obj.data.bones.active = obj.data.bones[active] if active else None

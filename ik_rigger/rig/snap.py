@@ -35,8 +35,29 @@ def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
     return found
 
 
+def blend_path(limb) -> str:
+    """The RNA path of a limb's IK/FK blend, by the limb's name so it survives reordering."""
+    return f'ik_rigger.limbs["{limb.name}"].ik_blend'
+
+
+def drive_ik_blend(obj: bpy.types.Object, constraint: bpy.types.Constraint, limb) -> None:
+    """Drive the constraint's influence by the limb's IK/FK blend, so an animated blend plays back."""
+    driver = constraint.driver_add("influence").driver
+    driver.type = "AVERAGE"
+    variable = driver.variables.new()
+    variable.name = "ik_blend"
+    variable.type = "SINGLE_PROP"
+    variable.targets[0].id_type = "OBJECT"
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = blend_path(limb)
+
+
 def set_ik_blend(obj: bpy.types.Object, limb, value: float) -> None:
-    """1 is full IK, 0 full FK: the IK constraint and the extremity's copy constraints together."""
+    """1 is full IK, 0 full FK: the IK constraint and the extremity's copy constraints together.
+
+    The update callback of ``ik_blend``: the drivers carry the value during playback,
+    this makes it show at once wherever drivers have not run yet.
+    """
     for constraint in limb_constraints(obj, limb):
         constraint.influence = value
 
@@ -122,11 +143,10 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     ik = next((c for c in constraints if c.type == "IK"), None)
     if ik is None:
         raise RigError("has lost its IK constraint", bone=chain[-1], hint="Rebuild the limb.")
-    influences = [c.influence for c in constraints]
-    set_ik_blend(obj, limb, 0.0)
+    blend = limb.ik_blend
+    limb.ik_blend = 0.0
     fk = evaluated_pose(obj)
-    for constraint, influence in zip(constraints, influences):
-        constraint.influence = influence
+    limb.ik_blend = blend
     bones = obj.data.bones
     last = bones[chain[-1]]
     end = fk[chain[-1]] @ Vector((0.0, last.length, 0.0))

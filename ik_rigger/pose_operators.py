@@ -1,0 +1,250 @@
+"""Operators an animator uses every day: IK/FK snapping, the FK pivot helper,
+selecting a limb's bones, and tuning a built limb."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, StringProperty
+
+from .core.errors import RigError
+from .operators import report_error
+from .rig import selection, snap
+from .rig.build import build_limbs, rest_pole_angle
+
+
+def find_limb(context: bpy.types.Context, name: str = ""):
+    """The limb an operator works on: the named one, else the active bone's, else the panel's."""
+    obj = context.active_object
+    if obj is None or obj.type != "ARMATURE":
+        return None
+    rig = obj.ik_rigger
+    if name:
+        return rig.limbs.get(name)
+    bone = context.active_bone
+    if bone is not None:
+        limb = rig.limb_of(bone.name)
+        if limb is not None:
+            return limb
+    if 0 <= rig.active_limb_index < len(rig.limbs):
+        return rig.limbs[rig.active_limb_index]
+    return None
+
+
+def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str] | None = None) -> bool:
+    """Shared poll: an armature in an allowed mode with a rigged limb to work on."""
+    obj = context.active_object
+    if obj is None or obj.type != "ARMATURE":
+        cls.poll_message_set("Make an armature the active object")
+        return False
+    allowed = modes or {"POSE", "OBJECT", "EDIT"}
+    if obj.mode not in allowed:
+        cls.poll_message_set(f"Switch the armature to {' or '.join(sorted(m.title() for m in allowed))} mode")
+        return False
+    if find_limb(context) is None:
+        cls.poll_message_set("Make a bone of a limb rigged by IK Rigger active")
+        return False
+    return True
+
+
+class LimbOperator:
+    """Mixin: the ``limb`` property that names the limb (empty: the active bone's)."""
+
+    limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone); empty for the "
+                         "active bone's limb", options={"SKIP_SAVE"})
+
+
+def _key_blend(obj: bpy.types.Object, limb, frame: int) -> None:
+    obj.keyframe_insert(f'ik_rigger.limbs["{limb.name}"].ik_blend', frame=frame, group=limb.name)
+
+
+class IKRIG_OT_snap_fk_to_ik(LimbOperator, bpy.types.Operator):
+    """Copy the limb's visual IK pose into its chain bones' own rotations, so switching to FK does not jump"""
+
+    bl_idname = "ik_rigger.snap_fk_to_ik"
+    bl_label = "Snap FK to IK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
+    switch: BoolProperty(name="Switch to FK", description="Also set the limb's IK/FK to full FK", default=True)
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return limb_poll(cls, context, {"POSE", "OBJECT"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        limb = find_limb(context, self.limb)
+        frame = context.scene.frame_current
+        names = snap.snap_fk_to_ik(obj, limb, keyframe=self.keyframe, frame=frame)
+        if self.switch:
+            limb.ik_blend = 0.0
+            if self.keyframe:
+                _key_blend(obj, limb, frame)
+        self.report({"INFO"}, f"Snapped FK to IK: {', '.join(names)}")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_snap_ik_to_fk(LimbOperator, bpy.types.Operator):
+    """Move the limb's IK handle and pole to match its FK pose, so switching to IK does not jump"""
+
+    bl_idname = "ik_rigger.snap_ik_to_fk"
+    bl_label = "Snap IK to FK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
+    switch: BoolProperty(name="Switch to IK", description="Also set the limb's IK/FK to full IK", default=True)
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return limb_poll(cls, context, {"POSE", "OBJECT"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        limb = find_limb(context, self.limb)
+        frame = context.scene.frame_current
+        try:
+            names = snap.snap_ik_to_fk(obj, limb, keyframe=self.keyframe, frame=frame)
+        except RigError as error:
+            return report_error(self, error)
+        if self.switch:
+            limb.ik_blend = 1.0
+            if self.keyframe:
+                _key_blend(obj, limb, frame)
+        self.report({"INFO"}, f"Snapped IK to FK: {', '.join(names)}")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_fk_pivot(bpy.types.Operator):
+    """FK rotation inside an IK chain: select the limb's IK handle and the active chain bone and pivot
+around the active element. Run again to give back the previous pivot point and selection"""
+
+    bl_idname = "ik_rigger.fk_pivot"
+    bl_label = "FK Pivot in IK Chain"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is not None and obj.type == "ARMATURE" and obj.ik_rigger.pivot_saved:
+            return True
+        if not limb_poll(cls, context, {"POSE"}):
+            return False
+        bone = context.active_bone
+        limb = find_limb(context)
+        if bone is None or bone.name not in {item.name for item in limb.chain}:
+            cls.poll_message_set("Make a chain bone of a rigged limb active")
+            return False
+        return True
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        rig = obj.ik_rigger
+        tool_settings = context.scene.tool_settings
+        if rig.pivot_saved:
+            tool_settings.transform_pivot_point = rig.saved_pivot
+            names = [item.name for item in rig.saved_selection if item.name in obj.data.bones]
+            active = rig.saved_active if rig.saved_active in obj.data.bones else None
+            selection.select_only(obj, names, active)
+            rig.saved_selection.clear()
+            rig.pivot_saved = False
+            self.report({"INFO"}, "Gave back the pivot point and selection")
+            return {"FINISHED"}
+        bone = context.active_bone.name
+        limb = find_limb(context)
+        rig.saved_pivot = tool_settings.transform_pivot_point
+        rig.saved_active = bone
+        rig.saved_selection.clear()
+        for name in selection.selected_bones(obj):
+            rig.saved_selection.add().name = name
+        selection.select_only(obj, [limb.handle, bone], bone)
+        tool_settings.transform_pivot_point = "ACTIVE_ELEMENT"
+        rig.pivot_saved = True
+        self.report({"INFO"}, f"Rotate now to turn '{bone}' with the IK handle; run again to give back the pivot")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
+    """Select the limb's IK handle, its pole target or its whole chain"""
+
+    bl_idname = "ik_rigger.select_limb_bones"
+    bl_label = "Select Limb Bones"
+    bl_options = {"REGISTER", "UNDO"}
+
+    part: EnumProperty(name="Part", description="Which bones to select", items=[
+        ("HANDLE", "IK Handle", "The IK handle at the chain's end"),
+        ("POLE", "Pole", "The pole target"),
+        ("CHAIN", "Chain", "The chain bones"),
+    ])
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return limb_poll(cls, context, {"POSE"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        limb = find_limb(context, self.limb)
+        names = {"HANDLE": [limb.handle], "POLE": [limb.pole], "CHAIN": [item.name for item in limb.chain]}[self.part]
+        names = [name for name in names if name]
+        if not names:
+            self.report({"ERROR"}, f"'{limb.name}': the limb has no {self.part.lower()}; rebuild it with one")
+            return {"CANCELLED"}
+        selection.select_only(context.active_object, names, names[-1])
+        return {"FINISHED"}
+
+
+class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
+    """Set the limb's pole angle back to the automatic value computed from the rest pose"""
+
+    bl_idname = "ik_rigger.reset_pole_angle"
+    bl_label = "Automatic Pole Angle"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return limb_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        limb = find_limb(context, self.limb)
+        ik = next((c for c in snap.limb_constraints(obj, limb) if c.type == "IK"), None)
+        if ik is None or not limb.pole:
+            self.report({"ERROR"}, f"'{limb.name}': the limb has no IK constraint with a pole; rebuild it")
+            return {"CANCELLED"}
+        ik.pole_angle = rest_pole_angle(obj, limb)
+        limb.pole_angle_auto = True
+        return {"FINISHED"}
+
+
+class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
+    """Rebuild the limb with the settings stored on it (pole parent, extremity copy mode...)"""
+
+    bl_idname = "ik_rigger.rebuild_limb"
+    bl_label = "Rebuild Limb"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return limb_poll(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        limb = find_limb(context, self.limb)
+        name = limb.name
+        options = limb.to_options()
+        ik = next((c for c in snap.limb_constraints(obj, limb) if c.type == "IK"), None)
+        if ik is not None:
+            # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
+            automatic = bool(limb.pole) and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6
+            options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
+                              pole_angle_auto=options.pole_angle_auto and (automatic or not limb.pole))
+        try:
+            build_limbs(obj, [(name, options)])
+        except RigError as error:
+            return report_error(self, error)
+        self.report({"INFO"}, f"Rebuilt the limb ending at '{name}'")
+        return {"FINISHED"}
+
+
+classes = (IKRIG_OT_snap_fk_to_ik, IKRIG_OT_snap_ik_to_fk, IKRIG_OT_fk_pivot, IKRIG_OT_select_limb_bones,
+           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb)
