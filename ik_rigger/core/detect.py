@@ -281,8 +281,8 @@ class _Reader:
 
 
 def _generated_reason(prefix: str) -> str:
-    return (f"it is a generated rig's {prefix}- bone, which that rig's own controls drive; "
-            "rig the metarig or the original bones instead")
+    return (f"it is a generated rig's {prefix}- bone, driven by that rig's own controls; "
+            "rig the metarig instead")
 
 
 def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
