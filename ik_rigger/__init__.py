@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators, pose_operators, props, ui
+from . import cli, operators, pose_operators, props, ui
 
 # Order matters: property groups before the pointer that uses them, operators
 # before the menus and panels that draw them.
 _modules = (props, operators, pose_operators, ui)
+# Handles of the registered "blender --command ik_rigger" entries.
+_cli_commands: list = []
 
 
 def _classes() -> list[type]:
@@ -28,10 +30,13 @@ def register() -> None:
         bpy.utils.register_class(cls)
     props.register_properties()
     ui.register_menus()
+    _cli_commands.append(bpy.utils.register_cli_command("ik_rigger", cli.command))
 
 
 def unregister() -> None:
     """Undo ``register``; safe after a failed or partial register, and when not registered."""
+    while _cli_commands:
+        bpy.utils.unregister_cli_command(_cli_commands.pop())
     ui.unregister_menus()
     props.unregister_properties()
     for cls in reversed(_classes()):

@@ -11,8 +11,10 @@ from mathutils import Vector
 from .core.chain import ChainSpec
 from .core.errors import RigError
 from .props import BEND_DIRECTION_ITEMS, LimbSettings
+from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
 from .rig.chain import add_chain
+from .rig.modes import kept_mode, set_mode
 from .rig.remove import remove_limb
 
 AXIS_ITEMS = BEND_DIRECTION_ITEMS[1:]
@@ -76,6 +78,36 @@ Run it again on a rigged limb to update it in place"""
                 self.report({"WARNING"}, note)
         chains = ", ".join(" > ".join(limb_plan.chain) for limb_plan in plans)
         self.report({"INFO"}, f"Rigged {chains}")
+        return {"FINISHED"}
+
+
+class IKRIG_OT_auto_rig(LimbSettings, bpy.types.Operator):
+    """Find the legs and arms of the active armature by their names and hierarchy and rig them all.
+Limbs it is not sure of are skipped and listed, never guessed"""
+
+    bl_idname = "ik_rigger.auto_rig"
+    bl_label = "Auto-Rig Limbs"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return armature_poll(cls, context, need_bone=False)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        try:
+            with kept_mode(obj):
+                set_mode(obj, "OBJECT")  # detection reads bones, which Edit mode leaves stale
+                requests, detection = detected_requests(obj, self.to_options())
+            for skipped in detection.skipped:
+                self.report({"WARNING"}, f"Skipped '{skipped.bone}': {skipped.reason}")
+            if not requests:
+                self.report({"ERROR"}, f"No limbs found on '{obj.name}'; rig them one by one with Build IK Limb")
+                return {"CANCELLED"}
+            plans = build_limbs(obj, requests)
+        except RigError as error:
+            return report_error(self, error)
+        self.report({"INFO"}, f"Rigged {len(plans)} limb(s): " + ", ".join(plan.chain[-1] for plan in plans))
         return {"FINISHED"}
 
 
@@ -151,4 +183,4 @@ class IKRIG_OT_add_chain(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (IKRIG_OT_build_ik, IKRIG_OT_remove_ik, IKRIG_OT_add_chain)
+classes = (IKRIG_OT_build_ik, IKRIG_OT_auto_rig, IKRIG_OT_remove_ik, IKRIG_OT_add_chain)

@@ -94,6 +94,7 @@ class IKRIG_PT_build(IKRIG_PT_sidebar, bpy.types.Panel):
         button = layout.operator(operators.IKRIG_OT_build_ik.bl_idname, icon="CON_KINEMATIC")
         for name in _ALL_OPTIONS:
             setattr(button, name, getattr(settings, name))
+        layout.operator(operators.IKRIG_OT_auto_rig.bl_idname, icon="OUTLINER_OB_ARMATURE")
         row = layout.row(align=True)
         row.operator(operators.IKRIG_OT_add_chain.bl_idname, icon="BONE_DATA")
         row.operator(operators.IKRIG_OT_remove_ik.bl_idname, icon="X")

@@ -50,3 +50,25 @@ def test_remove_all_limbs_of_a_real_skeleton_restores_it():
         set_active_bone(obj, last)
         assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
     assert same(snapshot(obj), before)
+
+
+@pytest.mark.parametrize("filename", sorted(LIMBS))
+def test_auto_rig_finds_and_rigs_all_four_limbs(filename):
+    obj = import_bvh(filename)
+    bpy.ops.object.mode_set(mode="POSE")
+    before = rest(obj)
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    found = {limb.name: (tuple(item.name for item in limb.chain), limb.extremity) for limb in obj.ik_rigger.limbs}
+    for last, first, extremity in LIMBS[filename]:
+        assert found[last] == ((first, last), extremity)
+    assert len(found) == 4
+    assert obj.mode == "POSE"
+    assert_rest_kept(obj, before)
+
+
+def test_auto_rig_refuses_when_nothing_is_sure():
+    from helpers import make_armature
+
+    make_armature([("a", (0, 0, 0), (0, 0, 1), None, False), ("b", (0, 0, 1), (0, 0, 2), "a", True)])
+    with pytest.raises(RuntimeError, match="No limbs found"):
+        bpy.ops.ik_rigger.auto_rig()

@@ -1,0 +1,28 @@
+"""Limbs found by name and structure, turned into build requests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import bpy
+
+from ..core.detect import Detection, detect_limbs
+from ..core.plan import LimbOptions
+from .skeleton import read_skeleton
+
+
+def detected_requests(obj: bpy.types.Object, defaults: LimbOptions,
+                      taken: frozenset[str] | set[str] = frozenset()) -> tuple[list[tuple[str, LimbOptions]], Detection]:
+    """Build requests for the limbs detected on ``obj`` that share no bone with ``taken``.
+
+    Each request keeps ``defaults`` but for the chain length and extremity detection found.
+    """
+    detection = detect_limbs(read_skeleton(obj))
+    requests = []
+    for limb in detection.limbs:
+        if taken & set(limb.chain):
+            continue
+        options = replace(defaults, chain_length=len(limb.chain),
+                          extremity_mode="BONE" if limb.extremity else "NONE", extremity=limb.extremity or "")
+        requests.append((limb.last, options))
+    return requests, detection

@@ -1,0 +1,265 @@
+"""The batch command, run as a user runs it (a separate Blender process), and its safety."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import both_legs, leg_bones, make_armature
+
+import ik_rigger
+from ik_rigger import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "scripts" / "rig_batch.py"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ENTRY), *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
+
+
+def save_character(path: Path, bones=None, name: str = "Rig", extra=None) -> Path:
+    """A .blend holding one armature (and whatever ``extra`` adds), in a fresh scene."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    make_armature(bones or both_legs(), name=name, mode="OBJECT")
+    if extra:
+        extra()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def limbs_in(path: Path) -> list[str]:
+    bpy.ops.wm.open_mainfile(filepath=str(path), use_scripts=False)
+    return sorted(limb.name for obj in bpy.data.objects if obj.type == "ARMATURE" for limb in obj.ik_rigger.limbs)
+
+
+def test_folder_to_out_with_report(tmp_path):
+    inputs = [save_character(tmp_path / "in" / name) for name in ("a.blend", "sub/b.blend")]
+    before = {path: digest(path) for path in inputs}
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 file(s)" in result.stdout and "2 rigged (4 limbs)" in result.stdout
+    assert {path: digest(path) for path in inputs} == before
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
+    assert limbs_in(tmp_path / "out" / "sub" / "b.blend") == ["shin.L", "shin.R"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    entry = report["files"][0]
+    assert entry["status"] == "rigged" and entry["armatures"][0]["limbs"] == [["thigh.L", "shin.L"],
+                                                                              ["thigh.R", "shin.R"]]
+    assert entry["seconds_rig"] >= 0 and "summary" in report
+    assert not list((tmp_path / "out").rglob("*ik_rigger-tmp"))
+
+
+def test_inputs_are_never_overwritten_without_in_place(tmp_path):
+    source = save_character(tmp_path / "a.blend")
+    before = digest(source)
+    result = run(str(source), "--out", str(tmp_path))
+    assert result.returncode == 1
+    assert "would overwrite the input" in result.stdout
+    assert digest(source) == before
+
+
+def test_in_place_keeps_a_blend1_backup(tmp_path):
+    source = save_character(tmp_path / "a.blend")
+    before = digest(source)
+    result = run(str(source), "--in-place")
+    assert result.returncode == 0, result.stdout
+    assert digest(tmp_path / "a.blend1") == before
+    assert limbs_in(source) == ["shin.L", "shin.R"]
+
+
+@pytest.mark.parametrize("args,message", [
+    ((), "at least one"),
+    (("x.blend",), "--out DIR"),
+    (("x.blend", "--out", "o", "--in-place"), "exclude each other"),
+    (("x.blend", "--out", "o", "--jobs", "0"), "--jobs"),
+    (("x.blend", "--out", "o", "--bogus"), "unrecognized arguments"),
+])
+def test_usage_errors_exit_2(tmp_path, args, message):
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_a_bad_config_is_a_usage_error(tmp_path):
+    config = tmp_path / "rig.toml"
+    config.write_text('[defaults]\ncopy_mode = 3\n')
+    result = run(str(save_character(tmp_path / "a.blend")), "--out", str(tmp_path / "out"), "--config", str(config))
+    assert result.returncode == 2
+    assert "option 'copy_mode' should be str" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_files_are_reported_and_the_run_goes_on(tmp_path):
+    folder = tmp_path / "in"
+    good = save_character(folder / "good.blend")
+    (folder / "text.blend").write_text("not a blend")
+    truncated = folder / "truncated.blend"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+
+    def second_armature() -> None:
+        make_armature(leg_bones(), name="Other", mode="OBJECT")
+
+    save_character(folder / "two.blend", extra=second_armature)
+
+    def no_armature() -> None:
+        bpy.data.objects.remove(bpy.data.objects["Rig"])
+
+    save_character(folder / "empty.blend", extra=no_armature)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    result = run(str(folder), str(tmp_path / "missing.blend"), "--out", str(tmp_path / "out"),
+                 "--report", str(tmp_path / "report.json"))
+    assert result.returncode == 1
+    out = result.stdout
+    assert "text.blend' is not a .blend file" in out
+    assert "truncated.blend' is truncated" in out
+    assert "several armatures (Other, Rig)" in out and "--armature" in out
+    assert "has no armature" in out
+    assert "missing.blend' does not exist" in out
+    assert f"rigged {good}" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert sorted(entry["status"] for entry in report["files"]) == ["failed"] * 5 + ["rigged"]
+    # An output folder that cannot be written: the file fails, clearly.
+    result = run(str(good), "--out", str(blocker / "sub"))
+    assert result.returncode == 1
+    assert "cannot write" in result.stdout
+
+
+def test_armature_filter_picks_one_of_several(tmp_path):
+    def second_armature() -> None:
+        make_armature(leg_bones(), name="Other", mode="OBJECT")
+
+    source = save_character(tmp_path / "two.blend", extra=second_armature)
+    result = run(str(source), "--out", str(tmp_path / "out"), "--armature", "Other")
+    assert result.returncode == 0, result.stdout
+    assert limbs_in(tmp_path / "out" / "two.blend") == ["shin.L"]
+
+
+MARKERS = ("text_ran", "driver_ran")
+
+
+def _booby_trapped(path: Path, marker_dir: Path) -> Path:
+    def trap() -> None:
+        text = bpy.data.texts.new("on_load.py")
+        text.write(f"open(r'{marker_dir / MARKERS[0]}', 'w').write('ran')\n")
+        text.use_module = True
+        obj = bpy.data.objects["Rig"]
+        obj["trap"] = 0.0
+        driver = obj.driver_add('["trap"]').driver
+        driver.type = "SCRIPTED"
+        driver.expression = f"len(open(r'{marker_dir / MARKERS[1]}', 'w').write('ran'))"
+
+    return save_character(path, extra=trap)
+
+
+def test_scripts_in_a_file_never_run(tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    source = _booby_trapped(tmp_path / "trap.blend", markers)
+    result = run(str(source), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stdout
+    assert not any((markers / name).exists() for name in MARKERS)
+    # The trap is real: opened trusting its scripts, it springs.
+    trusting = (f"import bpy; bpy.ops.wm.open_mainfile(filepath=r'{source}', use_scripts=True); "
+                "bpy.context.view_layer.update()")
+    subprocess.run([sys.executable, "-c", trusting], capture_output=True, timeout=120)
+    assert any((markers / name).exists() for name in MARKERS)
+
+
+_KILL_DURING_SAVE = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+import bpy
+from ik_rigger.rig.files import save_atomically
+
+def write(temporary):
+    bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True)
+    print("WRITTEN", flush=True)
+    time.sleep(60)
+
+save_atomically(Path({target!r}), write, keep_backup=False)
+"""
+
+
+def test_a_run_killed_mid_save_leaves_the_old_file_whole(tmp_path):
+    target = save_character(tmp_path / "out" / "a.blend")
+    before = digest(target)
+    code = _KILL_DURING_SAVE.format(root=str(ROOT), target=str(target))
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    # Blender's own start-up lines come first.
+    assert any(line.strip() == "WRITTEN" for line in process.stdout)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert digest(target) == before
+    # The next run replaces it whole, leftover temporary file and all.
+    source = save_character(tmp_path / "in" / "a.blend")
+    result = run(str(source), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stdout
+    assert limbs_in(target) == ["shin.L", "shin.R"]
+    assert not list((tmp_path / "out").glob("*ik_rigger-tmp"))
+
+
+def test_config_names_limbs_and_options(tmp_path):
+    bones = [
+        ("root", (0, 0, 0), (0, 0.5, 0), None, False),
+        ("pelvis", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+        ("upper_A", (0.2, 0, 1.0), (0.2, -0.05, 0.55), "pelvis", False),
+        ("lower_A", (0.2, -0.05, 0.55), (0.2, 0, 0.1), "upper_A", True),
+        ("end_A", (0.2, 0, 0.1), (0.2, -0.2, 0.0), "lower_A", True),
+    ]
+    source = save_character(tmp_path / "odd.blend", bones=bones)
+    config = tmp_path / "rig.toml"
+    config.write_text('[defaults]\ncopy_mode = "TRANSFORMS"\n\n[[armature]]\nname = "Rig"\ndetect = false\n\n'
+                      '[[armature.limb]]\nlast = "lower_A"\npole_parent = "HANDLE"\n')
+    result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config))
+    assert result.returncode == 0, result.stdout
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "odd.blend"))
+    obj = bpy.data.objects["Rig"]
+    limb = obj.ik_rigger.limbs["lower_A"]
+    assert obj.data.bones[limb.pole].parent.name == limb.handle
+    assert [c.type for c in obj.pose.bones["end_A"].constraints] == ["COPY_TRANSFORMS"]
+    # Without the config, nothing in those names is sure to be a leg: nothing is rigged.
+    result = run(str(source), "--out", str(tmp_path / "out2"))
+    assert result.returncode == 1 and "no limbs found" in result.stdout
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    source = save_character(tmp_path / "a.blend")
+    result = run(str(source), "--dry-run", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0
+    assert "handle foot_IK.L parented to root" in result.stdout
+    assert not (tmp_path / "out").exists()
+
+
+def test_parallel_workers(tmp_path):
+    for index in range(4):
+        save_character(tmp_path / "in" / f"c{index}.blend")
+    started = time.perf_counter()
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("rigged ") >= 4
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [f"c{i}.blend" for i in range(4)]
+    assert time.perf_counter() - started < 300
+
+
+def test_blender_command_entry_runs_in_process(tmp_path):
+    source = save_character(tmp_path / "a.blend")
+    assert ik_rigger._cli_commands
+    assert cli.command([str(source), "--dry-run"]) == 0
+    assert cli.command([]) == 2
