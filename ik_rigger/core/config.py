@@ -69,7 +69,7 @@ class Config:
         return any(section.name == armature and section.matches(armature, filename) for section in self.armatures)
 
 
-def _options(table: dict, base: LimbOptions, where: str) -> LimbOptions:
+def _options(table: dict[str, Any], base: LimbOptions, where: str) -> LimbOptions:
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in _OPTION_TYPES:

@@ -11,8 +11,9 @@ from ..core.plan import LimbOptions
 from .skeleton import read_skeleton
 
 
-def detected_requests(obj: bpy.types.Object, defaults: LimbOptions,
-                      taken: frozenset[str] | set[str] = frozenset()) -> tuple[list[tuple[str, LimbOptions]], Detection]:
+def detected_requests(
+    obj: bpy.types.Object, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[tuple[str, LimbOptions]], Detection]:
     """Build requests for the limbs detected on ``obj`` that share no bone with ``taken``.
 
     Each request keeps ``defaults`` but for the chain length and extremity detection found.
