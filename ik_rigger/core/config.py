@@ -22,7 +22,7 @@ import fnmatch
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .errors import RigError
 from .plan import LimbOptions
@@ -79,7 +79,7 @@ def _options(table: dict[str, Any], base: LimbOptions, where: str) -> LimbOption
         if not isinstance(value, wanted) or (wanted is not bool and isinstance(value, bool)):
             raise RigError(f"{where}: option '{key}' should be {_OPTION_TYPES[key]}, not {value!r}",
                            hint="Fix the value in the config file.")
-        values[key] = float(value) if _OPTION_TYPES[key] == "float" else value
+        values[key] = float(cast(float, value)) if _OPTION_TYPES[key] == "float" else value
     return replace(base, **values)
 
 
