@@ -110,6 +110,8 @@ def test_bad_files_are_reported_and_the_run_goes_on(tmp_path):
     (folder / "text.blend").write_text("not a blend")
     truncated = folder / "truncated.blend"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    # A header and an end block around garbage: looks whole, reads as nonsense.
+    (folder / "corrupt.blend").write_bytes(b"BLENDER-v405" + bytes(range(256)) * 40 + b"ENDB" + bytes(16))
 
     def second_armature() -> None:
         make_armature(leg_bones(), name="Other", mode="OBJECT")
@@ -128,12 +130,13 @@ def test_bad_files_are_reported_and_the_run_goes_on(tmp_path):
     out = result.stdout
     assert "text.blend' is not a .blend file" in out
     assert "truncated.blend' is truncated" in out
+    assert "Blender cannot read" in out and "corrupt.blend" in out
     assert "several armatures (Other, Rig)" in out and "--armature" in out
     assert "has no armature" in out
     assert "missing.blend' does not exist" in out
     assert f"rigged {good}" in out
     report = json.loads((tmp_path / "report.json").read_text())
-    assert sorted(entry["status"] for entry in report["files"]) == ["failed"] * 5 + ["rigged"]
+    assert sorted(entry["status"] for entry in report["files"]) == ["failed"] * 6 + ["rigged"]
     # An output folder that cannot be written: the file fails, clearly.
     result = run(str(good), "--out", str(blocker / "sub"))
     assert result.returncode == 1
