@@ -53,67 +53,61 @@ class LimbOperator:
 
     limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone); empty for the "
                          "active bone's limb", options={"SKIP_SAVE"})
-
-
-def _key_blend(obj: bpy.types.Object, limb, frame: int) -> None:
-    obj.keyframe_insert(f'ik_rigger.limbs["{limb.name}"].ik_blend', frame=frame, group=limb.name)
-
-
-class IKRIG_OT_snap_fk_to_ik(LimbOperator, bpy.types.Operator):
-    """Copy the limb's visual IK pose into its chain bones' own rotations, so switching to FK does not jump"""
-
-    bl_idname = "ik_rigger.snap_fk_to_ik"
-    bl_label = "Snap FK to IK"
-    bl_options = {"REGISTER", "UNDO"}
-
-    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
-    switch: BoolProperty(name="Switch to FK", description="Also set the limb's IK/FK to full FK", default=True)
+    # The modes the operator works in.
+    modes = {"POSE", "OBJECT", "EDIT"}
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return limb_poll(cls, context, {"POSE", "OBJECT"})
-
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        obj = context.active_object
-        limb = find_limb(context, self.limb)
-        frame = context.scene.frame_current
-        names = snap.snap_fk_to_ik(obj, limb, keyframe=self.keyframe, frame=frame)
-        if self.switch:
-            limb.ik_blend = 0.0
-            if self.keyframe:
-                _key_blend(obj, limb, frame)
-        self.report({"INFO"}, f"Snapped FK to IK: {', '.join(names)}")
-        return {"FINISHED"}
+        return limb_poll(cls, context, cls.modes)
 
 
-class IKRIG_OT_snap_ik_to_fk(LimbOperator, bpy.types.Operator):
-    """Move the limb's IK handle and pole to match its FK pose, so switching to IK does not jump"""
-
-    bl_idname = "ik_rigger.snap_ik_to_fk"
-    bl_label = "Snap IK to FK"
-    bl_options = {"REGISTER", "UNDO"}
+class SnapOperator(LimbOperator):
+    """Mixin: snap one way, optionally switch the blend, optionally key it all."""
 
     keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
-    switch: BoolProperty(name="Switch to IK", description="Also set the limb's IK/FK to full IK", default=True)
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return limb_poll(cls, context, {"POSE", "OBJECT"})
+    # Set by each snap: the function that snaps and the blend that shows its result.
+    snap_limb = staticmethod(snap.snap_fk_to_ik)
+    blend_after = 0.0
+    modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         limb = find_limb(context, self.limb)
         frame = context.scene.frame_current
         try:
-            names = snap.snap_ik_to_fk(obj, limb, keyframe=self.keyframe, frame=frame)
+            names = self.snap_limb(obj, limb, keyframe=self.keyframe, frame=frame)
         except RigError as error:
             return report_error(self, error)
         if self.switch:
-            limb.ik_blend = 1.0
+            limb.ik_blend = self.blend_after
             if self.keyframe:
-                _key_blend(obj, limb, frame)
-        self.report({"INFO"}, f"Snapped IK to FK: {', '.join(names)}")
+                obj.keyframe_insert(snap.blend_path(limb), frame=frame, group=limb.name)
+        self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")
         return {"FINISHED"}
+
+
+class IKRIG_OT_snap_fk_to_ik(SnapOperator, bpy.types.Operator):
+    """Copy the limb's visual IK pose into its chain bones' own rotations, so switching to FK does not jump"""
+
+    bl_idname = "ik_rigger.snap_fk_to_ik"
+    bl_label = "Snap FK to IK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    switch: BoolProperty(name="Switch to FK", description="Also set the limb's IK/FK to full FK", default=True)
+    snap_limb = staticmethod(snap.snap_fk_to_ik)
+    blend_after = 0.0
+
+
+class IKRIG_OT_snap_ik_to_fk(SnapOperator, bpy.types.Operator):
+    """Move the limb's IK handle and pole to match its FK pose, so switching to IK does not jump"""
+
+    bl_idname = "ik_rigger.snap_ik_to_fk"
+    bl_label = "Snap IK to FK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    switch: BoolProperty(name="Switch to IK", description="Also set the limb's IK/FK to full IK", default=True)
+    snap_limb = staticmethod(snap.snap_ik_to_fk)
+    blend_after = 1.0
 
 
 class IKRIG_OT_fk_pivot(bpy.types.Operator):
@@ -177,10 +171,7 @@ class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
         ("POLE", "Pole", "The pole target"),
         ("CHAIN", "Chain", "The chain bones"),
     ])
-
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return limb_poll(cls, context, {"POSE"})
+    modes = {"POSE"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         limb = find_limb(context, self.limb)
@@ -200,14 +191,10 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
     bl_label = "Automatic Pole Angle"
     bl_options = {"REGISTER", "UNDO"}
 
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return limb_poll(cls, context)
-
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         limb = find_limb(context, self.limb)
-        ik = next((c for c in snap.limb_constraints(obj, limb) if c.type == "IK"), None)
+        ik = snap.ik_constraint(obj, limb)
         if ik is None or not limb.pole:
             self.report({"ERROR"}, f"'{limb.name}': the limb has no IK constraint with a pole; rebuild it")
             return {"CANCELLED"}
@@ -223,16 +210,12 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
     bl_label = "Rebuild Limb"
     bl_options = {"REGISTER", "UNDO"}
 
-    @classmethod
-    def poll(cls, context: bpy.types.Context) -> bool:
-        return limb_poll(cls, context)
-
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         limb = find_limb(context, self.limb)
         name = limb.name
         options = limb.to_options()
-        ik = next((c for c in snap.limb_constraints(obj, limb) if c.type == "IK"), None)
+        ik = snap.ik_constraint(obj, limb)
         if ik is not None:
             # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
             automatic = bool(limb.pole) and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6

@@ -11,6 +11,7 @@ import bpy
 from . import operators, pose_operators
 from .core.errors import RigError
 from .core.plan import Skeleton, plan_limb
+from .rig import snap
 from .rig.skeleton import read_skeleton
 
 # The build options shown first; the rest sit in the closed "Advanced" sub-panel.
@@ -132,15 +133,6 @@ class IKRIG_UL_limbs(bpy.types.UIList):
         layout.prop(item, "ik_blend", text="IK", slider=True, emboss=False)
 
 
-def _ik_constraint(obj: bpy.types.Object, limb) -> bpy.types.Constraint | None:
-    for item in limb.constraints:
-        pose_bone = obj.pose.bones.get(item.name)
-        constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
-        if constraint is not None and constraint.type == "IK":
-            return constraint
-    return None
-
-
 class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
     """The rigged limbs, and the live settings of the selected one."""
 
@@ -160,7 +152,7 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
         column.use_property_decorate = False
         column.prop(limb, "ik_blend", slider=True)
         column.prop(limb, "stretch", slider=True)
-        ik = _ik_constraint(obj, limb)
+        ik = snap.ik_constraint(obj, limb)
         if ik is None:
             column.label(text="The IK constraint is gone: rebuild the limb", icon="ERROR")
         else:

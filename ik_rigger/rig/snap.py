@@ -6,8 +6,6 @@ own transform never enters. Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
-import math
-
 import bpy
 from mathutils import Matrix, Vector
 
@@ -33,6 +31,11 @@ def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
         if constraint is not None:
             found.append(constraint)
     return found
+
+
+def ik_constraint(obj: bpy.types.Object, limb) -> bpy.types.Constraint | None:
+    """The limb's IK constraint, if it still exists."""
+    return next((constraint for constraint in limb_constraints(obj, limb) if constraint.type == "IK"), None)
 
 
 def blend_path(limb) -> str:
@@ -139,8 +142,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     switching the limb to IK shows the same pose. Returns the bones changed.
     """
     chain = [item.name for item in limb.chain]
-    constraints = limb_constraints(obj, limb)
-    ik = next((c for c in constraints if c.type == "IK"), None)
+    ik = ik_constraint(obj, limb)
     if ik is None:
         raise RigError("has lost its IK constraint", bone=chain[-1], hint="Rebuild the limb.")
     blend = limb.ik_blend
@@ -173,8 +175,3 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
         _key(obj, changed, frame)
     return changed
 
-
-def angle_degrees(a: Matrix, b: Matrix) -> float:
-    """Rotation between two pose matrices in degrees (for reports)."""
-    difference = a.to_quaternion().rotation_difference(b.to_quaternion()).angle
-    return math.degrees(min(difference, 2 * math.pi - difference))
