@@ -131,3 +131,25 @@ def test_library_override(tmp_path):
     with pytest.raises(RigError, match="library override"):
         build_limbs(obj, [("shin.L", LimbOptions())])
     assert same(snapshot(obj), before)
+
+
+def test_armature_in_a_hidden_collection():
+    obj = make_armature(leg_bones(), mode="OBJECT")
+    collection = bpy.data.collections.new("Characters")
+    bpy.context.scene.collection.children.link(collection)
+    collection.objects.link(obj)
+    bpy.context.scene.collection.objects.unlink(obj)
+    collection.hide_viewport = True
+    before = snapshot(obj)
+    with pytest.raises(RigError, match="hidden collection"):
+        build_limbs(obj, [("shin.L", LimbOptions())])
+    assert same(snapshot(obj), before)
+    assert not obj.hide_viewport
+
+
+def test_hidden_armature_is_shown_for_the_build_and_hidden_again():
+    obj = make_armature(leg_bones(), mode="OBJECT")
+    obj.hide_set(True)
+    build_limbs(obj, [("shin.L", LimbOptions())])
+    assert obj.hide_get()
+    assert "foot_IK.L" in obj.data.bones

@@ -51,6 +51,12 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[None]:
         set_mode(active, "OBJECT")
     obj.hide_set(False, view_layer=view_layer)
     obj.hide_viewport = False
+    if not obj.visible_get(view_layer=view_layer):
+        # Hidden by its collection: Blender would refuse Edit mode halfway through a build.
+        obj.hide_viewport = hidden_viewport
+        obj.hide_set(hidden, view_layer=view_layer)
+        raise RigError(f"the armature '{obj.name}' is in a hidden collection, and Blender cannot edit it there",
+                       hint="Show its collection in the viewport, then try again.")
     try:
         yield
     finally:
