@@ -89,6 +89,7 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         ik.pole_subtarget = pole
         ik.pole_angle = angle
         ik.chain_count = 2
+        ik.use_stretch = False  # no bone stretches by default anyway; set so the constraints match exactly
         copy = pose_bones[end_name].constraints.new("COPY_ROTATION")
         copy.target = obj
         copy.subtarget = clone

@@ -14,7 +14,7 @@ from .props import BEND_DIRECTION_ITEMS, LimbSettings
 from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
 from .rig.chain import add_chain
-from .rig.modes import kept_mode, set_mode
+from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
 
 AXIS_ITEMS = BEND_DIRECTION_ITEMS[1:]
@@ -97,7 +97,7 @@ Limbs it is not sure of are skipped and listed, never guessed"""
         obj = context.active_object
         try:
             with kept_mode(obj):
-                set_mode(obj, "OBJECT")  # detection reads bones, which Edit mode leaves stale
+                leave_edit_mode(obj)  # detection reads bones, which Edit mode leaves stale
                 requests, detection = detected_requests(obj, self.to_options())
             for skipped in detection.skipped:
                 self.report({"WARNING"}, f"Skipped '{skipped.bone}': {skipped.reason}")

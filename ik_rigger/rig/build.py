@@ -1,12 +1,15 @@
 """Write limb plans to Blender: one Edit-mode pass for bones, one pass for constraints.
 
 Stages (each says the mode it runs in):
-1. plan (Object mode): read the rest skeleton, plan every limb; any ``RigError``
-   is raised here, before the armature is touched;
-2. strip (Object mode): take out the constraints of limbs being rebuilt;
+1. plan (Object or Pose mode): read the rest skeleton, plan every limb; any
+   ``RigError`` is raised here, before the armature is touched;
+2. strip (Object or Pose mode): take out the constraints of limbs being rebuilt;
 3. bones (Edit mode): delete rebuilt limbs' bones, create handles, poles and
    clones, pre-bend straight chains;
-4. constraints (Object mode): IK and copy constraints, chain colours, records.
+4. constraints (Pose mode if the user was in it, else Object mode): IK and copy
+   constraints with their drivers, chain colours, records.
+
+From Pose or Object mode that is two mode switches, as few as the work allows.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
     limb is built or, on a ``RigError``, nothing at all changes.
     """
     check_editable(obj)
-    with modes.kept_mode(obj):
-        modes.set_mode(obj, "OBJECT")
+    with modes.kept_mode(obj) as original:
+        modes.leave_edit_mode(obj)
         rig = obj.ik_rigger
         plans, rebuilt = _plan(obj, rig, requests)
         _keep_poses(obj, rig, rebuilt)
@@ -52,7 +55,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             strip_constraints(obj, rig.limbs[item.index])
         modes.set_mode(obj, "EDIT")
         originals = _edit_bones(obj, rig, plans, rebuilt)
-        modes.set_mode(obj, "OBJECT")
+        modes.set_mode(obj, modes.data_mode(original))
         for item in sorted(rebuilt, key=lambda item: -item.index):
             rig.limbs.remove(item.index)
         for limb_plan, requested in zip(plans, requests):
@@ -65,7 +68,7 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Plan without building: what ``build_limbs`` would do (for dry runs and the panel)."""
     check_editable(obj)
     with modes.kept_mode(obj):
-        modes.set_mode(obj, "OBJECT")
+        modes.leave_edit_mode(obj)
         return _plan(obj, obj.ik_rigger, requests)[0]
 
 
@@ -111,7 +114,7 @@ def _check_no_user_ik(obj: bpy.types.Object, rig, limb_plan: LimbPlan, rebuilt: 
 
 
 def strip_constraints(obj: bpy.types.Object, limb) -> None:
-    """Object mode: remove a limb's constraints and give the chain its colours and stretch back."""
+    """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
     for item in limb.constraints:
         pose_bone = obj.pose.bones.get(item.name)
         constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
@@ -226,7 +229,7 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list
 
 def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, options: LimbOptions,
                             originals: dict) -> None:
-    """Object mode: the constraint stage for one limb, then its record."""
+    """Object or Pose mode: the constraint stage for one limb, then its record."""
     limb = rig.limbs.add()
     limb.name = limb_plan.chain[-1]
     for name in limb_plan.chain:

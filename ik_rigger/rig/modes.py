@@ -32,11 +32,25 @@ def set_mode(obj: bpy.types.Object, mode: str) -> None:
                        hint="Make sure the armature and its collection are visible and not excluded.") from error
 
 
+def leave_edit_mode(obj: bpy.types.Object) -> None:
+    """Make ``Bone`` data current: Blender writes edit bones back only on leaving Edit mode."""
+    if obj.mode == "EDIT":
+        set_mode(obj, "OBJECT")
+
+
+def data_mode(original: str) -> str:
+    """The mode for the constraint stage: Pose if the user was there, else Object.
+
+    Constraints can be added in either, so staying in Pose mode saves a switch.
+    """
+    return "POSE" if original == "POSE" else "OBJECT"
+
+
 @contextmanager
-def kept_mode(obj: bpy.types.Object) -> Iterator[None]:
+def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     """Run a block that may switch modes and leave ``obj`` as the user had it.
 
-    Restores the mode, the active object and the object's visibility. A hidden
+    Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode, the active object and the object's visibility. A hidden
     armature is shown for the duration, since Blender cannot edit hidden objects.
     """
     view_layer = bpy.context.view_layer
@@ -58,7 +72,7 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[None]:
         raise RigError(f"the armature '{obj.name}' is in a hidden collection, and Blender cannot edit it there",
                        hint="Show its collection in the viewport, then try again.")
     try:
-        yield
+        yield mode
     finally:
         set_mode(obj, mode)
         obj.hide_viewport = hidden_viewport

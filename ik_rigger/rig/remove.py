@@ -14,7 +14,7 @@ from .skeleton import check_editable
 def remove_limb(obj: bpy.types.Object, bone: str) -> str:
     """Remove the limb that uses ``bone`` in any role; returns the limb's name.
 
-    Object mode: constraints and colours; Edit mode: made bones deleted, pre-bent
+    Object or Pose mode: constraints and colours; Edit mode: made bones deleted, pre-bent
     bones given back their rest; then the record and any emptied collection go.
     """
     check_editable(obj)
@@ -24,8 +24,8 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> str:
         raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
                        hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
     name = limb.name
-    with modes.kept_mode(obj):
-        modes.set_mode(obj, "OBJECT")
+    with modes.kept_mode(obj) as original:
+        modes.leave_edit_mode(obj)
         strip_constraints(obj, limb)
         modes.set_mode(obj, "EDIT")
         edit_bones = obj.data.edit_bones
@@ -40,7 +40,7 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> str:
             for child in edit_bone.children:
                 if child.use_connect:
                     child.head = edit_bone.tail
-        modes.set_mode(obj, "OBJECT")
+        modes.set_mode(obj, modes.data_mode(original))
         rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         _remove_empty_collections(obj)

@@ -1,0 +1,168 @@
+"""Section 1, build speed: IK Rigger against the floor script on Rigify's human metarig.
+
+Every repeat starts from an empty factory scene with the metarig appended, and the
+variants take turns within a repeat so that a drift in the machine's speed hits them all.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import math
+import pstats
+from collections.abc import Callable
+from pathlib import Path
+
+import bpy
+
+from benchmarks import common, floor
+
+LASTS = ("shin.L", "shin.R", "forearm.L", "forearm.R")
+TARGET = 1.5
+# Constraint settings that make two rigs the same rig (names and drivers aside).
+_CONSTRAINT_SETTINGS = ("subtarget", "pole_subtarget", "chain_count", "iterations", "use_stretch", "use_tail",
+                        "owner_space", "target_space")
+
+Signature = dict[str, dict[str, tuple]]
+
+
+def _metarig(sources: Path, mode: str) -> bpy.types.Object:
+    common.reset()
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    if mode != "OBJECT":
+        bpy.ops.object.mode_set(mode=mode)
+    return obj
+
+
+def _build_api(obj: bpy.types.Object) -> None:
+    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.rig.build import build_limbs
+
+    build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
+
+
+def _build_operator(obj: bpy.types.Object) -> None:
+    if bpy.ops.ik_rigger.auto_rig() != {"FINISHED"}:
+        raise RuntimeError("ik_rigger.auto_rig did not finish on the human metarig")
+
+
+# name: (start mode, what is timed)
+VARIANTS: dict[str, tuple[str, Callable[[bpy.types.Object], None]]] = {
+    "floor": ("OBJECT", floor.rig_four_limbs),
+    "ik_rigger_api": ("OBJECT", _build_api),
+    "floor_from_pose": ("POSE", floor.rig_four_limbs),
+    "ik_rigger_operator": ("POSE", _build_operator),
+}
+
+
+def signature(obj: bpy.types.Object, original: set[str]) -> Signature:
+    """What a rig is made of: the new bones at rest and every constraint's settings."""
+    bones = {bone.name: (bone.parent.name if bone.parent else None, bone.use_deform,
+                         tuple(value for row in bone.matrix_local for value in row))
+             for bone in obj.data.bones if bone.name not in original}
+    constraints = {}
+    for pose_bone in obj.pose.bones:
+        for constraint in pose_bone.constraints:
+            settings = tuple(getattr(constraint, key, None) for key in _CONSTRAINT_SETTINGS)
+            pole = constraint.pole_angle if constraint.type == "IK" else 0.0
+            constraints[f"{pose_bone.name}:{constraint.type}"] = (*settings, pole)
+    return {"bones": bones, "constraints": constraints}
+
+
+def compare(reference: Signature, other: Signature) -> dict[str, object]:
+    """How far ``other`` is from ``reference``: differences in kind, and the largest numeric gaps."""
+    problems: list[str] = []
+    matrix_gap = 0.0
+    angle_gap = 0.0
+    for kind in ("bones", "constraints"):
+        if reference[kind].keys() != other[kind].keys():
+            problems.append(f"{kind} differ: {sorted(reference[kind].keys() ^ other[kind].keys())}")
+    for name in reference["bones"].keys() & other["bones"].keys():
+        (parent_a, deform_a, matrix_a), (parent_b, deform_b, matrix_b) = reference["bones"][name], other["bones"][name]
+        if (parent_a, deform_a) != (parent_b, deform_b):
+            problems.append(f"bone {name}: parent or deform differ")
+        matrix_gap = max(matrix_gap, *(abs(a - b) for a, b in zip(matrix_a, matrix_b)))
+    for name in reference["constraints"].keys() & other["constraints"].keys():
+        *settings_a, pole_a = reference["constraints"][name]
+        *settings_b, pole_b = other["constraints"][name]
+        if settings_a != settings_b:
+            problems.append(f"constraint {name}: settings differ")
+        angle_gap = max(angle_gap, math.degrees(abs(pole_a - pole_b)))
+    same = not problems and matrix_gap < 1e-4 and angle_gap < 1e-3
+    return {"same": same, "problems": problems, "max_matrix_difference": matrix_gap,
+            "max_pole_angle_difference_degrees": angle_gap}
+
+
+def run(sources: Path, settings: common.Settings) -> dict[str, object]:
+    """Time the floor, the API and the operator; Rigify's generator for context."""
+    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    signatures: dict[str, Signature] = {}
+    for _ in range(settings.build_repeats):
+        for name, (mode, action) in VARIANTS.items():
+            obj = _metarig(sources, mode)
+            original = set(obj.data.bones.keys())
+            samples[name].append(common.timed(lambda obj=obj, action=action: action(obj)))
+            signatures.setdefault(name, signature(obj, original))
+    stats = {name: common.Stats.of(values) for name, values in samples.items()}
+    rigify = {label: _time_rigify(operator, settings.rigify_repeats)
+              for label, operator in (("human", "armature_human_metarig_add"),
+                                      ("basic_human", "armature_basic_human_metarig_add"))}
+    ratios = {
+        "api_over_floor": stats["ik_rigger_api"].median / stats["floor"].median,
+        "operator_over_floor": stats["ik_rigger_operator"].median / stats["floor_from_pose"].median,
+        "operator_over_floor_from_object": stats["ik_rigger_operator"].median / stats["floor"].median,
+        "rigify_human_over_floor": rigify["human"].median / stats["floor"].median,
+        "rigify_basic_human_over_floor": rigify["basic_human"].median / stats["floor"].median,
+    }
+    return {
+        "limbs": list(LASTS),
+        "seconds": {name: value.as_dict() for name, value in stats.items()},
+        "rigify_generate_seconds": {label: value.as_dict() for label, value in rigify.items()},
+        "ratios": ratios,
+        "target": TARGET,
+        "same_rig": {name: compare(signatures["floor"], signatures[name])
+                     for name in ("ik_rigger_api", "ik_rigger_operator", "floor_from_pose")},
+    }
+
+
+def _time_rigify(operator: str, repeats: int) -> common.Stats:
+    samples = []
+    for _ in range(repeats):
+        common.reset()
+        common.enable_rigify()
+        getattr(bpy.ops.object, operator)()
+
+        def generate() -> None:
+            with common.quiet():
+                bpy.ops.pose.rigify_generate()
+
+        samples.append(common.timed(generate))
+    return common.Stats.of(samples)
+
+
+def profile(sources: Path, repeats: int, top: int = 14) -> list[dict[str, object]]:
+    """Where IK Rigger's build time goes: cProfile over ``repeats`` API builds, top functions by own time."""
+    profiler = cProfile.Profile()
+    for _ in range(repeats):
+        obj = _metarig(sources, "OBJECT")
+        profiler.enable()
+        _build_api(obj)
+        profiler.disable()
+    table = pstats.Stats(profiler)
+    rows = []
+    total = sum(entry[2] for entry in table.stats.values())
+    for (filename, line, function), (_, calls, own, cumulative, _) in sorted(
+            table.stats.items(), key=lambda item: -item[1][2])[:top]:
+        rows.append({"function": f"{_short(filename)}:{line}({function})", "calls": calls // repeats,
+                     "own_share": own / total, "cumulative_share": cumulative / total})
+    return rows
+
+
+def _short(filename: str) -> str:
+    """A profiled file as a repository-relative path or a bare module name, never a machine path."""
+    path = Path(filename)
+    if filename.startswith("~") or not path.is_absolute():
+        return "built-in"
+    try:
+        return path.resolve().relative_to(common.ROOT).as_posix()
+    except ValueError:
+        return path.name

@@ -1,0 +1,169 @@
+"""Shared pieces of the benchmarks: the machine, timing statistics, scene resets, source files."""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import addon_utils
+import bpy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+METARIG = "metarig"  # the object name Rigify's metarig operators give
+HUMAN_FILE = "human_metarig.blend"
+BASIC_FILE = "basic_human_metarig.blend"
+RIGIFY_RIG_FILE = "rigify_human_rig.blend"
+RIGIFY_RIG = "rig"  # the object name rigify_generate gives
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much of each benchmark to run: the full run or ``--quick``."""
+
+    build_repeats: int
+    rigify_repeats: int
+    eval_repeats: int
+    eval_frames: int
+    quality_targets: int
+    batch_files: int
+    batch_repeats: int
+
+
+FULL = Settings(build_repeats=20, rigify_repeats=3, eval_repeats=7, eval_frames=100, quality_targets=200,
+                batch_files=16, batch_repeats=3)
+QUICK = Settings(build_repeats=7, rigify_repeats=1, eval_repeats=3, eval_frames=50, quality_targets=60,
+                 batch_files=8, batch_repeats=1)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Repeated timings of one thing, in seconds."""
+
+    median: float
+    min: float
+    repeats: int
+
+    @classmethod
+    def of(cls, samples: list[float]) -> Stats:
+        return cls(statistics.median(samples), min(samples), len(samples))
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo, else what the platform module knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> dict[str, object]:
+    """Where the absolute times came from (no host names or paths)."""
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count() or 1,
+        "blender": bpy.app.version_string,
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.machine()}",
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def machine_line(info: dict[str, object]) -> str:
+    return (f"{info['cpu']}, {info['cores']} cores, Blender {info['blender']} (Python {info['python']}), "
+            f"{info['system']}, {info['date']}")
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Hold back what Blender and Rigify print to the process's stdout (one line per step)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as sink:
+            os.dup2(sink.fileno(), 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def timed(action: Callable[[], object]) -> float:
+    """Seconds ``action`` takes; garbage from earlier work is collected first so it is not billed here."""
+    gc.collect()
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def reset() -> None:
+    """An empty factory scene: nothing from the last repeat can make this one faster or slower."""
+    with quiet():
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
+def enable_rigify() -> None:
+    """Rigify ships with Blender but is off in factory settings (and a reset turns it off again)."""
+    with quiet():
+        addon_utils.enable("rigify", default_set=True)
+
+
+def register_ik_rigger() -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import ik_rigger
+
+    ik_rigger.register()
+
+
+def append_object(path: Path, name: str) -> bpy.types.Object:
+    """Append object ``name`` from ``path`` into the scene, active and selected, in Object mode."""
+    with bpy.data.libraries.load(str(path), link=False) as (_, into):
+        into.objects = [name]
+    obj = into.objects[0]
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    return obj
+
+
+def save_copy(path: Path) -> None:
+    with quiet():
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, check_existing=False, compress=False)
+
+
+def make_sources(folder: Path) -> None:
+    """Save Rigify's two human metarigs and its generated human rig, read back by every repeat.
+
+    A factory reset turns Rigify off, so the metarigs are made once and appended after
+    each reset rather than re-made through Rigify's operators.
+    """
+    for operator, filename in ((bpy.ops.object.armature_human_metarig_add, HUMAN_FILE),
+                               (bpy.ops.object.armature_basic_human_metarig_add, BASIC_FILE)):
+        reset()
+        enable_rigify()
+        operator()
+        save_copy(folder / filename)
+    reset()
+    enable_rigify()
+    bpy.ops.object.armature_human_metarig_add()
+    with quiet():
+        bpy.ops.pose.rigify_generate()
+    # Keep the generated rig alone in its scene: the metarig would only add its own evaluation.
+    bpy.data.objects.remove(bpy.data.objects[METARIG])
+    save_copy(folder / RIGIFY_RIG_FILE)

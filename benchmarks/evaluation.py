@@ -1,0 +1,185 @@
+"""Section 2, evaluation cost: depsgraph time per frame while the four IK handles move.
+
+Three rigs of the same human metarig, each alone in a fresh factory scene: IK Rigger's,
+the floor script's, and Rigify's generated rig (its IK controls; Rigify's limbs start in
+IK). The handles follow one fixed path, as keyframes played back with ``frame_set`` and
+as locations set from Python followed by ``view_layer.update``. An empty scene's step is
+timed the same way, so its share can be taken out of the ratios.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+from mathutils import Vector
+
+from benchmarks import common, floor
+from benchmarks.build_speed import LASTS
+
+TARGET = 1.1
+KEY_STEP = 10  # frames between keyframes; Blender interpolates the rest
+
+
+@dataclass(frozen=True)
+class Limb:
+    handle: str
+    chain: tuple[str, str]
+    side: float  # +1 left, -1 right: the path is mirrored across the body
+
+
+@dataclass(frozen=True)
+class Rig:
+    load: Callable[[Path], bpy.types.Object]
+    limbs: tuple[Limb, ...]
+
+
+def _ik_rigger(sources: Path) -> bpy.types.Object:
+    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.rig.build import build_limbs
+
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
+    return obj
+
+
+def _floor(sources: Path) -> bpy.types.Object:
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    floor.rig_four_limbs(obj)
+    return obj
+
+
+def _rigify(sources: Path) -> bpy.types.Object:
+    return common.append_object(sources / common.RIGIFY_RIG_FILE, common.RIGIFY_RIG)
+
+
+def _metarig_limbs(prefix: str = "", handles: tuple[str, str] = ("foot_IK", "hand_IK")) -> tuple[Limb, ...]:
+    limbs = []
+    for (first, last, _), handle in zip(floor.LIMBS, (handles[0], handles[0], handles[1], handles[1])):
+        side = last[-2:]
+        limbs.append(Limb(f"{handle}{side}", (prefix + first, prefix + last), 1.0 if side == ".L" else -1.0))
+    return tuple(limbs)
+
+
+RIGS = {
+    "ik_rigger": Rig(_ik_rigger, _metarig_limbs()),
+    "floor": Rig(_floor, _metarig_limbs()),
+    "rigify": Rig(_rigify, _metarig_limbs("ORG-", ("foot_ik", "hand_ik"))),
+}
+
+
+def path_offset(frame: int, frames: int, length: float, side: float) -> Vector:
+    """Armature-space offset of a handle from its rest at ``frame``: a loop forward, up and out."""
+    turn = 2.0 * math.pi * frame / frames
+    return length * Vector((0.08 * side * math.sin(turn), -0.12 * (1.0 - math.cos(turn)),
+                            0.10 * (1.0 - math.cos(turn))))
+
+
+class Mover:
+    """Puts a rig's handles where the path says, as pose locations in each handle's own rest frame."""
+
+    def __init__(self, obj: bpy.types.Object, limbs: tuple[Limb, ...], frames: int) -> None:
+        self.frames = frames
+        self.entries = []
+        for limb in limbs:
+            bone = obj.data.bones[limb.handle]
+            length = sum(obj.data.bones[name].length for name in limb.chain)
+            # The handles' parents stay at rest, so an armature-space offset only needs
+            # turning into the handle's rest orientation.
+            to_local = bone.matrix_local.to_3x3().inverted()
+            self.entries.append((obj.pose.bones[limb.handle], to_local, length, limb.side))
+
+    def place(self, frame: int) -> None:
+        for pose_bone, to_local, length, side in self.entries:
+            pose_bone.location = to_local @ path_offset(frame, self.frames, length, side)
+
+    def keyframe(self) -> None:
+        for frame in range(0, self.frames + 1, KEY_STEP):
+            self.place(frame)
+            for pose_bone, *_ in self.entries:
+                pose_bone.keyframe_insert("location", frame=frame)
+
+
+def _check_follows(obj: bpy.types.Object, rig: Rig, mover: Mover) -> None:
+    """Refuse to time a rig whose chains ignore the handles (a limb left in FK, say)."""
+    before = _chain_poses(obj, rig)
+    mover.place(mover.frames // 2)
+    after = _chain_poses(obj, rig)
+    mover.place(0)
+    bpy.context.view_layer.update()
+    for name in before:
+        if (before[name] - after[name]).length < 1e-3:
+            raise RuntimeError(f"'{name}' does not follow its IK handle; the timing would be meaningless")
+
+
+def _chain_poses(obj: bpy.types.Object, rig: Rig) -> dict[str, Vector]:
+    bpy.context.view_layer.update()
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    # The middle joint: it moves only when the IK solver bends the chain.
+    return {limb.chain[1]: evaluated.pose.bones[limb.chain[1]].head.copy() for limb in rig.limbs}
+
+
+def _per_frame(step: Callable[[int], None], frames: int) -> float:
+    def run() -> None:
+        for frame in range(1, frames + 1):
+            step(frame)
+
+    return common.timed(run) / frames
+
+
+def _time_rig(sources: Path, rig: Rig | None, frames: int) -> tuple[float, float]:
+    """Seconds per frame (python-driven, keyframed) for ``rig`` in a fresh scene; None is the empty scene."""
+    common.reset()
+    scene = bpy.context.scene
+    view_layer = bpy.context.view_layer
+    if rig is None:
+        def driven(_frame: int) -> None:
+            view_layer.update()
+    else:
+        obj = rig.load(sources)
+        mover = Mover(obj, rig.limbs, frames)
+        _check_follows(obj, rig, mover)
+
+        def driven(frame: int) -> None:
+            mover.place(frame)
+            view_layer.update()
+
+    view_layer.update()
+    python_driven = _per_frame(driven, frames)
+    if rig is not None:
+        mover.keyframe()
+    scene.frame_start, scene.frame_end = 0, frames
+    scene.frame_set(0)  # the first step after keying builds the animation's relations: not billed
+    keyframed = _per_frame(scene.frame_set, frames)
+    return python_driven, keyframed
+
+
+def run(sources: Path, settings: common.Settings) -> dict[str, object]:
+    frames = settings.eval_frames
+    names = ["empty", *RIGS]
+    samples: dict[str, dict[str, list[float]]] = {name: {"python": [], "keyframed": []} for name in names}
+    for _ in range(settings.eval_repeats):
+        for name in names:
+            python_driven, keyframed = _time_rig(sources, RIGS.get(name), frames)
+            samples[name]["python"].append(python_driven)
+            samples[name]["keyframed"].append(keyframed)
+    stats = {name: {mode: common.Stats.of(values) for mode, values in modes.items()}
+             for name, modes in samples.items()}
+    ratios: dict[str, float] = {}
+    for mode in ("keyframed", "python"):
+        empty = stats["empty"][mode].median
+        floor_time = stats["floor"][mode].median
+        for name in ("ik_rigger", "rigify"):
+            own = stats[name][mode].median
+            ratios[f"{name}_over_floor_{mode}"] = own / floor_time
+            ratios[f"{name}_over_floor_{mode}_net"] = (own - empty) / (floor_time - empty)
+    return {
+        "frames": frames,
+        "seconds_per_frame": {name: {mode: value.as_dict() for mode, value in modes.items()}
+                              for name, modes in stats.items()},
+        "ratios": ratios,
+        "target": TARGET,
+    }
