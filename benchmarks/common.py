@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import addon_utils
 import bpy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +118,8 @@ def reset() -> None:
 
 def enable_rigify() -> None:
     """Rigify ships with Blender but is off in factory settings (and a reset turns it off again)."""
+    import addon_utils  # Blender's own module, importable only once bpy is
+
     with quiet():
         addon_utils.enable("rigify", default_set=True)
 

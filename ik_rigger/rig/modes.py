@@ -50,8 +50,9 @@ def data_mode(original: str) -> str:
 def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     """Run a block that may switch modes and leave ``obj`` as the user had it.
 
-    Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode, the active object and the object's visibility. A hidden
-    armature is shown for the duration, since Blender cannot edit hidden objects.
+    Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode,
+    the active object and the object's visibility. A hidden armature is shown for
+    the duration, since Blender cannot edit hidden objects.
     """
     view_layer = bpy.context.view_layer
     if obj.name not in view_layer.objects:
