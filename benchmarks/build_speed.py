@@ -40,6 +40,12 @@ def _build_api(obj: bpy.types.Object) -> None:
     build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
 
 
+def _floor_and_update(obj: bpy.types.Object) -> None:
+    """The floor plus the depsgraph update that Blender's operator call makes after every finished operator."""
+    floor.rig_four_limbs(obj)
+    bpy.context.view_layer.update()
+
+
 def _build_operator(obj: bpy.types.Object) -> None:
     if bpy.ops.ik_rigger.auto_rig() != {"FINISHED"}:
         raise RuntimeError("ik_rigger.auto_rig did not finish on the human metarig")
@@ -51,6 +57,10 @@ VARIANTS: dict[str, tuple[str, Callable[[bpy.types.Object], None]]] = {
     "ik_rigger_api": ("OBJECT", _build_api),
     "floor_from_pose": ("POSE", floor.rig_four_limbs),
     "ik_rigger_operator": ("POSE", _build_operator),
+    # Not targets: they split the operator's time into the API's share from the same mode, its own,
+    # and what any operator pays.
+    "ik_rigger_api_from_pose": ("POSE", _build_api),
+    "floor_from_pose_and_update": ("POSE", _floor_and_update),
 }
 
 
@@ -96,20 +106,26 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
     """Time the floor, the API and the operator; Rigify's generator for context."""
     samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
     signatures: dict[str, Signature] = {}
-    for _ in range(settings.build_repeats):
-        for name, (mode, action) in VARIANTS.items():
-            obj = _metarig(sources, mode)
-            original = set(obj.data.bones.keys())
-            samples[name].append(common.timed(lambda obj=obj, action=action: action(obj)))
-            signatures.setdefault(name, signature(obj, original))
+    with common.quiet():  # the operator reports what it rigged on stdout
+        for _ in range(settings.build_repeats):
+            for name, (mode, action) in VARIANTS.items():
+                obj = _metarig(sources, mode)
+                original = set(obj.data.bones.keys())
+                samples[name].append(common.timed(lambda obj=obj, action=action: action(obj)))
+                signatures.setdefault(name, signature(obj, original))
     stats = {name: common.Stats.of(values) for name, values in samples.items()}
     rigify = {label: _time_rigify(operator, settings.rigify_repeats)
               for label, operator in (("human", "armature_human_metarig_add"),
                                       ("basic_human", "armature_basic_human_metarig_add"))}
     ratios = {
-        "api_over_floor": stats["ik_rigger_api"].median / stats["floor"].median,
-        "operator_over_floor": stats["ik_rigger_operator"].median / stats["floor_from_pose"].median,
-        "operator_over_floor_from_object": stats["ik_rigger_operator"].median / stats["floor"].median,
+        "api_over_floor": common.paired_ratio(samples["ik_rigger_api"], samples["floor"]),
+        "operator_over_floor": common.paired_ratio(samples["ik_rigger_operator"], samples["floor_from_pose"]),
+        "operator_over_floor_from_object": common.paired_ratio(samples["ik_rigger_operator"], samples["floor"]),
+        "api_from_pose_over_floor_from_pose": common.paired_ratio(samples["ik_rigger_api_from_pose"],
+                                                                  samples["floor_from_pose"]),
+        "operator_over_floor_from_pose_and_update": common.paired_ratio(samples["ik_rigger_operator"],
+                                                                        samples["floor_from_pose_and_update"]),
+        # Rigify runs apart from the floor's repeats, so these compare medians.
         "rigify_human_over_floor": rigify["human"].median / stats["floor"].median,
         "rigify_basic_human_over_floor": rigify["basic_human"].median / stats["floor"].median,
     }
@@ -120,7 +136,7 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
         "ratios": ratios,
         "target": TARGET,
         "same_rig": {name: compare(signatures["floor"], signatures[name])
-                     for name in ("ik_rigger_api", "ik_rigger_operator", "floor_from_pose")},
+                     for name in VARIANTS if name != "floor"},
     }
 
 
@@ -139,29 +155,36 @@ def _time_rigify(operator: str, repeats: int) -> common.Stats:
     return common.Stats.of(samples)
 
 
-def profile(sources: Path, repeats: int, top: int = 14) -> list[dict[str, object]]:
-    """Where IK Rigger's build time goes: cProfile over ``repeats`` API builds, top functions by own time."""
+def profile(sources: Path, variant: str, repeats: int, top: int = 12) -> list[dict[str, object]]:
+    """Where a variant's build time goes: cProfile over ``repeats`` builds, the top functions by own time."""
+    mode, action = VARIANTS[variant]
     profiler = cProfile.Profile()
-    for _ in range(repeats):
-        obj = _metarig(sources, "OBJECT")
-        profiler.enable()
-        _build_api(obj)
-        profiler.disable()
-    table = pstats.Stats(profiler)
+    with common.quiet():
+        for _ in range(repeats):
+            obj = _metarig(sources, mode)
+            profiler.enable()
+            action(obj)
+            profiler.disable()
+    table = pstats.Stats(profiler).stats
+    total = sum(entry[2] for entry in table.values())
     rows = []
-    total = sum(entry[2] for entry in table.stats.values())
     for (filename, line, function), (_, calls, own, cumulative, _) in sorted(
-            table.stats.items(), key=lambda item: -item[1][2])[:top]:
+            table.items(), key=lambda item: -item[1][2])[:top]:
         rows.append({"function": f"{_short(filename)}:{line}({function})", "calls": calls // repeats,
                      "own_share": own / total, "cumulative_share": cumulative / total})
     return rows
 
 
 def _short(filename: str) -> str:
-    """A profiled file as a repository-relative path or a bare module name, never a machine path."""
+    """A profiled file as a repository-relative or package-relative path, never a machine path."""
     path = Path(filename)
-    if filename.startswith("~") or not path.is_absolute():
+    if filename == "~":
         return "built-in"
+    if not path.is_absolute():
+        return filename  # code made at run time, such as a dataclass's __init__ ("<string>")
+    parts = path.parts
+    if "site-packages" in parts:
+        return "/".join(parts[parts.index("site-packages") + 1:])
     try:
         return path.resolve().relative_to(common.ROOT).as_posix()
     except ValueError:

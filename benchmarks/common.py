@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 METARIG = "metarig"  # the object name Rigify's metarig operators give
 HUMAN_FILE = "human_metarig.blend"
-BASIC_FILE = "basic_human_metarig.blend"
 RIGIFY_RIG_FILE = "rigify_human_rig.blend"
 RIGIFY_RIG = "rig"  # the object name rigify_generate gives
 
@@ -32,16 +31,17 @@ class Settings:
     build_repeats: int
     rigify_repeats: int
     eval_repeats: int
+    eval_passes: int  # times each timed sample plays the frame range
     eval_frames: int
     quality_targets: int
-    batch_files: int
+    batch_sizes: tuple[int, ...]  # files per batch run; small ones show the start-up cost
     batch_repeats: int
 
 
-FULL = Settings(build_repeats=20, rigify_repeats=3, eval_repeats=7, eval_frames=100, quality_targets=200,
-                batch_files=16, batch_repeats=3)
-QUICK = Settings(build_repeats=7, rigify_repeats=1, eval_repeats=3, eval_frames=50, quality_targets=60,
-                 batch_files=8, batch_repeats=1)
+FULL = Settings(build_repeats=40, rigify_repeats=3, eval_repeats=11, eval_passes=3, eval_frames=100,
+                quality_targets=200, batch_sizes=(16, 64), batch_repeats=3)
+QUICK = Settings(build_repeats=15, rigify_repeats=1, eval_repeats=5, eval_passes=2, eval_frames=100,
+                 quality_targets=100, batch_sizes=(16,), batch_repeats=2)
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,16 @@ class Stats:
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+
+def paired_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of per-repeat ratios.
+
+    The things compared run back to back within each repeat, so a shared machine
+    slowing down for a while (a neighbour's job) scales both sides of a ratio
+    alike; the median then drops the repeats it hit unevenly.
+    """
+    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
 
 
 def cpu_model() -> str:
@@ -149,20 +159,15 @@ def save_copy(path: Path) -> None:
 
 
 def make_sources(folder: Path) -> None:
-    """Save Rigify's two human metarigs and its generated human rig, read back by every repeat.
+    """Save Rigify's human metarig and the rig Rigify generates from it, read back by every repeat.
 
-    A factory reset turns Rigify off, so the metarigs are made once and appended after
-    each reset rather than re-made through Rigify's operators.
+    A factory reset turns Rigify off, so they are made once and appended after each
+    reset rather than re-made through Rigify's operators.
     """
-    for operator, filename in ((bpy.ops.object.armature_human_metarig_add, HUMAN_FILE),
-                               (bpy.ops.object.armature_basic_human_metarig_add, BASIC_FILE)):
-        reset()
-        enable_rigify()
-        operator()
-        save_copy(folder / filename)
     reset()
     enable_rigify()
     bpy.ops.object.armature_human_metarig_add()
+    save_copy(folder / HUMAN_FILE)
     with quiet():
         bpy.ops.pose.rigify_generate()
     # Keep the generated rig alone in its scene: the metarig would only add its own evaluation.

@@ -4,7 +4,8 @@ Three rigs of the same human metarig, each alone in a fresh factory scene: IK Ri
 the floor script's, and Rigify's generated rig (its IK controls; Rigify's limbs start in
 IK). The handles follow one fixed path, as keyframes played back with ``frame_set`` and
 as locations set from Python followed by ``view_layer.update``. An empty scene's step is
-timed the same way, so its share can be taken out of the ratios.
+timed the same way, so its share can be taken out of the ratios. Two more rigs, with no
+target, are IK Rigger's less parts of what it adds, to show what costs what.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ KEY_STEP = 10  # frames between keyframes; Blender interpolates the rest
 
 @dataclass(frozen=True)
 class Limb:
+    """One limb of a rig as the benchmark moves it: its handle and the chain that follows."""
+
     handle: str
     chain: tuple[str, str]
     side: float  # +1 left, -1 right: the path is mirrored across the body
@@ -33,6 +36,8 @@ class Limb:
 
 @dataclass(frozen=True)
 class Rig:
+    """How to put a rig into the empty scene, and its limbs."""
+
     load: Callable[[Path], bpy.types.Object]
     limbs: tuple[Limb, ...]
 
@@ -43,6 +48,21 @@ def _ik_rigger(sources: Path) -> bpy.types.Object:
 
     obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
     build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
+    return obj
+
+
+def _without_drivers(sources: Path) -> bpy.types.Object:
+    """Diagnostic: IK Rigger's rig less the drivers that tie each constraint to the limb's IK/FK blend."""
+    obj = _ik_rigger(sources)
+    obj.animation_data_clear()
+    return obj
+
+
+def _without_drivers_and_record(sources: Path) -> bpy.types.Object:
+    """Diagnostic: less the drivers and the record of what IK Rigger built, which it keeps on the object
+    (the drivers go first: they read the record, and would fail without it)."""
+    obj = _without_drivers(sources)
+    obj.property_unset("ik_rigger")
     return obj
 
 
@@ -68,6 +88,9 @@ RIGS = {
     "ik_rigger": Rig(_ik_rigger, _metarig_limbs()),
     "floor": Rig(_floor, _metarig_limbs()),
     "rigify": Rig(_rigify, _metarig_limbs("ORG-", ("foot_ik", "hand_ik"))),
+    # Not targets: they show which part of IK Rigger's rig costs what beyond the floor.
+    "ik_rigger_without_drivers": Rig(_without_drivers, _metarig_limbs()),
+    "ik_rigger_without_drivers_and_record": Rig(_without_drivers_and_record, _metarig_limbs()),
 }
 
 
@@ -122,15 +145,16 @@ def _chain_poses(obj: bpy.types.Object, rig: Rig) -> dict[str, Vector]:
     return {limb.chain[1]: evaluated.pose.bones[limb.chain[1]].head.copy() for limb in rig.limbs}
 
 
-def _per_frame(step: Callable[[int], None], frames: int) -> float:
+def _per_frame(step: Callable[[int], None], frames: int, passes: int) -> float:
     def run() -> None:
-        for frame in range(1, frames + 1):
-            step(frame)
+        for _ in range(passes):
+            for frame in range(1, frames + 1):
+                step(frame)
 
-    return common.timed(run) / frames
+    return common.timed(run) / (frames * passes)
 
 
-def _time_rig(sources: Path, rig: Rig | None, frames: int) -> tuple[float, float]:
+def _time_rig(sources: Path, rig: Rig | None, frames: int, passes: int) -> tuple[float, float]:
     """Seconds per frame (python-driven, keyframed) for ``rig`` in a fresh scene; None is the empty scene."""
     common.reset()
     scene = bpy.context.scene
@@ -148,12 +172,12 @@ def _time_rig(sources: Path, rig: Rig | None, frames: int) -> tuple[float, float
             view_layer.update()
 
     view_layer.update()
-    python_driven = _per_frame(driven, frames)
+    python_driven = _per_frame(driven, frames, passes)
     if rig is not None:
         mover.keyframe()
     scene.frame_start, scene.frame_end = 0, frames
     scene.frame_set(0)  # the first step after keying builds the animation's relations: not billed
-    keyframed = _per_frame(scene.frame_set, frames)
+    keyframed = _per_frame(scene.frame_set, frames, passes)
     return python_driven, keyframed
 
 
@@ -163,21 +187,26 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
     samples: dict[str, dict[str, list[float]]] = {name: {"python": [], "keyframed": []} for name in names}
     for _ in range(settings.eval_repeats):
         for name in names:
-            python_driven, keyframed = _time_rig(sources, RIGS.get(name), frames)
+            python_driven, keyframed = _time_rig(sources, RIGS.get(name), frames, settings.eval_passes)
             samples[name]["python"].append(python_driven)
             samples[name]["keyframed"].append(keyframed)
     stats = {name: {mode: common.Stats.of(values) for mode, values in modes.items()}
              for name, modes in samples.items()}
     ratios: dict[str, float] = {}
     for mode in ("keyframed", "python"):
-        empty = stats["empty"][mode].median
-        floor_time = stats["floor"][mode].median
-        for name in ("ik_rigger", "rigify"):
-            own = stats[name][mode].median
-            ratios[f"{name}_over_floor_{mode}"] = own / floor_time
-            ratios[f"{name}_over_floor_{mode}_net"] = (own - empty) / (floor_time - empty)
+        empty = samples["empty"][mode]
+        floor_times = samples["floor"][mode]
+        floor_net = [rig - blank for rig, blank in zip(floor_times, empty)]
+        for name in RIGS:
+            if name == "floor":
+                continue
+            own = samples[name][mode]
+            ratios[f"{name}_over_floor_{mode}"] = common.paired_ratio(own, floor_times)
+            ratios[f"{name}_over_floor_{mode}_net"] = common.paired_ratio(
+                [rig - blank for rig, blank in zip(own, empty)], floor_net)
     return {
         "frames": frames,
+        "passes": settings.eval_passes,
         "seconds_per_frame": {name: {mode: value.as_dict() for mode, value in modes.items()}
                               for name, modes in stats.items()},
         "ratios": ratios,

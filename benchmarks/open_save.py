@@ -1,0 +1,46 @@
+"""The batch floor: open and save .blend files in one Blender, rigging nothing.
+
+    python benchmarks/open_save.py OUT_DIR FILE.blend...
+
+Plain bpy with the same open and save calls the batch command makes, so the batch
+command's time beyond this is what rigging (and its bookkeeping) costs. Prints one
+line ``OPEN-SAVE-RESULT {json}`` with the seconds each file took to open and to save.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import bpy
+
+RESULT_MARK = "OPEN-SAVE-RESULT "
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    bpy.context.preferences.filepaths.use_scripts_auto_execute = False
+    timings = []
+    for name in argv[1:]:
+        started = time.perf_counter()
+        bpy.ops.wm.open_mainfile(filepath=name, load_ui=False, use_scripts=False)
+        opened = time.perf_counter()
+        bpy.ops.wm.save_as_mainfile(filepath=str(out / Path(name).name), copy=True, check_existing=False,
+                                    compress=False)
+        timings.append({"seconds_open": opened - started, "seconds_save": time.perf_counter() - opened})
+    sys.stdout.write(RESULT_MARK + json.dumps(timings) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    status = main(sys.argv[1:])
+    sys.stdout.flush()
+    # Leave as the batch command does (scripts/rig_batch.py), skipping Blender's exit cleanup so that
+    # both pay the same; that cleanup is also what deletes Blender's session folder, so do that here.
+    shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+    os._exit(status)

@@ -1,0 +1,98 @@
+"""One PNG per section, drawn from the results alone: ratios against their targets, and counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display, and the same output everywhere
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+MET, MISSED, CONTEXT = "#3a7d44", "#c0392b", "#7f8c8d"
+
+
+def _bars(axes: Axes, labels: list[str], values: list[float], target: float | None, title: str,
+          ylabel: str, *, log: bool = False, fmt: str = "{:.2f}x") -> None:
+    colours = [CONTEXT if target is None else (MET if value <= target else MISSED) for value in values]
+    bars = axes.bar(labels, values, color=colours)
+    axes.bar_label(bars, labels=[fmt.format(value) for value in values], padding=2, fontsize=8)
+    if target is not None:
+        axes.axhline(target, color="black", linestyle="--", linewidth=1, label=f"target {fmt.format(target)}")
+        axes.legend(loc="upper left", fontsize=8)
+    if log:
+        axes.set_yscale("log")
+    else:
+        axes.set_ylim(0, max([*values, target or 0.0]) * 1.25 or 1.0)
+    axes.set_title(title, fontsize=10)
+    axes.set_ylabel(ylabel, fontsize=9)
+    axes.tick_params(axis="x", labelsize=8)
+
+
+def _save(figure: Figure, machine: str, path: Path) -> None:
+    figure.text(0.01, 0.01, machine, fontsize=7, color="#555555")
+    figure.tight_layout(rect=(0, 0.04, 1, 1))
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def build(result: dict, machine: str, path: Path) -> None:
+    ratios = result["ratios"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    _bars(left, ["API\n(from Object mode)", "Auto-Rig operator\n(from Pose mode)"],
+          [ratios["api_over_floor"], ratios["operator_over_floor"]], result["target"],
+          "IK Rigger's build time over the floor script's", "time / floor")
+    _bars(right, ["IK Rigger API", "Rigify, basic human", "Rigify, human"],
+          [ratios["api_over_floor"], ratios["rigify_basic_human_over_floor"], ratios["rigify_human_over_floor"]],
+          None, "For context: Rigify's generator (log scale)", "time / floor", log=True, fmt="{:.1f}x")
+    _save(figure, machine, path)
+
+
+def evaluation(result: dict, machine: str, path: Path) -> None:
+    ratios = result["ratios"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    _bars(left, ["keyframed\nplayback", "Python-driven\nupdates"],
+          [ratios["ik_rigger_over_floor_keyframed_net"], ratios["ik_rigger_over_floor_python_net"]],
+          result["target"], "IK Rigger's rig: time per frame over the floor rig's", "time / floor (empty scene out)")
+    _bars(right, ["IK Rigger,\nkeyframed", "Rigify,\nkeyframed", "IK Rigger,\nPython", "Rigify,\nPython"],
+          [ratios["ik_rigger_over_floor_keyframed_net"], ratios["rigify_over_floor_keyframed_net"],
+           ratios["ik_rigger_over_floor_python_net"], ratios["rigify_over_floor_python_net"]],
+          None, "For context: Rigify's generated rig", "time / floor (empty scene out)", fmt="{:.1f}x")
+    _save(figure, machine, path)
+
+
+def quality(result: dict, machine: str, path: Path) -> None:
+    skeletons = result["skeletons"]
+    labels = [entry["skeleton"].replace("_", "\n", 1) for entry in skeletons]
+    targets = result["targets"]
+    figure, axes = plt.subplots(1, 3, figsize=(12, 4))
+    _bars(axes[0], labels, [entry["rest_degrees"] for entry in skeletons], targets["rest_degrees"],
+          "Largest rotation at rest after building", "degrees", fmt="{:.3g}")
+    _bars(axes[1], labels, [entry["worst_reach_fraction"] for entry in skeletons], targets["reach_fraction"],
+          "Worst reach error over the sweep", "fraction of chain length", fmt="{:.2g}")
+    _bars(axes[2], labels, [entry["flips"] for entry in skeletons], targets["flips"],
+          f"Knee/elbow flips ({skeletons[0]['targets']} targets each)", "count", fmt="{:.0f}")
+    _save(figure, machine, path)
+
+
+def batch(result: dict, machine: str, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(7, 4))
+    jobs = result["job_counts"]
+    for size in result["sizes"]:
+        # Throughput relative to opening and saving the same files in one process.
+        relative = [1.0 / size["wall_over_floor"][f"jobs_{count}"] for count in jobs]
+        axes.plot(jobs, relative, marker="o", label=f"{size['files']} files")
+        for count, value in zip(jobs, relative):
+            axes.annotate(f"{value:.2f}", (count, value), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    axes.axhline(1.0, color="black", linestyle="--", linewidth=1, label="open + save only, 1 process")
+    axes.set_xticks(jobs)
+    axes.set_xlabel("worker processes (--jobs)")
+    axes.set_ylabel("files per second / open+save floor's")
+    top = max(1.0 / ratio for size in result["sizes"] for ratio in size["wall_over_floor"].values())
+    axes.set_ylim(0, max(1.3, top * 1.2))
+    axes.set_title("Batch rigging throughput (each process pays Blender's start-up)", fontsize=10)
+    axes.legend(fontsize=8, loc="lower right")
+    _save(figure, machine, path)
