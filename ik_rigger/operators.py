@@ -16,6 +16,7 @@ from .rig.build import build_limbs, mirrored_request
 from .rig.chain import add_chain
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
+from .rig.skeleton import read_skeleton
 
 AXIS_ITEMS = BEND_DIRECTION_ITEMS[1:]
 
@@ -96,15 +97,20 @@ Limbs it is not sure of are skipped and listed, never guessed"""
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         try:
-            with kept_mode(obj):
-                leave_edit_mode(obj)  # detection reads bones, which Edit mode leaves stale
-                requests, detection = detected_requests(obj, self.to_options())
+            if obj.mode == "EDIT":
+                with kept_mode(obj):
+                    leave_edit_mode(obj)  # detection reads bones, which Edit mode leaves stale
+                    skeleton = read_skeleton(obj)
+            else:
+                skeleton = read_skeleton(obj)
+            requests, detection = detected_requests(skeleton, self.to_options())
             for skipped in detection.skipped:
                 self.report({"WARNING"}, f"Skipped '{skipped.bone}': {skipped.reason}")
             if not requests:
                 self.report({"ERROR"}, f"No limbs found on '{obj.name}'; rig them one by one with Build IK Limb")
                 return {"CANCELLED"}
-            plans = build_limbs(obj, requests)
+            # Out of Edit mode the bones just read are current: the build needs not read them again.
+            plans = build_limbs(obj, requests, skeleton if obj.mode != "EDIT" else None)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"Rigged {len(plans)} limb(s): " + ", ".join(plan.chain[-1] for plan in plans))

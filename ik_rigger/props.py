@@ -44,7 +44,7 @@ class IKRIG_PG_constraint(bpy.types.PropertyGroup):
 class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
     """What a chain bone's pose settings were before IK Rigger touched them; ``name`` is the bone."""
 
-    palette: StringProperty(name="Palette", description="Original pose bone colour palette")
+    palette: StringProperty(name="Palette", description="Original pose bone colour palette", default="DEFAULT")
     ik_stretch: FloatProperty(name="IK Stretch", description="Original IK stretch of the bone")
 
 
@@ -119,9 +119,15 @@ class LimbSettings:
         )
 
     def set_options(self, options: plan.LimbOptions) -> None:
-        """Store core's plain options in these settings."""
+        """Store core's plain options in these settings.
+
+        Only values that differ are written: an unset property costs nothing, and
+        Blender copies every stored one on each update of the object.
+        """
         for key, value in options.__dict__.items():
-            setattr(self, "extremity_name" if key == "extremity" else key, value)
+            name = "extremity_name" if key == "extremity" else key
+            if getattr(self, name) != value:
+                setattr(self, name, value)
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):

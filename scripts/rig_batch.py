@@ -10,6 +10,7 @@ ARGS: input files, folders and globs; --out DIR | --in-place | --dry-run;
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -35,5 +36,7 @@ if __name__ == "__main__":
     if not bpy.app.binary_path:
         # As the PyPI module, leave without Blender's exit cleanup: bpy 4.2 crashes in it
         # after an add-on has been registered, which would turn any status into 139.
+        # That cleanup would also remove Blender's temporary folder, so do it here.
+        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
         os._exit(status)
     sys.exit(status)

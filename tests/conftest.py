@@ -7,6 +7,7 @@ binary (``tests/run_in_blender.py``).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -50,4 +51,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if bpy.app.version[:2] == (4, 2) and _exit_status and "bpy" in Path(bpy.__file__).parent.name:
         sys.stdout.flush()
         sys.stderr.flush()
+        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)  # Blender's exit cleanup would have
         os._exit(_exit_status[-1])

@@ -198,12 +198,30 @@ def _read_name(name: str) -> _Name:
     return _Name(tuple(words), frozenset(sides), prefix)
 
 
+class _Names(dict[str, _Name]):
+    """Bone names read on first use: detection needs few of a skeleton's names."""
+
+    def __missing__(self, name: str) -> _Name:
+        read = self[name] = _read_name(name)
+        return read
+
+
+_LOWER_WORDS = tuple(sorted(_RULE_OF_LOWER))
+_NOT_LETTERS = re.compile(r"[^a-z]")
+
+
+def _may_be_lower(name: str) -> bool:
+    """Cheap test before reading a name: a lower bone's letters hold its word (``Fore_Arm``)."""
+    letters = _NOT_LETTERS.sub("", name.lower())
+    return any(word in letters for word in _LOWER_WORDS)
+
+
 class _Reader:
-    """The skeleton with its names read once."""
+    """The skeleton with its names read once, when first needed."""
 
     def __init__(self, skeleton: Skeleton) -> None:
         self.skeleton = skeleton
-        self.names = {name: _read_name(name) for name in skeleton.bones}
+        self.names = _Names()
 
     def limb_ending_at(self, lower: str, rule: _Rule) -> DetectedLimb | Skipped:
         """The limb whose lower bone is ``lower``, or why ``lower`` cannot end one."""
@@ -312,6 +330,8 @@ def detect_limbs(skeleton: Skeleton) -> Detection:
     found: list[DetectedLimb] = []
     skipped: list[Skipped] = []
     for name in sorted(skeleton.bones):
+        if not _may_be_lower(name):
+            continue
         rule = _RULE_OF_LOWER.get(reader.names[name].base)
         if rule is None:
             continue

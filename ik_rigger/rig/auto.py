@@ -1,24 +1,21 @@
-"""Limbs found by name and structure, turned into build requests."""
+"""Limbs found by name and structure, turned into build requests (no bpy needed)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import bpy
-
 from ..core.detect import Detection, detect_limbs
-from ..core.plan import LimbOptions
-from .skeleton import read_skeleton
+from ..core.plan import LimbOptions, Skeleton
 
 
 def detected_requests(
-    obj: bpy.types.Object, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
+    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
 ) -> tuple[list[tuple[str, LimbOptions]], Detection]:
-    """Build requests for the limbs detected on ``obj`` that share no bone with ``taken``.
+    """Build requests for the limbs detected in ``skeleton`` that share no bone with ``taken``.
 
     Each request keeps ``defaults`` but for the chain length and extremity detection found.
     """
-    detection = detect_limbs(read_skeleton(obj))
+    detection = detect_limbs(skeleton)
     requests = []
     for limb in detection.limbs:
         if taken & set(limb.chain):

@@ -39,17 +39,19 @@ class _Rebuilt:
     poses: dict[str, tuple] = field(default_factory=dict)
 
 
-def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]]) -> list[LimbPlan]:
+def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
+                skeleton: Skeleton | None = None) -> list[LimbPlan]:
     """Rig the chains ending at each requested bone; rebuild those already rigged.
 
     ``requests`` pairs the last bone of each chain with its options. Either every
-    limb is built or, on a ``RigError``, nothing at all changes.
+    limb is built or, on a ``RigError``, nothing at all changes. ``skeleton`` saves
+    reading the armature again when the caller has just read it (out of Edit mode).
     """
     check_editable(obj)
     with modes.kept_mode(obj) as original:
         modes.leave_edit_mode(obj)
         rig = obj.ik_rigger
-        plans, rebuilt = _plan(obj, rig, requests)
+        plans, rebuilt = _plan(obj, rig, requests, skeleton)
         _keep_poses(obj, rig, rebuilt)
         for item in rebuilt:
             strip_constraints(obj, rig.limbs[item.index])
@@ -73,9 +75,10 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
 
 
 def _plan(
-    obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]]
+    obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]], skeleton: Skeleton | None = None
 ) -> tuple[list[LimbPlan], list[_Rebuilt]]:
-    skeleton = read_skeleton(obj)
+    if skeleton is None:
+        skeleton = read_skeleton(obj)
     rebuilt: list[_Rebuilt] = []
     lasts = [last for last, _ in requests]
     for index, limb in enumerate(rig.limbs):
@@ -237,8 +240,10 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
         pose_bone = obj.pose.bones[name]
         state = limb.chain_states.add()
         state.name = name
-        state.palette = pose_bone.color.palette
-        state.ik_stretch = pose_bone.ik_stretch
+        if pose_bone.color.palette != state.palette:
+            state.palette = pose_bone.color.palette
+        if pose_bone.ik_stretch:
+            state.ik_stretch = pose_bone.ik_stretch
         pose_bone.color.palette = PALETTE_CHAIN
         if name in originals:
             rest = limb.prebent.add()

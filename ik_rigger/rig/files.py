@@ -24,6 +24,7 @@ from ..core.errors import RigError
 from ..core.plan import LimbOptions
 from .auto import detected_requests
 from .build import build_limbs, mirrored_request, plan_limbs
+from .skeleton import read_skeleton
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -188,7 +189,7 @@ def _requests(obj: bpy.types.Object, config: Config, filename: str,
                     requests.append(other)
     if section is None or section.detect:
         covered = {name for last, options in requests for name in _chain_names(obj, last, options.chain_length)}
-        found, detection = detected_requests(obj, config.defaults, covered)
+        found, detection = detected_requests(read_skeleton(obj), config.defaults, covered)
         requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
     return requests

@@ -46,6 +46,14 @@ def data_mode(original: str) -> str:
     return "POSE" if original == "POSE" else "OBJECT"
 
 
+def _restore_visibility(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, hidden: bool,
+                        hidden_viewport: bool) -> None:
+    if obj.hide_viewport != hidden_viewport:
+        obj.hide_viewport = hidden_viewport
+    if obj.hide_get(view_layer=view_layer) != hidden:
+        obj.hide_set(hidden, view_layer=view_layer)
+
+
 @contextmanager
 def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     """Run a block that may switch modes and leave ``obj`` as the user had it.
@@ -64,19 +72,20 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     hidden_viewport = obj.hide_viewport
     if active is not None and active != obj and active.mode != "OBJECT":
         set_mode(active, "OBJECT")
-    obj.hide_set(False, view_layer=view_layer)
-    obj.hide_viewport = False
+    # Touch the flags only when set: each change rebuilds the scene's dependency graph.
+    if hidden:
+        obj.hide_set(False, view_layer=view_layer)
+    if hidden_viewport:
+        obj.hide_viewport = False
     if not obj.visible_get(view_layer=view_layer):
         # Hidden by its collection: Blender would refuse Edit mode halfway through a build.
-        obj.hide_viewport = hidden_viewport
-        obj.hide_set(hidden, view_layer=view_layer)
+        _restore_visibility(obj, view_layer, hidden, hidden_viewport)
         raise RigError(f"the armature '{obj.name}' is in a hidden collection, and Blender cannot edit it there",
                        hint="Show its collection in the viewport, then try again.")
     try:
         yield mode
     finally:
         set_mode(obj, mode)
-        obj.hide_viewport = hidden_viewport
-        obj.hide_set(hidden, view_layer=view_layer)
+        _restore_visibility(obj, view_layer, hidden, hidden_viewport)
         if active is not None and view_layer.objects.active != active:
             view_layer.objects.active = active

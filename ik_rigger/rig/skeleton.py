@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bpy
+from mathutils import Vector
 
 from ..core.errors import RigError
 from ..core.plan import BoneInfo, Skeleton
@@ -12,21 +13,34 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     """The rest bones of ``obj`` in armature space.
 
     Reads ``Bone`` data, which Blender only syncs from edit bones on leaving Edit
-    mode: callers leave Edit mode first (``modes.object_mode``).
+    mode: callers leave Edit mode first (``modes.leave_edit_mode``). Reads whole
+    columns at once (``foreach_get``): one RNA access per bone is the cost here.
     """
-    bones = {}
-    for bone in obj.data.bones:
-        matrix = bone.matrix_local
-        bones[bone.name] = BoneInfo(
+    bones = obj.data.bones
+    count = len(bones)
+    heads = [0.0] * (3 * count)
+    tails = [0.0] * (3 * count)
+    matrices = [0.0] * (16 * count)
+    connected = [False] * count
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    # Matrices come column by column: x axis at 0..2, z axis at 8..10.
+    bones.foreach_get("matrix_local", matrices)
+    bones.foreach_get("use_connect", connected)
+    read = {}
+    for index, bone in enumerate(bones):
+        parent = bone.parent
+        m = 16 * index
+        read[bone.name] = BoneInfo(
             name=bone.name,
-            parent=bone.parent.name if bone.parent else None,
-            head=bone.head_local.copy(),
-            tail=bone.tail_local.copy(),
-            x_axis=matrix.col[0].xyz.normalized(),
-            z_axis=matrix.col[2].xyz.normalized(),
-            connected=bone.use_connect,
+            parent=parent.name if parent is not None else None,
+            head=Vector(heads[3 * index:3 * index + 3]),
+            tail=Vector(tails[3 * index:3 * index + 3]),
+            x_axis=Vector(matrices[m:m + 3]).normalized(),
+            z_axis=Vector(matrices[m + 8:m + 11]).normalized(),
+            connected=connected[index],
         )
-    return Skeleton(bones)
+    return Skeleton(read)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
