@@ -48,8 +48,9 @@ def _rig(obj: bpy.types.Object) -> None:
     from ik_rigger.core.plan import LimbOptions
     from ik_rigger.rig.auto import detected_requests
     from ik_rigger.rig.build import build_limbs
+    from ik_rigger.rig.skeleton import read_skeleton
 
-    requests, _ = detected_requests(obj, LimbOptions())
+    requests, _ = detected_requests(read_skeleton(obj), LimbOptions())
     build_limbs(obj, requests)
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -31,6 +32,7 @@ from .rig.files import TEMP_SUFFIX, ArmatureResult, FileResult, Job, rig_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
+_READY_MARK = "IK-RIGGER-READY"
 
 
 class UsageError(Exception):
@@ -50,7 +52,8 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--config", type=Path, help="TOML file naming limbs and options per armature")
     usage.add_argument("--armature", help="rig only the armature object of this name")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
-    usage.add_argument("--jobs", type=int, default=1, help="worker processes, each one Blender for many files")
+    usage.add_argument("--jobs", type=int, default=1,
+                       help="Blenders rigging at once: this one and N-1 workers, each taking many files")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
@@ -109,6 +112,7 @@ def _result_from_json(data: dict) -> FileResult:
 
 def run_worker(config: Config, armature: str | None) -> int:
     """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on stdout."""
+    print(_READY_MARK, flush=True)
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -129,58 +133,65 @@ def _pipe(stream: IO[str] | None) -> IO[str]:
     return stream
 
 
-def _with_workers(jobs: list[Job], count: int, worker_command: list[str], args: argparse.Namespace
-                  ) -> Iterator[FileResult]:
-    """Hand files to ``count`` worker Blenders one at a time, as each becomes free."""
+def _with_workers(jobs: list[Job], helpers: int, worker_command: list[str], args: argparse.Namespace,
+                  config: Config) -> Iterator[FileResult]:
+    """Rig in this Blender and in ``helpers`` more, each taking the next file when free.
+
+    This process starts at once; the helpers join when their Blender has started,
+    so a short run never waits for them, and a helper that got no file is stopped.
+    """
     extra = ["--worker"] + (["--config", str(args.config)] if args.config else []) + \
         (["--armature", args.armature] if args.armature else [])
     workers = [subprocess.Popen(worker_command + extra, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, bufsize=1) for _ in range(count)]
-    answers: queue.Queue[tuple[int, FileResult | None]] = queue.Queue()
+                                stderr=subprocess.DEVNULL, text=True, bufsize=1) for _ in range(helpers)]
+    answers: queue.Queue[tuple[int, FileResult | str | None]] = queue.Queue()
 
     def listen(index: int) -> None:
         # One reader per worker: a pipe read by select() and readline() together can hide
         # a second buffered line, so each worker's lines go through a queue instead.
         for line in _pipe(workers[index].stdout):
-            if line.startswith(_RESULT_MARK):
+            if line.startswith(_READY_MARK):
+                answers.put((index, _READY_MARK))
+            elif line.startswith(_RESULT_MARK):
                 answers.put((index, _result_from_json(json.loads(line[len(_RESULT_MARK):]))))
         answers.put((index, None))
 
-    for index in range(count):
+    for index in range(helpers):
         threading.Thread(target=listen, args=(index,), daemon=True).start()
-    pending = list(jobs)
+    pending = deque(jobs)
     busy: dict[int, Job] = {}
+    used: set[int] = set()
 
-    def feed(index: int) -> None:
-        job = pending.pop(0)
-        busy[index] = job
-        pipe = _pipe(workers[index].stdin)
-        pipe.write(json.dumps(asdict(job)) + "\n")
-        pipe.flush()
-
-    for index in range(count):
-        if pending:
-            feed(index)
-    try:
-        while busy:
-            index, result = answers.get()
-            if result is None:  # the worker died: its file failed, the others go on
-                if index in busy:
-                    job = busy.pop(index)
-                    yield FileResult(job.input, job.output, error="the worker Blender stopped while rigging it")
-                    if pending and not any(worker.poll() is None for worker in workers):
-                        yield from (FileResult(job.input, job.output, error="no worker Blender left to rig it")
-                                    for job in pending)
-                        pending.clear()
-                continue
+    def handle(index: int, message: FileResult | str | None) -> Iterator[FileResult]:
+        if isinstance(message, FileResult):
             busy.pop(index, None)
-            yield result
+            yield message
+        elif message is None and index in busy:  # the worker died: its file failed, the others go on
+            job = busy.pop(index)
+            yield FileResult(job.input, job.output, error="the worker Blender stopped while rigging it")
+            return
+        if message is not None and pending:
+            job = pending.popleft()
+            busy[index] = job
+            used.add(index)
+            pipe = _pipe(workers[index].stdin)
+            pipe.write(json.dumps(asdict(job)) + "\n")
+            pipe.flush()
+
+    try:
+        while pending or busy:
+            while not answers.empty():
+                yield from handle(*answers.get())
             if pending:
-                feed(index)
+                yield rig_file(pending.popleft(), config, args.armature)
+            elif busy:
+                yield from handle(*answers.get())
     finally:
-        for worker in workers:
-            if worker.stdin and not worker.stdin.closed:
-                worker.stdin.close()
+        for index, worker in enumerate(workers):
+            if index in used:
+                _pipe(worker.stdin).close()
+            else:
+                worker.kill()
         for worker in workers:
             worker.wait(timeout=60)
 
@@ -256,7 +267,7 @@ def main(argv: Sequence[str], worker_command: list[str]) -> int:
     if count > 1 and not worker_command:
         print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
         count = 1
-    stream = _with_workers(jobs, count, worker_command, args) if count > 1 else \
+    stream = _with_workers(jobs, count - 1, worker_command, args, config) if count > 1 else \
         _in_process(jobs, config, args.armature)
     results = []
     for result in stream:

@@ -266,3 +266,17 @@ def test_blender_command_entry_runs_in_process(tmp_path):
     assert ik_rigger._cli_commands
     assert cli.command([str(source), "--dry-run"]) == 0
     assert cli.command([]) == 2
+
+
+def test_worker_protocol(tmp_path):
+    """A worker says it is ready, then answers each job line with one result line."""
+    source = save_character(tmp_path / "a.blend")
+    job = json.dumps({"input": str(source), "output": str(tmp_path / "out" / "a.blend"), "in_place": False,
+                      "dry_run": False})
+    process = subprocess.run([sys.executable, str(ENTRY), "--worker"], input=job + "\n", capture_output=True,
+                             text=True, timeout=120)
+    lines = [line for line in process.stdout.splitlines() if line.startswith("IK-RIGGER-")]
+    assert lines[0] == "IK-RIGGER-READY"
+    result = json.loads(lines[1][len("IK-RIGGER-RESULT "):])
+    assert result["status"] == "rigged" and result["armatures"][0]["limbs"]
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
