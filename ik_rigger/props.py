@@ -138,14 +138,13 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     handle: StringProperty(name="IK Handle", description="The IK target bone at the chain's end")
     pole: StringProperty(name="Pole", description="The pole target bone in front of the middle joint")
     clone: StringProperty(name="Clone", description="The extremity's clone, parented to the handle")
-    created_bones: CollectionProperty(type=IKRIG_PG_name, name="Created Bones",
-                                      description="Bones IK Rigger made for this limb")
     constraints: CollectionProperty(type=IKRIG_PG_constraint, name="Constraints",
                                     description="Constraints IK Rigger added for this limb")
     prebent: CollectionProperty(type=IKRIG_PG_rest, name="Pre-bent Bones",
                                 description="Original rest of chain bones that were pre-bent")
     chain_states: CollectionProperty(type=IKRIG_PG_chain_state, name="Chain States",
-                                     description="Original pose colours and IK stretch of the chain bones")
+                                     description="Original pose colours and IK stretch of the chain bones "
+                                     "that had other than Blender's defaults")
     # Live settings that span several pieces of Blender data, so they are one
     # property each with an update callback rather than copies to keep in sync.
     ik_blend: FloatProperty(name="IK/FK", description="1 is full IK, 0 full FK: the chain follows its own "
@@ -155,9 +154,13 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
                            "(0 is none)", default=0.0, min=0.0, max=1.0,
                            update=lambda self, context: snap.set_stretch(self.id_data, self, self.stretch))
 
+    def created(self) -> list[str]:
+        """The bones IK Rigger made for this limb: handle, pole and clone (those it has)."""
+        return [name for name in (self.handle, self.pole, self.clone) if name]
+
     def bones(self) -> set[str]:
         """Every bone this limb involves: chain, extremity and the bones it made."""
-        names = {item.name for item in self.chain} | {item.name for item in self.created_bones}
+        names = {item.name for item in self.chain} | set(self.created())
         if self.extremity:
             names.add(self.extremity)
         return names

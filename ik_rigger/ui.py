@@ -51,7 +51,7 @@ def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str
         return [], "Leave Edit mode once so the new bone is known"
     limb = obj.ik_rigger.limb_of(bone)
     if limb is not None:
-        made = {item.name for item in limb.created_bones}
+        made = set(limb.created())
         skeleton = Skeleton({name: info for name, info in skeleton.bones.items() if name not in made})
         bone = limb.chain[-1].name
     try:

@@ -84,7 +84,7 @@ def _plan(
     for index, limb in enumerate(rig.limbs):
         if limb.chain and limb.chain[-1].name in lasts:
             rebuilt.append(_Rebuilt(index))
-    old_bones = {item.name for entry in rebuilt for item in rig.limbs[entry.index].created_bones}
+    old_bones = {name for entry in rebuilt for name in rig.limbs[entry.index].created()}
     base = Skeleton({name: bone for name, bone in skeleton.bones.items() if name not in old_bones})
     used = {bone: limb.chain[-1].name for index, limb in enumerate(rig.limbs)
             if index not in {entry.index for entry in rebuilt} for bone in limb.bones()}
@@ -125,11 +125,14 @@ def strip_constraints(obj: bpy.types.Object, limb) -> None:
             constraint.driver_remove("influence")
             pose_bone.constraints.remove(constraint)
     _drop_empty_animation_data(obj)
-    for item in limb.chain_states:
+    # Chain bones without a stored state had Blender's defaults (see _constraints_and_record).
+    states = {item.name: item for item in limb.chain_states}
+    for item in limb.chain:
         pose_bone = obj.pose.bones.get(item.name)
         if pose_bone is not None:
-            pose_bone.color.palette = item.palette
-            pose_bone.ik_stretch = item.ik_stretch
+            state = states.get(item.name)
+            pose_bone.color.palette = state.palette if state else "DEFAULT"
+            pose_bone.ik_stretch = state.ik_stretch if state else 0.0
 
 
 def _drop_empty_animation_data(obj: bpy.types.Object) -> None:
@@ -154,10 +157,10 @@ def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
         item.last = limb.name
         item.live = {"ik_blend": limb.ik_blend, "stretch": limb.stretch}
         item.prebent = [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent]
-        for created in limb.created_bones:
-            pose_bone = obj.pose.bones.get(created.name)
+        for created in limb.created():
+            pose_bone = obj.pose.bones.get(created)
             if pose_bone is not None:
-                item.poses[created.name] = (pose_bone.rotation_mode, pose_bone.location.copy(),
+                item.poses[created] = (pose_bone.rotation_mode, pose_bone.location.copy(),
                                             pose_bone.rotation_quaternion.copy(), pose_bone.rotation_euler.copy(),
                                             pose_bone.rotation_axis_angle[:], pose_bone.scale.copy())
 
@@ -193,7 +196,7 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list
     """Edit mode: the bone stage. Returns the original rest of every pre-bent bone."""
     armature = obj.data
     edit_bones = armature.edit_bones
-    delete_bones(edit_bones, {item.name for entry in rebuilt for item in rig.limbs[entry.index].created_bones})
+    delete_bones(edit_bones, {name for entry in rebuilt for name in rig.limbs[entry.index].created()})
     originals = {name: (head, tail, roll) for entry in rebuilt for name, head, tail, roll in entry.prebent}
     for limb_plan in plans:
         for new in limb_plan.new_bones:
@@ -238,11 +241,12 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
     for name in limb_plan.chain:
         limb.chain.add().name = name
         pose_bone = obj.pose.bones[name]
-        state = limb.chain_states.add()
-        state.name = name
-        if pose_bone.color.palette != state.palette:
+        # Only a bone whose colour or stretch differs from Blender's default gets a stored
+        # state: the record is copied on every update of the object, so it stays small.
+        if pose_bone.color.palette != "DEFAULT" or pose_bone.ik_stretch:
+            state = limb.chain_states.add()
+            state.name = name
             state.palette = pose_bone.color.palette
-        if pose_bone.ik_stretch:
             state.ik_stretch = pose_bone.ik_stretch
         pose_bone.color.palette = PALETTE_CHAIN
         if name in originals:
@@ -253,8 +257,6 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
-    for new in limb_plan.new_bones:
-        limb.created_bones.add().name = new.name
     for planned in limb_plan.constraints:
         constraint = add_constraint(obj, planned)
         drive_ik_blend(obj, constraint, limb)

@@ -29,7 +29,7 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> str:
         strip_constraints(obj, limb)
         modes.set_mode(obj, "EDIT")
         edit_bones = obj.data.edit_bones
-        delete_bones(edit_bones, {item.name for item in limb.created_bones})
+        delete_bones(edit_bones, set(limb.created()))
         for rest in limb.prebent:
             edit_bone = edit_bones.get(rest.name)
             if edit_bone is None:
