@@ -7,11 +7,21 @@ import random
 
 import bpy
 import pytest
-from helpers import chain_length, evaluate, import_bvh, leg_bones, make_armature, rotation_degrees, set_active_bone
+from helpers import (
+    both_legs,
+    chain_length,
+    evaluate,
+    import_bvh,
+    leg_bones,
+    make_armature,
+    rotation_degrees,
+    set_active_bone,
+)
 from mathutils import Euler, Vector
 from test_build import move_handle, tentacle
 
 from ik_rigger.rig import selection
+from ik_rigger.rig.animation import fcurve_owners
 
 
 def rig_leg(rolls: dict[str, float] | None = None, transform: bool = False, **options) -> bpy.types.Object:
@@ -116,16 +126,7 @@ def test_snapping_keys_what_changed_at_the_current_frame():
 
 
 def _all_fcurves(obj: bpy.types.Object) -> list:
-    """F-curves of the object's action in 4.2 (action.fcurves) and 5.x (layered actions)."""
-    action = obj.animation_data.action
-    if hasattr(action, "fcurves"):
-        return list(action.fcurves)
-    curves = []
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                curves.extend(bag.fcurves)
-    return curves
+    return [curve for owner in fcurve_owners(obj) for curve in owner.fcurves]
 
 
 def _key_frames(obj: bpy.types.Object) -> set[float]:
@@ -232,3 +233,29 @@ def test_an_animated_blend_plays_back_through_drivers():
     assert obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["shin.L"].constraints[0].influence \
         == pytest.approx(0.0)
     assert constraint.type == "IK"
+
+
+def test_keys_follow_their_limb_through_rebuild_and_removal():
+    obj = make_armature(both_legs())
+    for last in ("shin.L", "shin.R"):
+        set_active_bone(obj, last)
+        assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    left, right = obj.ik_rigger.limbs["shin.L"], obj.ik_rigger.limbs["shin.R"]
+    right.ik_blend = 0.25
+    right.keyframe_insert("ik_blend", frame=1)
+    left.ik_blend = 0.75
+    left.keyframe_insert("ik_blend", frame=1)
+    # Rebuilding the first limb keeps its place, so the keys still find their limbs.
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(copy_mode="TRANSFORMS") == {"FINISHED"}
+    assert [limb.name for limb in obj.ik_rigger.limbs] == ["shin.L", "shin.R"]
+    bpy.context.scene.frame_set(1)
+    assert obj.ik_rigger.limbs["shin.L"].ik_blend == pytest.approx(0.75)
+    assert obj.ik_rigger.limbs["shin.R"].ik_blend == pytest.approx(0.25)
+    # Removing the first limb drops its keys and moves the second one's.
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    paths = {curve.data_path for curve in _all_fcurves(obj)}
+    assert paths & {'ik_rigger.limbs[0].ik_blend', 'ik_rigger.limbs["shin.R"].ik_blend'}
+    bpy.context.scene.frame_set(2)
+    bpy.context.scene.frame_set(1)
+    assert obj.ik_rigger.limbs["shin.R"].ik_blend == pytest.approx(0.25)

@@ -22,10 +22,9 @@ import bpy
 from ..core import geometry, naming
 from ..core.errors import RigError
 from ..core.plan import PALETTE_CHAIN, ROLE_CLONE, LimbOptions, LimbPlan, Skeleton, plan_limb
-from . import modes
+from . import modes, snap
 from .constraints import add_constraint
 from .skeleton import check_editable, read_skeleton
-from .snap import drive_ik_blend
 
 
 @dataclass
@@ -34,7 +33,6 @@ class _Rebuilt:
 
     index: int
     last: str = ""
-    live: dict[str, float] = field(default_factory=dict)
     prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
     poses: dict[str, tuple] = field(default_factory=dict)
 
@@ -58,10 +56,11 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         modes.set_mode(obj, "EDIT")
         originals = _edit_bones(obj, rig, plans, rebuilt)
         modes.set_mode(obj, modes.data_mode(original))
-        for item in sorted(rebuilt, key=lambda item: -item.index):
-            rig.limbs.remove(item.index)
+        # A rebuilt limb keeps its record, and so its place in the list: keys on its
+        # IK/FK blend address it by index in Blender 5.
+        records = {rig.limbs[item.index].name: rig.limbs[item.index] for item in rebuilt}
         for limb_plan, requested in zip(plans, requests):
-            _constraints_and_record(obj, rig, limb_plan, requested[1], originals)
+            _constraints_and_record(obj, rig, limb_plan, requested[1], originals, records.get(limb_plan.chain[-1]))
         _restore_poses(obj, rebuilt)
     return plans
 
@@ -155,7 +154,6 @@ def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
     for item in rebuilt:
         limb = rig.limbs[item.index]
         item.last = limb.name
-        item.live = {"ik_blend": limb.ik_blend, "stretch": limb.stretch}
         item.prebent = [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent]
         for created in limb.created():
             pose_bone = obj.pose.bones.get(created)
@@ -169,8 +167,11 @@ def _restore_poses(obj: bpy.types.Object, rebuilt: list[_Rebuilt]) -> None:
     for item in rebuilt:
         limb = obj.ik_rigger.limbs.get(item.last)
         if limb is not None:
-            for key, value in item.live.items():
-                setattr(limb, key, value)
+            # Give the new constraints and chain the blend and stretch the record kept.
+            if limb.ik_blend != 1.0:
+                snap.set_ik_blend(obj, limb, limb.ik_blend)
+            if limb.stretch:
+                snap.set_stretch(obj, limb, limb.stretch)
         for name, (mode, location, quaternion, euler, axis_angle, scale) in item.poses.items():
             pose_bone = obj.pose.bones.get(name)
             if pose_bone is None:
@@ -234,10 +235,15 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list
 
 
 def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, options: LimbOptions,
-                            originals: dict) -> None:
-    """Object or Pose mode: the constraint stage for one limb, then its record."""
-    limb = rig.limbs.add()
-    limb.name = limb_plan.chain[-1]
+                            originals: dict, limb=None) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record (``limb`` when rebuilt)."""
+    if limb is None:
+        limb = rig.limbs.add()
+        limb.name = limb_plan.chain[-1]
+        rig.active_limb_index = len(rig.limbs) - 1
+    else:
+        for collection in (limb.chain, limb.constraints, limb.prebent, limb.chain_states):
+            collection.clear()
     for name in limb_plan.chain:
         limb.chain.add().name = name
         pose_bone = obj.pose.bones[name]
@@ -259,12 +265,11 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
     limb.clone = limb_plan.clone or ""
     for planned in limb_plan.constraints:
         constraint = add_constraint(obj, planned)
-        drive_ik_blend(obj, constraint, limb)
+        snap.drive_ik_blend(obj, constraint, limb)
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name
     limb.set_options(options)
-    rig.active_limb_index = len(rig.limbs) - 1
 
 
 def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:

@@ -7,6 +7,7 @@ from mathutils import Vector
 
 from ..core.errors import RigError
 from . import modes
+from .animation import forget_limb
 from .build import delete_bones, strip_constraints
 from .skeleton import check_editable
 
@@ -41,7 +42,9 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> str:
                 if child.use_connect:
                     child.head = edit_bone.tail
         modes.set_mode(obj, modes.data_mode(original))
-        rig.limbs.remove(list(rig.limbs).index(limb))
+        index = list(rig.limbs).index(limb)
+        forget_limb(obj, index)
+        rig.limbs.remove(index)
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         _remove_empty_collections(obj)
     return name
