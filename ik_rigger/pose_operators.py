@@ -175,6 +175,10 @@ class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         limb = find_limb(context, self.limb)
+        try:
+            snap.check_limb_bones(context.active_object, limb)
+        except RigError as error:
+            return report_error(self, error)
         names = {"HANDLE": [limb.handle], "POLE": [limb.pole], "CHAIN": [item.name for item in limb.chain]}[self.part]
         names = [name for name in names if name]
         if not names:

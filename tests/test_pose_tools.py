@@ -259,3 +259,12 @@ def test_keys_follow_their_limb_through_rebuild_and_removal():
     bpy.context.scene.frame_set(2)
     bpy.context.scene.frame_set(1)
     assert obj.ik_rigger.limbs["shin.R"].ik_blend == pytest.approx(0.25)
+
+
+def test_a_limb_whose_bones_were_renamed_is_refused_clearly():
+    obj = rig_leg()
+    obj.data.bones["foot.L"].name = "paw.L"
+    with pytest.raises(RuntimeError, match="'shin.L': the limb's bone\\(s\\) foot.L no longer exist"):
+        bpy.ops.ik_rigger.snap_fk_to_ik(limb="shin.L")
+    with pytest.raises(RuntimeError, match="Remove the limb and build it again"):
+        bpy.ops.ik_rigger.select_limb_bones(limb="shin.L", part="CHAIN")

@@ -33,6 +33,14 @@ def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
     return found
 
 
+def check_limb_bones(obj: bpy.types.Object, limb) -> None:
+    """Refuse a limb whose bones were renamed or deleted since it was built."""
+    missing = sorted(name for name in limb.bones() if name not in obj.data.bones)
+    if missing:
+        raise RigError(f"the limb's bone(s) {', '.join(missing)} no longer exist (renamed or deleted)",
+                       bone=limb.name, hint="Remove the limb and build it again.")
+
+
 def ik_constraint(obj: bpy.types.Object, limb) -> bpy.types.Constraint | None:
     """The limb's IK constraint, if it still exists."""
     return next((constraint for constraint in limb_constraints(obj, limb) if constraint.type == "IK"), None)
@@ -102,6 +110,7 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
 
     Afterwards switching the limb to FK shows the same pose. Returns the bones changed.
     """
+    check_limb_bones(obj, limb)
     chain = [item.name for item in limb.chain]
     names = chain + ([limb.extremity] if limb.extremity else [])
     pose = evaluated_pose(obj)
@@ -141,6 +150,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     The handle also takes the extremity's FK rotation (through its clone), so that
     switching the limb to IK shows the same pose. Returns the bones changed.
     """
+    check_limb_bones(obj, limb)
     chain = [item.name for item in limb.chain]
     ik = ik_constraint(obj, limb)
     if ik is None:
