@@ -9,14 +9,18 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import bpy
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# One way to keep Blender's own lines off stdout, the batch command's.
+from ik_rigger.rig.files import quiet  # noqa: E402
 
 METARIG = "metarig"  # the object name Rigify's metarig operators give
 HUMAN_FILE = "human_metarig.blend"
@@ -97,21 +101,6 @@ def machine_line(info: dict[str, object]) -> str:
             f"{info['system']}, {info['date']}")
 
 
-@contextmanager
-def quiet() -> Iterator[None]:
-    """Hold back what Blender and Rigify print to the process's stdout (one line per step)."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "wb") as sink:
-            os.dup2(sink.fileno(), 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def timed(action: Callable[[], object]) -> float:
     """Seconds ``action`` takes; garbage from earlier work is collected first so it is not billed here."""
     gc.collect()
@@ -135,8 +124,6 @@ def enable_rigify() -> None:
 
 
 def register_ik_rigger() -> None:
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     import ik_rigger
 
     ik_rigger.register()
