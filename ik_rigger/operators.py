@@ -56,6 +56,25 @@ Run it again on a rigged limb to update it in place"""
     def poll(cls, context: bpy.types.Context) -> bool:
         return armature_poll(cls, context)
 
+    def draw(self, context: bpy.types.Context) -> None:
+        """The redo panel: options in Blender's split layout, bone names picked from the armature."""
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        bones = context.active_object.data
+        for name in ("chain_length", "both_sides", "use_pole", "pole_parent", "pole_distance", "pole_angle_auto"):
+            layout.prop(self, name)
+        if not self.pole_angle_auto:
+            layout.prop(self, "pole_angle")
+        layout.prop(self, "handle_parent_mode")
+        if self.handle_parent_mode == "BONE":
+            layout.prop_search(self, "handle_parent", bones, "bones")
+        layout.prop(self, "extremity_mode")
+        if self.extremity_mode == "BONE":
+            layout.prop_search(self, "extremity_name", bones, "bones")
+        for name in ("copy_mode", "bend_direction", "prebend_straight", "iterations", "use_stretch"):
+            layout.prop(self, name)
+
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         last = context.active_bone.name

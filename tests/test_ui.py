@@ -150,3 +150,12 @@ def test_every_operator_is_in_the_menu_and_the_menu_in_pose_and_armature_menus()
         ui._draw_menu(SimpleNamespace(layout=RecordingLayout(log)), bpy.context)
         assert ("menu", "IKRIG_MT_menu") in log
         assert ui._draw_menu in getattr(bpy.types, host).draw._draw_funcs
+
+
+def test_build_operator_redo_panel_draws_real_properties(rigged):
+    log: list = []
+    operator = SimpleNamespace(layout=RecordingLayout(log), pole_angle_auto=False, handle_parent_mode="BONE",
+                               extremity_mode="BONE", bl_rna=bpy.ops.ik_rigger.build_ik.get_rna_type())
+    ik_rigger.operators.IKRIG_OT_build_ik.draw(operator, SimpleNamespace(active_object=rigged))
+    drawn = {entry[2] for entry in log if entry[0] == "prop"}
+    assert {"chain_length", "pole_angle", "handle_parent", "extremity_name", "copy_mode"} <= drawn
