@@ -10,7 +10,7 @@ import bpy
 
 from . import operators, pose_operators
 from .core.errors import RigError
-from .core.plan import Skeleton, plan_limb
+from .core.plan import plan_limb
 from .rig import snap
 from .rig.skeleton import read_skeleton
 
@@ -51,8 +51,7 @@ def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str
         return [], "Leave Edit mode once so the new bone is known"
     limb = obj.ik_rigger.limb_of(bone)
     if limb is not None:
-        made = set(limb.created())
-        skeleton = Skeleton({name: info for name, info in skeleton.bones.items() if name not in made})
+        skeleton = skeleton.without(limb.created())
         bone = limb.chain[-1].name
     try:
         planned = plan_limb(skeleton, bone, settings.to_options(), set())

@@ -8,8 +8,9 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from mathutils import Vector
 
@@ -83,6 +84,16 @@ class Skeleton:
     def is_below(self, name: str, ancestor: str) -> bool:
         """True when ``name`` is ``ancestor`` or one of its descendants."""
         return name == ancestor or ancestor in self.ancestors(name)
+
+    def lineage(self, name: str, count: int) -> list[str]:
+        """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""
+        if name not in self.bones:
+            return []
+        return [name, *islice(self.ancestors(name), count - 1)]
+
+    def without(self, names: Collection[str]) -> Skeleton:
+        """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
+        return Skeleton({name: bone for name, bone in self.bones.items() if name not in names})
 
 
 @dataclass(frozen=True)
@@ -184,11 +195,7 @@ def chain_ending_at(skeleton: Skeleton, last: str, length: int) -> tuple[str, ..
         raise RigError(
             f"a chain needs at least 2 bones, {length} was asked", bone=last, hint="Set the chain length to 2 or more."
         )
-    chain = [last]
-    for ancestor in skeleton.ancestors(last):
-        if len(chain) == length:
-            break
-        chain.append(ancestor)
+    chain = skeleton.lineage(last, length)
     if len(chain) < length:
         raise RigError(
             f"has only {len(chain) - 1} parent bone(s), so a chain of {length} bones cannot end here",

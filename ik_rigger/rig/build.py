@@ -15,7 +15,7 @@ From Pose or Object mode that is two mode switches, as few as the work allows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 
@@ -65,12 +65,13 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
     return plans
 
 
-def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]]) -> list[LimbPlan]:
-    """Plan without building: what ``build_limbs`` would do (for dry runs and the panel)."""
+def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
+               skeleton: Skeleton | None = None) -> list[LimbPlan]:
+    """Plan without building: what ``build_limbs`` would do (for dry runs)."""
     check_editable(obj)
     with modes.kept_mode(obj):
         modes.leave_edit_mode(obj)
-        return _plan(obj, obj.ik_rigger, requests)[0]
+        return _plan(obj, obj.ik_rigger, requests, skeleton)[0]
 
 
 def _plan(
@@ -84,7 +85,7 @@ def _plan(
         if limb.chain and limb.chain[-1].name in lasts:
             rebuilt.append(_Rebuilt(index))
     old_bones = {name for entry in rebuilt for name in rig.limbs[entry.index].created()}
-    base = Skeleton({name: bone for name, bone in skeleton.bones.items() if name not in old_bones})
+    base = skeleton.without(old_bones)
     used = {bone: limb.chain[-1].name for index, limb in enumerate(rig.limbs)
             if index not in {entry.index for entry in rebuilt} for bone in limb.bones()}
     taken: set[str] = set()
@@ -117,12 +118,9 @@ def _check_no_user_ik(obj: bpy.types.Object, rig, limb_plan: LimbPlan, rebuilt: 
 
 def strip_constraints(obj: bpy.types.Object, limb) -> None:
     """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
-    for item in limb.constraints:
-        pose_bone = obj.pose.bones.get(item.name)
-        constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
-        if constraint is not None:
-            constraint.driver_remove("influence")
-            pose_bone.constraints.remove(constraint)
+    for owner, constraint in list(snap.recorded_constraints(obj, limb)):
+        constraint.driver_remove("influence")
+        owner.constraints.remove(constraint)
     _drop_empty_animation_data(obj)
     # Chain bones without a stored state had Blender's defaults (see _constraints_and_record).
     states = {item.name: item for item in limb.chain_states}
@@ -279,12 +277,12 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if other is None or other not in names:
         return None
     flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
-    return other, LimbOptions(**{
-        **options.__dict__,
-        "bend_direction": flip.get(options.bend_direction, options.bend_direction),
-        "handle_parent": naming.flip_name(options.handle_parent, names) or options.handle_parent,
-        "extremity": naming.flip_name(options.extremity, names) or options.extremity,
-    })
+    return other, replace(
+        options,
+        bend_direction=flip.get(options.bend_direction, options.bend_direction),
+        handle_parent=naming.flip_name(options.handle_parent, names) or options.handle_parent,
+        extremity=naming.flip_name(options.extremity, names) or options.extremity,
+    )
 
 
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:

@@ -21,7 +21,7 @@ import bpy
 
 from ..core.config import Config
 from ..core.errors import RigError
-from ..core.plan import LimbOptions
+from ..core.plan import LimbOptions, Skeleton
 from .auto import detected_requests
 from .build import build_limbs, mirrored_request, plan_limbs
 from .skeleton import read_skeleton
@@ -173,7 +173,7 @@ def _armatures(filter_name: str | None, config: Config, filename: str) -> list[b
     return armatures
 
 
-def _requests(obj: bpy.types.Object, config: Config, filename: str,
+def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
               result: ArmatureResult) -> list[tuple[str, LimbOptions]]:
     """The limbs to build on ``obj``: the config's, then detected ones it does not cover."""
     section = config.for_armature(obj.name, filename)
@@ -188,20 +188,11 @@ def _requests(obj: bpy.types.Object, config: Config, filename: str,
                 else:
                     requests.append(other)
     if section is None or section.detect:
-        covered = {name for last, options in requests for name in _chain_names(obj, last, options.chain_length)}
-        found, detection = detected_requests(read_skeleton(obj), config.defaults, covered)
+        covered = {name for last, options in requests for name in skeleton.lineage(last, options.chain_length)}
+        found, detection = detected_requests(skeleton, config.defaults, covered)
         requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
     return requests
-
-
-def _chain_names(obj: bpy.types.Object, last: str, length: int) -> list[str]:
-    bone = obj.data.bones.get(last)
-    names: list[str] = []
-    while bone is not None and len(names) < length:
-        names.append(bone.name)
-        bone = bone.parent
-    return names
 
 
 def rig_file(job: Job, config: Config, armature: str | None = None) -> FileResult:
@@ -220,14 +211,16 @@ def rig_file(job: Job, config: Config, armature: str | None = None) -> FileResul
         for obj in _armatures(armature, config, source.name):
             entry = ArmatureResult(obj.name)
             result.armatures.append(entry)
-            requests = _requests(obj, config, source.name, entry)
+            # Files open out of Edit mode, so the bones read here stay current for the build.
+            skeleton = read_skeleton(obj)
+            requests = _requests(obj, skeleton, config, source.name, entry)
             if not requests:
                 raise RigError(f"no limbs found on the armature '{obj.name}'",
                                hint="Name the limbs in a --config file.")
             if job.dry_run:
-                entry.planned = [plan.describe() for plan in plan_limbs(obj, requests)]
+                entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
                 continue
-            plans = build_limbs(obj, requests)
+            plans = build_limbs(obj, requests, skeleton)
             entry.limbs = [list(plan.chain) for plan in plans]
             entry.notes.extend(note for plan in plans for note in plan.notes)
         result.seconds_rig = time.perf_counter() - started

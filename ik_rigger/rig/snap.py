@@ -6,6 +6,8 @@ own transform never enters. Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import bpy
 from mathutils import Matrix, Vector
 
@@ -22,15 +24,18 @@ def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
     return {bone.name: bone.matrix.copy() for bone in evaluated.pose.bones}
 
 
-def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
-    """The constraints a limb's record lists that still exist."""
-    found = []
+def recorded_constraints(obj: bpy.types.Object, limb) -> Iterator[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:
+    """Each constraint a limb's record lists that still exists, with the bone that owns it."""
     for item in limb.constraints:
         pose_bone = obj.pose.bones.get(item.name)
         constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
         if constraint is not None:
-            found.append(constraint)
-    return found
+            yield pose_bone, constraint
+
+
+def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
+    """The constraints a limb's record lists that still exist."""
+    return [constraint for _, constraint in recorded_constraints(obj, limb)]
 
 
 def check_limb_bones(obj: bpy.types.Object, limb) -> None:
