@@ -72,7 +72,8 @@ Run it again on a rigged limb to update it in place"""
         layout.prop(self, "extremity_mode")
         if self.extremity_mode == "BONE":
             layout.prop_search(self, "extremity_name", bones, "bones")
-        for name in ("copy_mode", "bend_direction", "prebend_straight", "iterations", "use_stretch"):
+        for name in ("copy_mode", "keep_extremity_constraints", "bend_direction", "prebend_straight", "iterations",
+                     "use_stretch"):
             layout.prop(self, name)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

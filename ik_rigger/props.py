@@ -106,6 +106,9 @@ class LimbSettings:
                                    "1 degree, ends fixed, so IK can bend it", default=True)
     iterations: IntProperty(name="Iterations", description="IK solver iterations", default=500, min=1, max=10000)
     use_stretch: BoolProperty(name="Stretch", description="Let the chain stretch to reach the handle", default=False)
+    keep_extremity_constraints: BoolProperty(
+        name="Keep Extremity Constraints", description="Keep the extremity's own constraints and add IK Rigger's "
+        "after them (which override them while IK is on); off refuses to build over them", default=False)
 
     def to_options(self) -> plan.LimbOptions:
         """These settings as core's plain options."""
@@ -116,6 +119,7 @@ class LimbSettings:
             copy_mode=self.copy_mode, pole_angle_auto=self.pole_angle_auto, pole_angle=self.pole_angle,
             bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
             iterations=self.iterations, use_stretch=self.use_stretch,
+            keep_extremity_constraints=self.keep_extremity_constraints,
         )
 
     def set_options(self, options: plan.LimbOptions) -> None:

@@ -17,7 +17,7 @@ from .rig.skeleton import read_skeleton
 # The build options shown first; the rest sit in the closed "Advanced" sub-panel.
 _BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides")
 _ADVANCED_OPTIONS = ("pole_distance", "handle_parent_mode", "pole_angle_auto", "bend_direction",
-                     "prebend_straight", "iterations", "use_stretch")
+                     "prebend_straight", "iterations", "use_stretch", "keep_extremity_constraints")
 _ALL_OPTIONS = _BASIC_OPTIONS + _ADVANCED_OPTIONS + ("handle_parent", "extremity_name", "pole_angle")
 
 

@@ -115,6 +115,7 @@ class LimbOptions:
     prebend_straight: bool = True
     iterations: int = 500
     use_stretch: bool = False
+    keep_extremity_constraints: bool = False
 
 
 @dataclass(frozen=True)
