@@ -23,6 +23,7 @@ from ..core import geometry, naming
 from ..core.errors import RigError
 from ..core.plan import PALETTE_CHAIN, ROLE_CLONE, LimbOptions, LimbPlan, Skeleton, plan_limb
 from . import modes, snap
+from .checks import check_armature, check_limb
 from .constraints import add_constraint
 from .skeleton import check_editable, read_skeleton
 
@@ -46,6 +47,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
     reading the armature again when the caller has just read it (out of Edit mode).
     """
     check_editable(obj)
+    check_armature(obj)
     with modes.kept_mode(obj) as original:
         modes.leave_edit_mode(obj)
         rig = obj.ik_rigger
@@ -101,19 +103,11 @@ def _plan(
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
                 used[bone] = last
-        _check_no_user_ik(obj, rig, limb_plan, rebuilt)
+        ours = {(c.name, c.constraint) for entry in rebuilt for c in rig.limbs[entry.index].constraints}
+        check_limb(obj, skeleton, limb_plan, options, ours)
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
     return plans, rebuilt
-
-
-def _check_no_user_ik(obj: bpy.types.Object, rig, limb_plan: LimbPlan, rebuilt: list[_Rebuilt]) -> None:
-    last = limb_plan.chain[-1]
-    ours = {(c.name, c.constraint) for entry in rebuilt for c in rig.limbs[entry.index].constraints}
-    for constraint in obj.pose.bones[last].constraints:
-        if constraint.type == "IK" and (last, constraint.name) not in ours:
-            raise RigError(f"already has an IK constraint '{constraint.name}'", bone=last,
-                           hint="Delete that constraint, or rig another chain.")
 
 
 def strip_constraints(obj: bpy.types.Object, limb) -> None:
