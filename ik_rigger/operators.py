@@ -11,6 +11,7 @@ from mathutils import Vector
 from .core.chain import ChainSpec
 from .core.errors import RigError
 from .props import BEND_DIRECTION_ITEMS, LimbSettings
+from .rig import records
 from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
 from .rig.chain import add_chain
@@ -79,18 +80,20 @@ Run it again on a rigged limb to update it in place"""
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         last = context.active_bone.name
-        limb = obj.ik_rigger.limb_of(last)
-        if limb is not None and limb.chain:
-            last = limb.chain[-1].name
+        limb = records.limb_of(obj, last)
+        if limb is not None:
+            chain = records.resolve(obj, limb).chain
+            if chain:
+                last = chain[-1]
         options = self.to_options()
         requests = [(last, options)]
-        if self.both_sides:
-            other = mirrored_request(obj, last, options)
-            if other is None:
-                self.report({"WARNING"}, f"'{last}': no mirrored bone found; rigged one side only")
-            else:
-                requests.append(other)
         try:
+            if self.both_sides:
+                other = mirrored_request(obj, last, options)
+                if other is None:
+                    self.report({"WARNING"}, f"'{last}': no mirrored bone found; rigged one side only")
+                else:
+                    requests.append(other)
             plans = build_limbs(obj, requests)
         except RigError as error:
             return report_error(self, error)
@@ -148,17 +151,19 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         if not armature_poll(cls, context):
             return False
-        if context.active_object.ik_rigger.limb_of(context.active_bone.name) is None:
+        if records.limb_of(context.active_object, context.active_bone.name) is None:
             cls.poll_message_set("The active bone is not part of a limb rigged by IK Rigger")
             return False
         return True
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         try:
-            name = remove_limb(context.active_object, context.active_bone.name)
+            removal = remove_limb(context.active_object, context.active_bone.name)
         except RigError as error:
             return report_error(self, error)
-        self.report({"INFO"}, f"Removed the IK limb ending at '{name}'")
+        for message in removal.messages:
+            self.report({"WARNING"}, message[0].upper() + message[1:])
+        self.report({"INFO"}, f"Removed the IK limb ending at '{removal.name}'")
         return {"FINISHED"}
 
 

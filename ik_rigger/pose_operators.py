@@ -9,9 +9,12 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .core.errors import RigError
+from .core.plan import ROLE_HANDLE, ROLE_POLE
 from .operators import report_error
-from .rig import selection, snap
+from .rig import records, selection, snap
 from .rig.build import build_limbs, rest_pole_angle
+from .rig.modes import kept_mode, leave_edit_mode
+from .rig.upgrade import needs_upgrade, prepare, upgrade
 
 
 def find_limb(context: bpy.types.Context, name: str = ""):
@@ -24,7 +27,7 @@ def find_limb(context: bpy.types.Context, name: str = ""):
         return rig.limbs.get(name)
     bone = context.active_bone
     if bone is not None:
-        limb = rig.limb_of(bone.name)
+        limb = records.limb_of(obj, bone.name)
         if limb is not None:
             return limb
     if 0 <= rig.active_limb_index < len(rig.limbs):
@@ -75,13 +78,16 @@ class SnapOperator(LimbOperator):
         limb = find_limb(context, self.limb)
         frame = context.scene.frame_current
         try:
+            prepare(obj)
+            # Everything that can refuse is checked before the first key goes in.
+            parts = records.require(obj, limb, ROLE_HANDLE)
             names = self.snap_limb(obj, limb, keyframe=self.keyframe, frame=frame)
+            if self.switch:
+                records.set_ik_fk(obj, parts, self.blend_after)
+                if self.keyframe:
+                    records.key_ik_fk(obj, parts, frame)
         except RigError as error:
             return report_error(self, error)
-        if self.switch:
-            limb.ik_blend = self.blend_after
-            if self.keyframe:
-                obj.keyframe_insert(snap.blend_path(limb), frame=frame, group=limb.name)
         self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")
         return {"FINISHED"}
 
@@ -127,7 +133,7 @@ around the active element. Run again to give back the previous pivot point and s
             return False
         bone = context.active_bone
         limb = find_limb(context)
-        if bone is None or bone.name not in {item.name for item in limb.chain}:
+        if bone is None or bone.name not in records.resolve(obj, limb).chain:
             cls.poll_message_set("Make a chain bone of a rigged limb active")
             return False
         return True
@@ -152,7 +158,11 @@ around the active element. Run again to give back the previous pivot point and s
         rig.saved_selection.clear()
         for name in selection.selected_bones(obj):
             rig.saved_selection.add().name = name
-        selection.select_only(obj, [limb.handle, bone], bone)
+        handle = records.resolve(obj, limb).handle
+        if handle is None:
+            self.report({"ERROR"}, f"'{limb.name}': the limb's IK handle is gone; rebuild the limb")
+            return {"CANCELLED"}
+        selection.select_only(obj, [handle, bone], bone)
         tool_settings.transform_pivot_point = "ACTIVE_ELEMENT"
         rig.pivot_saved = True
         self.report({"INFO"}, f"Rotate now to turn '{bone}' with the IK handle; run again to give back the pivot")
@@ -175,14 +185,12 @@ class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         limb = find_limb(context, self.limb)
-        try:
-            snap.check_limb_bones(context.active_object, limb)
-        except RigError as error:
-            return report_error(self, error)
-        names = {"HANDLE": [limb.handle], "POLE": [limb.pole], "CHAIN": [item.name for item in limb.chain]}[self.part]
+        parts = records.resolve(context.active_object, limb)
+        names = {"HANDLE": [parts.handle], "POLE": [parts.pole], "CHAIN": parts.chain}[self.part]
         names = [name for name in names if name]
         if not names:
-            self.report({"ERROR"}, f"'{limb.name}': the limb has no {self.part.lower()}; rebuild it with one")
+            self.report({"ERROR"}, f"'{limb.name}': the limb has no {self.part.lower()} (never made, or deleted); "
+                        "rebuild it with one")
             return {"CANCELLED"}
         selection.select_only(context.active_object, names, names[-1])
         return {"FINISHED"}
@@ -198,11 +206,15 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         limb = find_limb(context, self.limb)
-        ik = snap.ik_constraint(obj, limb)
-        if ik is None or not limb.pole:
-            self.report({"ERROR"}, f"'{limb.name}': the limb has no IK constraint with a pole; rebuild it")
+        try:
+            parts = records.require(obj, limb, ROLE_POLE, ik=True)
+        except RigError as error:
+            return report_error(self, error)
+        if parts.pole is None:
+            self.report({"ERROR"}, f"'{limb.name}': the limb has no pole; rebuild it with one")
             return {"CANCELLED"}
-        ik.pole_angle = rest_pole_angle(obj, limb)
+        records.refresh(obj)
+        records.ik_constraint(obj, parts).pole_angle = rest_pole_angle(obj, limb)
         limb.pole_angle_auto = True
         return {"FINISHED"}
 
@@ -217,21 +229,63 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         limb = find_limb(context, self.limb)
-        name = limb.name
-        options = limb.to_options()
-        ik = snap.ik_constraint(obj, limb)
-        if ik is not None:
-            # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
-            automatic = bool(limb.pole) and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6
-            options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
-                              pole_angle_auto=options.pole_angle_auto and (automatic or not limb.pole))
         try:
-            build_limbs(obj, [(name, options)])
+            with kept_mode(obj):
+                leave_edit_mode(obj)
+                prepare(obj)
+            parts = records.resolve(obj, limb)
+            if not parts.chain:
+                raise RigError("the limb's chain bones are gone", bone=limb.name, hint="Remove the limb.")
+            name = parts.chain[-1]
+            options = limb.to_options()
+            ik = records.ik_constraint(obj, parts)
+            if ik is not None:
+                # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
+                automatic = parts.pole is not None and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6
+                options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
+                                  pole_angle_auto=options.pole_angle_auto and (automatic or parts.pole is None))
+            plans = build_limbs(obj, [(name, options)])
         except RigError as error:
             return report_error(self, error)
-        self.report({"INFO"}, f"Rebuilt the limb ending at '{name}'")
+        for note in plans[0].notes:
+            self.report({"WARNING"}, note)
+        remade = list(parts.missing)
+        self.report({"INFO"}, f"Rebuilt the limb ending at '{name}'" + (f"; made again {', '.join(remade)}"
+                                                                         if remade else ""))
+        return {"FINISHED"}
+
+
+class IKRIG_OT_upgrade_rig(bpy.types.Operator):
+    """Upgrade a rig made by an earlier IK Rigger so that it plays where IK Rigger is not installed.
+Playback stays the same"""
+
+    bl_idname = "ik_rigger.upgrade_rig"
+    bl_label = "Upgrade Rig"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE":
+            cls.poll_message_set("Make an armature the active object")
+            return False
+        if not needs_upgrade(obj):
+            cls.poll_message_set("The active armature has no rig from an earlier IK Rigger")
+            return False
+        return True
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        try:
+            with kept_mode(obj):
+                leave_edit_mode(obj)
+                messages = upgrade(obj)
+        except RigError as error:
+            return report_error(self, error)
+        for message in messages:
+            self.report({"INFO"}, message)
         return {"FINISHED"}
 
 
 classes = (IKRIG_OT_snap_fk_to_ik, IKRIG_OT_snap_ik_to_fk, IKRIG_OT_fk_pivot, IKRIG_OT_select_limb_bones,
-           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb)
+           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb, IKRIG_OT_upgrade_rig)

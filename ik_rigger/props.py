@@ -20,7 +20,7 @@ from bpy.props import (
 )
 
 from .core import geometry, plan
-from .rig import snap
+from .rig import records
 
 
 class IKRIG_PG_name(bpy.types.PropertyGroup):
@@ -135,7 +135,11 @@ class LimbSettings:
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
-    """One rigged limb: the bones it uses, what was made, and how to undo it."""
+    """One rigged limb: the bones it uses, what was made, and how to undo it.
+
+    Its bone and constraint names are a cache that ``rig.records.refresh`` brings up to
+    date after renames; the made bones themselves carry the limb's ``uid``.
+    """
 
     chain: CollectionProperty(type=IKRIG_PG_name, name="Chain", description="Chain bones, root first")
     extremity: StringProperty(name="Extremity", description="The foot or hand that copies its clone")
@@ -149,14 +153,13 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     chain_states: CollectionProperty(type=IKRIG_PG_chain_state, name="Chain States",
                                      description="Original pose colours and IK stretch of the chain bones "
                                      "that had other than Blender's defaults")
-    # Live settings that span several pieces of Blender data, so they are one
-    # property each with an update callback rather than copies to keep in sync.
-    ik_blend: FloatProperty(name="IK/FK", description="1 is full IK, 0 full FK: the chain follows its own "
-                            "rotations and the extremity its own", default=1.0, min=0.0, max=1.0,
-                            update=lambda self, context: snap.set_ik_blend(self.id_data, self, self.ik_blend))
+    uid: StringProperty(name="Limb ID", description="Identifies the bones IK Rigger made for this limb, which "
+                        "carry it, so they are found again after renames")
+    # The IK/FK switch is not here: it is the custom property "ik_fk" on the handle's pose
+    # bone, so the rig plays where IK Rigger is not installed and a library override can set it.
     stretch: FloatProperty(name="Stretch", description="How far the chain bones stretch to reach the handle "
                            "(0 is none)", default=0.0, min=0.0, max=1.0,
-                           update=lambda self, context: snap.set_stretch(self.id_data, self, self.stretch))
+                           update=lambda self, context: records.set_stretch(self.id_data, self, self.stretch))
 
     def created(self) -> list[str]:
         """The bones IK Rigger made for this limb: handle, pole and clone (those it has)."""
@@ -182,6 +185,9 @@ class IKRIG_PG_rig(bpy.types.PropertyGroup):
     """IK Rigger's data on an armature object: its limbs and the collections it made."""
 
     limbs: CollectionProperty(type=IKRIG_PG_limb, name="Limbs", description="Limbs rigged by IK Rigger")
+    version: IntProperty(name="Record Version", description="Layout of these records and of the rig; older rigs "
+                         "are upgraded when rebuilt or by Upgrade Rig", default=0)
+    next_uid: IntProperty(name="Next Limb ID", description="Number for the next limb's ID", default=1)
     active_limb_index: IntProperty(name="Active Limb", description="Limb shown in the panel", default=0)
     # Names of the bone collections IK Rigger made here; a user's own collection with
     # the same name is never borrowed, so these may carry Blender's ".001" numbers.
@@ -199,11 +205,8 @@ class IKRIG_PG_rig(bpy.types.PropertyGroup):
                                          description="Bone collection of the extremity clones")
 
     def limb_of(self, bone: str) -> IKRIG_PG_limb | None:
-        """The limb that uses ``bone`` in any role, if any."""
-        for limb in self.limbs:
-            if bone in limb.bones():
-                return limb
-        return None
+        """The limb that uses ``bone`` in any role, if any, after renames too."""
+        return records.limb_of(self.id_data, bone)
 
 
 def register_properties() -> None:

@@ -11,8 +11,9 @@ import bpy
 from . import operators, pose_operators
 from .core.errors import RigError
 from .core.plan import plan_limb
-from .rig import snap
+from .rig import records
 from .rig.skeleton import read_skeleton
+from .rig.upgrade import needs_upgrade
 
 # The build options shown first; the rest sit in the closed "Advanced" sub-panel.
 _BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides")
@@ -49,10 +50,12 @@ def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str
     skeleton = read_skeleton(obj)
     if bone not in skeleton.bones:
         return [], "Leave Edit mode once so the new bone is known"
-    limb = obj.ik_rigger.limb_of(bone)
+    limb = records.limb_of(obj, bone)
     if limb is not None:
-        skeleton = skeleton.without(limb.created())
-        bone = limb.chain[-1].name
+        parts = records.resolve(obj, limb)
+        skeleton = skeleton.without(set(parts.made.values()))
+        if parts.chain:
+            bone = parts.chain[-1]
     try:
         planned = plan_limb(skeleton, bone, settings.to_options(), set())
     except RigError as error:
@@ -129,7 +132,9 @@ class IKRIG_UL_limbs(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
         chain = " > ".join(bone.name for bone in item.chain)
         layout.label(text=chain or item.name, icon="CON_KINEMATIC")
-        layout.prop(item, "ik_blend", text="IK", slider=True, emboss=False)
+        handle = data.id_data.pose.bones.get(item.handle)
+        if handle is not None and records.IK_FK in handle:
+            layout.prop(handle, f'["{records.IK_FK}"]', text="IK", slider=True, emboss=False)
 
 
 class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
@@ -146,15 +151,21 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
         if not 0 <= rig.active_limb_index < len(rig.limbs):
             return
         limb = rig.limbs[rig.active_limb_index]
+        if needs_upgrade(obj):
+            layout.label(text="Rigged by an earlier IK Rigger: it plays only with the add-on", icon="ERROR")
+            layout.operator(pose_operators.IKRIG_OT_upgrade_rig.bl_idname, icon="FILE_REFRESH")
+        parts = records.resolve(obj, limb)
+        for missing in parts.missing:
+            layout.label(text=f"Gone: {missing}; Rebuild Limb makes it again", icon="ERROR")
         column = layout.column()
         column.use_property_split = True
         column.use_property_decorate = False
-        column.prop(limb, "ik_blend", slider=True)
+        handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+        if handle is not None and records.IK_FK in handle:
+            column.prop(handle, f'["{records.IK_FK}"]', text="IK/FK", slider=True)
         column.prop(limb, "stretch", slider=True)
-        ik = snap.ik_constraint(obj, limb)
-        if ik is None:
-            column.label(text="The IK constraint is gone: rebuild the limb", icon="ERROR")
-        else:
+        ik = records.ik_constraint(obj, parts)
+        if ik is not None:
             row = column.row(align=True)
             row.prop(ik, "pole_angle")
             row.operator(pose_operators.IKRIG_OT_reset_pole_angle.bl_idname, text="", icon="FILE_REFRESH").limb = \

@@ -123,8 +123,22 @@ def snapshot(obj: bpy.types.Object) -> dict:
             rounded(pose_bone.location), rounded(pose_bone.rotation_quaternion),
         )
     collections = tuple(sorted((c.name, c.is_visible) for c in obj.data.collections_all))
+    data = obj.animation_data
+    action = data.action if data is not None else None
     return {"bones": bones, "pose": pose, "collections": collections, "limbs": len(obj.ik_rigger.limbs),
-            "mode": obj.mode}
+            "mode": obj.mode, "mirror": obj.data.use_mirror_x,
+            "props": {bone.name: tuple(sorted(bone.keys())) for bone in obj.data.bones if bone.keys()}
+            | {f"pose:{bone.name}": tuple(sorted(bone.keys())) for bone in obj.pose.bones if bone.keys()},
+            "drivers": tuple(sorted(curve.data_path for curve in data.drivers)) if data is not None else None,
+            "fcurves": tuple(sorted(curve.data_path for curve in all_fcurves(obj))),
+            "action": action.name if action is not None else None}
+
+
+def all_fcurves(obj: bpy.types.Object) -> list:
+    """The F-curves of the object's action, on Blender 4.2 and 5.x alike."""
+    from ik_rigger.rig.animation import fcurve_owners
+
+    return [curve for owner in fcurve_owners(obj) for curve in owner.fcurves]
 
 
 def chain_length(obj: bpy.types.Object, chain: Iterable[str]) -> float:

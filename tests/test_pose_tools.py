@@ -24,6 +24,16 @@ from ik_rigger.rig import selection
 from ik_rigger.rig.animation import fcurve_owners
 
 
+def ik_fk(obj: bpy.types.Object, limb) -> float:
+    """The limb's IK/FK switch: the custom property on its handle."""
+    return obj.pose.bones[limb.handle]["ik_fk"]
+
+
+def set_ik_fk(obj: bpy.types.Object, limb, value: float) -> None:
+    obj.pose.bones[limb.handle]["ik_fk"] = value
+    obj.update_tag()
+
+
 def rig_leg(rolls: dict[str, float] | None = None, transform: bool = False, **options) -> bpy.types.Object:
     obj = make_armature(leg_bones(bend=0.08), rolls=rolls)
     if transform:
@@ -68,13 +78,13 @@ def test_snap_both_ways_on_a_leg(case):
     move_handle(obj, limb.handle, Vector((0.05, -0.1, 0.25)))
     ik = evaluate(obj)
     assert bpy.ops.ik_rigger.snap_fk_to_ik() == {"FINISHED"}
-    assert limb.ik_blend == 0.0
+    assert ik_fk(obj, limb) == 0.0
     assert_same_pose(obj, ik, evaluate(obj), names, length)
     # FK pose (with twists) -> IK: the handle and pole move so IK shows the same.
     fk_pose(obj, names, seed=len(case))
     fk = evaluate(obj)
     assert bpy.ops.ik_rigger.snap_ik_to_fk() == {"FINISHED"}
-    assert limb.ik_blend == 1.0
+    assert ik_fk(obj, limb) == 1.0
     assert_same_pose(obj, fk, evaluate(obj), names, length)
 
 
@@ -118,8 +128,7 @@ def test_snapping_keys_what_changed_at_the_current_frame():
     paths = {curve.data_path for curve in _all_fcurves(obj)}
     for name in ("thigh.L", "shin.L", "foot.L"):
         assert f'pose.bones["{name}"].rotation_quaternion' in paths
-    # Blender 5 stores the blend's key by index, 4.2 by name; the drivers read it by name.
-    assert {'ik_rigger.limbs[0].ik_blend', 'ik_rigger.limbs["shin.L"].ik_blend'} & paths
+    assert f'pose.bones["{limb.handle}"]["ik_fk"]' in paths
     assert f'pose.bones["{limb.handle}"].location' not in paths
     frames = _key_frames(obj)
     assert frames == {12.0}
@@ -138,15 +147,16 @@ def test_ik_fk_blend_drives_ik_and_extremity_together():
     limb = obj.ik_rigger.limbs[0]
     move_handle(obj, limb.handle, Vector((0.0, -0.1, 0.25)))
     obj.pose.bones["thigh.L"].rotation_quaternion = Euler((0.3, 0.0, 0.0)).to_quaternion()
-    limb.ik_blend = 0.0
-    kinds = {c.type: c.influence for item in limb.constraints
-             for c in [obj.pose.bones[item.name].constraints[item.constraint]]}
-    assert kinds == {"IK": 0.0, "COPY_ROTATION": 0.0}
+    set_ik_fk(obj, limb, 0.0)
     posed = evaluate(obj)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    kinds = {c.type: c.influence for item in limb.constraints
+             for c in [evaluated.pose.bones[item.name].constraints[item.constraint]]}
+    assert kinds == {"IK": 0.0, "COPY_ROTATION": 0.0}
     rest_thigh = obj.data.bones["thigh.L"].matrix_local
     expected = rest_thigh @ Euler((0.3, 0.0, 0.0)).to_matrix().to_4x4()
     assert rotation_degrees(expected, posed["thigh.L"]) < 0.01
-    limb.ik_blend = 1.0
+    set_ik_fk(obj, limb, 1.0)
     end = evaluate(obj)["shin.L"] @ Vector((0.0, obj.data.bones["shin.L"].length, 0.0))
     assert (end - evaluate(obj)[limb.handle].translation).length < 1e-3
 
@@ -218,10 +228,11 @@ def test_an_animated_blend_plays_back_through_drivers():
     obj = rig_leg()
     limb = obj.ik_rigger.limbs[0]
     move_handle(obj, limb.handle, Vector((0.0, -0.1, 0.25)))
-    limb.ik_blend = 1.0
-    limb.keyframe_insert("ik_blend", frame=1)
-    limb.ik_blend = 0.0
-    limb.keyframe_insert("ik_blend", frame=10)
+    handle = obj.pose.bones[limb.handle]
+    handle["ik_fk"] = 1.0
+    handle.keyframe_insert('["ik_fk"]', frame=1)
+    handle["ik_fk"] = 0.0
+    handle.keyframe_insert('["ik_fk"]', frame=10)
     scene = bpy.context.scene
     scene.frame_set(1)
     ik_end = evaluate(obj)["shin.L"].translation.copy()
@@ -241,30 +252,39 @@ def test_keys_follow_their_limb_through_rebuild_and_removal():
         set_active_bone(obj, last)
         assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
     left, right = obj.ik_rigger.limbs["shin.L"], obj.ik_rigger.limbs["shin.R"]
-    right.ik_blend = 0.25
-    right.keyframe_insert("ik_blend", frame=1)
-    left.ik_blend = 0.75
-    left.keyframe_insert("ik_blend", frame=1)
-    # Rebuilding the first limb keeps its place, so the keys still find their limbs.
+    for limb, value in ((right, 0.25), (left, 0.75)):
+        handle = obj.pose.bones[limb.handle]
+        handle["ik_fk"] = value
+        handle.keyframe_insert('["ik_fk"]', frame=1)
+    # Rebuilding keeps the handle bone itself, so its switch and keys stay.
     set_active_bone(obj, "shin.L")
     assert bpy.ops.ik_rigger.build_ik(copy_mode="TRANSFORMS") == {"FINISHED"}
     assert [limb.name for limb in obj.ik_rigger.limbs] == ["shin.L", "shin.R"]
-    bpy.context.scene.frame_set(1)
-    assert obj.ik_rigger.limbs["shin.L"].ik_blend == pytest.approx(0.75)
-    assert obj.ik_rigger.limbs["shin.R"].ik_blend == pytest.approx(0.25)
-    # Removing the first limb drops its keys and moves the second one's.
-    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
-    paths = {curve.data_path for curve in _all_fcurves(obj)}
-    assert paths & {'ik_rigger.limbs[0].ik_blend', 'ik_rigger.limbs["shin.R"].ik_blend'}
     bpy.context.scene.frame_set(2)
     bpy.context.scene.frame_set(1)
-    assert obj.ik_rigger.limbs["shin.R"].ik_blend == pytest.approx(0.25)
+    assert ik_fk(obj, obj.ik_rigger.limbs["shin.L"]) == pytest.approx(0.75)
+    assert ik_fk(obj, obj.ik_rigger.limbs["shin.R"]) == pytest.approx(0.25)
+    # Removing the first limb drops its keys and leaves the second one's.
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    paths = {curve.data_path for curve in _all_fcurves(obj)}
+    assert paths == {'pose.bones["foot_IK.R"]["ik_fk"]'}
+    bpy.context.scene.frame_set(2)
+    bpy.context.scene.frame_set(1)
+    assert ik_fk(obj, obj.ik_rigger.limbs["shin.R"]) == pytest.approx(0.25)
 
 
-def test_a_limb_whose_bones_were_renamed_is_refused_clearly():
+def test_a_limb_whose_bones_were_renamed_still_snaps():
     obj = rig_leg()
     obj.data.bones["foot.L"].name = "paw.L"
-    with pytest.raises(RuntimeError, match="'shin.L': the limb's bone\\(s\\) foot.L no longer exist"):
-        bpy.ops.ik_rigger.snap_fk_to_ik(limb="shin.L")
-    with pytest.raises(RuntimeError, match="Remove the limb and build it again"):
-        bpy.ops.ik_rigger.select_limb_bones(limb="shin.L", part="CHAIN")
+    obj.data.bones["thigh.L"].name = "upper leg"
+    obj.data.bones["foot_IK.L"].name = "paw handle"
+    limb = obj.ik_rigger.limbs[0]
+    move_handle(obj, "paw handle", Vector((0.05, -0.1, 0.25)))
+    ik = evaluate(obj)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb="shin.L") == {"FINISHED"}
+    names = ["upper leg", "shin.L", "paw.L"]
+    assert_same_pose(obj, ik, evaluate(obj), names, chain_length(obj, names[:2]))
+    assert obj.pose.bones["paw handle"]["ik_fk"] == 0.0
+    assert bpy.ops.ik_rigger.select_limb_bones(limb="shin.L", part="CHAIN") == {"FINISHED"}
+    assert set(selection.selected_bones(obj)) == {"upper leg", "shin.L"}
+    assert limb.handle == "paw handle" and [item.name for item in limb.chain] == ["upper leg", "shin.L"]

@@ -43,7 +43,10 @@ class RecordingLayout:
     row = column = box = split = column_flow = grid_flow = _child
 
     def prop(self, data, name: str, **kwargs) -> None:
-        assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property '{name}'"
+        if name.startswith('["') and name.endswith('"]'):
+            assert name[2:-2] in data, f"{data.bl_rna.identifier} has no custom property {name}"
+        else:
+            assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property '{name}'"
         self.log.append(("prop", data.bl_rna.identifier, name))
 
     def prop_search(self, data, name: str, search_data, search_name: str, **kwargs) -> None:
@@ -117,7 +120,7 @@ def test_limbs_panel_edits_blenders_own_ik_data(rigged):
     log = draw(ui.IKRIG_PT_limbs, rigged)
     assert ("prop", "KinematicConstraint", "pole_angle") in log
     assert ("prop", "KinematicConstraint", "chain_count") in log
-    assert ("prop", "IKRIG_PG_limb", "ik_blend") in log
+    assert ("prop", "PoseBone", '["ik_fk"]') in log
     assert ("list", "limbs") in log
 
 

@@ -61,12 +61,8 @@ def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
     suffix = f".{spec.side}" if spec.side else ""
     names = set(taken)
 
-    def unique(stem: str) -> str:
-        name = f"{stem}{suffix}"
-        number = 2
-        while name in names:
-            name = f"{stem}{number}{suffix}"
-            number += 1
+    def unique(tag: str) -> str:
+        name = naming.unique_name(spec.base_name, f"_{tag}", suffix, names)
         names.add(name)
         return name
 
@@ -87,16 +83,16 @@ def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
             ground = Vector((spec.start.x, spec.start.y, 0.0)) if spec.start.z > 0 else spec.start - axis
             bones.append(ChainBone(parent, ground, ground + up * 0.5 * lengths[0], None, False, False,
                                    PALETTE_ORIGIN, axis * -1.0))
-        hip = unique(f"{spec.base_name}_{naming.TAG_HIP}")
+        hip = unique(naming.TAG_HIP)
         bones.append(ChainBone(hip, spec.start - axis * 0.25 * lengths[0], spec.start.copy(), parent, False, False,
                                PALETTE_ORIGIN, up))
         parent = hip
     for index in range(spec.bone_count):
-        name = unique(f"{spec.base_name}_{index + 1:02d}")
+        name = unique(f"{index + 1:02d}")
         bones.append(ChainBone(name, joints[index], joints[index + 1], parent, index > 0, True, PALETTE_CHAIN, up))
         parent = name
     if spec.extremity:
-        name = unique(f"{spec.base_name}_end")
+        name = unique("end")
         tip = joints[-1] + up * 0.4 * lengths[-1]
         bones.append(ChainBone(name, joints[-1], tip, parent, True, True, PALETTE_CHAIN, axis * -1.0))
     return bones

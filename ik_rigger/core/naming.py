@@ -3,6 +3,10 @@
 A name is read as ``namespace + side prefix + base + side suffix``:
 ``mixamorig:LeftUpLeg`` is namespace ``mixamorig:``, prefix ``Left``, base ``UpLeg``;
 ``thigh.L`` is base ``thigh`` with suffix ``.L``; ``L_arm`` has the prefix ``L_``.
+Exporters' lead-ins count as namespace (``Bip01 L Thigh``, ``CC_Base_L_Thigh``,
+``J_Bip_L_UpperLeg``, ``b_LeftLeg01_015``), and so do namespaces without their colon
+(``mixamorigLeftUpLeg``); DAZ writes the side as ``lShin``. Detection reads sides here too,
+so every limb it finds can be mirrored.
 Derived names put their tag between the base and the side suffix so they keep the
 side where Blender's own X-mirror tools look for it (``foot_IK.L``).
 """
@@ -10,7 +14,7 @@ side where Blender's own X-mirror tools look for it (``foot_IK.L``).
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 LEFT = "L"
@@ -28,18 +32,43 @@ COLLECTION_CONTROLS = "IK Controls"
 COLLECTION_MECHANISM = "IK Mechanism"
 COLLECTION_CHAIN = "IK Chain"
 
-_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ](?:L|R|l|r|left|right|Left|Right|LEFT|RIGHT))$")
+_SIDES = r"L|R|l|r|left|right|Left|Right|LEFT|RIGHT"
+# A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01").
+_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ](?:{_SIDES})(?:[._\- ]\d+)*)$")
 _SUFFIX_WORD = re.compile(r"^(?P<base>.+?[a-z0-9])(?P<side>Left|Right)$")
-_PREFIX = re.compile(r"^(?P<side>(?:L|R|l|r|left|right|Left|Right|LEFT|RIGHT)[._\- ])(?P<base>.+)$")
+_PREFIX = re.compile(rf"^(?P<side>(?:{_SIDES})[._\- ])(?P<base>.+)$")
 _PREFIX_WORD = re.compile(r"^(?P<side>Left|Right|left|right|LEFT|RIGHT)(?P<base>[A-Z_0-9].*)$")
-_SHORT_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[a-z].*)$")
-_NAMESPACE = re.compile(r"^(?P<ns>[^:]*:)(?P<rest>.+)$")
+# DAZ Genesis writes the side as a lowercase letter before a capital: "lShin", "rForearmBend".
+_CAMEL_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[A-Z][a-z].*)$")
+# A side glued to a lowercase word: "lthigh", "leftshin". Read so only when the other side
+# exists or the rest is a limb word: alone, "leg" would read as "l" + "eg".
+_GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
+# What comes before the side and is kept as is: a namespace up to the last ':' or '|'
+# (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
+# ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"), Character Creator
+# ("CC_Base_L_Thigh"), VRM/VRoid ("J_Bip_L_UpperLeg"), or a short lowercase tag before a
+# side ("b_LeftUpperArm_09").
+_NAMESPACE = re.compile(
+    r"^(?P<ns>(?:.*[:|])?"
+    r"(?:(?i:mixamorig)\d*_?|(?i:bip)\d+[ _]|CC_Base_|J_Bip_|[a-z]{1,3}_(?=(?:Left|Right|[LRlr][._\- ])))?)"
+    r"(?P<rest>.+)$"
+)
+# A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
+_INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
 
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
     "LEFT": "RIGHT", "RIGHT": "LEFT",
 }
+
+# A side marker as written: separators, the side, then separators and numbers (".L.001").
+_MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+)(?P<trail>.*)$")
+
+# Words that start a limb bone's name; a glued side letter before one of them is a side.
+LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowerleg", "foot", "ankle", "toe",
+              "hip", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle", "forearm", "lowerarm",
+              "elbow", "hand", "wrist")
 
 
 @dataclass(frozen=True)
@@ -74,42 +103,84 @@ class SideName:
 
 
 def _flip_marker(marker: str) -> str:
-    if not marker:
+    match = _MARKER.match(marker)
+    if match is None or match["side"] not in _FLIP:
         return marker
-    for text, other in sorted(_FLIP.items(), key=lambda item: -len(item[0])):
-        stripped = marker.strip("._- ")
-        if stripped == text:
-            return marker.replace(text, other, 1)
-    return marker
+    return f"{match['lead']}{_FLIP[match['side']]}{match['trail']}"
 
 
 def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     """Split ``name`` into namespace, side prefix, base and side suffix.
 
-    Short lowercase prefixes (``lthigh``) are only read as sides when the other
-    side's name is among ``known_names``: alone, ``leg`` would read as "l" + "eg".
+    Glued lowercase prefixes (``lthigh``) are only read as sides before a limb word or
+    when the other side's name is among ``known_names``: alone, ``leg`` would read as
+    "l" + "eg".
     """
-    namespace, rest = "", name
     match = _NAMESPACE.match(name)
-    if match:
-        namespace, rest = match["ns"], match["rest"]
-    for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False)):
+    namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
+    for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
+                               (_CAMEL_PREFIX, True)):
         match = pattern.match(rest)
         if match:
             if is_prefix:
                 return SideName(namespace, match["side"], match["base"], "")
             return SideName(namespace, "", match["base"], match["side"])
-    match = _SHORT_PREFIX.match(rest)
+    match = _GLUED_PREFIX.match(rest)
     if match:
-        other = f"{namespace}{_FLIP[match['side']]}{match['base']}"
-        if other in known_names:
-            return SideName(namespace, match["side"], match["base"], "")
+        side, base = match["side"], match["base"]
+        if base.startswith(LIMB_WORDS) or f"{namespace}{_FLIP[side]}{base}" in known_names:
+            return SideName(namespace, side, base, "")
     return SideName(namespace, "", rest, "")
 
 
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
-    """The mirrored name of ``name`` (``thigh.L`` -> ``thigh.R``), None without a side."""
-    return split_side(name, known_names).flipped()
+    """The mirrored name of ``name`` (``thigh.L`` -> ``thigh.R``), None without a side.
+
+    Exporters that number every bone give the two sides different numbers
+    (``b_LeftLeg02_016``, ``b_RightLeg02_020``): when the mirrored name is not among
+    ``known_names`` but exactly one known name differs from it only by that number,
+    that name is the mirror.
+    """
+    flipped = split_side(name, known_names).flipped()
+    if flipped is None or flipped in known_names:
+        return flipped
+    match = _INDEX.match(flipped)
+    if match is None:
+        return flipped
+    stem = match["stem"]
+    # Only names that can be listed are searched; a bare Container can only be asked.
+    listed: Iterable[str] = known_names if isinstance(known_names, Iterable) else ()
+    numbered = [known for known in listed if (found := _INDEX.match(known)) is not None and found["stem"] == stem]
+    return numbered[0] if len(numbered) == 1 else flipped
+
+
+# Blender keeps names in 64-byte buffers with a closing NUL: a longer name is cut,
+# mid-character if need be, and then no longer matches what was planned.
+MAX_NAME_BYTES = 63
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character."""
+    return text.encode("utf-8")[:max(limit, 0)].decode("utf-8", "ignore")
+
+
+def fitted(stem: str, ending: str) -> str:
+    """``stem + ending`` within Blender's name limit: the stem gives way, the ending is kept."""
+    return clipped(stem, MAX_NAME_BYTES - len(ending.encode("utf-8"))) + ending
+
+
+def unique_name(stem: str, tag: str, suffix: str, taken: Container[str]) -> str:
+    """``stem + tag + suffix`` within Blender's name limit and not in ``taken``.
+
+    A clash gets a number after the tag (``foot_IK2.L``); a long stem gives way, so the
+    tag and the side suffix stay readable.
+    """
+    number = 1
+    while True:
+        candidate = fitted(stem, f"{tag}{number if number > 1 else ''}{suffix}")
+        if candidate not in taken:
+            return candidate
+        number += 1
 
 
 def derived_name(name: str, tag: str, taken: Container[str], known_names: Container[str] = ()) -> str:
@@ -119,12 +190,7 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     gets a number after the tag, still before the side suffix.
     """
     parts = split_side(name, known_names)
-    candidate = parts.tagged(tag)
-    number = 2
-    while candidate in taken:
-        candidate = parts.tagged(f"{tag}{number}")
-        number += 1
-    return candidate
+    return unique_name(parts.namespace + parts.prefix + parts.base, f"_{tag}", parts.suffix, taken)
 
 
 _ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar")
@@ -132,8 +198,11 @@ _LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe")
 
 
 def limb_kind(names: list[str]) -> str | None:
-    """'ARM' or 'LEG' when the chain's names say so unambiguously, else None."""
-    text = " ".join(names).lower()
+    """'ARM' or 'LEG' when the chain's names say so unambiguously, else None.
+
+    Only the bases count: a namespace such as ``Armature|`` must not make a leg an arm.
+    """
+    text = " ".join(split_side(name).base for name in names).lower()
     arm = any(word in text for word in _ARM_WORDS)
     leg = any(word in text for word in _LEG_WORDS)
     if arm == leg:

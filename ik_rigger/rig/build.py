@@ -3,13 +3,15 @@
 Stages (each says the mode it runs in):
 1. plan (Object or Pose mode): read the rest skeleton, plan every limb; any
    ``RigError`` is raised here, before the armature is touched;
-2. strip (Object or Pose mode): take out the constraints of limbs being rebuilt;
-3. bones (Edit mode): delete rebuilt limbs' bones, create handles, poles and
-   clones, pre-bend straight chains;
-4. constraints (Pose mode if the user was in it, else Object mode): IK and copy
-   constraints with their drivers, chain colours, records.
+2. bones (Edit mode): create handles, poles and clones, or move a rebuilt limb's own
+   in place (they keep their names, keys and custom properties); pre-bend straight
+   chains; delete made bones a rebuild no longer wants;
+3. constraints (Pose mode if the user was in it, else Object mode): IK and copy
+   constraints with their drivers, the ``ik_fk`` switch, chain colours, records.
 
-From Pose or Object mode that is two mode switches, as few as the work allows.
+Every change of stages 2 and 3 is logged in a ``Journal``: if anything fails part way,
+whatever the reason, the log gives the armature back as it was, so a build either
+completes or changes nothing. From Pose or Object mode that is two mode switches.
 """
 
 from __future__ import annotations
@@ -20,22 +22,40 @@ from dataclasses import dataclass, field, replace
 import bpy
 
 from ..core import geometry, naming
+from ..core.checks import check_mirrored
 from ..core.errors import RigError
-from ..core.plan import PALETTE_CHAIN, ROLE_CLONE, LimbOptions, LimbPlan, Skeleton, plan_limb
-from . import modes, snap
+from ..core.plan import (
+    PALETTE_CHAIN,
+    ROLE_CLONE,
+    ConstraintPlan,
+    LimbOptions,
+    LimbPlan,
+    Skeleton,
+    automatic_extremity,
+    chain_ending_at,
+    plan_limb,
+)
+from . import modes, records
 from .checks import check_armature, check_limb
-from .constraints import add_constraint
+from .constraints import add_constraint, configure
+from .journal import Journal
 from .skeleton import check_editable, read_skeleton
+from .upgrade import upgrade
+
+# What a constraint IK Rigger adds may have changed by a rebuild, beyond its planned settings.
+_CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",
+                      "owner_space", "target_space", "mix_mode", "chain_count", "pole_angle", "iterations",
+                      "use_stretch", "use_tail", "use_rotation", "weight")
 
 
 @dataclass
 class _Rebuilt:
-    """A limb being rebuilt: what to keep from it across the rebuild."""
+    """A limb being rebuilt: its record and what it has now."""
 
     index: int
-    last: str = ""
+    uid: str
+    parts: records.Parts
     prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
-    poses: dict[str, tuple] = field(default_factory=dict)
 
 
 def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
@@ -43,57 +63,68 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
     """Rig the chains ending at each requested bone; rebuild those already rigged.
 
     ``requests`` pairs the last bone of each chain with its options. Either every
-    limb is built or, on a ``RigError``, nothing at all changes. ``skeleton`` saves
+    limb is built or, whatever goes wrong, nothing at all changes. ``skeleton`` saves
     reading the armature again when the caller has just read it (out of Edit mode).
     """
     check_editable(obj)
     check_armature(obj)
-    with modes.kept_mode(obj) as original:
+    with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
+        upgrade(obj)
+        records.refresh(obj)
         rig = obj.ik_rigger
         plans, rebuilt = _plan(obj, rig, requests, skeleton)
-        _keep_poses(obj, rig, rebuilt)
-        for item in rebuilt:
-            strip_constraints(obj, rig.limbs[item.index])
-        modes.set_mode(obj, "EDIT")
-        originals = _edit_bones(obj, rig, plans, rebuilt)
-        modes.set_mode(obj, modes.data_mode(original))
-        # A rebuilt limb keeps its record, and so its place in the list: keys on its
-        # IK/FK blend address it by index in Blender 5.
-        records = {rig.limbs[item.index].name: rig.limbs[item.index] for item in rebuilt}
-        for limb_plan, requested in zip(plans, requests):
-            _constraints_and_record(obj, rig, limb_plan, requested[1], originals, records.get(limb_plan.chain[-1]))
-        _restore_poses(obj, rebuilt)
-    return plans
+        journal = Journal(obj)
+        try:
+            modes.set_mode(obj, "EDIT")
+            uids, originals, notes = _edit_bones(obj, rig, plans, rebuilt, journal)
+            modes.set_mode(obj, modes.data_mode(original))
+            _log_animation_data(obj, journal)
+            for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
+                _constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index), uids[index],
+                                        journal)
+            _set_version(obj, journal)
+        except BaseException:
+            journal.rollback()
+            raise
+    return _noted(obj, plans, notes)
 
 
 def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
                skeleton: Skeleton | None = None) -> list[LimbPlan]:
     """Plan without building: what ``build_limbs`` would do (for dry runs)."""
     check_editable(obj)
+    check_armature(obj)
     with modes.kept_mode(obj):
         modes.leave_edit_mode(obj)
         return _plan(obj, obj.ik_rigger, requests, skeleton)[0]
 
 
-def _plan(
-    obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]], skeleton: Skeleton | None = None
-) -> tuple[list[LimbPlan], list[_Rebuilt]]:
+def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
+          skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, _Rebuilt]]:
+    """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds."""
     if skeleton is None:
         skeleton = read_skeleton(obj)
-    rebuilt: list[_Rebuilt] = []
-    lasts = [last for last, _ in requests]
-    for index, limb in enumerate(rig.limbs):
-        if limb.chain and limb.chain[-1].name in lasts:
-            rebuilt.append(_Rebuilt(index))
-    old_bones = {name for entry in rebuilt for name in rig.limbs[entry.index].created()}
-    base = skeleton.without(old_bones)
-    used = {bone: limb.chain[-1].name for index, limb in enumerate(rig.limbs)
-            if index not in {entry.index for entry in rebuilt} for bone in limb.bones()}
-    taken: set[str] = set()
+    resolved = [records.resolve(obj, limb) for limb in rig.limbs]
+    made_all = {name for parts in resolved for name in parts.made.values()}
+    by_last = {parts.chain[-1]: index for index, parts in enumerate(resolved) if parts.chain}
+    rebuilt: dict[int, _Rebuilt] = {}
+    for number, (last, _) in enumerate(requests):
+        index = by_last.get(last)
+        if index is not None:
+            limb = rig.limbs[index]
+            rebuilt[number] = _Rebuilt(index, limb.uid, resolved[index], [
+                (rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent])
+    rebuilt_indexes = {entry.index for entry in rebuilt.values()}
+    base = skeleton.without({name for entry in rebuilt.values() for name in entry.parts.made.values()})
+    used = {bone: rig.limbs[index].name for index, parts in enumerate(resolved) if index not in rebuilt_indexes
+            for bone in parts.bones()}
+    ours = {pair for parts in resolved for pair in parts.constraints}
+    # Made bones keep their names through a rebuild, so no new bone may take one.
+    taken: set[str] = set(made_all)
     plans = []
-    for last, options in requests:
-        if last in old_bones:
+    for number, (last, options) in enumerate(requests):
+        if last in made_all:
             raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
                            hint="Pick the last bone of the chain, such as the shin or forearm.")
         limb_plan = plan_limb(base, last, options, taken)
@@ -103,150 +134,372 @@ def _plan(
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
                 used[bone] = last
-        ours = {(c.name, c.constraint) for entry in rebuilt for c in rig.limbs[entry.index].constraints}
         check_limb(obj, skeleton, limb_plan, options, ours)
+        if number in rebuilt:
+            limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
     return plans, rebuilt
 
 
-def strip_constraints(obj: bpy.types.Object, limb) -> None:
-    """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
-    for owner, constraint in list(snap.recorded_constraints(obj, limb)):
-        constraint.driver_remove("influence")
-        owner.constraints.remove(constraint)
-    _drop_empty_animation_data(obj)
-    # Chain bones without a stored state had Blender's defaults (see _constraints_and_record).
-    states = {item.name: item for item in limb.chain_states}
-    for item in limb.chain:
-        pose_bone = obj.pose.bones.get(item.name)
-        if pose_bone is not None:
-            state = states.get(item.name)
-            pose_bone.color.palette = state.palette if state else "DEFAULT"
-            pose_bone.ik_stretch = state.ik_stretch if state else 0.0
+def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
+    """The plan with each made bone a rebuilt limb still has under its current name."""
+    renamed = {new.name: made[new.role] for new in limb_plan.new_bones if new.role in made}
+    if not renamed:
+        return limb_plan
+
+    def name(value: str | None) -> str | None:
+        return renamed.get(value, value) if value else value
+
+    return replace(
+        limb_plan,
+        handle=renamed.get(limb_plan.handle, limb_plan.handle), pole=name(limb_plan.pole), clone=name(limb_plan.clone),
+        new_bones=tuple(replace(new, name=renamed.get(new.name, new.name), parent=name(new.parent))
+                        for new in limb_plan.new_bones),
+        constraints=tuple(replace(planned, subtarget=renamed.get(planned.subtarget, planned.subtarget),
+                                  pole_subtarget=renamed.get(planned.pole_subtarget, planned.pole_subtarget))
+                          for planned in limb_plan.constraints),
+    )
 
 
-def _drop_empty_animation_data(obj: bpy.types.Object) -> None:
+def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[str]]) -> list[LimbPlan]:
+    """The plans with what the build had to tell: moved children, armature data other objects share."""
+    sharing = sorted(other.name for other in bpy.data.objects if other.data == obj.data and other != obj)
+    if sharing and plans:
+        notes.setdefault(0, []).append(
+            f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in sharing)}: "
+            "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
+            f"'{obj.name}'")
+    return [replace(limb_plan, notes=limb_plan.notes + tuple(notes.get(index, ())))
+            for index, limb_plan in enumerate(plans)]
+
+
+# Edit mode ---------------------------------------------------------------------------
+
+
+def _edit_state(bone: bpy.types.EditBone) -> dict:
+    """What the build may change on an edit bone, to give it back."""
+    mark = bone.get(records.MARK)
+    return {
+        "head": bone.head.copy(), "tail": bone.tail.copy(), "roll": bone.roll,
+        "parent": bone.parent.name if bone.parent else None, "use_connect": bone.use_connect,
+        "use_deform": bone.use_deform, "palette": bone.color.palette,
+        "collections": [collection.name for collection in bone.collections],
+        "mark": mark.to_dict() if mark is not None else None,
+        "children": [(child.name, child.use_connect) for child in bone.children],
+    }
+
+
+def _restore_edit_state(armature: bpy.types.Armature, name: str, state: dict) -> None:
+    """Edit mode: give bone ``name`` the saved ``state``, making it again if it was deleted."""
+    edit_bones = armature.edit_bones
+    bone = edit_bones.get(name)
+    if bone is None:
+        bone = edit_bones.new(name)
+        for child_name, connected in state["children"]:
+            child = edit_bones.get(child_name)
+            if child is not None:
+                child.parent = bone
+                child.use_connect = connected
+    bone.parent = edit_bones.get(state["parent"]) if state["parent"] else None
+    bone.use_connect = state["use_connect"]
+    bone.head = state["head"]
+    bone.tail = state["tail"]
+    bone.roll = state["roll"]
+    bone.use_deform = state["use_deform"]
+    bone.color.palette = state["palette"]
+    for collection in list(bone.collections):
+        collection.unassign(bone)
+    for collection_name in state["collections"]:
+        collection = armature.collections_all.get(collection_name)
+        if collection is not None:
+            collection.assign(bone)
+    if state["mark"] is None:
+        bone.pop(records.MARK, None)
+    else:
+        bone[records.MARK] = state["mark"]
+
+
+def _log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.EditBone) -> None:
+    state = _edit_state(bone)
+    name = bone.name
+    journal.edit(lambda edit_bones: _restore_edit_state(armature, name, state))
+
+
+def _new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
+    bone = edit_bones.new(name)
+    made = bone.name
+    journal.edit(lambda bones: bones.remove(bones[made]) if made in bones else None)
+    if made != name:
+        # Names are planned unique and within Blender's limit: a difference is a bug.
+        raise RuntimeError(f"Blender named the new bone '{made}' instead of '{name}'")
+    return bone
+
+
+def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
+    rig = obj.ik_rigger
+    uids = {limb.uid for limb in rig.limbs}
+    number = rig.next_uid
+    while str(number) in uids:
+        number += 1
+    before = rig.next_uid
+    rig.next_uid = number + 1
+    journal.data(lambda: setattr(obj.ik_rigger, "next_uid", before))
+    return str(number)
+
+
+def _collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
+    """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
+    rig = obj.ik_rigger
+    armature = obj.data
+    existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
+    if existing is None:
+        existing = armature.collections.new(wanted)
+        made = existing.name
+        before = getattr(rig, attribute)
+        setattr(rig, attribute, made)
+        journal.edit(lambda edit_bones: _remove_collection(armature, made))
+        journal.data(lambda: setattr(obj.ik_rigger, attribute, before))
+    return existing
+
+
+def _remove_collection(armature: bpy.types.Armature, name: str) -> None:
+    collection = armature.collections_all.get(name)
+    if collection is not None:
+        armature.collections.remove(collection)
+
+
+def reparent_children(edit_bones, doomed: set[str]) -> list[str]:
+    """Edit mode: give the user's bones parented to a bone in ``doomed`` that bone's nearest
+    surviving parent instead (unconnected), so deleting ``doomed`` leaves them where they are.
+
+    Returns a sentence for each bone moved, for the user.
+    """
+    moved = []
+    for bone in edit_bones:
+        parent = bone.parent
+        if bone.name in doomed or parent is None or parent.name not in doomed:
+            continue
+        was = parent.name
+        while parent is not None and parent.name in doomed:
+            parent = parent.parent
+        bone.use_connect = False
+        bone.parent = parent
+        moved.append(f"your bone '{bone.name}' was parented to '{was}', which IK Rigger made and removed; "
+                     f"it is now parented to {repr(parent.name) if parent else 'nothing'}, in the same place")
+    return moved
+
+
+def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict[int, _Rebuilt],
+                journal: Journal) -> tuple[list[str], dict, dict[int, list[str]]]:
+    """Edit mode: the bone stage.
+
+    Returns each plan's limb uid, the original rest of every pre-bent bone and notes per plan.
+    """
+    armature = obj.data
+    edit_bones = armature.edit_bones
+    originals = {name: (head, tail, roll) for entry in rebuilt.values() for name, head, tail, roll in entry.prebent}
+    uids = []
+    notes: dict[int, list[str]] = {}
+    for index, limb_plan in enumerate(plans):
+        entry = rebuilt.get(index)
+        uid = entry.uid if entry is not None else _new_uid(obj, journal)
+        uids.append(uid)
+        reused = set(entry.parts.made.values()) if entry is not None else set()
+        for new in limb_plan.new_bones:
+            if new.name in reused:
+                bone = edit_bones[new.name]
+                _log_bone(journal, armature, bone)
+            else:
+                bone = _new_bone(journal, edit_bones, new.name)
+            bone.use_connect = False
+            bone.head = new.head
+            bone.tail = new.tail
+            bone.align_roll(new.z_axis)
+            bone.use_deform = False
+            bone.color.palette = new.palette
+            for collection in list(bone.collections):
+                collection.unassign(bone)
+            attribute = "mechanism_collection" if new.role == ROLE_CLONE else "controls_collection"
+            _collection(obj, attribute, new.collection, journal).assign(bone)
+            if new.role == ROLE_CLONE:
+                bone.roll = edit_bones[limb_plan.extremity].roll
+            records.mark(bone, uid, new.role)
+        for new in limb_plan.new_bones:
+            edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
+        unwanted = reused - {new.name for new in limb_plan.new_bones}
+        if unwanted:
+            for bone in edit_bones:
+                if bone.name in unwanted or (bone.parent is not None and bone.parent.name in unwanted):
+                    _log_bone(journal, armature, bone)
+            notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
+            for name in unwanted:
+                edit_bones.remove(edit_bones[name])
+        _prebend(journal, armature, limb_plan, originals)
+    return uids, originals, notes
+
+
+def _prebend(journal: Journal, armature: bpy.types.Armature, limb_plan: LimbPlan, originals: dict) -> None:
+    """Edit mode: move straight chain bones to their pre-bent rest, keeping their originals."""
+    edit_bones = armature.edit_bones
+    edited = {edit.name for edit in limb_plan.bone_edits}
+    if not edited:
+        return
+    # Record every original first: moving a tail drags a connected child's head.
+    for bone in edit_bones:
+        if bone.name in edited or (bone.use_connect and bone.parent is not None and bone.parent.name in edited):
+            _log_bone(journal, armature, bone)
+            if bone.name in edited:
+                originals.setdefault(bone.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
+    for edit in limb_plan.bone_edits:
+        bone = edit_bones[edit.name]
+        bone.head = edit.head
+        bone.tail = edit.tail
+        bone.align_roll(edit.z_axis)
+    for bone in edit_bones:
+        if bone.use_connect and bone.parent is not None and bone.parent.name in edited:
+            bone.head = bone.parent.tail
+
+
+# Pose or Object mode ---------------------------------------------------------------
+
+
+def _log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
+    if obj.animation_data is None:
+        journal.data(lambda: drop_empty_animation_data(obj))
+
+
+def drop_empty_animation_data(obj: bpy.types.Object) -> None:
     """Remove animation data that only existed for IK Rigger's drivers, now gone."""
     data = obj.animation_data
     if data is not None and data.action is None and not data.drivers and not data.nla_tracks:
         obj.animation_data_clear()
 
 
-def delete_bones(edit_bones: bpy.types.ArmatureEditBones, names: set[str]) -> None:
-    """Edit mode: delete the named bones that still exist."""
-    for name in names:
-        bone = edit_bones.get(name)
-        if bone is not None:
-            edit_bones.remove(bone)
+def _set_version(obj: bpy.types.Object, journal: Journal) -> None:
+    rig = obj.ik_rigger
+    if rig.version != records.RECORD_VERSION:
+        before = rig.version
+        rig.version = records.RECORD_VERSION
+        journal.data(lambda: setattr(obj.ik_rigger, "version", before))
 
 
-def _keep_poses(obj: bpy.types.Object, rig, rebuilt: list[_Rebuilt]) -> None:
-    """Remember the pose of rebuilt limbs' handles and poles, which the rebuild recreates."""
-    for item in rebuilt:
-        limb = rig.limbs[item.index]
-        item.last = limb.name
-        item.prebent = [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent]
-        for created in limb.created():
-            pose_bone = obj.pose.bones.get(created)
-            if pose_bone is not None:
-                item.poses[created] = (pose_bone.rotation_mode, pose_bone.location.copy(),
-                                            pose_bone.rotation_quaternion.copy(), pose_bone.rotation_euler.copy(),
-                                            pose_bone.rotation_axis_angle[:], pose_bone.scale.copy())
+def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan) -> dict:
+    keys = [key for key in _CONSTRAINT_BASICS if hasattr(constraint, key)] + [key for key, _ in planned.settings]
+    state = {key: getattr(constraint, key) for key in keys}
+    fcurve = constraint.id_data.animation_data.drivers.find(constraint.path_from_id("influence")) \
+        if constraint.id_data.animation_data else None
+    variables = fcurve.driver.variables if fcurve is not None else ()
+    state["_driver"] = variables[0].targets[0].data_path if len(variables) == 1 else None
+    return state
 
 
-def _restore_poses(obj: bpy.types.Object, rebuilt: list[_Rebuilt]) -> None:
-    for item in rebuilt:
-        limb = obj.ik_rigger.limbs.get(item.last)
-        if limb is not None:
-            # Give the new constraints and chain the blend and stretch the record kept.
-            if limb.ik_blend != 1.0:
-                snap.set_ik_blend(obj, limb, limb.ik_blend)
-            if limb.stretch:
-                snap.set_stretch(obj, limb, limb.stretch)
-        for name, (mode, location, quaternion, euler, axis_angle, scale) in item.poses.items():
-            pose_bone = obj.pose.bones.get(name)
-            if pose_bone is None:
-                continue
-            pose_bone.rotation_mode = mode
-            pose_bone.location = location
-            pose_bone.rotation_quaternion = quaternion
-            pose_bone.rotation_euler = euler
-            pose_bone.rotation_axis_angle = axis_angle
-            pose_bone.scale = scale
-
-
-def _collection(armature: bpy.types.Armature, rig, attribute: str, wanted: str) -> bpy.types.BoneCollection:
-    """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
-    existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
-    if existing is None:
-        existing = armature.collections.new(wanted)
-        setattr(rig, attribute, existing.name)
-    return existing
-
-
-def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: list[_Rebuilt]) -> dict:
-    """Edit mode: the bone stage. Returns the original rest of every pre-bent bone."""
-    armature = obj.data
-    edit_bones = armature.edit_bones
-    delete_bones(edit_bones, {name for entry in rebuilt for name in rig.limbs[entry.index].created()})
-    originals = {name: (head, tail, roll) for entry in rebuilt for name, head, tail, roll in entry.prebent}
-    for limb_plan in plans:
-        for new in limb_plan.new_bones:
-            bone = edit_bones.new(new.name)
-            bone.head = new.head
-            bone.tail = new.tail
-            bone.align_roll(new.z_axis)
-            bone.use_deform = False
-            bone.use_connect = False
-            bone.color.palette = new.palette
-            for collection in list(bone.collections):
-                collection.unassign(bone)
-            attribute = "mechanism_collection" if new.role == ROLE_CLONE else "controls_collection"
-            _collection(armature, rig, attribute, new.collection).assign(bone)
-            if new.role == ROLE_CLONE:
-                bone.roll = edit_bones[limb_plan.extremity].roll
-        for new in limb_plan.new_bones:
-            if new.parent is not None:
-                edit_bones[new.name].parent = edit_bones[new.parent]
-        # Record every original first: moving a tail drags a connected child's head.
-        for edit in limb_plan.bone_edits:
-            bone = edit_bones[edit.name]
-            originals.setdefault(edit.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
-        moved = set()
-        for edit in limb_plan.bone_edits:
-            bone = edit_bones[edit.name]
-            bone.head = edit.head
-            bone.tail = edit.tail
-            bone.align_roll(edit.z_axis)
-            moved.add(edit.name)
-        for bone in edit_bones:
-            if bone.use_connect and bone.parent is not None and bone.parent.name in moved:
-                bone.head = bone.parent.tail
-    return originals
-
-
-def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, options: LimbOptions,
-                            originals: dict, limb=None) -> None:
-    """Object or Pose mode: the constraint stage for one limb, then its record (``limb`` when rebuilt)."""
-    if limb is None:
-        limb = rig.limbs.add()
-        limb.name = limb_plan.chain[-1]
-        rig.active_limb_index = len(rig.limbs) - 1
+def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
+    for key, value in state.items():
+        if key != "_driver":
+            setattr(constraint, key, value)
+    path = state["_driver"]
+    if path is None:
+        constraint.driver_remove("influence")
     else:
-        for collection in (limb.chain, limb.constraints, limb.prebent, limb.chain_states):
-            collection.clear()
-    for name in limb_plan.chain:
+        constraint.driver_add("influence").driver.variables[0].targets[0].data_path = path
+
+
+def _remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
+    pose_bone = obj.pose.bones.get(owner)
+    constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
+    if constraint is not None:
+        constraint.driver_remove("influence")
+        pose_bone.constraints.remove(constraint)
+
+
+def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: int, state: dict) -> None:
+    pose_bone = obj.pose.bones[owner]
+    constraint = pose_bone.constraints.new(kind)
+    if state["_driver"] is not None:
+        records.drive_influence(obj, constraint, "")
+    _restore_constraint(constraint, state)
+    pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
+
+
+def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str) -> None:
+    pose_bone = obj.pose.bones[name]
+    palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+
+    def undo() -> None:
+        restored = obj.pose.bones[name]
+        restored.color.palette = palette
+        restored.ik_stretch = stretch
+
+    journal.data(undo)
+
+
+def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> None:
+    rig = obj.ik_rigger
+    active = rig.active_limb_index
+    if index is None:
+        added = len(rig.limbs)
+
+        def undo_added() -> None:
+            obj.ik_rigger.limbs.remove(added)
+            obj.ik_rigger.active_limb_index = active
+
+        journal.data(undo_added)
+        return
+    saved = rig.limbs[index].id_properties_ensure().to_dict()
+
+    def undo_changed() -> None:
+        group = obj.ik_rigger.limbs[index].id_properties_ensure()
+        group.clear()
+        group.update(saved)
+        obj.ik_rigger.active_limb_index = active
+
+    journal.data(undo_changed)
+
+
+def _chain_colours(obj: bpy.types.Object, limb, chain: Sequence[str], entry: _Rebuilt | None,
+                   journal: Journal) -> None:
+    """Colour the chain red, storing each bone's own colour and stretch when not Blender's defaults."""
+    pose_bones = obj.pose.bones
+    default = ("DEFAULT", 0.0)
+    old_chain = [item.name for item in limb.chain] if entry is not None else []
+    old_states = {item.name: (item.palette, item.ik_stretch) for item in limb.chain_states}
+    limb.chain.clear()
+    limb.chain_states.clear()
+    for name in chain:
+        pose_bone = pose_bones[name]
+        _log_pose_bone(journal, obj, name)
+        original = old_states.get(name, default) if name in old_chain else (pose_bone.color.palette,
+                                                                            pose_bone.ik_stretch)
         limb.chain.add().name = name
-        pose_bone = obj.pose.bones[name]
         # Only a bone whose colour or stretch differs from Blender's default gets a stored
         # state: the record is copied on every update of the object, so it stays small.
-        if pose_bone.color.palette != "DEFAULT" or pose_bone.ik_stretch:
+        if original != default:
             state = limb.chain_states.add()
             state.name = name
-            state.palette = pose_bone.color.palette
-            state.ik_stretch = pose_bone.ik_stretch
+            state.palette, state.ik_stretch = original
         pose_bone.color.palette = PALETTE_CHAIN
+    for name in old_chain:
+        if name not in chain and name in pose_bones:
+            _log_pose_bone(journal, obj, name)
+            pose_bones[name].color.palette, pose_bones[name].ik_stretch = old_states.get(name, default)
+
+
+def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
+                            entry: _Rebuilt | None, uid: str, journal: Journal) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record."""
+    rig = obj.ik_rigger
+    _log_record(journal, obj, entry.index if entry is not None else None)
+    if entry is None:
+        limb = rig.limbs.add()
+        limb.uid = uid
+        rig.active_limb_index = len(rig.limbs) - 1
+    else:
+        limb = rig.limbs[entry.index]
+    limb.name = limb_plan.chain[-1]
+    _chain_colours(obj, limb, limb_plan.chain, entry, journal)
+    limb.prebent.clear()
+    for name in limb_plan.chain:
         if name in originals:
             rest = limb.prebent.add()
             rest.name = name
@@ -255,28 +508,80 @@ def _constraints_and_record(obj: bpy.types.Object, rig, limb_plan: LimbPlan, opt
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
+    if records.ensure_ik_fk(obj, limb_plan.handle):
+        handle = limb_plan.handle
+        journal.data(lambda: obj.pose.bones[handle].pop(records.IK_FK, None))
+    _constraints(obj, limb, limb_plan, entry, journal)
+    limb.set_options(options)
+    if limb.stretch:
+        records.set_stretch(obj, limb, limb.stretch)
+
+
+def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebuilt | None, journal: Journal) -> None:
+    """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed."""
+    pose_bones = obj.pose.bones
+    existing: dict[tuple[str, str], str] = {}
+    if entry is not None:
+        for owner, name in entry.parts.constraints:
+            existing[(owner, pose_bones[owner].constraints[name].type)] = name
+    limb.constraints.clear()
     for planned in limb_plan.constraints:
-        constraint = add_constraint(obj, planned)
-        snap.drive_ik_blend(obj, constraint, limb)
+        key = (planned.owner, planned.kind)
+        name = existing.pop(key, None)
+        if name is not None:
+            constraint = pose_bones[planned.owner].constraints[name]
+            state = _constraint_state(constraint, planned)
+            journal.data(lambda constraint=constraint, state=state: _restore_constraint(constraint, state))
+            configure(obj, constraint, planned)
+        else:
+            constraint = add_constraint(obj, planned)
+            journal.data(lambda owner=planned.owner, made=constraint.name: _remove_constraint(obj, owner, made))
+        records.drive_influence(obj, constraint, limb_plan.handle)
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name
-    limb.set_options(options)
+    for (owner, kind), name in existing.items():
+        pose_bone = pose_bones[owner]
+        constraint = pose_bone.constraints[name]
+        state = _constraint_state(constraint, ConstraintPlan(owner, kind, name, ""))
+        index = list(pose_bone.constraints).index(constraint)
+        journal.data(lambda owner=owner, kind=kind, index=index, state=state:
+                     _recreate_constraint(obj, owner, kind, index, state))
+        _remove_constraint(obj, owner, name)
 
 
 def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:
-    """The same limb on the other side, when the names carry a side and it exists."""
-    names = set(obj.data.bones.keys())
+    """The same limb on the other side, when the names carry a side and it exists.
+
+    Raises ``RigError`` when the other side's chain or extremity is not, bone for
+    bone, the mirror of this side's (a missing thigh.R would rig hips > shin.R).
+    """
+    if obj.mode == "EDIT":
+        with modes.kept_mode(obj):
+            modes.leave_edit_mode(obj)  # bones are read, which Edit mode leaves stale
+            skeleton = read_skeleton(obj)
+    else:
+        skeleton = read_skeleton(obj)
+    names = set(skeleton.bones)
     other = naming.flip_name(last, names)
     if other is None or other not in names:
         return None
     flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
-    return other, replace(
+    mirrored = replace(
         options,
         bend_direction=flip.get(options.bend_direction, options.bend_direction),
         handle_parent=naming.flip_name(options.handle_parent, names) or options.handle_parent,
         extremity=naming.flip_name(options.extremity, names) or options.extremity,
     )
+    chain = chain_ending_at(skeleton, last, options.chain_length)
+    other_chain = skeleton.lineage(other, options.chain_length)[::-1]
+    extremities: tuple[str | None, str | None] = (None, None)
+    if options.extremity_mode == "AUTO":
+        extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
+    elif options.extremity_mode == "BONE":
+        extremities = options.extremity, mirrored.extremity
+    check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
+    return other, mirrored
 
 
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:

@@ -8,18 +8,23 @@ from ..core.plan import ConstraintPlan
 
 
 def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan) -> bpy.types.Constraint:
-    """Add ``planned`` to its owner bone, targeting bones of ``obj`` itself.
+    """Add ``planned`` to its owner bone, after the bone's own constraints.
 
     Blender keeps constraint names unique per bone, so the returned constraint's
     name may differ from the planned one when the user has one of that name.
     """
     constraint = obj.pose.bones[planned.owner].constraints.new(planned.kind)
     constraint.name = planned.name
+    configure(obj, constraint, planned)
+    return constraint
+
+
+def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan) -> None:
+    """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``."""
     constraint.target = obj
     constraint.subtarget = planned.subtarget
-    if planned.pole_subtarget:
-        constraint.pole_target = obj
+    if planned.kind == "IK":
+        constraint.pole_target = obj if planned.pole_subtarget else None
         constraint.pole_subtarget = planned.pole_subtarget
     for key, value in planned.settings:
         setattr(constraint, key, value)
-    return constraint

@@ -89,3 +89,18 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
         _restore_visibility(obj, view_layer, hidden, hidden_viewport)
         if active is not None and view_layer.objects.active != active:
             view_layer.objects.active = active
+
+
+@contextmanager
+def mirror_off(obj: bpy.types.Object) -> Iterator[None]:
+    """Turn the armature's X-Axis Mirror off for the block: with it on, every bone IK Rigger
+    moves in Edit mode would move its mirror image too, unrecorded."""
+    armature = obj.data
+    mirrored = armature.use_mirror_x
+    if mirrored:
+        armature.use_mirror_x = False
+    try:
+        yield
+    finally:
+        if mirrored:
+            armature.use_mirror_x = True

@@ -1,39 +1,62 @@
-"""Take a rigged limb back out, leaving the armature as it was before."""
+"""Take a rigged limb back out, leaving the armature as it was before, and the user's work intact."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
-from . import modes
-from .animation import forget_limb
-from .build import delete_bones, strip_constraints
+from . import modes, records
+from .animation import bone_paths, remove_fcurves
+from .build import drop_empty_animation_data, reparent_children
 from .skeleton import check_editable
+from .upgrade import upgrade
 
 
-def remove_limb(obj: bpy.types.Object, bone: str) -> str:
-    """Remove the limb that uses ``bone`` in any role; returns the limb's name.
+@dataclass
+class Removal:
+    """What ``remove_limb`` did: the limb's name and what the user should hear."""
 
-    Object or Pose mode: constraints and colours; Edit mode: made bones deleted, pre-bent
-    bones given back their rest; then the record and any emptied collection go.
+    name: str
+    messages: list[str] = field(default_factory=list)
+
+
+def remove_limb(obj: bpy.types.Object, bone: str) -> Removal:
+    """Remove the limb that uses ``bone`` in any role (after renames too).
+
+    Object or Pose mode: constraints, their drivers, colours, the made bones' keys; Edit
+    mode: the user's bones parented to a made bone get its parent, made bones are
+    deleted, pre-bent bones get back their rest; then the record and any emptied
+    collection go. Parts already deleted by hand are said, not an error.
     """
     check_editable(obj)
-    rig = obj.ik_rigger
-    limb = rig.limb_of(bone)
-    if limb is None:
-        raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
-                       hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
-    name = limb.name
-    with modes.kept_mode(obj) as original:
+    with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
-        strip_constraints(obj, limb)
+        upgrade(obj)
+        records.refresh(obj)
+        rig = obj.ik_rigger
+        limb = records.limb_of(obj, bone)
+        if limb is None:
+            raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
+                           hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
+        parts = records.resolve(obj, limb)
+        removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
+        made = set(parts.made.values())
+        strip_constraints(obj, limb, parts)
+        removal.messages.extend(_release_user_constraints(obj, made))
+        remove_fcurves(obj, bone_paths(made), groups=made)
+        drop_empty_animation_data(obj)
         modes.set_mode(obj, "EDIT")
         edit_bones = obj.data.edit_bones
-        delete_bones(edit_bones, set(limb.created()))
+        removal.messages.extend(reparent_children(edit_bones, made))
+        for name in made:
+            edit_bones.remove(edit_bones[name])
         for rest in limb.prebent:
             edit_bone = edit_bones.get(rest.name)
             if edit_bone is None:
+                removal.messages.append(f"the pre-bent bone '{rest.name}' is gone, so its rest was not given back")
                 continue
             edit_bone.head = Vector(rest.head)
             edit_bone.tail = Vector(rest.tail)
@@ -42,12 +65,52 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> str:
                 if child.use_connect:
                     child.head = edit_bone.tail
         modes.set_mode(obj, modes.data_mode(original))
-        index = list(rig.limbs).index(limb)
-        forget_limb(obj, index)
-        rig.limbs.remove(index)
+        rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         _remove_empty_collections(obj)
-    return name
+    return removal
+
+
+def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:
+    """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
+    for pose_bone, constraint in list(records.constraints_of(obj, parts)):
+        constraint.driver_remove("influence")
+        pose_bone.constraints.remove(constraint)
+    # Chain bones without a stored state had Blender's defaults (see build._chain_colours).
+    states = {item.name: item for item in limb.chain_states}
+    for name in parts.chain:
+        pose_bone = obj.pose.bones[name]
+        state = states.get(name)
+        pose_bone.color.palette = state.palette if state else "DEFAULT"
+        pose_bone.ik_stretch = state.ik_stretch if state else 0.0
+
+
+def _aims(constraint: bpy.types.Constraint, obj: bpy.types.Object, made: set[str]) -> str | None:
+    """The made bone a constraint aims at, if any."""
+    pairs = [(getattr(constraint, "target", None), getattr(constraint, "subtarget", "")),
+             (getattr(constraint, "pole_target", None), getattr(constraint, "pole_subtarget", ""))]
+    pairs += [(target.target, target.subtarget) for target in getattr(constraint, "targets", ())]
+    return next((subtarget for target, subtarget in pairs if target == obj and subtarget in made), None)
+
+
+def _release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]:
+    """Mute the user's constraints that aim at a bone about to be removed, and say so.
+
+    They are kept (they are the user's work) but muted: aimed at nothing, a Copy or
+    Child Of constraint would fall back to the armature object and move the bone.
+    """
+    messages = []
+    for pose_bone in obj.pose.bones:
+        if pose_bone.name in made:
+            continue
+        for constraint in pose_bone.constraints:
+            aimed = _aims(constraint, obj, made)
+            if aimed is not None:
+                constraint.mute = True
+                messages.append(f"kept your constraint '{constraint.name}' on '{pose_bone.name}' but muted it: "
+                                f"it aimed at '{aimed}', which IK Rigger made and removed; aim it at another bone "
+                                "and unmute it")
+    return messages
 
 
 def _remove_empty_collections(obj: bpy.types.Object) -> None:

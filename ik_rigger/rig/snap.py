@@ -1,4 +1,4 @@
-"""IK/FK blending and exact snapping between the two, on evaluated poses.
+"""Exact snapping between IK and FK, on evaluated poses.
 
 All matrices are armature space (``PoseBone.matrix``), so the armature object's
 own transform never enters. Runs in Object or Pose mode; no mode switch.
@@ -6,13 +6,12 @@ own transform never enters. Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import bpy
 from mathutils import Matrix, Vector
 
 from ..core import geometry
-from ..core.errors import RigError
+from ..core.plan import ROLE_HANDLE
+from . import records
 
 _TRANSFORM_PATHS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
@@ -22,71 +21,6 @@ def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
     bpy.context.view_layer.update()
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
     return {bone.name: bone.matrix.copy() for bone in evaluated.pose.bones}
-
-
-def recorded_constraints(obj: bpy.types.Object, limb) -> Iterator[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:
-    """Each constraint a limb's record lists that still exists, with the bone that owns it."""
-    for item in limb.constraints:
-        pose_bone = obj.pose.bones.get(item.name)
-        constraint = pose_bone.constraints.get(item.constraint) if pose_bone else None
-        if constraint is not None:
-            yield pose_bone, constraint
-
-
-def limb_constraints(obj: bpy.types.Object, limb) -> list[bpy.types.Constraint]:
-    """The constraints a limb's record lists that still exist."""
-    return [constraint for _, constraint in recorded_constraints(obj, limb)]
-
-
-def check_limb_bones(obj: bpy.types.Object, limb) -> None:
-    """Refuse a limb whose bones were renamed or deleted since it was built."""
-    missing = sorted(name for name in limb.bones() if name not in obj.data.bones)
-    if missing:
-        raise RigError(f"the limb's bone(s) {', '.join(missing)} no longer exist (renamed or deleted)",
-                       bone=limb.name, hint="Remove the limb and build it again.")
-
-
-def ik_constraint(obj: bpy.types.Object, limb) -> bpy.types.Constraint | None:
-    """The limb's IK constraint, if it still exists."""
-    return next((constraint for constraint in limb_constraints(obj, limb) if constraint.type == "IK"), None)
-
-
-def blend_path(limb) -> str:
-    """The RNA path of a limb's IK/FK blend, by the limb's name so it survives reordering."""
-    return f'ik_rigger.limbs["{limb.name}"].ik_blend'
-
-
-def drive_ik_blend(obj: bpy.types.Object, constraint: bpy.types.Constraint, limb) -> None:
-    """Drive the constraint's influence by the limb's IK/FK blend, so an animated blend plays back."""
-    driver = constraint.driver_add("influence").driver
-    driver.type = "AVERAGE"
-    variable = driver.variables.new()
-    variable.name = "ik_blend"
-    variable.type = "SINGLE_PROP"
-    variable.targets[0].id_type = "OBJECT"
-    variable.targets[0].id = obj
-    variable.targets[0].data_path = blend_path(limb)
-
-
-def set_ik_blend(obj: bpy.types.Object, limb, value: float) -> None:
-    """1 is full IK, 0 full FK: the IK constraint and the extremity's copy constraints together.
-
-    The update callback of ``ik_blend``: the drivers carry the value during playback,
-    this makes it show at once wherever drivers have not run yet.
-    """
-    for constraint in limb_constraints(obj, limb):
-        constraint.influence = value
-
-
-def set_stretch(obj: bpy.types.Object, limb, value: float) -> None:
-    """Stretch needs both the IK constraint's switch and each chain bone's IK stretch."""
-    for constraint in limb_constraints(obj, limb):
-        if constraint.type == "IK":
-            constraint.use_stretch = value > 0.0
-    for item in limb.chain:
-        pose_bone = obj.pose.bones.get(item.name)
-        if pose_bone is not None:
-            pose_bone.ik_stretch = value
 
 
 def _local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
@@ -115,9 +49,8 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
 
     Afterwards switching the limb to FK shows the same pose. Returns the bones changed.
     """
-    check_limb_bones(obj, limb)
-    chain = [item.name for item in limb.chain]
-    names = chain + ([limb.extremity] if limb.extremity else [])
+    parts = records.require(obj, limb)
+    names = parts.chain + ([parts.extremity] if parts.extremity else [])
     pose = evaluated_pose(obj)
     for name in names:
         parent = obj.data.bones[name].parent
@@ -155,38 +88,36 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     The handle also takes the extremity's FK rotation (through its clone), so that
     switching the limb to IK shows the same pose. Returns the bones changed.
     """
-    check_limb_bones(obj, limb)
-    chain = [item.name for item in limb.chain]
-    ik = ik_constraint(obj, limb)
-    if ik is None:
-        raise RigError("has lost its IK constraint", bone=chain[-1], hint="Rebuild the limb.")
-    blend = limb.ik_blend
-    limb.ik_blend = 0.0
+    parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+    chain = parts.chain
+    ik = records.ik_constraint(obj, parts)
+    handle = parts.handle
+    blend = records.ik_fk(obj, parts)
+    records.set_ik_fk(obj, parts, 0.0)
     fk = evaluated_pose(obj)
-    limb.ik_blend = blend
+    records.set_ik_fk(obj, parts, blend)
     bones = obj.data.bones
     last = bones[chain[-1]]
     end = fk[chain[-1]] @ Vector((0.0, last.length, 0.0))
-    handle_rest = bones[limb.handle].matrix_local
-    if limb.extremity and limb.clone:
-        handle_pose = fk[limb.extremity] @ bones[limb.clone].matrix_local.inverted() @ handle_rest
+    handle_rest = bones[handle].matrix_local
+    if parts.extremity and parts.clone:
+        handle_pose = fk[parts.extremity] @ bones[parts.clone].matrix_local.inverted() @ handle_rest
     else:
         handle_pose = fk[chain[-1]] @ last.matrix_local.inverted() @ handle_rest
     handle_pose.translation = end
-    obj.pose.bones[limb.handle].matrix = handle_pose
-    changed = [limb.handle]
-    if limb.pole:
+    obj.pose.bones[handle].matrix = handle_pose
+    changed = [handle]
+    if parts.pole:
         evaluated_pose(obj)  # the pole may be the handle's child: let the new handle pose land first
         root = fk[chain[0]]
         rest_root = bones[chain[0]].head_local
-        distance = (bones[limb.pole].head_local - rest_root).length
+        distance = (bones[parts.pole].head_local - rest_root).length
         pole_position = _pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                   end, ik.pole_angle, max(distance, 1e-6))
-        pole_pose = obj.pose.bones[limb.pole].matrix.copy()
+        pole_pose = obj.pose.bones[parts.pole].matrix.copy()
         pole_pose.translation = pole_position
-        obj.pose.bones[limb.pole].matrix = pole_pose
-        changed.append(limb.pole)
+        obj.pose.bones[parts.pole].matrix = pole_pose
+        changed.append(parts.pole)
     if keyframe:
         _key(obj, changed, frame)
     return changed
-

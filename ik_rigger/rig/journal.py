@@ -1,0 +1,47 @@
+"""What a build changed, so a build that fails part way gives everything back.
+
+Each change is logged with the step that undoes it, by name (Blender replaces its
+Python objects across mode switches). Edit-mode steps run in Edit mode; the others in
+the mode the failure left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import bpy
+
+from . import modes
+
+EditUndo = Callable[[Any], None]  # takes the armature's edit bones
+DataUndo = Callable[[], None]
+
+
+class Journal:
+    """The undo log of one build."""
+
+    def __init__(self, obj: bpy.types.Object) -> None:
+        self.obj = obj
+        self._edit: list[EditUndo] = []
+        self._data: list[DataUndo] = []
+
+    def edit(self, undo: EditUndo) -> None:
+        """Log an Edit-mode change (bones, their rest, collections)."""
+        self._edit.append(undo)
+
+    def data(self, undo: DataUndo) -> None:
+        """Log any other change (constraints, drivers, pose bones, records)."""
+        self._data.append(undo)
+
+    def rollback(self) -> None:
+        """Undo every logged change, newest first."""
+        for undo in reversed(self._data):
+            undo()
+        self._data.clear()
+        if self._edit:
+            modes.set_mode(self.obj, "EDIT")
+            edit_bones = self.obj.data.edit_bones
+            for edit_undo in reversed(self._edit):
+                edit_undo(edit_bones)
+            self._edit.clear()

@@ -1,0 +1,337 @@
+"""Find what IK Rigger made for a limb, whatever the user renamed since.
+
+A limb's record (``props.IKRIG_PG_limb``) remembers names, and names go stale when
+the user renames a bone. So everything IK Rigger makes carries data that moves with
+a rename, and the record's names are only a cache:
+
+- each made bone (handle, pole, clone) has the ID property ``_ik_rigger`` =
+  ``{"limb": uid, "role": role}`` on its ``Bone`` (hidden in the UI by the underscore);
+- each constraint IK Rigger adds targets one of those bones (the IK constraint the
+  handle, the copy constraints the clone) and keeps the name the record lists;
+- the chain is the IK constraint's owner and its ``chain_count - 1`` parents, the
+  extremity the owner of the copy constraints.
+
+The IK/FK switch is the custom property ``ik_fk`` on the handle's pose bone, read by
+drivers on the constraints' influence, so a rig plays where IK Rigger is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import bpy
+
+from ..core.errors import RigError
+from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE
+
+MARK = "_ik_rigger"
+IK_FK = "ik_fk"
+IK_FK_DESCRIPTION = ("IK/FK switch of this limb: 1 is IK (the chain follows this handle), 0 is FK (the chain and "
+                     "the foot or hand follow their own rotations)")
+# The version of the records and rig layout this code writes. 0: records from IK Rigger
+# 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
+RECORD_VERSION = 1
+
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
+_ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
+# Which made bone each kind of constraint IK Rigger adds aims at.
+_TARGET_ROLE = {"IK": ROLE_HANDLE, "COPY_ROTATION": ROLE_CLONE, "COPY_SCALE": ROLE_CLONE,
+                "COPY_TRANSFORMS": ROLE_CLONE}
+
+
+def quoted(name: str) -> str:
+    """``name`` escaped for an RNA path between double quotes."""
+    return bpy.utils.escape_identifier(name)
+
+
+def ik_fk_path(handle: str) -> str:
+    """The RNA path, from the armature object, of a limb's IK/FK switch."""
+    return f'pose.bones["{quoted(handle)}"]["{IK_FK}"]'
+
+
+def mark(bone: bpy.types.Bone | bpy.types.EditBone, uid: str, role: str) -> None:
+    """Tag a bone IK Rigger made with its limb and role."""
+    bone[MARK] = {"limb": uid, "role": role}
+
+
+def marker(bone: bpy.types.Bone | bpy.types.EditBone) -> tuple[str, str] | None:
+    """The (limb uid, role) a made bone carries, None for the user's bones."""
+    value = bone.get(MARK)
+    if value is None:
+        return None
+    try:
+        return str(value["limb"]), str(value["role"])
+    except (KeyError, TypeError):
+        return None
+
+
+@dataclass
+class Parts:
+    """Where a limb's pieces are now: current names, and what is gone."""
+
+    made: dict[str, str] = field(default_factory=dict)  # role -> current bone name
+    chain: list[str] = field(default_factory=list)
+    extremity: str | None = None
+    constraints: list[tuple[str, str]] = field(default_factory=list)  # (owner bone, constraint name)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def handle(self) -> str | None:
+        return self.made.get(ROLE_HANDLE)
+
+    @property
+    def pole(self) -> str | None:
+        return self.made.get(ROLE_POLE)
+
+    @property
+    def clone(self) -> str | None:
+        return self.made.get(ROLE_CLONE)
+
+    def bones(self) -> set[str]:
+        """Every bone the limb involves now."""
+        names = set(self.chain) | set(self.made.values())
+        if self.extremity:
+            names.add(self.extremity)
+        return names
+
+
+def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, str]]:
+    """Every made bone of the armature: limb uid -> role -> name (one pass over the bones)."""
+    found: dict[str, dict[str, str]] = {}
+    for bone in obj.data.bones:
+        tag = marker(bone)
+        if tag is not None:
+            found.setdefault(tag[0], {})[tag[1]] = bone.name
+    return found
+
+
+def _recorded_made(limb) -> dict[str, str]:
+    return {role: getattr(limb, attribute) for role, attribute in _ROLE_ATTRIBUTE.items()
+            if getattr(limb, attribute)}
+
+
+def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
+    """Role -> current name of the limb's made bones that exist."""
+    bones = obj.data.bones
+    recorded = _recorded_made(limb)
+    if not limb.uid:
+        # A record from before markers: names are all there is.
+        return {role: name for role, name in recorded.items() if name in bones}
+    made = {}
+    for role, name in recorded.items():
+        bone = bones.get(name)
+        if bone is None or marker(bone) != (limb.uid, role):
+            break
+        made[role] = name
+    else:
+        return made
+    return _marked_bones(obj).get(limb.uid, {})
+
+
+def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]]) -> bool:
+    role = _TARGET_ROLE.get(constraint.type)
+    return role is not None and constraint.target == obj and constraint.subtarget in targets.get(role, set())
+
+
+def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list[tuple[str, str]]:
+    """(owner, name) of the limb's own constraints that still exist."""
+    # A constraint still aims at the name of a deleted made bone: match that too.
+    recorded = _recorded_made(limb)
+    targets: dict[str, set[str]] = {}
+    for role in ROLES:
+        targets[role] = {name for name in (made.get(role), recorded.get(role)) if name}
+    names = {item.constraint for item in limb.constraints}
+    pose_bones = obj.pose.bones
+    found = []
+    for item in limb.constraints:
+        pose_bone = pose_bones.get(item.name)
+        constraint = pose_bone.constraints.get(item.constraint) if pose_bone is not None else None
+        if constraint is None or not _is_ours(constraint, obj, targets):
+            break
+        found.append((item.name, item.constraint))
+    else:
+        return found
+    # An owner was renamed: look for the recorded constraints on every bone.
+    return [(pose_bone.name, constraint.name) for pose_bone in pose_bones for constraint in pose_bone.constraints
+            if constraint.name in names and _is_ours(constraint, obj, targets)]
+
+
+def resolve(obj: bpy.types.Object, limb) -> Parts:
+    """The limb's pieces as they are now, after whatever renames and deletions (reads only)."""
+    bones = obj.data.bones
+    made = _find_made(obj, limb)
+    parts = Parts(made=made, constraints=_find_constraints(obj, limb, made))
+    for role, name in _recorded_made(limb).items():
+        if role not in made:
+            parts.missing.append(f"the {role.lower()} bone '{name}'")
+    pose_bones = obj.pose.bones
+    ik_owner = next((owner for owner, name in parts.constraints
+                     if pose_bones[owner].constraints[name].type == "IK"), None)
+    recorded_chain = [item.name for item in limb.chain]
+    if ik_owner is not None:
+        count = pose_bones[ik_owner].constraints[
+            next(name for owner, name in parts.constraints if owner == ik_owner)].chain_count
+        chain = [ik_owner]
+        bone = bones[ik_owner]
+        while bone.parent is not None and len(chain) < max(count, 1):
+            bone = bone.parent
+            chain.append(bone.name)
+        parts.chain = list(reversed(chain))
+    else:
+        parts.chain = [name for name in recorded_chain if name in bones]
+        parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
+    copy_owner = next((owner for owner, name in parts.constraints
+                       if pose_bones[owner].constraints[name].type != "IK"), None)
+    if copy_owner is not None:
+        parts.extremity = copy_owner
+    elif limb.extremity and limb.extremity in bones:
+        parts.extremity = limb.extremity
+    return parts
+
+
+def refresh(obj: bpy.types.Object) -> None:
+    """Bring every record's names up to date with the armature (after renames).
+
+    Writes only what changed; called by operators and the build, never in ``draw``.
+    """
+    for limb in obj.ik_rigger.limbs:
+        parts = resolve(obj, limb)
+        _update_names(limb, parts)
+
+
+def _update_names(limb, parts: Parts) -> None:
+    recorded_chain = [item.name for item in limb.chain]
+    if len(parts.chain) == len(recorded_chain) and parts.chain != recorded_chain:
+        renamed = dict(zip(recorded_chain, parts.chain))
+        for item in limb.chain:
+            item.name = renamed[item.name]
+        for collection in (limb.prebent, limb.chain_states):
+            for item in collection:
+                if item.name in renamed:
+                    item.name = renamed[item.name]
+    for role, attribute in _ROLE_ATTRIBUTE.items():
+        name = parts.made.get(role)
+        if name and getattr(limb, attribute) != name:
+            setattr(limb, attribute, name)
+    if parts.extremity and limb.extremity != parts.extremity:
+        limb.extremity = parts.extremity
+    current = {(item.name, item.constraint) for item in limb.constraints}
+    if parts.constraints and set(parts.constraints) != current and len(parts.constraints) == len(current):
+        for item, (owner, name) in zip(limb.constraints, parts.constraints):
+            item.name, item.constraint = owner, name
+    if parts.chain and limb.name != parts.chain[-1] and len(parts.chain) == len(recorded_chain):
+        limb.name = parts.chain[-1]
+
+
+def limb_of(obj: bpy.types.Object, bone: str):
+    """The limb that uses ``bone`` in any role, if any (reads only: safe in ``poll``)."""
+    rig = obj.ik_rigger
+    data_bone = obj.data.bones.get(bone)
+    tag = marker(data_bone) if data_bone is not None else None
+    if tag is not None:
+        for limb in rig.limbs:
+            if limb.uid == tag[0]:
+                return limb
+    for limb in rig.limbs:
+        if bone in limb.bones():
+            return limb
+    if data_bone is None:
+        return None
+    # Renamed since the records were last brought up to date.
+    for limb in rig.limbs:
+        if bone in resolve(obj, limb).bones():
+            return limb
+    return None
+
+
+def constraints_of(obj: bpy.types.Object, parts: Parts) -> Iterator[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:
+    """The limb's own constraints with the pose bone owning each."""
+    for owner, name in parts.constraints:
+        pose_bone = obj.pose.bones[owner]
+        yield pose_bone, pose_bone.constraints[name]
+
+
+def ik_constraint(obj: bpy.types.Object, parts: Parts) -> bpy.types.Constraint | None:
+    """The limb's IK constraint, if it still exists."""
+    return next((constraint for _, constraint in constraints_of(obj, parts) if constraint.type == "IK"), None)
+
+
+def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts:
+    """The limb's parts, refusing with what to do when a needed piece is gone."""
+    parts = resolve(obj, limb)
+    gone = [f"the {role.lower()}" for role in roles if role not in parts.made and _recorded_made(limb).get(role)]
+    if ik and ik_constraint(obj, parts) is None:
+        gone.append("the IK constraint")
+    if len(parts.chain) < 2:
+        gone.append("the chain bones")
+    if gone:
+        raise RigError(f"{' and '.join(gone)} of this limb no longer exist (deleted by hand)", bone=limb.name,
+                       hint="Rebuild the limb to make them again, or remove it.")
+    return parts
+
+
+def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> bool:
+    """Give the handle's pose bone the ``ik_fk`` switch; True when it was added."""
+    pose_bone = obj.pose.bones[handle]
+    if IK_FK in pose_bone:
+        return False
+    pose_bone[IK_FK] = float(value)
+    ui = pose_bone.id_properties_ui(IK_FK)
+    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=1.0, subtype="FACTOR",
+              description=IK_FK_DESCRIPTION)
+    # Animators work on a library override of the character: the switch must be theirs to set.
+    pose_bone.property_overridable_library_set(f'["{IK_FK}"]', True)
+    return True
+
+
+def ik_fk(obj: bpy.types.Object, parts: Parts) -> float:
+    """The limb's IK/FK switch (1 when the handle is gone)."""
+    handle = parts.handle
+    if handle is None:
+        return 1.0
+    return float(obj.pose.bones[handle].get(IK_FK, 1.0))
+
+
+def set_ik_fk(obj: bpy.types.Object, parts: Parts, value: float) -> None:
+    """Set the limb's IK/FK switch and have the drivers see it at the next update."""
+    if parts.handle is None:
+        raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
+    obj.pose.bones[parts.handle][IK_FK] = float(value)
+    # Setting an ID property from Python does not tag the object; the drivers read it.
+    obj.update_tag()
+
+
+def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
+    """Key the limb's IK/FK switch at ``frame``."""
+    handle = parts.handle
+    if handle is None:
+        raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
+    obj.pose.bones[handle].keyframe_insert(f'["{IK_FK}"]', frame=frame, group=handle)
+
+
+def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
+    """Drive the constraint's influence by the handle's ``ik_fk``, so it plays without IK Rigger.
+
+    An average of one variable, not a Python expression: it runs with auto-run off.
+    """
+    driver = constraint.driver_add("influence").driver
+    driver.type = "AVERAGE"
+    for variable in list(driver.variables):
+        driver.variables.remove(variable)
+    variable = driver.variables.new()
+    variable.name = IK_FK
+    variable.type = "SINGLE_PROP"
+    variable.targets[0].id_type = "OBJECT"
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = ik_fk_path(handle)
+
+
+def set_stretch(obj: bpy.types.Object, limb, value: float) -> None:
+    """Stretch needs both the IK constraint's switch and each chain bone's IK stretch."""
+    parts = resolve(obj, limb)
+    ik = ik_constraint(obj, parts)
+    if ik is not None:
+        ik.use_stretch = value > 0.0
+    for name in parts.chain:
+        obj.pose.bones[name].ik_stretch = value

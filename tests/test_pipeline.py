@@ -1,0 +1,470 @@
+"""Rigs that survive the pipeline: played where IK Rigger is not installed, linked and
+overridden in a shot file, upgraded from the earlier version, renamed by the user."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import (
+    DATA,
+    all_fcurves,
+    both_legs,
+    chain_length,
+    evaluate,
+    make_armature,
+    rotation_degrees,
+    same,
+    set_active_bone,
+    snapshot,
+)
+from mathutils import Matrix, Vector
+from test_packaging import blender_command, isolated_env
+from test_ui import draw
+
+from ik_rigger import ui
+from ik_rigger.rig import records
+
+PLAYER = Path(__file__).resolve().parent / "play_without_addon.py"
+LEGS = ["thigh.L", "shin.L"]
+
+
+def rig_both_legs(name: str = "Hero") -> bpy.types.Object:
+    obj = make_armature(both_legs(), name=name)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    return obj
+
+
+def key_switch(obj: bpy.types.Object, handle: str, keys: dict[int, float]) -> None:
+    pose_bone = obj.pose.bones[handle]
+    for frame, value in keys.items():
+        pose_bone["ik_fk"] = value
+        pose_bone.keyframe_insert('["ik_fk"]', frame=frame)
+
+
+def key_motion(obj: bpy.types.Object) -> None:
+    """The left handle rises and the left thigh turns, so IK and FK show different poses."""
+    handle = obj.pose.bones["foot_IK.L"]
+    thigh = obj.pose.bones["thigh.L"]
+    thigh.rotation_mode = "XYZ"
+    for frame, amount in ((1, 0.0), (20, 1.0)):
+        handle.location = (0.0, 0.0, 0.3 * amount)
+        handle.keyframe_insert("location", frame=frame)
+        thigh.rotation_euler = (0.6 * amount, 0.0, 0.0)
+        thigh.keyframe_insert("rotation_euler", frame=frame)
+
+
+def play_elsewhere(path: Path, frames: list[int], tmp_path: Path, move: str = "") -> dict:
+    """What a Blender without IK Rigger shows of ``path`` (tests/play_without_addon.py)."""
+    home = tmp_path / "home-without-addon"
+    home.mkdir(exist_ok=True)
+    command = blender_command(PLAYER, str(path), *map(str, frames), *(["--move", move] if move else []))
+    result = subprocess.run(command, cwd=tmp_path, env=isolated_env(home), capture_output=True, text=True,
+                            timeout=300, check=False)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert result.returncode == 0 and lines, result.stdout[-2000:] + result.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def as_matrix(rows: list[list[float]]) -> Matrix:
+    return Matrix(rows)
+
+
+def assert_same_poses(expected: dict[str, Matrix], played: dict[str, list], length: float, tolerance=1e-5):
+    for name, matrix in expected.items():
+        other = as_matrix(played[name])
+        assert (matrix.translation - other.translation).length < tolerance * length, name
+        assert rotation_degrees(matrix, other) < 0.01, name
+
+
+def frames_here(obj: bpy.types.Object, frames: list[int]) -> dict[int, dict[str, Matrix]]:
+    shown = {}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        shown[frame] = evaluate(obj)
+    return shown
+
+
+FRAMES = [1, 5, 10, 15, 20]
+
+
+def test_a_rig_plays_the_same_where_ik_rigger_is_not_installed(tmp_path):
+    obj = rig_both_legs()
+    key_motion(obj)
+    key_switch(obj, "foot_IK.L", {1: 1.0, 10: 0.0, 20: 1.0})
+    expected = frames_here(obj, FRAMES)
+    # The switch really changes the pose, or the comparison proves nothing.
+    assert (expected[10]["foot.L"].translation - expected[15]["foot.L"].translation).length > 0.01
+    path = tmp_path / "hero.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, FRAMES, tmp_path, move="foot_IK.R")
+    assert not [name for name in played["addons"] if "ik_rigger" in name]
+    assert played["invalid_drivers"] == []
+    length = chain_length(obj, LEGS)
+    for frame in FRAMES:
+        assert_same_poses(expected[frame], played["frames"][str(frame)]["Hero"], length)
+    # Moving a handle moves the chain: the IK works without the add-on.
+    before, after = played["moved"]["before"], played["moved"]["after"]
+    handle = as_matrix(after["foot_IK.R"]).translation
+    end = as_matrix(after["shin.R"]) @ Vector((0.0, obj.data.bones["shin.R"].length, 0.0))
+    assert (as_matrix(before["shin.R"]).translation - as_matrix(after["shin.R"]).translation).length > 0.01
+    assert (end - handle).length < 1e-3 * length
+
+
+def test_ik_fk_is_a_documented_animatable_property_of_the_handle():
+    obj = rig_both_legs()
+    pose_bone = obj.pose.bones["foot_IK.L"]
+    assert pose_bone["ik_fk"] == 1.0
+    ui_data = pose_bone.id_properties_ui("ik_fk").as_dict()
+    assert (ui_data["min"], ui_data["max"], ui_data["soft_min"], ui_data["soft_max"]) == (0.0, 1.0, 0.0, 1.0)
+    assert "IK" in ui_data["description"] and "FK" in ui_data["description"]
+    assert pose_bone.is_property_overridable_library('["ik_fk"]')
+    for curve in obj.animation_data.drivers:
+        assert curve.driver.type == "AVERAGE"
+        assert [v.targets[0].data_path for v in curve.driver.variables][0].endswith('["ik_fk"]')
+
+
+def test_upgrade_a_rig_made_by_the_earlier_version(tmp_path):
+    """A file saved by IK Rigger 0.1 (IK/FK on the record, keyed 1 -> 0 -> 1) plays as it did then."""
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "rigged_by_0.1.0.blend"))
+    expected = json.loads((DATA / "rigged_by_0.1.0.poses.json").read_text())
+    obj = bpy.data.objects["Hero"]
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bpy.ops.ik_rigger.upgrade_rig() == {"FINISHED"}
+    assert obj.ik_rigger.version == records.RECORD_VERSION
+    assert obj.pose.bones["foot_IK.R"]["ik_fk"] == pytest.approx(0.5)
+    length = chain_length(obj, LEGS)
+    for frame in FRAMES:
+        bpy.context.scene.frame_set(frame)
+        assert_same_poses(evaluate(obj), expected[str(frame)], length)
+    path = tmp_path / "upgraded.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, FRAMES, tmp_path)
+    assert played["invalid_drivers"] == []
+    for frame in FRAMES:
+        wanted = {name: Matrix(rows) for name, rows in expected[str(frame)].items()}
+        assert_same_poses(wanted, played["frames"][str(frame)]["Hero"], length)
+    assert not bpy.ops.ik_rigger.upgrade_rig.poll()
+
+
+def test_rebuilding_an_earlier_rig_upgrades_it():
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "rigged_by_0.1.0.blend"))
+    obj = bpy.data.objects["Hero"]
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bpy.ops.ik_rigger.rebuild_limb(limb="shin.L") == {"FINISHED"}
+    assert obj.ik_rigger.version == records.RECORD_VERSION
+    paths = {variable.targets[0].data_path for curve in obj.animation_data.drivers
+             for variable in curve.driver.variables}
+    assert paths == {'pose.bones["foot_IK.L"]["ik_fk"]', 'pose.bones["foot_IK.R"]["ik_fk"]'}
+
+
+def _link_and_override(character: Path) -> bpy.types.Object:
+    """Link the character's collection into the current (new) file and make it a library override."""
+    with bpy.data.libraries.load(str(character), link=True) as (source, target):
+        target.collections = ["Character"]
+    linked = target.collections[0]
+    scene = bpy.context.scene
+    override = linked.override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=False)
+    if override.name not in scene.collection.children:
+        scene.collection.children.link(override)
+    return next(obj for obj in override.all_objects if obj.type == "ARMATURE")
+
+
+def test_a_linked_and_overridden_rig_animates_and_keeps_it_through_save_and_reload(tmp_path):
+    obj = rig_both_legs()
+    collection = bpy.data.collections.new("Character")
+    bpy.context.scene.collection.children.link(collection)
+    collection.objects.link(obj)
+    bpy.context.scene.collection.objects.unlink(obj)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    character = tmp_path / "character.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(character), copy=True)
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    shot = _link_and_override(character)
+    assert shot.override_library is not None
+    # What Blender's "Make Library Override" does for the object the animator picked.
+    shot.override_library.is_system_override = False
+    bpy.context.view_layer.objects.active = shot
+    bpy.ops.object.mode_set(mode="POSE")
+    # Handles, poles and clones pose and key; ik_fk sets and keys.
+    handle = shot.pose.bones["foot_IK.L"]
+    handle.location = (0.0, 0.05, 0.1)
+    handle.keyframe_insert("location", frame=1)
+    shot.pose.bones["shin_IK_pole.L"].location = (0.02, 0.0, 0.0)
+    shot.pose.bones["foot_IK_clone.L"].rotation_quaternion = (0.98, 0.2, 0.0, 0.0)
+    shot.pose.bones["foot_IK.R"]["ik_fk"] = 0.3
+    shot.pose.bones["foot_IK.R"].keyframe_insert('["ik_fk"]', frame=1)
+    shot.pose.bones["foot_IK.R"]["ik_fk"] = 0.6
+    shot.pose.bones["foot_IK.R"].keyframe_insert('["ik_fk"]', frame=10)
+    # The sidebar lists the limbs, and snapping works on the override.
+    log = draw(ui.IKRIG_PT_limbs, shot)
+    assert ("list", "limbs") in log and ("prop", "PoseBone", '["ik_fk"]') in log
+    shot.data.bones.active = shot.data.bones["shin.L"]
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb="shin.L") == {"FINISHED"}
+    assert shot.pose.bones["foot_IK.L"]["ik_fk"] == 0.0
+    # Build and Remove refuse: they would change the linked rest skeleton.
+    with pytest.raises(RuntimeError, match="library override"):
+        bpy.ops.ik_rigger.build_ik()
+    with pytest.raises(RuntimeError, match="library override"):
+        bpy.ops.ik_rigger.remove_ik()
+    bpy.context.scene.frame_set(1)
+    posed = evaluate(shot)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    path = tmp_path / "shot.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    shot = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert shot.override_library is not None
+    bpy.context.scene.frame_set(10)
+    assert shot.pose.bones["foot_IK.R"]["ik_fk"] == pytest.approx(0.6)
+    bpy.context.scene.frame_set(1)
+    assert shot.pose.bones["foot_IK.R"]["ik_fk"] == pytest.approx(0.3)
+    assert shot.pose.bones["foot_IK.L"]["ik_fk"] == 0.0
+    assert tuple(shot.pose.bones["shin_IK_pole.L"].location) == pytest.approx((0.02, 0.0, 0.0))
+    assert_same_poses(posed, {name: [list(row) for row in m] for name, m in evaluate(shot).items()},
+                      chain_length(shot, LEGS))
+
+
+# Renames and deletions -------------------------------------------------------------
+
+
+def test_remove_after_renaming_chain_and_made_bones_removes_everything():
+    obj = make_armature(both_legs())
+    before = snapshot(obj)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    renames = {"thigh.L": "Oberschenkel.L", "shin.L": "Schienbein.L", "foot_IK.L": "Fuss Griff",
+               "shin_IK_pole.L": "Knie Ziel", "foot_IK_clone.L": "clone"}
+    for old, new in renames.items():
+        obj.data.bones[old].name = new
+    set_active_bone(obj, "Fuss Griff")
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    for old, new in renames.items():
+        if new in obj.data.bones:
+            obj.data.bones[new].name = old
+    assert same(snapshot(obj), before)
+
+
+def test_rebuild_after_renaming_the_handle_keeps_it_and_makes_no_orphan():
+    obj = rig_both_legs()
+    obj.data.bones["foot_IK.L"].name = "left foot control"
+    count = len(obj.data.bones)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
+    assert len(obj.data.bones) == count
+    assert obj.ik_rigger.limbs["shin.L"].handle == "left foot control"
+    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == "left foot control"
+
+
+def _delete_bone(obj: bpy.types.Object, name: str) -> None:
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones[name])
+    bpy.ops.object.mode_set(mode="POSE")
+
+
+def test_a_pole_deleted_by_hand_is_said_and_made_again_by_rebuild():
+    obj = rig_both_legs()
+    _delete_bone(obj, "shin_IK_pole.L")
+    set_active_bone(obj, "shin.L")
+    with pytest.raises(RuntimeError, match="pole of this limb no longer exist.*Rebuild the limb"):
+        bpy.ops.ik_rigger.reset_pole_angle()
+    assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
+    assert "shin_IK_pole.L" in obj.data.bones
+    ik = obj.pose.bones["shin.L"].constraints["IK Rigger IK"]
+    assert ik.pole_subtarget == "shin_IK_pole.L"
+    rest = {name: bone.matrix_local.copy() for name, bone in obj.data.bones.items()}
+    posed = evaluate(obj)
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        assert rotation_degrees(rest[name], posed[name]) < 0.01, name
+    assert bpy.ops.ik_rigger.reset_pole_angle() == {"FINISHED"}
+
+
+def test_remove_cleans_what_remains_and_says_what_was_gone(capsys):
+    obj = make_armature(both_legs())
+    before = snapshot(obj)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    _delete_bone(obj, "shin_IK_pole.L")
+    _delete_bone(obj, "foot_IK_clone.L")
+    set_active_bone(obj, "thigh.L")
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    out = capsys.readouterr()
+    assert "shin_IK_pole.L' was already gone" in out.out + out.err
+    assert same(snapshot(obj), before)
+
+
+def test_renamed_thigh_does_not_break_pole_angle_or_rebuild():
+    obj = rig_both_legs()
+    obj.data.bones["thigh.L"].name = "upper_leg.L"
+    set_active_bone(obj, "shin.L")
+    ik = obj.pose.bones["shin.L"].constraints["IK Rigger IK"]
+    automatic = ik.pole_angle
+    ik.pole_angle = 0.3
+    assert bpy.ops.ik_rigger.reset_pole_angle() == {"FINISHED"}
+    assert ik.pole_angle == pytest.approx(automatic, abs=1e-6)
+    assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
+    assert [item.name for item in obj.ik_rigger.limbs["shin.L"].chain] == ["upper_leg.L", "shin.L"]
+
+
+# Never half-built ------------------------------------------------------------------
+
+
+class InjectedError(Exception):
+    """A failure inside the build that no refusal foresaw."""
+
+
+def _fail_on(monkeypatch, module, name: str, call: int) -> None:
+    original = getattr(module, name)
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == call:
+            raise InjectedError(f"{name} call {call}")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, failing)
+
+
+@pytest.mark.parametrize("stage", ["edit", "constraints", "records"])
+@pytest.mark.parametrize("rebuild", [False, True], ids=["build", "rebuild"])
+def test_a_build_that_fails_anywhere_leaves_the_armature_as_it_was(monkeypatch, stage, rebuild):
+    from ik_rigger.rig import build
+
+    obj = make_armature(both_legs(bend=0.0))
+    obj.data.use_mirror_x = True
+    set_active_bone(obj, "shin.L")
+    if rebuild:
+        assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    before = snapshot(obj)
+    target = {"edit": (records, "mark", 5), "constraints": (records, "drive_influence", 3),
+              "records": (build, "_set_version", 1)}[stage]
+    _fail_on(monkeypatch, *target)
+    with pytest.raises(InjectedError):
+        build.build_limbs(obj, [("shin.L", build.LimbOptions(copy_mode="TRANSFORMS")),
+                                ("shin.R", build.LimbOptions(copy_mode="TRANSFORMS", use_pole=False))])
+    assert same(snapshot(obj), before)
+    monkeypatch.undo()
+    build.build_limbs(obj, [("shin.L", build.LimbOptions()), ("shin.R", build.LimbOptions())])
+    assert len(obj.ik_rigger.limbs) == 2
+
+
+LONG_ASCII = "a" * 59
+LONG_CYRILLIC = "бедро" * 6  # 60 bytes in UTF-8: with ".L", 62
+
+
+@pytest.mark.parametrize("stem", [LONG_ASCII, LONG_CYRILLIC], ids=["ascii", "cyrillic"])
+def test_long_bone_names_build_with_readable_unique_names(stem):
+    obj = make_armature(both_legs())
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones["shin.L"].name = stem + ".L"
+    # Blender may cut the name to fit its 63 bytes: use the name it kept.
+    long_name = next(bone.name for bone in obj.data.edit_bones if bone.name.startswith(stem[:10]))
+    bpy.ops.object.mode_set(mode="POSE")
+    set_active_bone(obj, long_name)
+    count = len(obj.data.bones)
+    for _ in range(2):  # a second run rebuilds in place: no strays
+        assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert len(obj.data.bones) == count + 3
+    limb = obj.ik_rigger.limbs[0]
+    made = [limb.handle, limb.pole, limb.clone]
+    assert len(set(made)) == 3
+    for name in made:
+        assert len(name.encode("utf-8")) <= 63 and name in obj.data.bones
+    assert limb.pole.endswith("_IK_pole.L")
+    assert evaluate(obj)  # evaluates
+
+
+def test_add_chain_with_a_long_name():
+    obj = make_armature(both_legs())
+    before = len(obj.data.bones)
+    assert bpy.ops.ik_rigger.add_chain(base_name="x" * 62, side="L") == {"FINISHED"}
+    new = [bone.name for bone in obj.data.bones][before:]
+    assert len(new) == len(set(new)) == 5
+    assert new[0] == "origin"  # the guide's Origin, shared by both sides
+    assert all(len(name.encode()) <= 63 and name.endswith(".L") for name in new[1:]), new
+
+
+# X-Axis Mirror and shared data -------------------------------------------------------
+
+
+def test_x_axis_mirror_is_off_while_building_and_given_back():
+    obj = make_armature(both_legs(bend=0.0))
+    obj.data.use_mirror_x = True
+    right = {name: bone.matrix_local.copy() for name, bone in obj.data.bones.items() if name.endswith(".R")}
+    before = snapshot(obj)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert obj.data.use_mirror_x
+    for name, matrix in right.items():
+        assert obj.data.bones[name].matrix_local == matrix, name
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert same(snapshot(obj), before)
+
+
+def test_other_objects_sharing_the_armature_are_named(capsys):
+    obj = make_armature(both_legs(bend=0.0))
+    twin = bpy.data.objects.new("Twin", obj.data)
+    bpy.context.scene.collection.objects.link(twin)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    out = capsys.readouterr()
+    assert "shared with 'Twin'" in out.out + out.err
+
+
+# Names Blender paths must escape ------------------------------------------------------
+
+
+def test_quotes_in_bone_names_keep_drivers_valid_and_snapping_keyed():
+    obj = make_armature(both_legs())
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        obj.data.bones[name].name = name.replace(".L", '"x\\.L')
+    set_active_bone(obj, 'shin"x\\.L')
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    bpy.context.view_layer.update()
+    for curve in obj.animation_data.drivers:
+        assert curve.driver.is_valid, curve.data_path
+        for variable in curve.driver.variables:
+            assert variable.targets[0].id.path_resolve(variable.targets[0].data_path) == 1.0
+    limb = obj.ik_rigger.limbs[0]
+    assert bpy.ops.ik_rigger.snap_ik_to_fk(keyframe=True) == {"FINISHED"}
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(keyframe=True) == {"FINISHED"}
+    assert obj.pose.bones[limb.handle]["ik_fk"] == 0.0
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current)
+    assert obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones[limb.handle]["ik_fk"] == 0.0
+
+
+# Remove leaves the user's own work intact -------------------------------------------
+
+
+def test_remove_gives_user_bones_a_parent_and_mutes_constraints_aimed_at_made_bones(capsys):
+    obj = rig_both_legs()
+    bpy.ops.object.mode_set(mode="EDIT")
+    prop = obj.data.edit_bones.new("sword")
+    prop.head, prop.tail = (0.3, -0.1, 0.1), (0.3, -0.1, 0.5)
+    prop.parent = obj.data.edit_bones["foot_IK.L"]
+    bpy.ops.object.mode_set(mode="POSE")
+    aim = obj.pose.bones["hips"].constraints.new("DAMPED_TRACK")
+    aim.target, aim.subtarget = obj, "shin_IK_pole.L"
+    key_switch(obj, "foot_IK.L", {1: 1.0, 5: 0.0})
+    obj.pose.bones["foot_IK.L"].keyframe_insert("location", frame=1)
+    sword_rest = obj.data.bones["sword"].matrix_local.copy()
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "'sword' was parented to 'foot_IK.L'" in text and "now parented to 'root'" in text
+    assert "'Damped Track' on 'hips' but muted it" in text
+    assert obj.data.bones["sword"].parent.name == "root"
+    assert (obj.data.bones["sword"].matrix_local.translation - sword_rest.translation).length < 1e-6
+    assert rotation_degrees(obj.data.bones["sword"].matrix_local, sword_rest) < 1e-4
+    assert aim.mute and aim.name in obj.pose.bones["hips"].constraints
+    assert not [curve.data_path for curve in all_fcurves(obj) if "foot_IK.L" in curve.data_path]
