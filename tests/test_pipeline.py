@@ -468,3 +468,32 @@ def test_remove_gives_user_bones_a_parent_and_mutes_constraints_aimed_at_made_bo
     assert rotation_degrees(obj.data.bones["sword"].matrix_local, sword_rest) < 1e-4
     assert aim.mute and aim.name in obj.pose.bones["hips"].constraints
     assert not [curve.data_path for curve in all_fcurves(obj) if "foot_IK.L" in curve.data_path]
+
+
+def test_batch_outputs_play_without_the_addon_and_earlier_rigs_come_out_upgraded(tmp_path):
+    import shutil
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(DATA / "rigged_by_0.1.0.blend", inputs / "old.blend")
+    make_armature(both_legs(), name="Fresh")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.wm.save_as_mainfile(filepath=str(inputs / "fresh.blend"), copy=True)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(blender_command(script, str(inputs), "--out", str(tmp_path / "out")), cwd=tmp_path,
+                            env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    expected = json.loads((DATA / "rigged_by_0.1.0.poses.json").read_text())
+    played = play_elsewhere(tmp_path / "out" / "old.blend", FRAMES, tmp_path)
+    assert played["invalid_drivers"] == []
+    for frame in FRAMES:
+        wanted = {name: Matrix(rows) for name, rows in expected[str(frame)].items()}
+        assert_same_poses(wanted, played["frames"][str(frame)]["Hero"], 0.9)
+    played = play_elsewhere(tmp_path / "out" / "fresh.blend", [1], tmp_path, move="foot_IK.L")
+    assert played["invalid_drivers"] == []
+    after = played["moved"]["after"]
+    shin = (Vector((0.2, 0.0, 0.1)) - Vector((0.2, -0.05, 0.55))).length  # helpers.leg_bones
+    end = as_matrix(after["shin.L"]) @ Vector((0.0, shin, 0.0))
+    assert (end - as_matrix(after["foot_IK.L"]).translation).length < 1e-3 * 0.9

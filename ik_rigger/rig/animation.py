@@ -6,7 +6,7 @@ layered actions (layers > strips > channelbags, one channelbag per slot).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 import bpy
 
@@ -28,7 +28,7 @@ def fcurve_owners(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
         yield action
 
 
-def remove_fcurves(obj: bpy.types.Object, unwanted: Callable[[str], bool], groups: set[str] = frozenset()) -> int:
+def remove_fcurves(obj: bpy.types.Object, unwanted: Callable[[str], bool], groups: Collection[str] = ()) -> int:
     """Remove the F-curves of ``obj``'s action whose data path is ``unwanted``, and the named
     groups once empty; returns how many F-curves went."""
     removed = 0

@@ -211,9 +211,9 @@ def _restore_edit_state(armature: bpy.types.Armature, name: str, state: dict) ->
     for collection in list(bone.collections):
         collection.unassign(bone)
     for collection_name in state["collections"]:
-        collection = armature.collections_all.get(collection_name)
-        if collection is not None:
-            collection.assign(bone)
+        kept = armature.collections_all.get(collection_name)
+        if kept is not None:
+            kept.assign(bone)
     if state["mark"] is None:
         bone.pop(records.MARK, None)
     else:

@@ -274,7 +274,7 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
 def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> bool:
     """Give the handle's pose bone the ``ik_fk`` switch; True when it was added."""
     pose_bone = obj.pose.bones[handle]
-    if IK_FK in pose_bone:
+    if pose_bone.get(IK_FK) is not None:
         return False
     pose_bone[IK_FK] = float(value)
     ui = pose_bone.id_properties_ui(IK_FK)

@@ -40,7 +40,11 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
             z_axis=Vector(matrices[m + 8:m + 11]).normalized(),
             connected=connected[index],
         )
-    return Skeleton(read)
+    # The world's up and Blender's front seen from inside the armature: imported
+    # Y-up characters keep Y up in armature space and turn the object instead.
+    to_armature = obj.matrix_world.to_3x3().inverted_safe()
+    return Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
+                    front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
@@ -55,5 +59,7 @@ def check_editable(obj: bpy.types.Object | None) -> None:
             raise RigError(f"the {what} '{owner.name}' is linked from the library '{owner.library.filepath}' "
                            "and cannot be edited", hint="Open the library file and rig it there, or make it local.")
         if owner.override_library is not None:
-            raise RigError(f"the {what} '{owner.name}' is a library override; its bones cannot be added to",
-                           hint="Rig the armature in its source file, or make the override local.")
+            raise RigError(f"the {what} '{owner.name}' is a library override: building or removing a limb "
+                           "changes the rest skeleton, which an override cannot",
+                           hint="Rig the character in its own file (the shots that link it follow), or make the "
+                           "override local. Posing, IK/FK and snapping work on the override.")

@@ -92,6 +92,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     chain = parts.chain
     ik = records.ik_constraint(obj, parts)
     handle = parts.handle
+    assert handle is not None  # required above
     blend = records.ik_fk(obj, parts)
     records.set_ik_fk(obj, parts, 0.0)
     fk = evaluated_pose(obj)
