@@ -63,7 +63,8 @@ Run it again on a rigged limb to update it in place"""
         layout.use_property_split = True
         layout.use_property_decorate = False
         bones = context.active_object.data
-        for name in ("chain_length", "both_sides", "use_pole", "pole_parent", "pole_distance", "pole_angle_auto"):
+        for name in ("chain_length", "both_sides", "animation", "use_pole", "pole_parent", "pole_distance",
+                     "pole_angle_auto"):
             layout.prop(self, name)
         if not self.pole_angle_auto:
             layout.prop(self, "pole_angle")
@@ -147,6 +148,9 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
     bl_label = "Remove IK Limb"
     bl_options = {"REGISTER", "UNDO"}
 
+    keep_motion: BoolProperty(name="Keep the Motion", description="Bake what the limb's IK plays onto the chain's "
+                              "own keys first, so the animation plays the same without the rig", default=True)
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         if not armature_poll(cls, context):
@@ -158,7 +162,7 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         try:
-            removal = remove_limb(context.active_object, context.active_bone.name)
+            removal = remove_limb(context.active_object, context.active_bone.name, self.keep_motion)
         except RigError as error:
             return report_error(self, error)
         for message in removal.messages:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .core.errors import RigError
 from .core.plan import ROLE_HANDLE, ROLE_POLE
 from .operators import report_error
-from .rig import records, selection, snap
+from .rig import bake, records, selection, snap
 from .rig.build import build_limbs, rest_pole_angle
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.upgrade import needs_upgrade, prepare, upgrade
@@ -255,6 +255,56 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
         return {"FINISHED"}
 
 
+class IKRIG_OT_bake(LimbOperator, bpy.types.Operator):
+    """Bake a frame range between FK and IK: key the IK controls from the FK motion, or the chain's own
+rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
+
+    bl_idname = "ik_rigger.bake"
+    bl_label = "Bake IK/FK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    direction: EnumProperty(name="Direction", description="Which side receives the keys", items=[
+        ("FK_TO_IK", "FK to IK", "Key the limb's handle, pole and clone so the IK plays the FK motion"),
+        ("IK_TO_FK", "IK to FK", "Key the chain's and extremity's own transforms with what the IK shows"),
+    ])
+    frame_start: IntProperty(name="Start", description="First frame to bake (the scene's or preview range's "
+                             "when the operator starts)", default=1)
+    frame_end: IntProperty(name="End", description="Last frame to bake", default=250)
+    all_limbs: BoolProperty(name="All Limbs", description="Bake every limb of the armature, not only the active "
+                            "bone's", default=False)
+    key_switch: BoolProperty(name="Key IK/FK", description="Key each limb's IK/FK (constant) so the result plays "
+                             "in the mode baked to", default=True)
+    clear_other: BoolProperty(name="Clear the Other Side", description="Delete, over the range, the keys of the "
+                              "side baked away from (the chain's for FK to IK, the controls' for IK to FK)",
+                              default=False)
+    modes = {"POSE", "OBJECT"}
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        scene = context.scene
+        preview = scene.use_preview_range
+        self.frame_start = scene.frame_preview_start if preview else scene.frame_start
+        self.frame_end = scene.frame_preview_end if preview else scene.frame_end
+        return self.execute(context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        if self.frame_end < self.frame_start:
+            self.report({"ERROR"}, f"The frame range {self.frame_start} to {self.frame_end} is empty: "
+                        "set the start before the end")
+            return {"CANCELLED"}
+        try:
+            prepare(obj)
+            limbs = list(obj.ik_rigger.limbs) if self.all_limbs else [find_limb(context, self.limb)]
+            results = bake.bake_limbs(obj, limbs, self.direction, range(self.frame_start, self.frame_end + 1),
+                                      switch=self.key_switch, clear=self.clear_other)
+        except RigError as error:
+            return report_error(self, error)
+        total = sum(result.seconds for result in results)
+        self.report({"INFO"}, f"Baked {len(results)} limb(s), frames {self.frame_start} to {self.frame_end}, "
+                    f"{self.direction.replace('_', ' ').lower()}, in {total:.2f} s")
+        return {"FINISHED"}
+
+
 class IKRIG_OT_upgrade_rig(bpy.types.Operator):
     """Upgrade a rig made by an earlier IK Rigger so that it plays where IK Rigger is not installed.
 Playback stays the same"""
@@ -288,4 +338,4 @@ Playback stays the same"""
 
 
 classes = (IKRIG_OT_snap_fk_to_ik, IKRIG_OT_snap_ik_to_fk, IKRIG_OT_fk_pivot, IKRIG_OT_select_limb_bones,
-           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb, IKRIG_OT_upgrade_rig)
+           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb, IKRIG_OT_bake, IKRIG_OT_upgrade_rig)

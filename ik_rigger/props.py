@@ -68,6 +68,12 @@ POLE_PARENT_ITEMS = [
     ("ORIGIN", "Origin", "The pole follows the handle's parent, so it stays put when the handle moves"),
     ("HANDLE", "Handle", "The pole follows the IK handle, so the knee or elbow turns with the foot or hand"),
 ]
+ANIMATION_ITEMS = [
+    ("BAKE", "Bake onto the Controls", "Key the new handle, pole and clone from the motion, so the IK rig plays "
+     "the same (nothing happens on an armature without animation)"),
+    ("FK", "Leave Playing in FK", "Key the limb's IK/FK to FK, so it plays its own keys as before"),
+    ("IGNORE", "Ignore", "Leave the motion alone: the IK overrides the chain's keys"),
+]
 BEND_DIRECTION_ITEMS = [("AUTO", "Automatic", "Knees bend toward the foot, elbows backwards")] + [
     (key, ("+" if key.endswith("POS") else "-") + key[0], f"Bend a straight chain toward armature {key[0]} "
      f"{'positive' if key.endswith('POS') else 'negative'}") for key in geometry.AXES
@@ -106,9 +112,15 @@ class LimbSettings:
                                    "1 degree, ends fixed, so IK can bend it", default=True)
     iterations: IntProperty(name="Iterations", description="IK solver iterations", default=500, min=1, max=10000)
     use_stretch: BoolProperty(name="Stretch", description="Let the chain stretch to reach the handle", default=False)
+    animation: EnumProperty(name="Animation", description="What happens to motion already on the chain, its "
+                            "parents or the extremity", items=ANIMATION_ITEMS)
     keep_extremity_constraints: BoolProperty(
         name="Keep Extremity Constraints", description="Keep the extremity's own constraints and add IK Rigger's "
         "after them (which override them while IK is on); off refuses to build over them", default=False)
+    fix_orientation: BoolProperty(
+        name="Fix Bone Orientation", description="Point the chain bones' tails at the next joint (the last one's "
+        "at the foot or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where "
+        "it is at rest, but existing poses and keys of those bones turn them differently", default=False)
 
     def to_options(self) -> plan.LimbOptions:
         """These settings as core's plain options."""
@@ -119,7 +131,8 @@ class LimbSettings:
             copy_mode=self.copy_mode, pole_angle_auto=self.pole_angle_auto, pole_angle=self.pole_angle,
             bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
             iterations=self.iterations, use_stretch=self.use_stretch,
-            keep_extremity_constraints=self.keep_extremity_constraints,
+            keep_extremity_constraints=self.keep_extremity_constraints, animation=self.animation,
+            fix_orientation=self.fix_orientation,
         )
 
     def set_options(self, options: plan.LimbOptions) -> None:

@@ -16,7 +16,8 @@ from .rig.skeleton import read_skeleton
 from .rig.upgrade import needs_upgrade
 
 # The build options shown first; the rest sit in the closed "Advanced" sub-panel.
-_BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides")
+_BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides",
+                  "animation")
 _ADVANCED_OPTIONS = ("pole_distance", "handle_parent_mode", "pole_angle_auto", "bend_direction",
                      "prebend_straight", "iterations", "use_stretch", "keep_extremity_constraints")
 _ALL_OPTIONS = _BASIC_OPTIONS + _ADVANCED_OPTIONS + ("handle_parent", "extremity_name", "pole_angle")
@@ -201,6 +202,11 @@ class IKRIG_PT_pose(IKRIG_PT_sidebar, bpy.types.Panel):
         keyed.keyframe = True
         keyed = column.operator(pose_operators.IKRIG_OT_snap_ik_to_fk.bl_idname, text="Snap IK to FK and Key")
         keyed.keyframe = True
+        column = layout.column(align=True)
+        column.operator(pose_operators.IKRIG_OT_bake.bl_idname, text="Bake FK to IK", icon="REC").direction = \
+            "FK_TO_IK"
+        column.operator(pose_operators.IKRIG_OT_bake.bl_idname, text="Bake IK to FK", icon="REC").direction = \
+            "IK_TO_FK"
 
 
 class IKRIG_MT_menu(bpy.types.Menu):

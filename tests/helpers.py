@@ -78,11 +78,22 @@ def rest(obj: bpy.types.Object) -> dict[str, Matrix]:
 
 
 def rotation_degrees(a: Matrix, b: Matrix) -> float:
-    """Angle between the rotations of two matrices (scale removed), in degrees."""
-    qa = a.to_3x3().normalized().to_quaternion()
-    qb = b.to_3x3().normalized().to_quaternion()
-    angle = math.degrees(qa.rotation_difference(qb).angle) % 360.0
-    return min(angle, 360.0 - angle)
+    """Angle between the rotations of two matrices (scale removed), in degrees.
+
+    Worked in Python's double precision from the axes: mathutils' single-precision
+    quaternions read any turn below about 0.02 degree as none at all.
+    """
+
+    def axes(matrix: Matrix) -> list[list[float]]:
+        columns = [[float(matrix[row][column]) for row in range(3)] for column in range(3)]
+        return [[value / math.sqrt(sum(v * v for v in column)) for value in column] for column in columns]
+
+    ca, cb = axes(a), axes(b)
+    # r = a^T b: r[i][j] is column i of a dotted with column j of b.
+    r = [[sum(ca[i][k] * cb[j][k] for k in range(3)) for j in range(3)] for i in range(3)]
+    sine = math.sqrt((r[2][1] - r[1][2]) ** 2 + (r[0][2] - r[2][0]) ** 2 + (r[1][0] - r[0][1]) ** 2) / 2.0
+    cosine = (r[0][0] + r[1][1] + r[2][2] - 1.0) / 2.0
+    return math.degrees(math.atan2(sine, cosine))
 
 
 def tail(matrix: Matrix, length: float) -> Vector:

@@ -265,7 +265,7 @@ def test_keys_follow_their_limb_through_rebuild_and_removal():
     assert ik_fk(obj, obj.ik_rigger.limbs["shin.L"]) == pytest.approx(0.75)
     assert ik_fk(obj, obj.ik_rigger.limbs["shin.R"]) == pytest.approx(0.25)
     # Removing the first limb drops its keys and leaves the second one's.
-    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert bpy.ops.ik_rigger.remove_ik(keep_motion=False) == {"FINISHED"}
     paths = {curve.data_path for curve in _all_fcurves(obj)}
     assert paths == {'pose.bones["foot_IK.R"]["ik_fk"]'}
     bpy.context.scene.frame_set(2)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 
 from mathutils import Vector
 
-from . import geometry, naming
+from . import body, geometry, naming, orient
+from .checks import MAX_CHAIN_BONES, check_chain
 from .errors import RigError
 
 # The guide's colours, as Blender bone colour palettes.
@@ -31,6 +32,7 @@ CONSTRAINT_IK = "IK Rigger IK"
 CONSTRAINT_COPY_ROTATION = "IK Rigger Copy Rotation"
 CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
 CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
+CONSTRAINT_COPY_LOCATION = "IK Rigger Copy Location"
 
 COPY_MODES = ("ROTATION", "ROTATION_SCALE", "TRANSFORMS")
 PARENT_MODES = ("AUTO", "NONE", "BONE")
@@ -61,9 +63,16 @@ class BoneInfo:
 
 @dataclass(frozen=True)
 class Skeleton:
-    """The rest skeleton of one armature, as ``rig.skeleton`` reads it."""
+    """The rest skeleton of one armature, as ``rig.skeleton`` reads it.
+
+    ``up`` and ``front`` are the world's up and Blender's front (-Y) seen from inside
+    the armature (through its object's matrix); ``core.body`` says where the
+    character itself faces.
+    """
 
     bones: dict[str, BoneInfo]
+    up: Vector = field(default_factory=lambda: Vector((0.0, 0.0, 1.0)))
+    front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones
@@ -93,7 +102,7 @@ class Skeleton:
 
     def without(self, names: Collection[str]) -> Skeleton:
         """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
-        return Skeleton({name: bone for name, bone in self.bones.items() if name not in names})
+        return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,8 @@ class LimbOptions:
     iterations: int = 500
     use_stretch: bool = False
     keep_extremity_constraints: bool = False
+    fix_orientation: bool = False
+    animation: str = "BAKE"  # what happens to motion already on the armature: BAKE, FK or IGNORE
 
 
 @dataclass(frozen=True)
@@ -278,15 +289,30 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
                            hint="Pick a bend direction at right angles to the chain.")
         return side.normalized(), True
     kind = naming.limb_kind(list(chain) + ([extremity] if extremity else []))
-    extremity_direction = skeleton[extremity].direction if extremity else None
+    extremity_direction = body.leads_to(skeleton, extremity) - skeleton[extremity].head if extremity else None
     is_arm = None if kind is None else kind == "ARM"
-    return geometry.inferred_bend_direction(joints, extremity_direction, is_arm), True
+    front, up = body.facing(skeleton)
+    return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
-def _turned_z_axis(bone: BoneInfo, head: Vector, tail: Vector) -> Vector:
-    """The bone's Z axis after turning it the shortest way onto head->tail (no twist)."""
-    turn = bone.direction.rotation_difference(tail - head)
-    return (turn.to_matrix() @ bone.z_axis).normalized()
+def _prebent_edits(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
+                   bent: list[Vector]) -> list[BoneEdit]:
+    """Each chain bone carried along with its joint-to-joint segment, turned the shortest way.
+
+    The bone turns as a whole: a tail that does not lie on the next joint (as
+    importers leave them) keeps its place relative to the segment, and the roll turns
+    with it, so the bone's own axes stay what the user and the mesh know. The bone
+    stretches as its segment does (by a hair), so a tail on the next joint stays on it.
+    """
+    edits = []
+    for index, name in enumerate(chain):
+        bone = skeleton[name]
+        turn = geometry.turn_between(joints, bent, index).to_matrix()
+        stretch = (bent[index + 1] - bent[index]).length / (joints[index + 1] - joints[index]).length
+        head = bent[index]
+        edits.append(BoneEdit(name, head, head + turn @ bone.direction * stretch,
+                              (turn @ bone.z_axis).normalized()))
+    return edits
 
 
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str]) -> LimbPlan:
@@ -298,6 +324,14 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     _check_options(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
+    original = skeleton
+    if options.fix_orientation:
+        # Checked and planned as it will be: each tail on its next joint, the last on the
+        # extremity's head (Blender's IK moves the last bone's tail).
+        end = skeleton[extremity].head if extremity else skeleton[last].tail
+        heads = [skeleton[name].head for name in chain]
+        skeleton = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
+    check_chain(skeleton, chain)
     handle_parent = _resolve_handle_parent(skeleton, chain, options)
     known = set(skeleton.bones)
     side = naming.split_side(last, known).side
@@ -305,13 +339,18 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     joints = [skeleton[name].head.copy() for name in chain] + [skeleton[last].tail.copy()]
     direction, straight = _bend(skeleton, chain, extremity, options, joints)
     notes: list[str] = []
-    edits: list[BoneEdit] = []
+    edited: dict[str, BoneEdit] = {}
+    if options.fix_orientation:
+        turned = orient.orientation_edits(original, chain, joints, direction)
+        skeleton = orient.applied(original, turned)
+        edited = {name: BoneEdit(name, skeleton[name].head, tail, z_axis) for name, (tail, z_axis) in turned.items()}
+        if turned:
+            notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
+                         "hinge; their existing poses and keys turn them differently now")
     if straight and options.prebend_straight:
-        joints = geometry.prebent_joints(joints, direction)
-        for index, name in enumerate(chain):
-            bone = skeleton[name]
-            head, tail = joints[index], joints[index + 1]
-            edits.append(BoneEdit(name, head, tail, _turned_z_axis(bone, head, tail)))
+        bent = geometry.prebent_joints(joints, direction)
+        edited.update((edit.name, edit) for edit in _prebent_edits(skeleton, chain, joints, bent))
+        joints = bent
         notes.append(
             f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(direction)} with its ends kept in place"
@@ -348,8 +387,11 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                                  (joints[-1] - joints[0]).normalized(), pole_parent, PALETTE_CONTROL,
                                  naming.COLLECTION_CONTROLS))
         if options.pole_angle_auto:
-            root_x = _rest_x_axis(skeleton[chain[0]], edits[0] if edits else None)
-            pole_angle = geometry.pole_angle(joints[0], joints[1], root_x, joints[-1], position)
+            root = skeleton[chain[0]]
+            root_edit = edited.get(chain[0])
+            root_head, root_tail = (root_edit.head, root_edit.tail) if root_edit else (root.head, root.tail)
+            root_x = _rest_x_axis(root, root_edit)
+            pole_angle = geometry.pole_angle(root_head, root_tail, root_x, joints[-1], position)
 
     constraints = [ConstraintPlan(
         owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=handle, pole_subtarget=pole or "",
@@ -362,34 +404,42 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         bone = skeleton[extremity]
         new_bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, handle, PALETTE_CLONE,
                                  naming.COLLECTION_MECHANISM))
-        constraints.extend(_copy_constraints(extremity, clone, options.copy_mode))
+        # An extremity whose head is off the chain's end would swing about it as the
+        # last bone turns: pin its head too, so it stays planted.
+        pinned = (bone.head - joints[-1]).length > 1e-4 * length
+        constraints.extend(_copy_constraints(extremity, clone, options.copy_mode, pinned))
 
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=pole, clone=clone,
                     handle_parent=handle_parent, pole_angle=pole_angle, bend_direction=direction,
-                    straight=straight, new_bones=tuple(new_bones), bone_edits=tuple(edits),
+                    straight=straight, new_bones=tuple(new_bones), bone_edits=tuple(edited.values()),
                     constraints=tuple(constraints), notes=tuple(notes))
 
 
 def _rest_x_axis(bone: BoneInfo, edit: BoneEdit | None) -> Vector:
+    """The bone's X axis at rest, after its edit if it has one (Blender's X is Y cross Z)."""
     if edit is None:
         return bone.x_axis
-    turn = bone.direction.rotation_difference(edit.tail - edit.head)
-    return turn.to_matrix() @ bone.x_axis
+    return geometry.cross((edit.tail - edit.head).normalized(), edit.z_axis)
 
 
-def _copy_constraints(extremity: str, clone: str, mode: str) -> list[ConstraintPlan]:
+def _copy_constraints(extremity: str, clone: str, mode: str, pinned: bool) -> list[ConstraintPlan]:
     # Pose (armature) space, not world space: world-space copies shear under a
     # non-uniformly scaled armature object.
     pose_space = (("owner_space", "POSE"), ("target_space", "POSE"))
     if mode == "TRANSFORMS":
         return [ConstraintPlan(extremity, "COPY_TRANSFORMS", CONSTRAINT_COPY_TRANSFORMS, clone, pose_space)]
     plans = [ConstraintPlan(extremity, "COPY_ROTATION", CONSTRAINT_COPY_ROTATION, clone, pose_space)]
+    if pinned:
+        plans.insert(0, ConstraintPlan(extremity, "COPY_LOCATION", CONSTRAINT_COPY_LOCATION, clone, pose_space))
     if mode == "ROTATION_SCALE":
         plans.append(ConstraintPlan(extremity, "COPY_SCALE", CONSTRAINT_COPY_SCALE, clone, pose_space))
     return plans
 
 
 def _check_options(options: LimbOptions, last: str) -> None:
+    if options.chain_length > MAX_CHAIN_BONES:
+        raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
+                       f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
     checks = (
         (options.copy_mode, COPY_MODES, "copy mode"),
         (options.handle_parent_mode, PARENT_MODES, "handle parent mode"),

@@ -16,6 +16,7 @@ completes or changes nothing. From Pose or Object mode that is two mode switches
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -35,14 +36,16 @@ from ..core.plan import (
     chain_ending_at,
     plan_limb,
 )
-from . import modes, records
+from . import bake, modes, records
 from .checks import check_armature, check_limb
 from .constraints import add_constraint, configure
 from .journal import Journal
+from .orient import keep_bone_children
 from .skeleton import check_editable, read_skeleton
 from .upgrade import upgrade
 
 # What a constraint IK Rigger adds may have changed by a rebuild, beyond its planned settings.
+ANIMATION_MODES = ("BAKE", "FK", "IGNORE")
 _CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",
                       "owner_space", "target_space", "mix_mode", "chain_count", "pole_angle", "iterations",
                       "use_stretch", "use_tail", "use_rotation", "weight")
@@ -74,8 +77,10 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         records.refresh(obj)
         rig = obj.ik_rigger
         plans, rebuilt = _plan(obj, rig, requests, skeleton)
+        motion = _Motion(obj, plans, [options for _, options in requests], set(rebuilt))
         journal = Journal(obj)
         try:
+            keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
             modes.set_mode(obj, "EDIT")
             uids, originals, notes = _edit_bones(obj, rig, plans, rebuilt, journal)
             modes.set_mode(obj, modes.data_mode(original))
@@ -83,6 +88,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
                 _constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index), uids[index],
                                         journal)
+            motion.keep(notes, journal)
             _set_version(obj, journal)
         except BaseException:
             journal.rollback()
@@ -140,6 +146,62 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
     return plans, rebuilt
+
+
+class _Motion:
+    """Motion already on the armature, read before the build and kept after it.
+
+    Per limb, by its ``animation`` option: BAKE keys the new controls from what played
+    (read here, one evaluation per frame, before anything changes); FK keys ``ik_fk``
+    to 0 so the limb keeps playing its own keys; IGNORE does nothing.
+    """
+
+    def __init__(self, obj: bpy.types.Object, plans: list[LimbPlan], options: list[LimbOptions],
+                 rebuilt: set[int]) -> None:
+        self.obj = obj
+        self.plans = plans
+        self.frames = bake.played_frames(obj)
+        self.modes = []
+        for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
+            if limb_options.animation not in ANIMATION_MODES:
+                raise RigError(f"unknown animation option '{limb_options.animation}'", bone=limb_plan.chain[-1],
+                               hint=f"Use one of: {', '.join(ANIMATION_MODES)}.")
+            # A rebuilt limb keeps its controls, and with them the keys that animate it.
+            moving = bool(self.frames) and index not in rebuilt and bake.moves(obj, _limb_bones(limb_plan))
+            self.modes.append(limb_options.animation if moving else "IGNORE")
+        wanted: set[str] = set()
+        for limb_plan, mode in zip(plans, self.modes):
+            if mode == "BAKE":
+                wanted |= _limb_bones(limb_plan) | ({limb_plan.handle_parent} if limb_plan.handle_parent else set())
+        self.started = time.perf_counter()
+        self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
+        self.read = time.perf_counter() - self.started
+
+    def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
+        """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
+        baked = [mode == "BAKE" for mode in self.modes].count(True)
+        through = " (what its NLA strips play)" if bake.uses_nla(self.obj) else ""
+        for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
+            if mode == "IGNORE":
+                continue
+            limb = records.limb_of(self.obj, limb_plan.chain[-1])
+            parts = records.resolve(self.obj, limb)
+            began = time.perf_counter()
+            if mode == "BAKE" and self.recording is not None:
+                count = bake.key_controls(self.obj, parts, self.recording, bake.default_interpolation(), journal)
+                seconds = time.perf_counter() - began + self.read / max(baked, 1)
+                notes.setdefault(index, []).append(
+                    f"kept the motion of {limb_plan.chain[-1]}: baked {count} frames{through} onto its IK controls "
+                    f"in {seconds:.2f} s")
+            else:
+                bake.key_switch(self.obj, parts, self.frames, 0.0, journal)
+                notes.setdefault(index, []).append(
+                    f"{limb_plan.chain[-1]} keeps playing its own keys: its IK/FK is keyed to FK over frames "
+                    f"{self.frames[0]} to {self.frames[-1]}")
+
+
+def _limb_bones(limb_plan: LimbPlan) -> set[str]:
+    return set(limb_plan.chain) | ({limb_plan.extremity} if limb_plan.extremity else set())
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:

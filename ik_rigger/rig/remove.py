@@ -8,7 +8,7 @@ import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
-from . import modes, records
+from . import bake, modes, records
 from .animation import bone_paths, remove_fcurves
 from .build import drop_empty_animation_data, reparent_children
 from .skeleton import check_editable
@@ -23,8 +23,11 @@ class Removal:
     messages: list[str] = field(default_factory=list)
 
 
-def remove_limb(obj: bpy.types.Object, bone: str) -> Removal:
+def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> Removal:
     """Remove the limb that uses ``bone`` in any role (after renames too).
+
+    With ``keep_motion``, an animated limb's motion (what its IK plays) is first baked
+    onto the chain's own keys, so the animation plays the same without the rig.
 
     Object or Pose mode: constraints, their drivers, colours, the made bones' keys; Edit
     mode: the user's bones parented to a made bone get its parent, made bones are
@@ -44,6 +47,8 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> Removal:
         parts = records.resolve(obj, limb)
         removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
         made = set(parts.made.values())
+        if keep_motion:
+            removal.messages.extend(_bake_back(obj, limb, parts))
         strip_constraints(obj, limb, parts)
         removal.messages.extend(_release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made)
@@ -69,6 +74,18 @@ def remove_limb(obj: bpy.types.Object, bone: str) -> Removal:
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         _remove_empty_collections(obj)
     return removal
+
+
+def _bake_back(obj: bpy.types.Object, limb, parts: records.Parts) -> list[str]:
+    """Key what the limb's IK plays onto its chain, when anything moves it."""
+    frames = bake.played_frames(obj)
+    if not frames or records.ik_constraint(obj, parts) is None or parts.handle is None:
+        return []
+    if not bake.moves(obj, parts.bones()):
+        return []
+    results = bake.bake_limbs(obj, [limb], "IK_TO_FK", frames)
+    return [f"kept the limb's motion: baked {results[0].frames} frames of it onto {', '.join(parts.chain)}"
+            + (f" and {parts.extremity}" if parts.extremity else "")]
 
 
 def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:

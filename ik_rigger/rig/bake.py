@@ -1,0 +1,537 @@
+"""Bake motion between FK and IK over frame ranges, so rigging never loses animation.
+
+- FK to IK: the motion the chain plays (its own keys, its parents', the NLA) is keyed
+  onto the limb's handle, pole and extremity clone, so the IK rig plays the same;
+- IK to FK: what the IK rig shows is keyed onto the chain's and extremity's own
+  transforms (visual keying), so the limb plays the same in FK or without its rig.
+
+Cost is one scene evaluation per frame (reading every bone's matrix at once) and keys
+written per F-curve in bulk, never a ``keyframe_insert`` per bone per frame.
+Runs in Object or Pose mode; no mode switch.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import bpy
+from mathutils import Matrix, Quaternion, Vector
+
+from ..core.errors import RigError
+from . import records
+from .animation import fcurve_owners
+from .journal import Journal
+from .snap import _pole_for
+
+# Interpolation enum values, as foreach_set wants them.
+_INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+_ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
+
+
+@dataclass
+class BakeResult:
+    """What one limb's bake did, for the report."""
+
+    limb: str
+    frames: int
+    seconds: float = 0.0
+
+
+# What plays -----------------------------------------------------------------------------
+
+
+def _actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, float, float]]:
+    """Each action that plays on ``obj`` with the scene frames it covers."""
+    data = obj.animation_data
+    if data is None:
+        return []
+    found = []
+    if data.action is not None:
+        start, end = data.action.frame_range
+        found.append((data.action, start, end))
+    for track in data.nla_tracks:
+        if track.mute:
+            continue
+        for strip in track.strips:
+            if strip.action is not None and not strip.mute:
+                found.append((strip.action, strip.frame_start, strip.frame_end))
+    return found
+
+
+def uses_nla(obj: bpy.types.Object) -> bool:
+    """True when NLA strips play on ``obj`` (a bake then keys what they play)."""
+    data = obj.animation_data
+    return data is not None and any(not track.mute and len(track.strips) for track in data.nla_tracks)
+
+
+def played_frames(obj: bpy.types.Object) -> list[int]:
+    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated)."""
+    ranges = [(start, end) for _, start, end in _actions(obj)]
+    if not ranges:
+        return []
+    start = int(round(min(start for start, _ in ranges)))
+    end = int(round(max(end for _, end in ranges)))
+    return list(range(start, end + 1))
+
+
+def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
+    data = obj.animation_data
+    for action, _, _ in _actions(obj):
+        if hasattr(action, "layers") and not hasattr(action, "fcurves"):
+            for layer in action.layers:
+                for strip in layer.strips:
+                    for channelbag in strip.channelbags:
+                        yield from (curve.data_path for curve in channelbag.fcurves)
+        else:
+            yield from (curve.data_path for curve in action.fcurves)
+    if data is not None:
+        yield from (curve.data_path for curve in data.drivers)
+
+
+def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
+    """True when animation moves any of ``bones`` or a bone above one of them."""
+    names = set()
+    for name in bones:
+        bone = obj.data.bones.get(name)
+        while bone is not None:
+            names.add(bone.name)
+            bone = bone.parent
+    prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in names)
+    return any(path.startswith(prefixes) for path in _animated_paths(obj) if path.startswith("pose.bones["))
+
+
+# Reading and writing in bulk ----------------------------------------------------------
+
+
+class Recording:
+    """Armature-space pose matrices of chosen bones on each frame: one evaluation per frame."""
+
+    def __init__(self, obj: bpy.types.Object, frames: Sequence[int], names: Iterable[str],
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.frames = list(frames)
+        wanted = set(names)
+        pose_bones = obj.pose.bones
+        indexes = [index for index, bone in enumerate(pose_bones) if bone.name in wanted]
+        self.names = [pose_bones[index].name for index in indexes]
+        self.poses: dict[str, list[Matrix]] = {name: [] for name in self.names}
+        scene = bpy.context.scene
+        current = scene.frame_current, scene.frame_subframe
+        flat = [0.0] * (16 * len(pose_bones))
+        try:
+            for number, frame in enumerate(self.frames):
+                scene.frame_set(frame)
+                evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+                evaluated.pose.bones.foreach_get("matrix", flat)
+                for index, name in zip(indexes, self.names):
+                    # Blender stores matrices column by column.
+                    column = flat[16 * index:16 * index + 16]
+                    self.poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
+                if progress is not None:
+                    progress(number)
+        finally:
+            scene.frame_set(current[0], subframe=current[1])
+
+
+def _action_for(obj: bpy.types.Object, journal: Journal | None) -> bpy.types.Action:
+    """The action keys go into, made (and assigned) when the object has none."""
+    if obj.animation_data is None:
+        obj.animation_data_create()
+    data = obj.animation_data
+    if data.action is None:
+        action = bpy.data.actions.new(f"{obj.name}Action")
+        data.action = action
+        if journal is not None:
+            journal.data(lambda: _forget_action(obj, action))
+    return data.action
+
+
+def _forget_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    if obj.animation_data is not None and obj.animation_data.action == action:
+        obj.animation_data.action = None
+    bpy.data.actions.remove(action)
+
+
+def _fcurve(obj: bpy.types.Object, action: bpy.types.Action, path: str, index: int, group: str):
+    if hasattr(action, "fcurve_ensure_for_datablock"):
+        return action.fcurve_ensure_for_datablock(obj, path, index=index, group_name=group)
+    curve = action.fcurves.find(path, index=index)
+    return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
+
+
+def _existing_fcurve(obj: bpy.types.Object, path: str, index: int):
+    for owner in fcurve_owners(obj):
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            return curve
+    return None
+
+
+def _snapshot_points(curve) -> dict[str, list]:
+    points = curve.keyframe_points
+    count = len(points)
+    saved: dict[str, list] = {}
+    for key, size in (("co", 2), ("handle_left", 2), ("handle_right", 2), ("interpolation", 1),
+                      ("handle_left_type", 1), ("handle_right_type", 1)):
+        values = [0.0 if size == 2 else 0] * (count * size)
+        points.foreach_get(key, values)
+        saved[key] = values
+    return saved
+
+
+def _set_points(curve, saved: dict[str, list]) -> None:
+    points = curve.keyframe_points
+    points.clear()
+    points.add(len(saved["interpolation"]))
+    for key, values in saved.items():
+        points.foreach_set(key, values)
+    curve.update()
+
+
+def _drop_range(curve, first: float, last: float) -> None:
+    """Delete the keys between ``first`` and ``last``, keeping every other key exactly as it was."""
+    saved = _snapshot_points(curve)
+    co = saved["co"]
+    keep = [index for index in range(len(co) // 2) if not first - 1e-3 <= co[2 * index] <= last + 1e-3]
+    if len(keep) == len(co) // 2:
+        return
+    kept = {}
+    for key, values in saved.items():
+        size = 2 if len(values) == len(co) else 1
+        kept[key] = [values[size * index + part] for index in keep for part in range(size)]
+    _set_points(curve, kept)
+
+
+def _restore_points(obj: bpy.types.Object, path: str, index: int, saved: dict[str, list]) -> None:
+    curve = _existing_fcurve(obj, path, index)
+    if curve is not None:
+        _set_points(curve, saved)
+
+
+def _remove_fcurve(obj: bpy.types.Object, path: str, index: int) -> None:
+    for owner in fcurve_owners(obj):
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            owner.fcurves.remove(curve)
+
+
+def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames: Sequence[int],
+               values: Sequence[float], interpolation: str, journal: Journal | None = None) -> None:
+    """Key ``path[index]`` at ``frames``, replacing the keys it had between the first and last."""
+    action = _action_for(obj, journal)
+    existing = _existing_fcurve(obj, path, index)
+    curve = existing if existing is not None else _fcurve(obj, action, path, index, group)
+    if journal is not None:
+        if existing is None:
+            journal.data(lambda: _remove_fcurve(obj, path, index))
+        else:
+            saved = _snapshot_points(existing)
+            journal.data(lambda: _restore_points(obj, path, index, saved))
+    points = curve.keyframe_points
+    _drop_range(curve, frames[0], frames[-1])
+    start = len(points)
+    points.add(len(frames))
+    co = [0.0] * (2 * len(points))
+    points.foreach_get("co", co)
+    for offset, (frame, value) in enumerate(zip(frames, values)):
+        co[2 * (start + offset)] = frame
+        co[2 * (start + offset) + 1] = value
+    points.foreach_set("co", co)
+    modes = [0] * len(points)
+    points.foreach_get("interpolation", modes)
+    modes[start:] = [_INTERPOLATION[interpolation]] * len(frames)
+    points.foreach_set("interpolation", modes)
+    curve.update()
+
+
+def _key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bases: Sequence[Matrix],
+                    interpolation: str, journal: Journal | None, location: bool = True,
+                    scale: bool = False) -> None:
+    """Key a pose bone's location, rotation (in its rotation mode) and, if asked, scale."""
+    pose_bone = obj.pose.bones[name]
+    mode = pose_bone.rotation_mode
+    channels: dict[tuple[str, int], list[float]] = {}
+    previous_quaternion: Quaternion | None = None
+    previous_euler = None
+    for basis in bases:
+        translation, quaternion, size = basis.decompose()
+        if location:
+            for axis in range(3):
+                channels.setdefault(("location", axis), []).append(translation[axis])
+        if mode == "QUATERNION":
+            if previous_quaternion is not None and quaternion.dot(previous_quaternion) < 0.0:
+                quaternion.negate()  # the same turn, without a flip through interpolation
+            previous_quaternion = quaternion
+            rotation: Sequence[float] = quaternion
+        elif mode == "AXIS_ANGLE":
+            axis_vector, angle = quaternion.to_axis_angle()
+            rotation = (angle, *axis_vector)
+        else:
+            euler = quaternion.to_euler(mode, previous_euler) if previous_euler is not None \
+                else quaternion.to_euler(mode)
+            previous_euler = euler
+            rotation = euler
+        path = _ROTATION_PATHS.get(mode, ("rotation_euler", 3))[0]
+        for axis, value in enumerate(rotation):
+            channels.setdefault((path, axis), []).append(value)
+        if scale:
+            for axis in range(3):
+                channels.setdefault(("scale", axis), []).append(size[axis])
+    prefix = f'pose.bones["{records.quoted(name)}"].'
+    for (path, axis), values in channels.items():
+        write_keys(obj, prefix + path, axis, name, frames, values, interpolation, journal)
+
+
+def _basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_rest: Matrix | None) -> Matrix:
+    """The local (basis) matrix giving a bone that inherits fully the armature-space ``pose``."""
+    if parent_pose is None or parent_rest is None:
+        return rest.inverted() @ pose
+    return (parent_pose @ parent_rest.inverted() @ rest).inverted() @ pose
+
+
+# FK to IK ------------------------------------------------------------------------------
+
+
+def fk_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
+    """The bones whose motion an FK-to-IK bake reads: chain, extremity, made bones' parents."""
+    names = set(parts.chain)
+    if parts.extremity:
+        names.add(parts.extremity)
+    for made in parts.made.values():
+        parent = obj.data.bones[made].parent
+        if parent is not None and parent.name not in parts.made.values():
+            names.add(parent.name)
+    return names
+
+
+def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recording, interpolation: str = "LINEAR",
+                 journal: Journal | None = None) -> int:
+    """Key the limb's handle, pole and clone so its IK plays what ``recording`` shows.
+
+    ``recording`` holds the FK motion (the chain and extremity as they played, and the
+    made bones' parents); the handle goes to the chain's end turned like the extremity,
+    the clone onto the extremity, the pole into the chain's plane as its root turns.
+    Returns the frames keyed.
+    """
+    ik = records.ik_constraint(obj, parts)
+    handle = parts.handle
+    if ik is None or handle is None:
+        raise RigError("has lost its IK handle or constraint", bone=parts.chain[-1] if parts.chain else "",
+                       hint="Rebuild the limb.")
+    bones = obj.data.bones
+    chain = parts.chain
+    last = bones[chain[-1]]
+    frames = recording.frames
+    poses = recording.poses
+
+    def parent_of(name: str) -> tuple[str | None, Matrix | None]:
+        parent = bones[name].parent
+        return (parent.name, parent.matrix_local) if parent is not None else (None, None)
+
+    handle_rest = bones[handle].matrix_local
+    handle_parent, handle_parent_rest = parent_of(handle)
+    handle_poses = []
+    handle_bases = []
+    for number in range(len(frames)):
+        end = poses[chain[-1]][number] @ Vector((0.0, last.length, 0.0))
+        if parts.extremity and parts.clone:
+            wanted = poses[parts.extremity][number] @ bones[parts.clone].matrix_local.inverted() @ handle_rest
+        else:
+            wanted = poses[chain[-1]][number] @ last.matrix_local.inverted() @ handle_rest
+        wanted.translation = end
+        handle_poses.append(wanted)
+        parent_pose = poses[handle_parent][number] if handle_parent else None
+        handle_bases.append(_basis(wanted, handle_rest, parent_pose, handle_parent_rest))
+    _key_transforms(obj, handle, frames, handle_bases, interpolation, journal)
+    made_poses = {handle: handle_poses}
+    if parts.clone and parts.extremity:
+        clone_rest = bones[parts.clone].matrix_local
+        bases = [_basis(poses[parts.extremity][number], clone_rest, handle_poses[number], handle_rest)
+                 for number in range(len(frames))]
+        _key_transforms(obj, parts.clone, frames, bases, interpolation, journal)
+    if parts.pole:
+        pole_rest = bones[parts.pole].matrix_local
+        pole_parent, pole_parent_rest = parent_of(parts.pole)
+        distance = max((pole_rest.translation - bones[chain[0]].head_local).length, 1e-6)
+        bases = []
+        for number in range(len(frames)):
+            root = poses[chain[0]][number]
+            end = poses[chain[-1]][number] @ Vector((0.0, last.length, 0.0))
+            position = _pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(), end,
+                                 ik.pole_angle, distance)
+            if pole_parent is None:
+                parent_pose = None
+            else:
+                parent_pose = made_poses[pole_parent][number] if pole_parent in made_poses else \
+                    poses[pole_parent][number]
+            follows = (parent_pose @ pole_parent_rest.inverted() @ pole_rest) if parent_pose is not None \
+                and pole_parent_rest is not None else pole_rest.copy()
+            follows.translation = position
+            bases.append(_basis(follows, pole_rest, parent_pose, pole_parent_rest))
+        _key_transforms(obj, parts.pole, frames, bases, interpolation, journal)
+    return len(frames)
+
+
+# IK to FK ------------------------------------------------------------------------------
+
+
+def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording, interpolation: str = "LINEAR",
+              journal: Journal | None = None) -> int:
+    """Key the chain's and extremity's own transforms with what ``recording`` shows (visual keying)."""
+    bones = obj.data.bones
+    names = parts.chain + ([parts.extremity] if parts.extremity else [])
+    poses = recording.poses
+    for name in names:
+        bone = bones[name]
+        parent = bone.parent
+        bases = [_basis(poses[name][n], bone.matrix_local, poses[parent.name][n] if parent else None,
+                        parent.matrix_local if parent else None) for n in range(len(recording.frames))]
+        stretched = any(abs(value - 1.0) > 1e-5 for basis in bases for value in basis.to_scale())
+        _key_transforms(obj, name, recording.frames, bases, interpolation, journal,
+                        location=not bone.use_connect, scale=stretched)
+    return len(recording.frames)
+
+
+def ik_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
+    """The bones an IK-to-FK bake reads: chain, extremity and the chain's parent."""
+    names = set(parts.chain)
+    if parts.extremity:
+        names.add(parts.extremity)
+    root = obj.data.bones[parts.chain[0]] if parts.chain else None
+    if root is not None and root.parent is not None:
+        names.add(root.parent.name)
+    return names
+
+
+# The switch ------------------------------------------------------------------------------
+
+
+def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int], value: float,
+               journal: Journal | None = None) -> None:
+    """Key the limb's ``ik_fk`` to ``value`` over ``frames`` (constant, so it plays in one mode)."""
+    handle = parts.handle
+    if handle is None:
+        raise RigError("has lost its IK handle", bone=parts.chain[-1] if parts.chain else "", hint="Rebuild the limb.")
+    if journal is not None:
+        before = obj.pose.bones[handle].get(records.IK_FK)
+        journal.data(lambda: obj.pose.bones[handle].__setitem__(records.IK_FK, before)
+                     if before is not None and handle in obj.pose.bones else None)
+    obj.pose.bones[handle][records.IK_FK] = float(value)
+    write_keys(obj, records.ik_fk_path(handle), 0, handle, [frames[0], frames[-1]], [value, value], "CONSTANT",
+               journal)
+    obj.update_tag()
+
+
+def clear_keys(obj: bpy.types.Object, names: Iterable[str], frames: Sequence[int]) -> None:
+    """Delete the transform keys of the named bones between the first and last frame."""
+    prefixes = tuple(f'pose.bones["{records.quoted(name)}"].' for name in names)
+    for owner in fcurve_owners(obj):
+        for curve in list(owner.fcurves):
+            if not curve.data_path.startswith(prefixes):
+                continue
+            points = curve.keyframe_points
+            _drop_range(curve, frames[0], frames[-1])
+            if len(points):
+                curve.update()
+            else:
+                owner.fcurves.remove(curve)
+
+
+class Progress:
+    """Blender's window progress when a window exists; a line per limb headless."""
+
+    def __init__(self, total: int) -> None:
+        manager = bpy.context.window_manager
+        self.manager = manager if manager is not None and len(manager.windows) else None
+        self.total = max(total, 1)
+        self.done = 0
+        if self.manager is not None:
+            self.manager.progress_begin(0, self.total)
+
+    def step(self, count: int = 1) -> None:
+        self.done += count
+        if self.manager is not None:
+            self.manager.progress_update(min(self.done, self.total))
+
+    def say(self, line: str) -> None:
+        if self.manager is None:
+            print(line, file=sys.stdout, flush=True)
+
+    def end(self) -> None:
+        if self.manager is not None:
+            self.manager.progress_end()
+
+
+@contextmanager
+def _rig_muted(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> Iterator[None]:
+    """IK Rigger's constraints of ``limbs`` muted for the block, so the chains show their FK."""
+    muted = []
+    for parts in limbs:
+        for _, constraint in records.constraints_of(obj, parts):
+            if not constraint.mute:
+                constraint.mute = True
+                muted.append(constraint)
+    try:
+        yield
+    finally:
+        for constraint in muted:
+            constraint.mute = False
+
+
+def default_interpolation() -> str:
+    """The user's interpolation for new keys (Preferences > Animation)."""
+    mode = bpy.context.preferences.edit.keyframe_new_interpolation_type
+    return mode if mode in _INTERPOLATION else "BEZIER"
+
+
+def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: Sequence[int], *,
+               switch: bool = False, clear: bool = False, interpolation: str | None = None) -> list[BakeResult]:
+    """Bake each limb one way over ``frames`` (whole frames, ascending).
+
+    ``direction`` 'FK_TO_IK' keys the handle, pole and clone from the FK motion;
+    'IK_TO_FK' keys the chain and extremity from what the rig shows. ``switch`` keys
+    ``ik_fk`` so the result plays in the mode baked to; ``clear`` deletes, over the
+    range, the keys of the side baked away from.
+    """
+    if direction not in ("FK_TO_IK", "IK_TO_FK"):
+        raise RigError(f"unknown bake direction '{direction}'", hint="Use FK_TO_IK or IK_TO_FK.")
+    frames = sorted(set(frames))
+    if not frames:
+        raise RigError("no frames to bake", hint="Set a frame range with the start before the end.")
+    mode = interpolation or default_interpolation()
+    parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
+    progress = Progress(len(frames) + len(parts_list))
+    started = time.perf_counter()
+    results = []
+    try:
+        if direction == "FK_TO_IK":
+            names = set().union(*(fk_bones(obj, parts) for parts in parts_list))
+            with _rig_muted(obj, parts_list):
+                recording = Recording(obj, frames, names, lambda _: progress.step())
+        else:
+            names = set().union(*(ik_bones(obj, parts) for parts in parts_list))
+            recording = Recording(obj, frames, names, lambda _: progress.step())
+        read = (time.perf_counter() - started) / max(len(parts_list), 1)
+        for limb, parts in zip(limbs, parts_list):
+            began = time.perf_counter()
+            if direction == "FK_TO_IK":
+                key_controls(obj, parts, recording, mode)
+                if clear:
+                    clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames)
+            else:
+                key_chain(obj, parts, recording, mode)
+                if clear:
+                    clear_keys(obj, parts.made.values(), frames)
+            if switch:
+                key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0)
+            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began)
+            results.append(result)
+            progress.step()
+            progress.say(f"baked {limb.name}: {result.frames} frames {direction.replace('_', ' ').lower()} "
+                         f"in {result.seconds:.2f} s")
+    finally:
+        progress.end()
+    return results

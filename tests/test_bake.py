@@ -1,0 +1,237 @@
+"""Animation survives rigging: motion baked between FK and IK, kept through build, removal and batch."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import DATA, all_fcurves, chain_length, evaluate, leg_bones, make_armature, rotation_degrees, set_active_bone
+from mathutils import Euler, Matrix, Vector
+from test_packaging import blender_command, isolated_env
+
+from ik_rigger.core.plan import LimbOptions
+from ik_rigger.rig import records
+from ik_rigger.rig.build import build_limbs
+
+MOCAP_LIMBS = ("mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mixamorig:RightForeArm")
+
+
+def import_mocap() -> bpy.types.Object:
+    """The Mixamo motion capture in tests/data, with its 69 frames of motion (centimetres)."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 69
+    return obj
+
+
+def played(obj: bpy.types.Object, frames) -> dict[int, dict[str, Matrix]]:
+    shown = {}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        shown[frame] = {name: matrix for name, matrix in evaluate(obj).items() if obj.data.bones[name].use_deform}
+    return shown
+
+
+def assert_plays_the_same(obj, expected: dict[int, dict[str, Matrix]], length: float) -> None:
+    now = played(obj, expected)
+    worst = (0.0, 0.0, None)
+    for frame, poses in expected.items():
+        for name, matrix in poses.items():
+            moved = (matrix.translation - now[frame][name].translation).length
+            turned = rotation_degrees(matrix, now[frame][name])
+            worst = max(worst, (moved / length, turned, (frame, name)), key=lambda item: (item[0], item[1]))
+            assert moved < 1e-4 * length, (frame, name, moved / length)
+            assert turned < 0.01, (frame, name, turned)
+
+
+def key_snapshot(obj: bpy.types.Object, names: set[str]) -> dict[tuple[str, int], list[float]]:
+    """The keys of the named bones' F-curves, to prove they are untouched."""
+    saved = {}
+    for curve in all_fcurves(obj):
+        if any(curve.data_path.startswith(f'pose.bones["{name}"]') for name in names):
+            co = [0.0] * (2 * len(curve.keyframe_points))
+            curve.keyframe_points.foreach_get("co", co)
+            saved[(curve.data_path, curve.array_index)] = co
+    return saved
+
+
+def user_bone_names(obj: bpy.types.Object) -> set[str]:
+    return {bone.name for bone in obj.data.bones}
+
+
+def test_rigging_motion_capture_keeps_every_frame():
+    obj = import_mocap()
+    frames = range(1, 70)
+    expected = played(obj, frames)
+    keys = key_snapshot(obj, user_bone_names(obj))
+    bpy.ops.object.mode_set(mode="POSE")
+    set_active_bone(obj, "mixamorig:LeftLeg")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert len(obj.ik_rigger.limbs) >= 4
+    # The IK is really in charge: the handles carry keys, the switch is on IK.
+    for limb in obj.ik_rigger.limbs:
+        assert obj.pose.bones[limb.handle]["ik_fk"] == 1.0
+        assert any(curve.data_path.startswith(f'pose.bones["{limb.handle}"]') for curve in all_fcurves(obj))
+    assert_plays_the_same(obj, expected, chain_length(obj, ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]))
+    assert key_snapshot(obj, set(keys_owner(keys))) == keys
+
+
+def keys_owner(keys) -> set[str]:
+    return {path.split('"')[1] for path, _ in keys}
+
+
+def test_removing_a_baked_rig_leaves_the_motion_playing():
+    obj = import_mocap()
+    expected = played(obj, range(1, 70, 4))
+    bpy.ops.object.mode_set(mode="POSE")
+    build_limbs(obj, [(name, LimbOptions()) for name in MOCAP_LIMBS])
+    for name in MOCAP_LIMBS:
+        set_active_bone(obj, name)
+        assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert len(obj.ik_rigger.limbs) == 0
+    assert_plays_the_same(obj, expected, chain_length(obj, ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]))
+
+
+def test_fk_option_leaves_the_limb_playing_its_own_keys():
+    obj = import_mocap()
+    expected = played(obj, range(1, 70, 6))
+    build_limbs(obj, [("mixamorig:LeftLeg", LimbOptions(animation="FK"))])
+    limb = obj.ik_rigger.limbs[0]
+    assert not any(curve.data_path.startswith(f'pose.bones["{limb.handle}"].') for curve in all_fcurves(obj))
+    bpy.context.scene.frame_set(30)
+    assert obj.pose.bones[limb.handle]["ik_fk"] == 0.0
+    assert_plays_the_same(obj, expected, 50.0)
+
+
+def test_ignore_option_lets_the_ik_override_the_keys():
+    obj = import_mocap()
+    expected = played(obj, [30])
+    build_limbs(obj, [("mixamorig:LeftLeg", LimbOptions(animation="IGNORE"))])
+    with pytest.raises(AssertionError):
+        assert_plays_the_same(obj, expected, 50.0)
+
+
+def animated_leg(hips_only: bool = False, bones: int = 2, y_up: bool = False, scale: float = 1.0):
+    """A leg with keyed motion: the hips bob and travel; unless ``hips_only``, the chain swings too."""
+    if bones == 2:
+        specs = leg_bones(bend=0.08)
+        chain = ["thigh.L", "shin.L"]
+    else:
+        specs = [("root", (0, 0, 0), (0, 0.5, 0), None, False), ("hips", (0, 0, 1.4), (0, 0, 1.6), "root", False),
+                 ("thigh.L", (0.2, 0, 1.4), (0.2, -0.05, 1.0), "hips", False),
+                 ("shin.L", (0.2, -0.05, 1.0), (0.2, 0.03, 0.55), "thigh.L", True),
+                 ("ankle.L", (0.2, 0.03, 0.55), (0.2, -0.02, 0.1), "shin.L", True),
+                 ("foot.L", (0.2, -0.02, 0.1), (0.2, -0.2, 0.0), "ankle.L", True)]
+        chain = ["thigh.L", "shin.L", "ankle.L"]
+    specs = [(name, tuple(v * scale for v in head), tuple(v * scale for v in tail), parent, connected)
+             for name, head, tail, parent, connected in specs]
+    obj = make_armature(specs)
+    if y_up:
+        obj.rotation_euler = (math.radians(90), 0.0, math.radians(30))
+    hips = obj.pose.bones["hips"]
+    for frame in range(1, 25, 4):
+        phase = frame / 24 * 2 * math.pi
+        hips.location = (0.05 * scale * math.sin(phase), 0.1 * scale * math.cos(phase), 0.0)
+        hips.keyframe_insert("location", frame=frame)
+        if not hips_only:
+            for index, name in enumerate(chain):
+                pose_bone = obj.pose.bones[name]
+                pose_bone.rotation_mode = "XYZ"
+                # Knees stay bent by 15 degrees or more: nearly straight, an IK chain's bend is
+                # decided by the last digits of Blender's single-precision solver.
+                swing = 0.4 * math.sin(phase) if index == 0 else 0.45 + 0.2 * math.sin(phase + index)
+                pose_bone.rotation_euler = Euler((swing, 0.1 * math.cos(phase), 0.05 * index))
+                pose_bone.keyframe_insert("rotation_euler", frame=frame)
+    set_active_bone(obj, chain[-1])
+    return obj, chain
+
+
+@pytest.mark.parametrize("case", ["chain", "hips only", "3 bones", "y-up centimetres"])
+def test_build_keeps_invented_motion(case):
+    obj, chain = animated_leg(hips_only=case == "hips only", bones=3 if case == "3 bones" else 2,
+                              y_up=case.startswith("y-up"), scale=100.0 if "centimetres" in case else 1.0)
+    expected = played(obj, range(1, 26))
+    keys = key_snapshot(obj, user_bone_names(obj))
+    assert bpy.ops.ik_rigger.build_ik(chain_length=len(chain)) == {"FINISHED"}
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
+    assert key_snapshot(obj, keys_owner(keys)) == keys
+
+
+def test_nla_strips_bake_what_plays(capsys):
+    obj, chain = animated_leg()
+    expected = played(obj, range(1, 26))
+    data = obj.animation_data
+    track = data.nla_tracks.new()
+    track.strips.new("walk", 1, data.action)
+    data.action = None
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    out = capsys.readouterr()
+    assert "NLA" in out.out + out.err
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
+
+
+def test_bake_fk_to_ik_and_back():
+    obj, chain = animated_leg()
+    # Rig without touching the motion, then animate FK: the IK/FK switch is on FK.
+    assert bpy.ops.ik_rigger.build_ik(animation="IGNORE") == {"FINISHED"}
+    limb = obj.ik_rigger.limbs[0]
+    handle = obj.pose.bones[limb.handle]
+    handle["ik_fk"] = 0.0
+    obj.update_tag()
+    fk = played(obj, range(1, 26))
+    assert bpy.ops.ik_rigger.bake(direction="FK_TO_IK", frame_start=1, frame_end=25, key_switch=True) == {"FINISHED"}
+    bpy.context.scene.frame_set(12)
+    assert handle["ik_fk"] == 1.0
+    length = chain_length(obj, chain)
+    assert_plays_the_same(obj, fk, length)
+    # Now animate the IK differently and bake it back to FK.
+    handle.location = (0.0, 0.0, 0.15)
+    handle.keyframe_insert("location", frame=13)
+    ik = played(obj, range(1, 26))
+    assert bpy.ops.ik_rigger.bake(direction="IK_TO_FK", frame_start=1, frame_end=25, key_switch=True,
+                                  clear_other=True) == {"FINISHED"}
+    bpy.context.scene.frame_set(12)
+    assert handle["ik_fk"] == 0.0
+    assert not [c for c in all_fcurves(obj) if c.data_path.startswith(f'pose.bones["{limb.handle}"].')]
+    assert_plays_the_same(obj, ik, length)
+
+
+def test_bake_refuses_an_empty_range():
+    obj, _ = animated_leg()
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    with pytest.raises(RuntimeError, match="empty"):
+        bpy.ops.ik_rigger.bake(frame_start=10, frame_end=2)
+
+
+def test_the_batch_command_keeps_the_motion(tmp_path):
+    obj = import_mocap()
+    frames = list(range(1, 70, 8))
+    expected = played(obj, frames)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    source = tmp_path / "in" / "mocap.blend"
+    source.parent.mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(blender_command(script, str(source), "--out", str(tmp_path / "out")), cwd=tmp_path,
+                            env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "mocap.blend"))
+    rigged = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    assert len(rigged.ik_rigger.limbs) >= 4
+    assert_plays_the_same(rigged, expected, chain_length(rigged, ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]))
+
+
+def test_made_bones_of_a_baked_limb_have_keys_and_records_name_them():
+    obj, chain = animated_leg()
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    parts = records.resolve(obj, obj.ik_rigger.limbs[0])
+    paths = {curve.data_path for curve in all_fcurves(obj)}
+    for name in (parts.handle, parts.pole, parts.clone):
+        assert any(path.startswith(f'pose.bones["{name}"]') for path in paths), name
+    end = evaluate(obj)[chain[-1]] @ Vector((0.0, obj.data.bones[chain[-1]].length, 0.0))
+    assert (end - evaluate(obj)[parts.handle].translation).length < 1e-4 * chain_length(obj, chain)
