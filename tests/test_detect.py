@@ -9,7 +9,8 @@ import pytest
 from helpers import import_bvh, set_active_bone
 from mathutils import Vector
 
-from ik_rigger.core.detect import ARM, LEG, DetectedLimb, Detection, detect_limbs
+from ik_rigger.core import naming
+from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, DetectedLimb, Detection, detect_limbs
 from ik_rigger.core.plan import BoneInfo, Skeleton
 from ik_rigger.rig.skeleton import read_skeleton
 
@@ -107,6 +108,35 @@ FAMILIES = {
                                 "{Left}Shoulder", "{Left}Elbow", "{Left}Wrist", "{Left}Finger"),
     "short mocap": {"pelvis": "{l}buttock", **family("{l}thigh", "{l}shin", "{l}foot", "{l}toe", "{l}collar",
                                                      "{l}shldr", "{l}forearm", "{l}hand", "")},
+    "mixamo without its colon": family("mixamorig{Left}UpLeg", "mixamorig{Left}Leg", "mixamorig{Left}Foot",
+                                       "mixamorig{Left}ToeBase", "mixamorig{Left}Shoulder", "mixamorig{Left}Arm",
+                                       "mixamorig{Left}ForeArm", "mixamorig{Left}Hand", "mixamorig{Left}HandIndex1"),
+    "namespace with a bar": family("Armature|{Left}UpLeg", "Armature|{Left}Leg", "Armature|{Left}Foot",
+                                   "Armature|{Left}ToeBase", "Armature|{Left}Shoulder", "Armature|{Left}Arm",
+                                   "Armature|{Left}ForeArm", "Armature|{Left}Hand", ""),
+    "3ds max biped": {"pelvis": "Bip01 {L} Pelvis",
+                      **family("Bip01 {L} Thigh", "Bip01 {L} Calf", "Bip01 {L} Foot", "Bip01 {L} Toe0",
+                               "Bip01 {L} Clavicle", "Bip01 {L} UpperArm", "Bip01 {L} Forearm", "Bip01 {L} Hand",
+                               "Bip01 {L} Finger0")},
+    "3ds max biped exported with underscores": family("Bip001_{L}_Thigh", "Bip001_{L}_Calf", "Bip001_{L}_Foot",
+                                                      "Bip001_{L}_Toe0", "Bip001_{L}_Clavicle",
+                                                      "Bip001_{L}_UpperArm", "Bip001_{L}_Forearm",
+                                                      "Bip001_{L}_Hand", "Bip001_{L}_Finger0"),
+    "daz genesis": family("{l}ThighBend", "{l}Shin", "{l}Foot", "{l}Toe", "{l}Collar", "{l}ShldrBend",
+                          "{l}ForearmBend", "{l}Hand", "{l}Index1"),
+    "daz genesis 2": family("{l}Thigh", "{l}Shin", "{l}Foot", "{l}Toe", "{l}Collar", "{l}Shldr", "{l}ForeArm",
+                            "{l}Hand", "{l}Index1"),
+    "character creator": family("CC_Base_{L}_Thigh", "CC_Base_{L}_Calf", "CC_Base_{L}_Foot", "CC_Base_{L}_ToeBase",
+                                "CC_Base_{L}_Clavicle", "CC_Base_{L}_Upperarm", "CC_Base_{L}_Forearm",
+                                "CC_Base_{L}_Hand", "CC_Base_{L}_Index1"),
+    "makehuman": {"pelvis": "pelvis.{L}",
+                  **family("upperleg01.{L}", "lowerleg01.{L}", "foot.{L}", "toe1-1.{L}", "clavicle.{L}",
+                           "upperarm01.{L}", "lowerarm01.{L}", "wrist.{L}", "finger2-1.{L}")},
+    "vroid": family("J_Bip_{L}_UpperLeg", "J_Bip_{L}_LowerLeg", "J_Bip_{L}_Foot", "J_Bip_{L}_ToeBase",
+                    "J_Bip_{L}_Shoulder", "J_Bip_{L}_UpperArm", "J_Bip_{L}_LowerArm", "J_Bip_{L}_Hand",
+                    "J_Bip_{L}_Index1"),
+    "vrm humanoid": family("{left}UpperLeg", "{left}LowerLeg", "{left}Foot", "{left}Toes", "{left}Shoulder",
+                           "{left}UpperArm", "{left}LowerArm", "{left}Hand", "{left}IndexProximal"),
 }
 
 
@@ -135,6 +165,267 @@ def test_naming_families_both_sides(name):
     detection = detect_limbs(make_skeleton(human(FAMILIES[name])))
     assert summary(detection) == expected(FAMILIES[name])
     assert detection.skipped == ()
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_every_family_mirrors_with_the_one_side_parser(name):
+    # Build IK's Both Sides mirrors with naming.flip_name: every limb detection finds must mirror onto the other.
+    specs = human(FAMILIES[name])
+    names = {spec[0] for spec in specs}
+    limbs = detect_limbs(make_skeleton(specs)).limbs
+    left = [limb for limb in limbs if limb.side == naming.LEFT]
+    right = [limb for limb in limbs if limb.side == naming.RIGHT]
+    assert len(left) == len(right) == 2
+    for one, other in zip(left, right):
+        for bone, mirror in zip((*one.chain, one.extremity), (*other.chain, other.extremity)):
+            assert naming.split_side(bone, names).side == naming.LEFT
+            assert naming.flip_name(bone, names) == mirror
+            assert naming.flip_name(mirror, names) == bone
+        assert naming.limb_kind([*one.chain, one.extremity]) == one.kind
+
+
+@pytest.mark.parametrize(("name", "mirror"), [
+    ("Armature|LeftUpLeg", "Armature|RightUpLeg"), ("mixamorigLeftUpLeg", "mixamorigRightUpLeg"),
+    ("Armature|mixamorig:LeftLeg", "Armature|mixamorig:RightLeg"), ("Bip01 L Thigh", "Bip01 R Thigh"),
+    ("CC_Base_L_Thigh", "CC_Base_R_Thigh"), ("J_Bip_L_UpperLeg", "J_Bip_R_UpperLeg"), ("lThighBend", "rThighBend"),
+    ("upperleg01.L", "upperleg01.R"), ("thigh.L.001", "thigh.R.001"), ("thigh_l_01", "thigh_r_01"),
+    ("lthigh", "rthigh"), ("leftforearm", "rightforearm"), ("b_LeftLeg01_015", "b_RightLeg01_015"),
+])
+def test_flip_name_reads_every_family(name, mirror):
+    assert naming.flip_name(name) == mirror
+    assert naming.flip_name(mirror) == name
+
+
+def test_flip_name_finds_the_other_side_under_another_exporter_number():
+    names = {"b_LeftLeg02_016", "b_RightLeg02_020", "b_RightLeg01_019", "b_LeftLeg01_015"}
+    assert naming.flip_name("b_LeftLeg02_016", names) == "b_RightLeg02_020"
+    assert naming.flip_name("b_RightLeg01_019", names) == "b_LeftLeg01_015"
+    # Two candidates: no guess, the plain mirror (which is not a bone, so nothing is mirrored).
+    assert naming.flip_name("b_LeftLeg02_016", names | {"b_RightLeg02_099"}) == "b_RightLeg02_016"
+
+
+@pytest.mark.parametrize("name", ["leg", "lower", "root", "rib", "J_Bip_C_Hips", "spine_01", "Bip01 Spine"])
+def test_names_without_a_side_stay_without_one(name):
+    assert naming.split_side(name).side is None
+    assert naming.flip_name(name) is None
+
+
+def test_limb_kind_reads_bases_not_namespaces():
+    assert naming.limb_kind(["Armature|thigh-L", "Armature|shin-L", "Armature|foot-L"]) == "LEG"
+    assert naming.limb_kind(["Bip01 L UpperArm", "Bip01 L Forearm", "Bip01 L Hand"]) == "ARM"
+
+
+def cc_helpers() -> list[Spec]:
+    """Character Creator's twist and share bones: siblings of the limb bones, not links of the chain."""
+    specs: list[Spec] = []
+    for side, x in (("L", 1.0), ("R", -1.0)):
+        specs += [
+            (f"CC_Base_{side}_ThighTwist01", f"CC_Base_{side}_Thigh", (0.1 * x, 0, 0.98), (0.1 * x, -0.01, 0.76)),
+            (f"CC_Base_{side}_ThighTwist02", f"CC_Base_{side}_Thigh", (0.1 * x, -0.01, 0.76), (0.1 * x, -0.02, 0.55)),
+            (f"CC_Base_{side}_CalfTwist01", f"CC_Base_{side}_Calf", (0.1 * x, -0.02, 0.55), (0.1 * x, -0.01, 0.33)),
+            (f"CC_Base_{side}_KneeShareBone", f"CC_Base_{side}_Calf", (0.1 * x, -0.02, 0.55), (0.1 * x, -0.07, 0.55)),
+            (f"CC_Base_{side}_UpperarmTwist01", f"CC_Base_{side}_Upperarm", (0.18 * x, 0, 1.42), (0.3 * x, 0, 1.42)),
+            (f"CC_Base_{side}_ForearmTwist01", f"CC_Base_{side}_Forearm", (0.45 * x, 0.02, 1.42), (0.6 * x, 0, 1.42)),
+            (f"CC_Base_{side}_ElbowShareBone", f"CC_Base_{side}_Forearm", (0.45 * x, 0.02, 1.42),
+             (0.45 * x, 0.06, 1.42)),
+        ]
+    return specs
+
+
+def test_character_creator_twist_and_share_bones_are_left_out():
+    specs = human(FAMILIES["character creator"]) + cc_helpers()
+    detection = detect_limbs(make_skeleton(specs))
+    assert summary(detection) == expected(FAMILIES["character creator"])
+    assert detection.skipped == ()
+
+
+def sided(specs: list[Spec]) -> list[Spec]:
+    """Left-side specs (names holding {L}) and their mirror at -x; bones without a side once."""
+    bones: dict[str, Spec] = {}
+    for side, sign in (("L", 1.0), ("R", -1.0)):
+        for name, parent, head, tail in specs:
+            bones.setdefault(name.format(L=side), (
+                name.format(L=side), parent.format(L=side) if parent else None,
+                (sign * head[0], head[1], head[2]), (sign * tail[0], tail[1], tail[2])))
+    return list(bones.values())
+
+
+def limb_specs(parent: str, joints: list[tuple[str, Point]], end: Point) -> list[Spec]:
+    """A chain of connected bones from ``parent``: each named bone runs from its joint to the next."""
+    points = [point for _, point in joints] + [end]
+    specs: list[Spec] = []
+    for index, (name, head) in enumerate(joints):
+        specs.append((name, parent if index == 0 else joints[index - 1][0], head, points[index + 1]))
+    return specs
+
+
+# Quadrupeds with the hierarchy and proportions of Blender's Rigify animal metarigs (facing -Y,
+# Z up, metres), their spines, tails and ears; only the left side is written, the right mirrors it.
+QUADRUPEDS = {
+    "wolf": [
+        ("spine", None, (0, 0.45, 0.72), (0, 0.1, 0.78)), ("chest", "spine", (0, 0.1, 0.78), (0, -0.3, 0.8)),
+        ("head", "chest", (0, -0.3, 0.8), (0, -0.55, 0.9)),
+        ("tail", "spine", (0, 0.45, 0.72), (0, 0.7, 0.62)), ("tail.001", "tail", (0, 0.7, 0.62), (0, 0.95, 0.55)),
+        ("ear.{L}", "head", (0.05, -0.4, 0.95), (0.07, -0.38, 1.05)),
+        ("ear.{L}.001", "ear.{L}", (0.07, -0.38, 1.05), (0.08, -0.37, 1.12)),
+        ("pelvis.{L}", "spine", (0, 0.376, 0.604), (0.075, 0.275, 0.854)),
+        *limb_specs("spine", [("thigh.{L}", (0.125, 0.342, 0.738)), ("shin.{L}", (0.125, 0.271, 0.473)),
+                              ("foot.{L}", (0.111, 0.477, 0.247)), ("toe.{L}", (0.109, 0.414, 0.041))],
+                    (0.109, 0.321, 0.0)),
+        ("shoulder.{L}", "chest", (0.06, -0.258, 0.888), (0.125, -0.342, 0.715)),
+        *limb_specs("shoulder.{L}", [("front_thigh.{L}", (0.125, -0.316, 0.69)),
+                                     ("front_shin.{L}", (0.125, -0.225, 0.442)),
+                                     ("front_foot.{L}", (0.111, -0.215, 0.17)),
+                                     ("front_toe.{L}", (0.109, -0.246, 0.041))], (0.109, -0.326, 0.0)),
+    ],
+    "horse": [
+        ("spine", None, (0, 0.8, 1.4), (0, 0.0, 1.45)), ("chest", "spine", (0, 0.0, 1.45), (0, -0.5, 1.5)),
+        ("neck", "chest", (0, -0.5, 1.5), (0, -0.9, 1.9)),
+        ("tail.001", "spine", (0, 0.8, 1.4), (0, 1.0, 1.2)), ("tail.002", "tail.001", (0, 1.0, 1.2), (0, 1.1, 0.9)),
+        ("ear.{L}", "neck", (0.05, -0.9, 1.9), (0.07, -0.88, 2.05)),
+        ("pelvis.{L}", "spine", (0, 0.806, 1.395), (0.18, 0.442, 1.578)),
+        *limb_specs("pelvis.{L}", [("thigh.{L}", (0.192, 0.624, 1.409)), ("lower_leg.{L}", (0.193, 0.557, 1.033)),
+                                   ("hind_foot.{L}", (0.193, 0.763, 0.607)), ("r_toe.{L}", (0.193, 0.69, 0.201)),
+                                   ("r_hoof.{L}", (0.193, 0.634, 0.105))], (0.193, 0.592, 0.001)),
+        ("shoulder.{L}", "chest", (0.094, -0.503, 1.578), (0.187, -0.695, 1.198)),
+        *limb_specs("shoulder.{L}", [("upper_arm.{L}", (0.164, -0.69, 1.16)), ("forearm.{L}", (0.164, -0.532, 0.841)),
+                                     ("forefoot.{L}", (0.164, -0.539, 0.481)), ("f_toe.{L}", (0.164, -0.516, 0.221)),
+                                     ("f_hoof.{L}", (0.164, -0.572, 0.094))], (0.164, -0.638, 0.001)),
+    ],
+    "cat": [
+        ("spine", None, (0, 0.15, 0.25), (0, -0.05, 0.26)), ("chest", "spine", (0, -0.05, 0.26), (0, -0.12, 0.27)),
+        ("head", "chest", (0, -0.12, 0.27), (0, -0.2, 0.32)),
+        ("tail.001", "spine", (0, 0.15, 0.25), (0, 0.25, 0.3)),
+        ("tail.002", "tail.001", (0, 0.25, 0.3), (0, 0.35, 0.4)),
+        ("ear.{L}", "head", (0.02, -0.17, 0.33), (0.03, -0.16, 0.37)),
+        ("pelvis.{L}", "spine", (0, 0.15, 0.25), (0.039, 0.112, 0.27)),
+        *limb_specs("pelvis.{L}", [("thigh.{L}", (0.029, 0.115, 0.246)), ("shin.{L}", (0.029, 0.107, 0.168)),
+                                   ("foot.{L}", (0.029, 0.168, 0.107)), ("r_toe.{L}", (0.029, 0.153, 0.017))],
+                    (0.029, 0.133, 0.004)),
+        ("shoulder.{L}", "chest", (0.011, -0.097, 0.264), (0.035, -0.143, 0.211)),
+        *limb_specs("shoulder.{L}", [("upper_arm.{L}", (0.031, -0.129, 0.202)), ("forearm.{L}", (0.031, -0.1, 0.123)),
+                                     ("hand.{L}", (0.031, -0.118, 0.025)), ("f_toe.{L}", (0.031, -0.126, 0.011))],
+                    (0.031, -0.142, 0.001)),
+    ],
+    # 3ds Max Biped's digitigrade leg: a HorseLink between the calf and the foot.
+    "biped with horse link": [
+        ("Bip01 Pelvis", None, (0, 0, 1.0), (0, 0, 1.1)),
+        *limb_specs("Bip01 Pelvis", [("Bip01 {L} Thigh", (0.1, 0, 1.0)), ("Bip01 {L} Calf", (0.1, -0.25, 0.65)),
+                                     ("Bip01 {L} HorseLink", (0.1, 0.05, 0.35)), ("Bip01 {L} Foot", (0.1, 0.0, 0.05)),
+                                     ("Bip01 {L} Toe0", (0.1, -0.12, 0.0))], (0.1, -0.2, 0.0)),
+    ],
+}
+
+QUADRUPED_LIMBS = {
+    "wolf": [(LEG, None, ("thigh", "shin", "foot"), "toe"), (LEG, FRONT, ("front_thigh", "front_shin"), "front_foot")],
+    "horse": [(LEG, HIND, ("thigh", "lower_leg", "hind_foot"), "r_toe"),
+              (ARM, None, ("upper_arm", "forearm", "forefoot"), "f_toe")],
+    "cat": [(LEG, None, ("thigh", "shin", "foot"), "r_toe"), (ARM, None, ("upper_arm", "forearm"), "hand")],
+    "biped with horse link": [(LEG, None, ("Bip01 {L} Thigh", "Bip01 {L} Calf", "Bip01 {L} HorseLink"),
+                               "Bip01 {L} Foot")],
+}
+
+
+def with_side(name: str, side: str) -> str:
+    return name.format(L=side) if "{L}" in name else f"{name}.{side}"
+
+
+@pytest.mark.parametrize("animal", sorted(QUADRUPEDS))
+def test_quadrupeds_front_and_hind_legs_with_three_bone_legs_where_the_foot_continues_the_leg(animal):
+    specs = sided(QUADRUPEDS[animal])
+    detection = detect_limbs(make_skeleton(specs))
+    rows = [(limb.kind, limb.position, limb.side, limb.chain, limb.extremity) for limb in detection.limbs]
+    assert rows == [(kind, position, side, tuple(with_side(bone, side) for bone in chain), with_side(end, side))
+                    for kind, position, chain, end in QUADRUPED_LIMBS[animal] for side in "LR"]
+    # Spines, tails, ears and toes are not limbs: nothing else is rigged and nothing limb-like is left unexplained.
+    assert detection.skipped == ()
+    names = {spec[0] for spec in specs}
+    for limb in detection.limbs:
+        mirrors = {other.last for other in detection.limbs if other.side != limb.side}
+        assert naming.flip_name(limb.last, names) in mirrors
+
+
+def test_quadruped_limbs_are_labelled_front_and_hind():
+    text = detect_limbs(make_skeleton(sided(QUADRUPEDS["wolf"]))).describe()
+    assert "  left leg: thigh.L > shin.L > foot.L, toe toe.L" in text
+    assert "  right front leg: front_thigh.R > front_shin.R, foot front_foot.R" in text
+    horse = detect_limbs(make_skeleton(sided(QUADRUPEDS["horse"]))).limbs
+    assert horse[0].label == "left hind leg"
+
+
+def test_a_human_foot_stays_the_extremity_of_a_two_bone_leg():
+    # Same names as the wolf's hind leg; the foot is short and turned forward, so it is no third segment.
+    for name in ("rigify metarig", "mixamo", "unreal"):
+        for limb in detect_limbs(make_skeleton(human(FAMILIES[name]))).limbs:
+            assert len(limb.chain) == 2
+
+
+def test_numbered_whole_limb_words_are_successive_segments_and_sides_mirror_across_numbers():
+    # glTF exporters number every bone, so the two sides' numbers differ.
+    specs: list[Spec] = [("b_Spine_01", None, (0, 0.3, 0.5), (0, -0.3, 0.5))]
+    for side, x, numbers in (("Left", 0.1, (2, 3, 4)), ("Right", -0.1, (5, 6, 7))):
+        specs += limb_specs("b_Spine_01", [(f"b_{side}Arm01_0{numbers[0]}", (x, -0.3, 0.5)),
+                                           (f"b_{side}Arm02_0{numbers[1]}", (x, -0.25, 0.27)),
+                                           (f"b_{side}Hand_0{numbers[2]}", (x, -0.28, 0.04))], (x, -0.33, 0.0))
+    detection = detect_limbs(make_skeleton(specs))
+    assert summary(detection) == [(ARM, "L", ("b_LeftArm01_02", "b_LeftArm02_03"), "b_LeftHand_04"),
+                                  (ARM, "R", ("b_RightArm01_05", "b_RightArm02_06"), "b_RightHand_07")]
+    assert detection.skipped == ()
+    names = {spec[0] for spec in specs}
+    assert naming.flip_name("b_LeftArm02_03", names) == "b_RightArm02_06"
+    assert naming.flip_name("b_RightHand_07", names) == "b_LeftHand_04"
+
+
+def test_numbered_segments_out_of_order_are_skipped():
+    specs: list[Spec] = [("hips", None, (0, 0, 1.0), (0, 0, 1.2)),
+                         *limb_specs("hips", [("Arm03.L", (0.2, 0, 1.0)), ("Arm02.L", (0.45, 0, 1.0)),
+                                              ("Hand.L", (0.7, 0, 1.0))], (0.8, 0, 1.0))]
+    detection = detect_limbs(make_skeleton(specs))
+    assert detection.limbs == ()
+    assert "'Arm03.L' is not named like an upper arm" in reasons(detection)["Arm02.L"]
+
+
+def split_limbs(names: dict[str, list[str]]) -> list[Spec]:
+    """A left leg and arm whose segments may be cut in two along their length (``names`` per role)."""
+    specs: list[Spec] = [("hips", None, (0, 0, 1.0), (0, 0, 1.2)), ("chest", "hips", (0, 0, 1.2), (0, 0, 1.45))]
+    leg = [(0.1, 0.0, 0.98), (0.1, -0.02, 0.55), (0.1, 0.0, 0.1), (0.1, -0.12, 0.03), (0.1, -0.2, 0.03)]
+    arm = [(0.18, 0.0, 1.42), (0.45, 0.02, 1.42), (0.7, 0.0, 1.42), (0.8, 0.0, 1.42)]
+    for parent, points, roles in (("hips", leg, ("thigh", "shin", "foot")), ("chest", arm, ("upper", "fore"))):
+        joints: list[tuple[str, Point]] = []
+        for index, role in enumerate(roles):
+            start, end = Vector(points[index]), Vector(points[index + 1])
+            bones = names[role]
+            joints += [(bone, tuple(start.lerp(end, part / len(bones)))) for part, bone in enumerate(bones)]
+        joints.append((names["end_" + parent], points[len(roles)]))
+        specs += limb_specs(parent, joints, points[len(roles) + 1] if len(points) > len(roles) + 1 else
+                            tuple(Vector(points[-1]) + Vector((0.05, 0, 0))))
+    return specs
+
+
+@pytest.mark.parametrize(("names", "why"), [
+    # MakeHuman/MPFB's default skeleton cuts each segment in two.
+    ({"thigh": ["upperleg01.L", "upperleg02.L"], "shin": ["lowerleg01.L", "lowerleg02.L"], "foot": ["foot.L"],
+      "upper": ["upperarm01.L", "upperarm02.L"], "fore": ["lowerarm01.L", "lowerarm02.L"],
+      "end_hips": "toe1-1.L", "end_chest": "wrist.L"},
+     {"lowerleg01.L": "the thigh is split in two bones, 'upperleg01.L' > 'upperleg02.L'",
+      "lowerleg02.L": "the shin is split in two bones, 'lowerleg01.L' > 'lowerleg02.L'",
+      "lowerarm01.L": "the upper arm is split in two bones, 'upperarm01.L' > 'upperarm02.L'",
+      "lowerarm02.L": "the forearm is split in two bones, 'lowerarm01.L' > 'lowerarm02.L'"}),
+    # DAZ Genesis 3 and 8 put a twist bone between the bend bone and the next segment.
+    ({"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": ["lFoot"],
+      "upper": ["lShldrBend", "lShldrTwist"], "fore": ["lForearmBend", "lForearmTwist"],
+      "end_hips": "lToe", "end_chest": "lHand"},
+     {"lShin": "the thigh is split in two bones, 'lThighBend' > 'lThighTwist'",
+      "lForearmBend": "the upper arm is split in two bones, 'lShldrBend' > 'lShldrTwist'"}),
+])
+def test_segments_split_in_two_bones_are_skipped_with_the_reason(names, why):
+    detection = detect_limbs(make_skeleton(split_limbs(names)))
+    assert detection.limbs == ()
+    skipped = reasons(detection)
+    assert set(skipped) == set(why)
+    for bone, reason in why.items():
+        assert reason in skipped[bone]
+        assert "would bend between them" in skipped[bone]
 
 
 def test_clavicle_named_shoulder_is_not_in_the_chain_but_joint_named_shoulder_is():

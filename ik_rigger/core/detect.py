@@ -1,11 +1,14 @@
 """Find a skeleton's legs and arms from bone names and the hierarchy, without being told the bones.
 
 A limb is found from its lower bone (shin, calf, forearm, ...), named plainly, whose
-parent is named as the matching upper bone (thigh, upper arm, ...). Names are read
-case-insensitively as words, after dropping a namespace (``mixamorig:``,
-``Armature|``), Blender's duplicate number (``.001``), numbers and side markers:
+parent is named as the matching upper bone (thigh, upper arm, ...). Names are split by
+``naming.split_side`` (the parser that mirrors names, so every limb found can be
+mirrored), then the base is read case-insensitively as words without numbers:
 ``mixamorig:LeftUpLeg`` reads as the word ``upleg`` on the left, ``upper_arm.L`` as
-``upperarm`` on the left, ``lthigh`` as ``thigh`` on the left.
+``upperarm``, ``Bip01 L Thigh`` and ``CC_Base_L_Thigh`` as ``thigh``, ``lThighBend``
+(DAZ's main thigh bone) as ``thigh``. Quadrupeds' ``front_``/``hind_`` words, and
+Rigify's ``f_``/``r_``, say which pair of legs a bone belongs to. Numbered limb words
+are successive segments (``b_LeftLeg01_015 > b_LeftLeg02_016``: thigh and shin).
 
 Motion-capture skeletons name each bone after the joint at its head (Blender's BVH
 importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
@@ -13,32 +16,45 @@ importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
 pelvis, so those two words are upper bones only above a bone named after the middle
 joint (knee, elbow): the name of the lower bone tells the two conventions apart.
 
+A digitigrade or hoofed leg (a quadruped's hock, a horse's cannon bone) has a third
+segment: a foot as long as the shin, continuing the leg's line down to a toe or paw
+below it. Such a leg is a 3-bone chain with that toe as its extremity; a human foot,
+short and turned forward, stays the extremity of a 2-bone leg.
+
 Whatever is not certain is skipped with the reason, never guessed: generated-rig
 copies (``ORG-``, ``DEF-``, ``MCH-``), bones whose sides disagree, limb segments of
-implausible proportions, and two chains that could both be the same limb.
+implausible proportions, segments split in two bones (an IK chain would bend between
+them), bones far shorter than their segment, and two chains that could both be the
+same limb.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Container
 from dataclasses import dataclass
+
+from mathutils import Vector
 
 from . import naming
 from .plan import Skeleton, automatic_extremity
 
 LEG = "LEG"
 ARM = "ARM"
+FRONT = "FRONT"
+HIND = "HIND"
 
-# A namespace is everything up to the last ':' (FBX, Mixamo) or '|' (some exporters).
-_NAMESPACE = re.compile(r"^.*[:|]")
-# Blender numbers a duplicated bone "thigh.L.001"; the copy is read as the same limb bone.
-_DUPLICATE = re.compile(r"\.\d{3}$")
 # Rigify and rigs like it generate copies of every bone under these prefixes; their own
 # controls drive them, so an IK built on them would fight the generated rig.
 _GENERATED = re.compile(r"^(?P<prefix>ORG|DEF|MCH|VIS|WGT)[-_]", re.IGNORECASE)
+# Rigify's animal metarigs mark rear and front parts "r_toe.L", "f_palm.01.L".
+_RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
+_RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}
 # Words of a name: "LeftUpLeg" -> Left, Up, Leg; "LThigh" -> L, Thigh; "thigh_twist_01_l" -> thigh, twist, 01, l.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
+_POSITION_WORDS = {"front": FRONT, "fore": FRONT, "hind": HIND, "rear": HIND, "back": HIND}
 
 # Words that make a bone a helper, a finger or a toe rather than a limb segment or its
 # foot or hand, whatever else its name says. The tags of the bones IK Rigger makes are
@@ -47,7 +63,7 @@ _NOT_LIMB_WORDS = frozenset(
     {word.lower() for tag in (naming.TAG_HANDLE, naming.TAG_POLE, naming.TAG_CLONE) for word in tag.split("_")}
     | {"twist", "roll", "fk", "tweak", "helper", "target", "ctrl", "control", "mch", "bend", "stretch", "parent",
        "socket", "offset", "end", "tip", "toe", "toes", "ball", "heel", "finger", "thumb", "index", "middle", "ring",
-       "pinky", "little", "palm", "metacarpal"}
+       "pinky", "little", "palm", "metacarpal", "share"}
 )
 
 
@@ -76,21 +92,40 @@ _RULES = (
     _Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
 )
 _RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
+# Whole-limb words numbered in order name successive segments: Leg01 > Leg02 is thigh > shin.
+_NUMBERED = {"leg": LEG, "arm": ARM}
 _EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
 _VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers).union(*_EXTREMITIES.values())
 # A child spelling any of these is a limb bone of its own, not this limb's foot or hand.
 _NOT_EXTREMITY = {kind: _VOCABULARY - words for kind, words in _EXTREMITIES.items()}
+# Names of a digitigrade or hoofed leg's third segment (metatarsus, cannon bone), which a
+# hand never is.
+_THIRD_SEGMENTS = frozenset({"foot", "forefoot", "hindfoot", "metatarsal", "metatarsals", "horselink"})
 
 _KIND_WORD = {LEG: "leg", ARM: "arm"}
 _UPPER_WORD = {LEG: "a thigh or upper leg", ARM: "an upper arm"}
+_SEGMENT_WORD = {LEG: ("thigh", "shin"), ARM: ("upper arm", "forearm")}
 _EXTREMITY_WORD = {LEG: "foot", ARM: "hand"}
 _SIDE_WORD = {naming.LEFT: "left", naming.RIGHT: "right"}
+_POSITION_WORD = {FRONT: "front", HIND: "hind"}
 _KIND_ORDER = {LEG: 0, ARM: 1}
+_POSITION_ORDER = {None: 0, FRONT: 1, HIND: 2}
 _SIDE_ORDER = {naming.LEFT: 0, naming.RIGHT: 1, None: 2}
 
 # A limb segment more than this many times as long as the other is a helper bone or a
 # mislabelled one, not half of a leg or an arm (human and animal limbs stay well within it).
 _MAX_SEGMENT_RATIO = 4.0
+# A foot at least this long against the shin, and within this angle of the leg's line
+# from hip to ankle, is a third leg segment: animals' metatarsi measure 0.7 to 1.1 of the
+# shin and run 10 to 35 degrees off that line; a human foot is 0.3 to 0.45 of the shin
+# and turns 60 degrees or more, a human hand 0.4 of the forearm.
+_THIRD_SEGMENT_RATIO = 0.55
+_THIRD_SEGMENT_MAX_DEGREES = 45.0
+# A chain bone shorter than this share of its segment ends far from the next joint:
+# IK moves bone tails, so it would not carry the foot or hand.
+_MIN_BONE_SHARE = 0.2
+# Children whose heads lie within this share of the segment of each other start at one joint.
+_SAME_JOINT = 0.02
 _EPSILON = 1e-9
 
 
@@ -100,12 +135,18 @@ class DetectedLimb:
 
     kind: str  # LEG or ARM
     side: str | None  # naming.LEFT, naming.RIGHT or None
-    chain: tuple[str, ...]  # root first: (thigh, shin) or (upper arm, forearm)
-    extremity: str | None  # foot or hand, if found
+    chain: tuple[str, ...]  # root first: (thigh, shin), (upper arm, forearm) or (thigh, shin, foot)
+    extremity: str | None  # foot, hand or toe, if found
+    position: str | None = None  # FRONT or HIND when the names say which pair of a quadruped's legs
 
     @property
     def last(self) -> str:
         return self.chain[-1]
+
+    @property
+    def label(self) -> str:
+        """How a report names the limb: "left leg", "right front leg"."""
+        return _label(self.kind, self.side, self.position)
 
 
 @dataclass(frozen=True)
@@ -128,8 +169,10 @@ class Detection:
         if self.limbs:
             lines = [f"found {len(self.limbs)} limb(s):"]
             for limb in self.limbs:
-                end = f", {_EXTREMITY_WORD[limb.kind]} {limb.extremity}" if limb.extremity else ""
-                lines.append(f"  {_label(limb.kind, limb.side)}: {' > '.join(limb.chain)}{end}")
+                # Below a 3-bone leg's foot is a toe, paw or hoof.
+                word = "toe" if len(limb.chain) > 2 else _EXTREMITY_WORD[limb.kind]
+                end = f", {word} {limb.extremity}" if limb.extremity else ""
+                lines.append(f"  {limb.label}: {' > '.join(limb.chain)}{end}")
         else:
             lines = ["found no legs or arms"]
         if self.skipped:
@@ -138,27 +181,30 @@ class Detection:
         return "\n".join(lines)
 
 
-def _label(kind: str, side: str | None) -> str:
+def _label(kind: str, side: str | None, position: str | None = None) -> str:
+    words = [_SIDE_WORD[side]] if side else []
+    if position:
+        words.append(_POSITION_WORD[position])
+    words.append(_KIND_WORD[kind])
     if side is None:
-        return f"{_KIND_WORD[kind]} without a side"
-    return f"{_SIDE_WORD[side]} {_KIND_WORD[kind]}"
+        words.append("without a side")
+    return " ".join(words)
 
 
 @dataclass(frozen=True)
 class _Name:
     """A bone name read for detection."""
 
-    words: tuple[str, ...]  # lower case, without namespace, numbers and side words
+    words: tuple[str, ...]  # lower case, without namespace, numbers, side and position words
+    side: str | None  # the side naming.split_side reads, the one mirroring uses
     sides: frozenset[str]  # every side the name states; two means it contradicts itself
     generated: str | None  # the generated-rig prefix ("ORG"), if any
+    position: str | None  # FRONT or HIND
+    index: int | None  # the first number glued to a word: 2 for "Leg02_016"
 
     @property
     def base(self) -> str:
         return "".join(self.words)
-
-    @property
-    def side(self) -> str | None:
-        return next(iter(self.sides)) if len(self.sides) == 1 else None
 
     def contains(self, vocabulary: frozenset[str]) -> bool:
         """True when a run of consecutive words spells one of ``vocabulary`` (``Upper``, ``Leg`` spell upperleg)."""
@@ -173,40 +219,59 @@ class _Name:
         return bool(_NOT_LIMB_WORDS.intersection(self.words))
 
 
-def _read_name(name: str) -> _Name:
-    rest = _DUPLICATE.sub("", _NAMESPACE.sub("", name))
+def _read_name(name: str, known: Container[str]) -> _Name:
+    parts = naming.split_side(name, known)
+    rest = parts.base
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]
+    position = None
+    rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
+    if rigify:
+        position, rest = _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
+    sides = {parts.side} if parts.side else set()
     words: list[str] = []
-    sides: set[str] = set()
-    for word in _WORD.findall(rest):
-        lower = word.lower()
-        if lower in _SIDE_WORDS:
+    glued: list[bool] = []  # whether each word was glued to the word before it ("ThighBend")
+    index = None
+    previous_end = -1
+    for match in _WORD.finditer(rest):
+        lower = match.group().lower()
+        if lower.isdigit():
+            if words and match.start() == previous_end and index is None:
+                index = int(lower)
+        elif lower in _SIDE_WORDS:
+            # A side word left in the base: "L_shin_R" states both sides.
             sides.add(_SIDE_WORDS[lower])
-        elif not lower.isdigit():
+        else:
             words.append(lower)
-    joined = "".join(words)
-    if not sides and joined not in _VOCABULARY:
-        # A side glued to a limb word: "lthigh", "rforearm", "leftthigh". Only before a
-        # known word, or "leg" would read as "l" + "eg".
-        for marker in ("left", "right", "l", "r"):
-            if joined.startswith(marker) and joined[len(marker):] in _VOCABULARY:
-                words, sides = [joined[len(marker):]], {_SIDE_WORDS[marker]}
-                break
+            glued.append(match.start() == previous_end)
+        previous_end = match.end()
+    if len(words) >= 2 and words[-1] == "bend" and glued[-1] and "".join(words[:-1]) in _VOCABULARY:
+        # DAZ Genesis names its main limb bones "ThighBend", "ShldrBend", beside "ThighTwist".
+        words.pop()
+    if "".join(words) not in _VOCABULARY:
+        kept = [word for word in words if word not in _POSITION_WORDS]
+        if kept != words and "".join(kept) in _VOCABULARY | _THIRD_SEGMENTS:
+            position = position or next(_POSITION_WORDS[word] for word in words if word in _POSITION_WORDS)
+            words = kept
     prefix = generated["prefix"].upper() if generated else None
-    return _Name(tuple(words), frozenset(sides), prefix)
+    side = parts.side if len(sides) <= 1 else None
+    return _Name(tuple(words), side, frozenset(sides), prefix, position, index)
 
 
 class _Names(dict[str, _Name]):
     """Bone names read on first use: detection needs few of a skeleton's names."""
 
+    def __init__(self, known: Container[str]) -> None:
+        super().__init__()
+        self.known = known
+
     def __missing__(self, name: str) -> _Name:
-        read = self[name] = _read_name(name)
+        read = self[name] = _read_name(name, self.known)
         return read
 
 
-_LOWER_WORDS = tuple(sorted(_RULE_OF_LOWER))
+_LOWER_WORDS = tuple(sorted({*_RULE_OF_LOWER, *_NUMBERED}))
 _NOT_LETTERS = re.compile(r"[^a-z]")
 
 
@@ -216,12 +281,24 @@ def _may_be_lower(name: str) -> bool:
     return any(word in letters for word in _LOWER_WORDS)
 
 
+def _angle_cosine(a: Vector, b: Vector) -> float:
+    return a.dot(b) / max(a.length * b.length, _EPSILON)
+
+
 class _Reader:
     """The skeleton with its names read once, when first needed."""
 
     def __init__(self, skeleton: Skeleton) -> None:
         self.skeleton = skeleton
-        self.names = _Names()
+        self.names = _Names(skeleton.bones.keys())
+
+    def rule_of(self, name: str) -> _Rule | None:
+        """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own."""
+        read = self.names[name]
+        rule = _RULE_OF_LOWER.get(read.base)
+        if rule is None and read.base in _NUMBERED and read.index is not None:
+            return _Rule(_NUMBERED[read.base], frozenset({read.base}), frozenset(), frozenset())
+        return rule
 
     def limb_ending_at(self, lower: str, rule: _Rule) -> DetectedLimb | Skipped:
         """The limb whose lower bone is ``lower``, or why ``lower`` cannot end one."""
@@ -235,22 +312,60 @@ class _Reader:
         upper_name = self.names[upper]
         if upper_name.generated:
             return Skipped(lower, f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated)}")
-        if upper_name.base not in rule.uppers:
+        split = self._split(upper, lower, rule)
+        if split:
+            return Skipped(lower, split)
+        numbered = (lower_name.base in _NUMBERED and lower_name.index is not None
+                    and upper_name.base == lower_name.base and upper_name.index == lower_name.index - 1)
+        if not numbered and upper_name.base not in rule.uppers:
             if upper_name.is_helper:
                 return Skipped(lower, f"its parent '{upper}' is named like a helper bone (twist, IK, ...), "
                                       f"not {_UPPER_WORD[rule.kind]}")
             if not upper_name.contains(rule.loose_uppers):
                 return Skipped(lower, f"its parent '{upper}' is not named like {_UPPER_WORD[rule.kind]}, "
                                       f"so it is not sure to be a {what}")
-        chain = (upper, lower)
+        chain: tuple[str, ...] = (upper, lower)
         extremity = self._extremity(lower, rule.kind)
+        third = self._third_segment(upper, lower, extremity) if extremity else None
+        if third is not None:
+            chain, extremity = (upper, lower, third[0]), third[1]
         side, disagreement = self._side(chain + ((extremity,) if extremity else ()))
         if disagreement:
             return Skipped(lower, disagreement)
-        proportion = self._proportion(upper, lower, extremity)
-        if proportion:
-            return Skipped(lower, proportion)
-        return DetectedLimb(rule.kind, side, chain, extremity)
+        problem = self._proportion(chain, extremity, rule.kind)
+        if problem:
+            return Skipped(lower, problem)
+        positions = {self.names[bone].position for bone in chain} - {None}
+        position = positions.pop() if len(positions) == 1 else None
+        return DetectedLimb(rule.kind, side, chain, extremity, position)
+
+    def _split(self, upper: str, lower: str, rule: _Rule) -> str:
+        """Why the limb's thigh or shin (upper arm or forearm) is split in two bones, or ''.
+
+        MakeHuman's ``upperleg01 > upperleg02 > lowerleg01 > lowerleg02`` and DAZ's
+        ``ThighBend > ThighTwist > Shin`` cut a segment in two along its length: an IK
+        chain through both halves would bend between them, where no joint is.
+        """
+        upper_name, lower_name = self.names[upper], self.names[lower]
+        first, second = _SEGMENT_WORD[rule.kind]
+        pairs = []
+        if lower_name.base == upper_name.base and lower_name.base not in _NUMBERED:
+            pairs.append((second, upper, lower))
+        grand = self.skeleton[upper].parent
+        if grand is not None and upper_name.base not in _NUMBERED:
+            grand_name = self.names[grand]
+            twist = "twist" in upper_name.words and grand_name.base in rule.uppers and upper_name.contains(
+                frozenset({grand_name.base}))
+            if twist or (upper_name.base == grand_name.base and upper_name.base in rule.uppers):
+                pairs.append((first, grand, upper))
+        for child in self.skeleton.children(lower):
+            if self.names[child.name].base == lower_name.base and lower_name.base not in _NUMBERED:
+                pairs.append((second, lower, child.name))
+        if not pairs:
+            return ""
+        segment, one, two = pairs[0]
+        return (f"the {segment} is split in two bones, '{one}' > '{two}': an IK chain through both would bend "
+                "between them; rig it by hand if the joint between them should bend")
 
     def _extremity(self, lower: str, kind: str) -> str | None:
         """The foot or hand below ``lower``: the child so named, else the child continuing the bone."""
@@ -272,6 +387,40 @@ class _Reader:
             return None
         return automatic
 
+    def _joint_below(self, bone: str) -> tuple[Vector, list[str]] | None:
+        """Where the bones below ``bone`` start, when they all start at one joint, and those bones."""
+        children = [child for child in self.skeleton.children(bone) if not self.names[child.name].generated]
+        if not children:
+            return None
+        head = self.skeleton[bone].head
+        joint = children[0].head
+        span = (joint - head).length
+        if span < _EPSILON or any((child.head - joint).length > _SAME_JOINT * span for child in children):
+            return None
+        return joint, sorted(child.name for child in children)
+
+    def _third_segment(self, upper: str, lower: str, foot: str) -> tuple[str, str | None] | None:
+        """``foot`` and the toe below it when ``foot`` is a third leg segment, else None."""
+        foot_name = self.names[foot]
+        if foot_name.base not in _THIRD_SEGMENTS or foot_name.is_helper:
+            return None
+        below = self._joint_below(foot)
+        if below is None:
+            return None
+        joint, children = below
+        bones = self.skeleton
+        shin = bones[foot].head - bones[lower].head
+        segment = joint - bones[foot].head
+        leg_line = bones[foot].head - bones[upper].head
+        if segment.length < _THIRD_SEGMENT_RATIO * shin.length or segment.length > _MAX_SEGMENT_RATIO * shin.length:
+            return None
+        if _angle_cosine(segment, leg_line) < math.cos(math.radians(_THIRD_SEGMENT_MAX_DEGREES)):
+            return None
+        plain = [child for child in children if not self.names[child].is_helper
+                 or self.names[child].contains(frozenset({"toe", "toes"}))]
+        toe = plain[0] if len(plain) == 1 else (children[0] if len(children) == 1 else None)
+        return foot, toe
+
     def _side(self, bones: tuple[str, ...]) -> tuple[str | None, str]:
         """The side all ``bones`` state, or why they do not agree on one."""
         for bone in bones:
@@ -284,18 +433,39 @@ class _Reader:
             return None, f"its bones disagree on the side ({said}), so the limb's side is not sure"
         return sides[bones[0]], ""
 
-    def _proportion(self, upper: str, lower: str, extremity: str | None) -> str:
-        """Why ``upper`` and ``lower`` are not the two halves of one limb by their lengths, or ''."""
+    def _proportion(self, chain: tuple[str, ...], extremity: str | None, kind: str) -> str:
+        """Why the chain's bones are not the segments of one limb by their lengths, or ''."""
         # Joint to joint from the heads: importers place tails differently, heads are the joints.
-        first = (self.skeleton[lower].head - self.skeleton[upper].head).length
-        if extremity:
-            second = (self.skeleton[extremity].head - self.skeleton[lower].head).length
+        bones = self.skeleton
+        upper, lower = chain[0], chain[1]
+        first = (bones[lower].head - bones[upper].head).length
+        end: Vector | None = bones[extremity].head if extremity else None
+        if end is None and len(chain) == 2:
+            below = self._joint_below(lower)
+            end = below[0] if below else None
+        if len(chain) == 2:
+            second = (end - bones[lower].head).length if end is not None else bones[lower].length
         else:
-            second = self.skeleton[lower].length
+            second = (bones[chain[2]].head - bones[lower].head).length
         if min(first, second) < _EPSILON or max(first, second) > _MAX_SEGMENT_RATIO * min(first, second):
-            return (f"its parent '{upper}' spans {first:.3g} and it spans {second:.3g}: too unlike to be the "
-                    "two halves of one limb")
+            if end is not None or len(chain) > 2:
+                return (f"its parent '{upper}' spans {first:.3g} and it spans {second:.3g}: too unlike to be "
+                        "the two halves of one limb")
+            return (f"its parent '{upper}' spans {first:.3g} and it is {second:.3g} long, with no single joint "
+                    "below it to show where its segment ends: too unlike to be the two halves of one limb; "
+                    f"{_SHAPE_HINT}")
+        joints = [bones[name].head for name in chain] + ([end] if end is not None else [])
+        for name, head, following in zip(chain, joints, joints[1:]):
+            span = (following - head).length
+            if bones[name].length < _MIN_BONE_SHARE * span:
+                return (f"'{name}' is {bones[name].length:.3g} long but its segment spans {span:.3g}: IK moves the "
+                        f"chain's bone tails, which lie far from the joints, so it would not carry the "
+                        f"{_EXTREMITY_WORD[kind]}; {_SHAPE_HINT}")
         return ""
+
+
+_SHAPE_HINT = ("if an importer shortened the bones, give them tails on the next joint (the importer's bone "
+               "shape setting) and rig again")
 
 
 def _generated_reason(prefix: str) -> str:
@@ -305,17 +475,17 @@ def _generated_reason(prefix: str) -> str:
 
 def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
     """Keep the limbs that are alone in being, say, the left leg; skip every rival of the others."""
-    groups: dict[tuple[str, str | None], list[DetectedLimb]] = {}
+    groups: dict[tuple[str, str | None, str | None], list[DetectedLimb]] = {}
     for limb in limbs:
-        groups.setdefault((limb.kind, limb.side), []).append(limb)
+        groups.setdefault((limb.kind, limb.side, limb.position), []).append(limb)
     kept: list[DetectedLimb] = []
     skipped: list[Skipped] = []
-    for (kind, side), group in groups.items():
+    for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
             continue
         rivals = " and ".join(" > ".join(limb.chain) for limb in group)
-        reason = f"{len(group)} chains could be the {_label(kind, side)} ({rivals}); rig the right one by hand"
+        reason = f"{len(group)} chains could be the {group[0].label} ({rivals}); rig the right one by hand"
         skipped.extend(Skipped(limb.last, reason) for limb in group)
     return kept, skipped
 
@@ -332,7 +502,7 @@ def detect_limbs(skeleton: Skeleton) -> Detection:
     for name in sorted(skeleton.bones):
         if not _may_be_lower(name):
             continue
-        rule = _RULE_OF_LOWER.get(reader.names[name].base)
+        rule = reader.rule_of(name)
         if rule is None:
             continue
         result = reader.limb_ending_at(name, rule)
@@ -345,5 +515,6 @@ def detect_limbs(skeleton: Skeleton) -> Detection:
     # "Leg" names Mixamo's lower leg but also, elsewhere, a whole upper leg: a bone that
     # could not end a limb but is part of one found is no skip worth reporting.
     reasons = {item.bone: item for item in [*skipped, *rivals] if item.bone not in used}
-    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _SIDE_ORDER[limb.side], limb.chain))
+    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _SIDE_ORDER[limb.side],
+                                 limb.chain))
     return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)))

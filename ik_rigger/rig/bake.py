@@ -51,8 +51,7 @@ def _actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, float, float
         return []
     found = []
     if data.action is not None:
-        start, end = data.action.frame_range
-        found.append((data.action, start, end))
+        found.append((data.action, data.action.frame_range[0], data.action.frame_range[1]))
     for track in data.nla_tracks:
         if track.mute:
             continue
@@ -265,7 +264,7 @@ def _key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bas
             if previous_quaternion is not None and quaternion.dot(previous_quaternion) < 0.0:
                 quaternion.negate()  # the same turn, without a flip through interpolation
             previous_quaternion = quaternion
-            rotation: Sequence[float] = quaternion
+            rotation: Sequence[float] = tuple(quaternion)
         elif mode == "AXIS_ANGLE":
             axis_vector, angle = quaternion.to_axis_angle()
             rotation = (angle, *axis_vector)
@@ -273,7 +272,7 @@ def _key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bas
             euler = quaternion.to_euler(mode, previous_euler) if previous_euler is not None \
                 else quaternion.to_euler(mode)
             previous_euler = euler
-            rotation = euler
+            rotation = tuple(euler)
         path = _ROTATION_PATHS.get(mode, ("rotation_euler", 3))[0]
         for axis, value in enumerate(rotation):
             channels.setdefault((path, axis), []).append(value)

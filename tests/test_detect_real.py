@@ -1,0 +1,157 @@
+"""Auto-Rig on imported characters: the glTF fox (a quadruped), the stylised glTF robot, FBX files.
+
+The glTF files import with Blender's bundled importer at its default settings; the robot
+also with bone tails on the next joint, as the reasons given for skipping it advise.
+Invented skeletons of several naming families go through Blender's FBX exporter and
+importer, both at their default settings.
+"""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import DATA, evaluate, make_armature, set_active_bone, tail
+from mathutils import Matrix
+from test_detect import FAMILIES, QUADRUPEDS, human, sided
+
+from ik_rigger.core import naming
+from ik_rigger.core.detect import ARM, LEG, detect_limbs
+from ik_rigger.rig.skeleton import read_skeleton
+
+
+def import_gltf(filename: str, **options: str) -> bpy.types.Object:
+    """Import a glTF file of tests/data; its armature is active and selected, at rest, in Pose mode."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / filename), **options)
+    obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    if obj.animation_data is not None:
+        obj.animation_data_clear()
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    bpy.context.view_layer.objects.active = obj
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    bpy.ops.object.mode_set(mode="POSE")
+    return obj
+
+
+def ik_constraints(obj: bpy.types.Object) -> dict[str, bpy.types.Constraint]:
+    return {pose_bone.name: constraint for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
+            if constraint.type == "IK"}
+
+
+def chain_of(obj: bpy.types.Object, last: str, count: int) -> list[str]:
+    names = [last]
+    while len(names) < count:
+        names.append(obj.data.bones[names[-1]].parent.name)
+    return names[::-1]
+
+
+def assert_handles_move_chain_ends(obj: bpy.types.Object, limbs: dict[str, int]) -> None:
+    """Each limb's IK runs over its chain, and moving its handle carries the chain's end onto it."""
+    constraints = ik_constraints(obj)
+    assert set(constraints) == set(limbs)
+    for last, count in limbs.items():
+        constraint = constraints[last]
+        assert constraint.chain_count == count
+        chain = chain_of(obj, last, count)
+        reach = sum(obj.data.bones[name].length for name in chain)
+        handle = obj.pose.bones[constraint.subtarget]
+        posed = evaluate(obj)
+        end = tail(posed[last], obj.data.bones[last].length)
+        assert (end - posed[handle.name].translation).length < 1e-3 * reach, last
+        # Toward the limb's root: always within reach, and far enough to move every bone.
+        target = end.lerp(posed[chain[0]].translation, 0.2)
+        handle.matrix = Matrix.Translation(target - posed[handle.name].translation) @ posed[handle.name]
+        moved = evaluate(obj)
+        new_end = tail(moved[last], obj.data.bones[last].length)
+        assert (new_end - target).length < 1e-3 * reach, last
+        assert (new_end - end).length > 0.5 * (target - end).length, last
+        handle.matrix_basis = Matrix.Identity(4)
+    evaluate(obj)
+
+
+FOX_LIMBS = [
+    (LEG, "L", ("b_LeftLeg01_015", "b_LeftLeg02_016", "b_LeftFoot01_017"), "b_LeftFoot02_018"),
+    (LEG, "R", ("b_RightLeg01_019", "b_RightLeg02_020", "b_RightFoot01_021"), "b_RightFoot02_022"),
+    (ARM, "L", ("b_LeftUpperArm_09", "b_LeftForeArm_010"), "b_LeftHand_011"),
+    (ARM, "R", ("b_RightUpperArm_06", "b_RightForeArm_07"), "b_RightHand_08"),
+]
+
+
+def test_fox_four_legs_found_hind_legs_of_three_bones():
+    obj = import_gltf("gltf_fox.glb")
+    detection = detect_limbs(read_skeleton(obj))
+    assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == FOX_LIMBS
+    assert detection.skipped == ()
+    # Every limb mirrors onto its other side, though the exporter numbered the two sides differently.
+    names = set(obj.data.bones.keys())
+    for (_, _, left, left_end), (_, _, right, right_end) in (FOX_LIMBS[0:2], FOX_LIMBS[2:4]):
+        for bone, mirror in zip((*left, left_end), (*right, right_end)):
+            assert naming.flip_name(bone, names) == mirror
+            assert naming.flip_name(mirror, names) == bone
+
+
+def test_fox_auto_rig_rigs_the_four_legs_and_nothing_else():
+    obj = import_gltf("gltf_fox.glb")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {chain[-1]: len(chain) for _, _, chain, _ in FOX_LIMBS})
+    rigged = {bone for _, _, chain, _ in FOX_LIMBS for bone in chain}
+    for name in ("b_Tail01_012", "b_Tail02_013", "b_Tail03_014", "b_Spine01_02", "b_Neck_04", "b_Head_05"):
+        assert name not in rigged
+        assert not obj.pose.bones[name].constraints
+
+
+def test_fox_build_both_sides_mirrors_across_the_exporters_numbers():
+    obj = import_gltf("gltf_fox.glb")
+    set_active_bone(obj, "b_LeftForeArm_010")
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {"b_LeftForeArm_010": 2, "b_RightForeArm_07": 2})
+
+
+def test_robot_with_the_default_bone_shapes_is_skipped_with_the_reason():
+    # The importer's default bone shapes leave the robot's limb bones a hundredth of their segments long.
+    obj = import_gltf("gltf_robot_expressive.glb")
+    detection = detect_limbs(read_skeleton(obj))
+    assert detection.limbs == ()
+    why = {item.bone: item.reason for item in detection.skipped}
+    assert set(why) == {"LowerArm.L", "LowerArm.R", "LowerLeg.L", "LowerLeg.R"}
+    for reason in why.values():
+        assert "too unlike" in reason and "bone shape" in reason
+    with pytest.raises(RuntimeError, match="No limbs found"):
+        bpy.ops.ik_rigger.auto_rig()
+    assert not ik_constraints(obj)
+
+
+def test_robot_with_tails_on_the_next_joint_is_rigged():
+    obj = import_gltf("gltf_robot_expressive.glb", bone_heuristic="TEMPERANCE")
+    detection = detect_limbs(read_skeleton(obj))
+    assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
+        (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), None), (LEG, "R", ("UpperLeg.R", "LowerLeg.R"), None),
+        (ARM, "L", ("UpperArm.L", "LowerArm.L"), None), (ARM, "R", ("UpperArm.R", "LowerArm.R"), None),
+    ]
+    assert detection.skipped == ()
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {"LowerLeg.L": 2, "LowerLeg.R": 2, "LowerArm.L": 2, "LowerArm.R": 2})
+    # Its fingers, palms, feet and its own pole-target bones are not limbs.
+    for name in ("Palm2.L", "Middle1.L", "Thumb.R", "Foot.L", "PoleTarget.L", "Shoulder.L", "Head"):
+        assert not obj.pose.bones[name].constraints
+
+
+@pytest.mark.parametrize("family", ["3ds max biped", "character creator", "daz genesis", "vroid", "wolf"])
+def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
+    specs = sided(QUADRUPEDS[family]) if family in QUADRUPEDS else human(FAMILIES[family])
+    made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in specs], mode="OBJECT")
+    before = detect_limbs(read_skeleton(made))
+    path = tmp_path / "character.fbx"
+    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=False)
+    bpy.data.objects.remove(made)
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    detection = detect_limbs(read_skeleton(obj))
+    assert len(before.limbs) == 4
+    assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
+        (limb.kind, limb.side, limb.chain, limb.extremity) for limb in before.limbs]
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {limb.last: len(limb.chain) for limb in detection.limbs})
