@@ -1,0 +1,114 @@
+"""Bake speed: four limbs of a 455-frame motion capture, against playing the same frames.
+
+The capture is the project's Mixamo BVH (tests/data/mixamo_freebvh.bvh, 69 frames,
+centimetres) with a Cycles modifier on each F-curve, so it plays 455 frames of motion.
+Its four limbs are rigged with the motion ignored, then, within each repeat and on that
+same rig:
+
+- playing: one ``frame_set`` per frame over the range, the least a bake can cost
+  (it must evaluate every frame once);
+- IK Rigger's bake of the four limbs, FK to IK (``rig.bake.bake_limbs``);
+- a per-key loop, the way snapping tools bake (Rigify's IK/FK bake among them):
+  ``frame_set`` on each frame, then for each limb snap its IK to the FK pose and
+  ``keyframe_insert`` each control's channels (``rig.snap.snap_ik_to_fk`` with keying,
+  the same placement as the bake).
+
+Targets: the bake at most 1.5 times playing; the per-key loop at least 10 times the bake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+
+from benchmarks import common
+
+TARGET_PLAY = 1.5
+TARGET_LOOP = 10.0
+FRAMES = 455
+CAPTURE = common.ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
+LIMBS = ("mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mixamorig:RightForeArm")
+
+
+def _rigged_capture() -> bpy.types.Object:
+    """A fresh scene with the capture playing 455 frames and its four limbs rigged (motion left alone)."""
+    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.rig.animation import fcurve_owners
+    from ik_rigger.rig.build import build_limbs
+
+    common.reset()
+    common.register_ik_rigger()
+    with common.quiet():
+        bpy.ops.import_anim.bvh(filepath=str(CAPTURE))
+    obj = bpy.context.active_object
+    for owner in fcurve_owners(obj):
+        for curve in owner.fcurves:
+            curve.modifiers.new("CYCLES")
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, FRAMES
+    build_limbs(obj, [(last, LimbOptions(animation="IGNORE")) for last in LIMBS])
+    return obj
+
+
+def _play(obj: bpy.types.Object) -> None:
+    scene = bpy.context.scene
+    for frame in range(1, FRAMES + 1):
+        scene.frame_set(frame)
+
+
+def _bake(obj: bpy.types.Object) -> None:
+    from ik_rigger.rig import bake
+
+    with common.quiet():
+        bake.bake_limbs(obj, list(obj.ik_rigger.limbs), "FK_TO_IK", range(1, FRAMES + 1))
+
+
+def _key_loop(obj: bpy.types.Object) -> None:
+    from ik_rigger.rig import snap
+
+    scene = bpy.context.scene
+    limbs = list(obj.ik_rigger.limbs)
+    for frame in range(1, FRAMES + 1):
+        scene.frame_set(frame)
+        for limb in limbs:
+            snap.snap_ik_to_fk(obj, limb, keyframe=True, frame=frame)
+
+
+def _check(obj: bpy.types.Object) -> None:
+    """The bake really keyed every frame of every control, or the timing means nothing."""
+    from ik_rigger.rig.animation import fcurve_owners
+
+    for limb in obj.ik_rigger.limbs:
+        path = f'pose.bones["{limb.handle}"].location'
+        curves = [curve for owner in fcurve_owners(obj) for curve in owner.fcurves if curve.data_path == path]
+        assert curves and len(curves[0].keyframe_points) == FRAMES, path
+
+
+def run(settings: common.Settings) -> dict[str, object]:
+    play, baked, looped = [], [], []
+    for _ in range(max(settings.eval_repeats // 2, 2)):
+        rig = _rigged_capture()
+        play.append(common.timed(lambda rig=rig: _play(rig)))
+        baked.append(common.timed(lambda rig=rig: _bake(rig)))
+        _check(rig)
+        rig = _rigged_capture()
+        looped.append(common.timed(lambda rig=rig: _key_loop(rig)))
+    return {
+        "frames": FRAMES,
+        "limbs": len(LIMBS),
+        "play": common.Stats.of(play).as_dict(),
+        "bake": common.Stats.of(baked).as_dict(),
+        "key_loop": common.Stats.of(looped).as_dict(),
+        "bake_over_play": common.paired_ratios(baked, play).as_dict(),
+        "loop_over_bake": common.paired_ratios(looped, baked).as_dict(),
+        "targets": {"bake_over_play": TARGET_PLAY, "loop_over_bake": TARGET_LOOP},
+    }
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    print(json.dumps(run(common.QUICK), indent=2))
