@@ -1,0 +1,170 @@
+"""IK Rigger's Python API for pipeline scripts: stable across releases.
+
+Everything here takes the armature object and bone names and never reads the
+context (the active object, the selection, the mode), so it works the same in a
+script, the batch command and a test. A problem with the user's data raises
+``RigError`` (``str(error)`` names the bone and says what to do) and leaves the
+armature exactly as it was.
+
+With the extension installed, Blender names the package ``bl_ext.user_default.ik_rigger``::
+
+    from bl_ext.user_default.ik_rigger import api
+
+    api.build(obj, "shin.L", both_sides=True, pole_parent="HANDLE")
+    for limb in api.limbs(obj):
+        print(limb.name, limb.chain, limb.bones["HANDLE"], limb.ik_fk)
+    api.bake(obj, "IK_TO_FK", switch=True)
+    api.remove(obj, "shin.L")
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+
+import bpy
+
+from .core import naming
+from .core.errors import RigError
+from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, LimbOptions
+from .rig import bake as _bake
+from .rig import records, snap
+from .rig.auto import detected_requests
+from .rig.build import build_limbs, mirrored_request
+from .rig.modes import kept_mode, leave_edit_mode
+from .rig.remove import remove_limb
+from .rig.skeleton import read_skeleton
+from .rig.upgrade import prepare
+
+__all__ = ["ROLES", "Limb", "RigError", "auto_rig", "bake", "build", "limbs", "options", "remove", "snap_limb",
+           "upgrade"]
+
+# Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them.
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
+
+
+@dataclass(frozen=True)
+class Limb:
+    """One rigged limb as it is now (after any renames)."""
+
+    name: str  # the record's name: the last chain bone
+    chain: tuple[str, ...]  # chain bones, root first
+    extremity: str | None  # the foot or hand that copies its clone
+    side: str | None  # "L", "R" or None, read from the names
+    parts: tuple[str, ...]  # what the limb is made of: "CHAIN", then the made bones' roles
+    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE") -> made bone name
+    missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
+    ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
+
+
+def options(**values: object) -> LimbOptions:
+    """Build options from keyword values, refusing unknown names (with a did-you-mean)."""
+    known = {field.name for field in fields(LimbOptions)}
+    for key in values:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
+            raise RigError(f"unknown build option '{key}'", hint=hint)
+    return replace(LimbOptions(), **values)  # type: ignore[arg-type]
+
+
+def _limb(obj: bpy.types.Object, record) -> Limb:
+    parts = records.resolve(obj, record)
+    names = set(obj.data.bones.keys())
+    last = parts.chain[-1] if parts.chain else record.name
+    return Limb(
+        name=record.name, chain=tuple(parts.chain), extremity=parts.extremity,
+        side=naming.split_side(last, names).side,
+        parts=("CHAIN", *(role for role in ROLES if role in parts.made)),
+        bones=dict(parts.made), missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts),
+    )
+
+
+def limbs(obj: bpy.types.Object) -> list[Limb]:
+    """Every limb IK Rigger rigged on ``obj``, in the order they were built."""
+    return [_limb(obj, record) for record in obj.ik_rigger.limbs]
+
+
+def _record(obj: bpy.types.Object, bone: str):
+    record = records.limb_of(obj, bone)
+    if record is None:
+        raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
+                       hint="Name a bone of a rigged limb (chain, handle, pole or clone).")
+    return record
+
+
+def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **values: object) -> list[Limb]:
+    """Rig (or rebuild) the chain ending at ``last_bone``; ``values`` are build options.
+
+    ``both_sides`` also rigs the mirrored chain. Returns the limbs built.
+    """
+    limb_options = options(**values)
+    requests = [(last_bone, limb_options)]
+    if both_sides:
+        other = mirrored_request(obj, last_bone, limb_options)
+        if other is not None:
+            requests.append(other)
+    plans = build_limbs(obj, requests)
+    return [_limb(obj, records.limb_of(obj, plan.chain[-1])) for plan in plans]
+
+
+def auto_rig(obj: bpy.types.Object, **values: object) -> list[Limb]:
+    """Find the legs and arms by their names and rig those it is sure of; returns them."""
+    with kept_mode(obj):
+        leave_edit_mode(obj)
+        skeleton = read_skeleton(obj)
+    requests, _ = detected_requests(skeleton, options(**values))
+    if not requests:
+        raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
+    plans = build_limbs(obj, requests, skeleton)
+    return [_limb(obj, records.limb_of(obj, plan.chain[-1])) for plan in plans]
+
+
+def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:
+    """Remove the limb that uses ``bone``; returns what the user should hear (moved bones...)."""
+    return remove_limb(obj, bone, keep_motion).messages
+
+
+def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, frame: int | None = None,
+              switch: bool = True) -> list[str]:
+    """Snap the limb of ``bone`` exactly: ``to`` "FK" (FK takes the IK pose) or "IK" (IK takes the FK pose).
+
+    ``switch`` sets ``ik_fk`` to the mode snapped to; ``key`` keys what changed at ``frame``
+    (the scene's current frame by default). Returns the bones changed.
+    """
+    if to not in ("FK", "IK"):
+        raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
+    record = _record(obj, bone)
+    prepare(obj)
+    parts = records.require(obj, record, ROLE_HANDLE)
+    at = bpy.context.scene.frame_current if frame is None else frame
+    function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
+    changed = function(obj, record, keyframe=key, frame=at)
+    if switch:
+        records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
+        if key:
+            records.key_ik_fk(obj, parts, at)
+    return changed
+
+
+def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
+         bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False) -> dict[str, int]:
+    """Bake limbs over ``frames`` (default: what plays, else the scene's range).
+
+    ``direction`` "FK_TO_IK" keys the controls from the FK motion, "IK_TO_FK" the chains
+    from what the IK shows. ``bones`` picks limbs by any of their bones (default: all).
+    Returns the frames baked per limb.
+    """
+    prepare(obj)
+    chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
+    if frames is None:
+        scene = bpy.context.scene
+        frames = _bake.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
+    results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
+    return {result.limb: result.frames for result in results}
+
+
+def upgrade(obj: bpy.types.Object) -> list[str]:
+    """Upgrade a rig made by an earlier IK Rigger so it plays without the add-on."""
+    return prepare(obj)

@@ -1,0 +1,71 @@
+"""The public Python API (ik_rigger.api): what pipeline scripts use, without the context."""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import DATA, both_legs, chain_length, evaluate, make_armature, rotation_degrees
+from mathutils import Vector
+
+from ik_rigger import api
+
+
+def test_build_list_snap_and_remove_without_the_context():
+    obj = make_armature(both_legs(), mode="OBJECT")
+    bpy.context.view_layer.objects.active = None  # the API never reads it
+    built = api.build(obj, "shin.L", both_sides=True, pole_parent="HANDLE")
+    assert [limb.name for limb in built] == ["shin.L", "shin.R"]
+    limb = api.limbs(obj)[0]
+    assert limb.chain == ("thigh.L", "shin.L") and limb.extremity == "foot.L" and limb.side == "L"
+    assert limb.parts == ("CHAIN", "HANDLE", "POLE", "CLONE")
+    assert limb.bones == {"HANDLE": "foot_IK.L", "POLE": "shin_IK_pole.L", "CLONE": "foot_IK_clone.L"}
+    assert limb.ik_fk == 1.0 and limb.missing == ()
+    assert obj.data.bones["shin_IK_pole.L"].parent.name == "foot_IK.L"
+    # Snap: FK takes the IK pose exactly and the switch goes to FK.
+    obj.pose.bones["foot_IK.L"].location = (0.0, -0.1, 0.2)
+    ik = evaluate(obj)
+    changed = api.snap_limb(obj, "foot_IK.L", "FK")
+    assert changed == ["thigh.L", "shin.L", "foot.L"]
+    assert api.limbs(obj)[0].ik_fk == 0.0
+    fk = evaluate(obj)
+    length = chain_length(obj, limb.chain)
+    for name in changed:
+        assert rotation_degrees(ik[name], fk[name]) < 0.01
+        assert (ik[name].translation - fk[name].translation).length < 1e-4 * length
+    messages = api.remove(obj, "thigh.L")
+    assert messages == [] and [limb.name for limb in api.limbs(obj)] == ["shin.R"]
+
+
+def test_unknown_options_are_refused_with_a_did_you_mean():
+    obj = make_armature(both_legs(), mode="OBJECT")
+    with pytest.raises(api.RigError, match="unknown build option 'pole_parnet'. Did you mean 'pole_parent'"):
+        api.build(obj, "shin.L", pole_parnet="HANDLE")
+    assert len(obj.ik_rigger.limbs) == 0
+    with pytest.raises(api.RigError, match="'hips': is not part of a limb"):
+        api.remove(obj, "hips")
+
+
+def test_bake_and_auto_rig_on_motion_capture():
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    bpy.context.scene.frame_set(30)
+    knee = evaluate(obj)["mixamorig:LeftLeg"].translation.copy()
+    limbs = api.auto_rig(obj)
+    assert {"mixamorig:LeftLeg", "mixamorig:RightLeg"} <= {limb.name for limb in limbs}
+    baked = api.bake(obj, "IK_TO_FK", bones=["mixamorig:LeftLeg"], switch=True)
+    assert baked == {"mixamorig:LeftLeg": 69}
+    bpy.context.scene.frame_set(30)
+    assert (evaluate(obj)["mixamorig:LeftLeg"].translation - knee).length < 1e-3
+    handle = api.limbs(obj)[0].bones["HANDLE"]
+    assert obj.pose.bones[handle]["ik_fk"] == 0.0
+    obj.pose.bones[handle].location += Vector((0.0, 0.0, 10.0))
+    bpy.context.scene.frame_set(30)
+    assert (evaluate(obj)["mixamorig:LeftLeg"].translation - knee).length < 1e-3  # FK: the handle moves nothing
+
+
+def test_upgrade_through_the_api():
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "rigged_by_0.1.0.blend"))
+    obj = bpy.data.objects["Hero"]
+    assert api.upgrade(obj)
+    assert api.limbs(obj)[1].ik_fk == pytest.approx(0.5)
+    assert api.upgrade(obj) == []
