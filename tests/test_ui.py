@@ -162,3 +162,22 @@ def test_build_operator_redo_panel_draws_real_properties(rigged):
     ik_rigger.operators.IKRIG_OT_build_ik.draw(operator, SimpleNamespace(active_object=rigged))
     drawn = {entry[2] for entry in log if entry[0] == "prop"}
     assert {"chain_length", "pole_angle", "handle_parent", "extremity_name", "copy_mode"} <= drawn
+
+
+def test_build_panel_plans_once_per_change_not_per_redraw(monkeypatch):
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    calls = []
+    original = ui._preview
+    monkeypatch.setattr(ui, "_preview", lambda *args: calls.append(1) or original(*args))
+    for _ in range(5):
+        draw(ui.IKRIG_PT_build, obj)
+    assert len(calls) == 1
+    obj.ik_rigger.build_settings.chain_length = 3  # another option: planned again
+    draw(ui.IKRIG_PT_build, obj)
+    assert len(calls) == 2
+    obj.data.bones["thigh.L"].name = "upper.L"  # the armature changed: planned again
+    bpy.context.view_layer.update()
+    labels = [entry[1] for entry in draw(ui.IKRIG_PT_build, obj) if entry[0] == "label"]
+    assert len(calls) == 3
+    assert any("upper.L" in label for label in labels)
