@@ -215,6 +215,68 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
             button.limb = limb.name
 
 
+class IKRIG_PT_joints(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Per chain bone IK settings of the selected limb: Blender's own pose-bone properties."""
+
+    bl_label = "Joints"
+    bl_parent_id = "IKRIG_PT_limbs"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if not super().poll(context):
+            return False
+        rig = context.active_object.ik_rigger
+        return 0 <= rig.active_limb_index < len(rig.limbs)
+
+    def draw(self, context: bpy.types.Context) -> None:
+        obj = context.active_object
+        rig = obj.ik_rigger
+        parts = records.resolve(obj, rig.limbs[rig.active_limb_index])
+        for name in parts.chain:
+            pose_bone = obj.pose.bones[name]
+            box = self.layout.box()
+            box.label(text=name, icon="BONE_DATA")
+            row = box.row(align=True)
+            row.label(text="Lock")
+            for axis in "xyz":
+                row.prop(pose_bone, f"lock_ik_{axis}", text=axis.upper(), toggle=True)
+            row = box.row(align=True)
+            row.label(text="Stiffness")
+            for axis in "xyz":
+                row.prop(pose_bone, f"ik_stiffness_{axis}", text=axis.upper())
+            for axis in "xyz":
+                row = box.row(align=True)
+                row.prop(pose_bone, f"use_ik_limit_{axis}", text=f"Limit {axis.upper()}")
+                sub = row.row(align=True)
+                sub.active = getattr(pose_bone, f"use_ik_limit_{axis}")
+                sub.prop(pose_bone, f"ik_min_{axis}", text="Min")
+                sub.prop(pose_bone, f"ik_max_{axis}", text="Max")
+            box.prop(pose_bone, "ik_stretch", slider=True)
+
+
+class IKRIG_PT_solver(IKRIG_PT_sidebar, bpy.types.Panel):
+    """The armature's IK solver (Blender's own setting): Standard or iTaSC, with iTaSC's settings."""
+
+    bl_label = "IK Solver"
+    bl_parent_id = "IKRIG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        pose = context.active_object.pose
+        layout.prop(pose, "ik_solver")
+        if pose.ik_solver == "ITASC" and pose.ik_param is not None:
+            itasc = pose.ik_param
+            for name in ("mode", "precision", "iterations", "solver"):
+                layout.prop(itasc, name)
+            if itasc.solver == "DLS":
+                layout.prop(itasc, "damping_max")
+                layout.prop(itasc, "damping_epsilon")
+
+
 class IKRIG_PT_pose(IKRIG_PT_sidebar, bpy.types.Panel):
     """Pose helpers: the FK pivot and IK/FK snapping."""
 
@@ -286,5 +348,6 @@ def unregister_menus() -> None:
             menu.remove(_draw_menu)
 
 
-classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_pose,
+classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_joints,
+           IKRIG_PT_solver, IKRIG_PT_pose,
            IKRIG_MT_menu)

@@ -131,9 +131,13 @@ def reach_sweep(obj: bpy.types.Object, last: str, chain: list[str], count: int =
         assert out.dot(pole_side) > 0.0, target
 
 
-def test_chain_end_reaches_every_reachable_target_and_bends_to_the_pole():
+@pytest.mark.parametrize("solver", ["LEGACY", "ITASC"])
+def test_chain_end_reaches_every_reachable_target_and_bends_to_the_pole(solver):
     obj = make_armature(both_legs())
+    obj.pose.ik_solver = solver
+    before = rest(obj)
     assert build(obj, "shin.L") == {"FINISHED"}
+    assert_rest_kept(obj, before)
     reach_sweep(obj, "shin.L", ["thigh.L", "shin.L"])
 
 

@@ -88,7 +88,8 @@ def rigged():
     return obj
 
 
-PANELS = [ui.IKRIG_PT_main, ui.IKRIG_PT_build, ui.IKRIG_PT_build_advanced, ui.IKRIG_PT_limbs, ui.IKRIG_PT_pose]
+PANELS = [ui.IKRIG_PT_main, ui.IKRIG_PT_build, ui.IKRIG_PT_build_advanced, ui.IKRIG_PT_limbs, ui.IKRIG_PT_joints,
+          ui.IKRIG_PT_solver, ui.IKRIG_PT_pose]
 
 
 @pytest.mark.parametrize("panel", PANELS, ids=lambda panel: panel.__name__)
@@ -181,3 +182,12 @@ def test_build_panel_plans_once_per_change_not_per_redraw(monkeypatch):
     labels = [entry[1] for entry in draw(ui.IKRIG_PT_build, obj) if entry[0] == "label"]
     assert len(calls) == 3
     assert any("upper.L" in label for label in labels)
+
+
+def test_joint_and_solver_panels_show_blenders_own_settings(rigged):
+    log = draw(ui.IKRIG_PT_joints, rigged)
+    for name in ("lock_ik_x", "ik_stiffness_z", "use_ik_limit_y", "ik_min_x", "ik_max_z", "ik_stretch"):
+        assert ("prop", "PoseBone", name) in log
+    rigged.pose.ik_solver = "ITASC"
+    log = draw(ui.IKRIG_PT_solver, rigged)
+    assert ("prop", "Pose", "ik_solver") in log and ("prop", "Itasc", "precision") in log
