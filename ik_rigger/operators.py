@@ -75,7 +75,7 @@ Run it again on a rigged limb to update it in place"""
         if self.extremity_mode == "BONE":
             layout.prop_search(self, "extremity_name", bones, "bones")
         for name in ("copy_mode", "keep_extremity_constraints", "bend_direction", "prebend_straight", "iterations",
-                     "use_stretch"):
+                     "use_stretch", "use_rotation"):
             layout.prop(self, name)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

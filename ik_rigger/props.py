@@ -114,6 +114,9 @@ class LimbSettings:
     use_stretch: BoolProperty(name="Stretch", description="Let the chain stretch to reach the handle", default=False)
     animation: EnumProperty(name="Animation", description="What happens to motion already on the chain, its "
                             "parents or the extremity", items=ANIMATION_ITEMS)
+    use_rotation: BoolProperty(name="Follow Handle Rotation", description="The chain also turns to match the "
+                               "handle's rotation (the IK constraint's Rotation), weighed by its Rotation Weight",
+                               default=False)
     keep_extremity_constraints: BoolProperty(
         name="Keep Extremity Constraints", description="Keep the extremity's own constraints and add IK Rigger's "
         "after them (which override them while IK is on); off refuses to build over them", default=False)
@@ -132,6 +135,7 @@ class LimbSettings:
             bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
             iterations=self.iterations, use_stretch=self.use_stretch,
             keep_extremity_constraints=self.keep_extremity_constraints, animation=self.animation,
+            use_rotation=self.use_rotation,
             fix_orientation=self.fix_orientation,
         )
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import bpy
 
-from . import operators, pose_operators
+from . import aim_operators, operators, pose_operators
+from .core.aim import AIM
 from .core.errors import RigError
 from .core.plan import plan_limb
 from .rig import records
+from .rig.aim import find_aim_rigs
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import needs_upgrade
 
@@ -19,7 +21,7 @@ from .rig.upgrade import needs_upgrade
 _BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides",
                   "animation")
 _ADVANCED_OPTIONS = ("pole_distance", "handle_parent_mode", "pole_angle_auto", "bend_direction",
-                     "prebend_straight", "iterations", "use_stretch", "keep_extremity_constraints")
+                     "prebend_straight", "iterations", "use_stretch", "use_rotation", "keep_extremity_constraints")
 _ALL_OPTIONS = _BASIC_OPTIONS + _ADVANCED_OPTIONS + ("handle_parent", "extremity_name", "pole_angle")
 
 
@@ -194,8 +196,9 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
         column.use_property_split = True
         column.use_property_decorate = False
         handle = obj.pose.bones.get(parts.handle) if parts.handle else None
-        if handle is not None and records.IK_FK in handle:
-            column.prop(handle, f'["{records.IK_FK}"]', text="IK/FK", slider=True)
+        for key, text in ((records.IK_FK, "IK/FK"), (records.IK_WEIGHT, "IK Weight")):
+            if handle is not None and key in handle:
+                column.prop(handle, f'["{key}"]', text=text, slider=True)
         column.prop(limb, "stretch", slider=True)
         ik = records.ik_constraint(obj, parts)
         if ik is not None:
@@ -205,6 +208,11 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
                 limb.name
             column.prop(ik, "chain_count")
             column.prop(ik, "iterations")
+            column.prop(ik, "use_rotation", text="Follow Handle Rotation")
+            column.prop(ik, "weight", text="Position Weight")
+            sub = column.row()
+            sub.active = ik.use_rotation
+            sub.prop(ik, "orient_weight", text="Rotation Weight")
         column.prop(limb, "pole_parent")
         column.prop(limb, "copy_mode")
         column.operator(pose_operators.IKRIG_OT_rebuild_limb.bl_idname, icon="FILE_REFRESH").limb = limb.name
@@ -303,6 +311,30 @@ class IKRIG_PT_pose(IKRIG_PT_sidebar, bpy.types.Panel):
             "IK_TO_FK"
 
 
+class IKRIG_PT_aim(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Aim rigs: heads, necks and eyes that look at a target, with their aim switches."""
+
+    bl_label = "Aim"
+    bl_parent_id = "IKRIG_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        layout.operator(aim_operators.IKRIG_OT_add_aim.bl_idname, icon="HIDE_OFF").part = "AUTO"
+        row = layout.row(align=True)
+        for part, text in (("HEAD", "Head"), ("NECK", "Neck"), ("EYES", "Eyes")):
+            row.operator(aim_operators.IKRIG_OT_add_aim.bl_idname, text=text).part = part
+        for aim_rig in find_aim_rigs(obj):
+            box = layout.box()
+            row = box.row(align=True)
+            row.label(text=", ".join(sorted(aim_rig.aimed)) or "(aimed bones gone)", icon="CON_TRACKTO")
+            row.operator(aim_operators.IKRIG_OT_remove_aim.bl_idname, text="", icon="X").bone = \
+                next(iter(aim_rig.made_bones()))
+            control = obj.pose.bones.get(aim_rig.control) if aim_rig.control else None
+            if control is not None and AIM in control:
+                box.prop(control, f'["{AIM}"]', text=f"Aim ({control.name})", slider=True)
+
+
 class IKRIG_MT_menu(bpy.types.Menu):
     """IK Rigger's operators, in the Pose and Armature menus."""
 
@@ -311,7 +343,7 @@ class IKRIG_MT_menu(bpy.types.Menu):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        for operator in operators.classes + pose_operators.classes:
+        for operator in operators.classes + pose_operators.classes + aim_operators.classes:
             layout.operator(operator.bl_idname)
 
 
@@ -350,4 +382,4 @@ def unregister_menus() -> None:
 
 classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_joints,
            IKRIG_PT_solver, IKRIG_PT_pose,
-           IKRIG_MT_menu)
+           IKRIG_PT_aim, IKRIG_MT_menu)

@@ -123,9 +123,39 @@ def test_ik_fk_is_a_documented_animatable_property_of_the_handle():
     assert (ui_data["min"], ui_data["max"], ui_data["soft_min"], ui_data["soft_max"]) == (0.0, 1.0, 0.0, 1.0)
     assert "IK" in ui_data["description"] and "FK" in ui_data["description"]
     assert pose_bone.is_property_overridable_library('["ik_fk"]')
+    weight = pose_bone.id_properties_ui("ik_weight").as_dict()
+    assert (weight["min"], weight["max"]) == (0.0, 1.0) and "weight" in weight["description"]
+    assert pose_bone.is_property_overridable_library('["ik_weight"]')
+    kinds = set()
     for curve in obj.animation_data.drivers:
-        assert curve.driver.type == "AVERAGE"
-        assert [v.targets[0].data_path for v in curve.driver.variables][0].endswith('["ik_fk"]')
+        paths = [v.targets[0].data_path for v in curve.driver.variables]
+        if curve.data_path.endswith('["IK Rigger IK"].influence'):
+            # The IK: IK/FK times the IK weight, a simple expression Blender runs without Python.
+            assert curve.driver.type == "SCRIPTED" and curve.driver.expression == "ik_fk * ik_weight"
+            assert curve.driver.is_simple_expression
+            assert [path[-len('["ik_weight"]'):] for path in paths][-1] == '["ik_weight"]'
+        else:
+            assert curve.driver.type == "AVERAGE"
+        assert paths[0].endswith('["ik_fk"]')
+        kinds.add(curve.driver.type)
+    assert kinds == {"SCRIPTED", "AVERAGE"}
+
+
+def test_ik_weight_eases_the_ik_independently_of_ik_fk():
+    obj = rig_both_legs()
+    handle = obj.pose.bones["foot_IK.L"]
+    handle.location = (0.0, 0.0, 0.2)
+    ik = evaluate(obj)
+    handle["ik_weight"] = 0.0
+    obj.update_tag()
+    fk = evaluate(obj)
+    assert rotation_degrees(fk["thigh.L"], obj.data.bones["thigh.L"].matrix_local) < 0.01
+    assert rotation_degrees(ik["thigh.L"], fk["thigh.L"]) > 1.0
+    handle["ik_weight"] = 0.5
+    obj.update_tag()
+    half = evaluate(obj)
+    assert 0.1 < rotation_degrees(half["thigh.L"], fk["thigh.L"]) < rotation_degrees(ik["thigh.L"], fk["thigh.L"])
+    assert handle["ik_fk"] == 1.0
 
 
 def test_upgrade_a_rig_made_by_the_earlier_version(tmp_path):
@@ -161,7 +191,7 @@ def test_rebuilding_an_earlier_rig_upgrades_it():
     assert obj.ik_rigger.version == records.RECORD_VERSION
     paths = {variable.targets[0].data_path for curve in obj.animation_data.drivers
              for variable in curve.driver.variables}
-    assert paths == {'pose.bones["foot_IK.L"]["ik_fk"]', 'pose.bones["foot_IK.R"]["ik_fk"]'}
+    assert paths == {f'pose.bones["foot_IK.{side}"]["{key}"]' for side in "LR" for key in ("ik_fk", "ik_weight")}
 
 
 def _link_and_override(character: Path) -> bpy.types.Object:

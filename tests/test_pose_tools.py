@@ -113,7 +113,7 @@ def test_snap_on_a_real_arm():
     names = ["mixamorig:LeftArm", "mixamorig:LeftForeArm", "mixamorig:LeftHand"]
     length = chain_length(obj, names[:2])
     fk_pose(obj, names, seed=3)
-    obj.ik_rigger.limbs[0].ik_blend = 0.0
+    set_ik_fk(obj, obj.ik_rigger.limbs[0], 0.0)
     fk = evaluate(obj)
     assert bpy.ops.ik_rigger.snap_ik_to_fk() == {"FINISHED"}
     assert_same_pose(obj, fk, evaluate(obj), names, length)

@@ -127,6 +127,7 @@ class LimbOptions:
     keep_extremity_constraints: bool = False
     fix_orientation: bool = False
     animation: str = "BAKE"  # what happens to motion already on the armature: BAKE, FK or IGNORE
+    use_rotation: bool = False  # the chain also follows the handle's rotation
 
 
 @dataclass(frozen=True)
@@ -396,7 +397,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     constraints = [ConstraintPlan(
         owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=handle, pole_subtarget=pole or "",
         settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
-                  ("use_stretch", options.use_stretch), ("use_tail", True)),
+                  ("use_stretch", options.use_stretch), ("use_tail", True), ("use_rotation", options.use_rotation)),
     )]
     clone = None
     if extremity:

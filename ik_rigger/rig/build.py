@@ -449,10 +449,14 @@ def _set_version(obj: bpy.types.Object, journal: Journal) -> None:
 def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan) -> dict:
     keys = [key for key in _CONSTRAINT_BASICS if hasattr(constraint, key)] + [key for key, _ in planned.settings]
     state = {key: getattr(constraint, key) for key in keys}
-    fcurve = constraint.id_data.animation_data.drivers.find(constraint.path_from_id("influence")) \
-        if constraint.id_data.animation_data else None
-    variables = fcurve.driver.variables if fcurve is not None else ()
-    state["_driver"] = variables[0].targets[0].data_path if len(variables) == 1 else None
+    data = constraint.id_data.animation_data
+    fcurve = data.drivers.find(constraint.path_from_id("influence")) if data is not None else None
+    if fcurve is None:
+        state["_driver"] = None
+    else:
+        driver = fcurve.driver
+        state["_driver"] = (driver.type, driver.expression, [
+            (variable.name, variable.targets[0].id, variable.targets[0].data_path) for variable in driver.variables])
     return state
 
 
@@ -460,11 +464,22 @@ def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
     for key, value in state.items():
         if key != "_driver":
             setattr(constraint, key, value)
-    path = state["_driver"]
-    if path is None:
+    if state["_driver"] is None:
         constraint.driver_remove("influence")
-    else:
-        constraint.driver_add("influence").driver.variables[0].targets[0].data_path = path
+        return
+    kind, expression, variables = state["_driver"]
+    driver = constraint.driver_add("influence").driver
+    for variable in list(driver.variables):
+        driver.variables.remove(variable)
+    for name, target, path in variables:
+        variable = driver.variables.new()
+        variable.name = name
+        variable.type = "SINGLE_PROP"
+        variable.targets[0].id_type = "OBJECT"
+        variable.targets[0].id = target
+        variable.targets[0].data_path = path
+    driver.type = kind
+    driver.expression = expression
 
 
 def _remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
@@ -478,8 +493,6 @@ def _remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
 def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: int, state: dict) -> None:
     pose_bone = obj.pose.bones[owner]
     constraint = pose_bone.constraints.new(kind)
-    if state["_driver"] is not None:
-        records.drive_influence(obj, constraint, "")
     _restore_constraint(constraint, state)
     pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
 
@@ -570,9 +583,9 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
-    if records.ensure_ik_fk(obj, limb_plan.handle):
-        handle = limb_plan.handle
-        journal.data(lambda: obj.pose.bones[handle].pop(records.IK_FK, None))
+    handle = limb_plan.handle
+    for key in records.ensure_ik_fk(obj, handle):
+        journal.data(lambda key=key: obj.pose.bones[handle].pop(key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
     limb.set_options(options)
     if limb.stretch:

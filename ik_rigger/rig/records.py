@@ -29,6 +29,9 @@ MARK = "_ik_rigger"
 IK_FK = "ik_fk"
 IK_FK_DESCRIPTION = ("IK/FK switch of this limb: 1 is IK (the chain follows this handle), 0 is FK (the chain and "
                      "the foot or hand follow their own rotations)")
+IK_WEIGHT = "ik_weight"
+IK_WEIGHT_DESCRIPTION = ("How strongly the IK pulls the chain toward this handle, 0 to 1, on top of IK/FK (the "
+                         "effector weight of other IK systems): animate it to ease the IK in and out")
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
 # 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
 RECORD_VERSION = 1
@@ -37,7 +40,7 @@ ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
 # Which made bone each kind of constraint IK Rigger adds aims at.
 _TARGET_ROLE = {"IK": ROLE_HANDLE, "COPY_ROTATION": ROLE_CLONE, "COPY_SCALE": ROLE_CLONE,
-                "COPY_TRANSFORMS": ROLE_CLONE}
+                "COPY_TRANSFORMS": ROLE_CLONE, "COPY_LOCATION": ROLE_CLONE}
 
 
 def quoted(name: str) -> str:
@@ -271,18 +274,24 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> bool:
-    """Give the handle's pose bone the ``ik_fk`` switch; True when it was added."""
-    pose_bone = obj.pose.bones[handle]
-    if pose_bone.get(IK_FK) is not None:
+def _ensure_switch(pose_bone: bpy.types.PoseBone, key: str, value: float, description: str) -> bool:
+    if pose_bone.get(key) is not None:
         return False
-    pose_bone[IK_FK] = float(value)
-    ui = pose_bone.id_properties_ui(IK_FK)
-    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=1.0, subtype="FACTOR",
-              description=IK_FK_DESCRIPTION)
+    pose_bone[key] = float(value)
+    ui = pose_bone.id_properties_ui(key)
+    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=1.0, subtype="FACTOR", description=description)
     # Animators work on a library override of the character: the switch must be theirs to set.
-    pose_bone.property_overridable_library_set(f'["{IK_FK}"]', True)
+    pose_bone.property_overridable_library_set(f'["{key}"]', True)
     return True
+
+
+def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
+    """Give the handle's pose bone the ``ik_fk`` and ``ik_weight`` switches; returns those it added."""
+    pose_bone = obj.pose.bones[handle]
+    added = [key for key, start, description in ((IK_FK, value, IK_FK_DESCRIPTION),
+                                                 (IK_WEIGHT, 1.0, IK_WEIGHT_DESCRIPTION))
+             if _ensure_switch(pose_bone, key, start, description)]
+    return added
 
 
 def ik_fk(obj: bpy.types.Object, parts: Parts) -> float:
@@ -311,20 +320,27 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
 
 
 def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
-    """Drive the constraint's influence by the handle's ``ik_fk``, so it plays without IK Rigger.
+    """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``).
 
-    An average of one variable, not a Python expression: it runs with auto-run off.
+    An average of one variable, or a product Blender evaluates as a simple expression,
+    never Python: the drivers run with auto-run off and where IK Rigger is not installed.
     """
     driver = constraint.driver_add("influence").driver
-    driver.type = "AVERAGE"
     for variable in list(driver.variables):
         driver.variables.remove(variable)
-    variable = driver.variables.new()
-    variable.name = IK_FK
-    variable.type = "SINGLE_PROP"
-    variable.targets[0].id_type = "OBJECT"
-    variable.targets[0].id = obj
-    variable.targets[0].data_path = ik_fk_path(handle)
+    keys = (IK_FK, IK_WEIGHT) if constraint.type == "IK" else (IK_FK,)
+    for key in keys:
+        variable = driver.variables.new()
+        variable.name = key
+        variable.type = "SINGLE_PROP"
+        variable.targets[0].id_type = "OBJECT"
+        variable.targets[0].id = obj
+        variable.targets[0].data_path = f'pose.bones["{quoted(handle)}"]["{key}"]'
+    if len(keys) == 1:
+        driver.type = "AVERAGE"
+    else:
+        driver.type = "SCRIPTED"
+        driver.expression = " * ".join(keys)
 
 
 def set_stretch(obj: bpy.types.Object, limb, value: float) -> None:

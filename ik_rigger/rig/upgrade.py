@@ -46,6 +46,11 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
             handles[limb.name] = handles[str(index)] = limb.handle
         limb.id_properties_ensure().pop("ik_blend", None)
     _retarget(obj, handles)
+    for limb in rig.limbs:
+        parts = records.resolve(obj, limb)
+        if parts.handle is not None:
+            for _, constraint in records.constraints_of(obj, parts):
+                records.drive_influence(obj, constraint, parts.handle)
     rig.version = records.RECORD_VERSION
     return [f"upgraded {len(rig.limbs)} limb(s) of '{obj.name}' so the rig plays without IK Rigger installed"]
 
