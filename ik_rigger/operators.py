@@ -74,8 +74,8 @@ Run it again on a rigged limb to update it in place"""
         layout.prop(self, "extremity_mode")
         if self.extremity_mode == "BONE":
             layout.prop_search(self, "extremity_name", bones, "bones")
-        for name in ("copy_mode", "keep_extremity_constraints", "bend_direction", "prebend_straight", "iterations",
-                     "use_stretch", "use_rotation"):
+        for name in ("copy_mode", "keep_extremity_constraints", "bend_direction", "prebend_straight",
+                     "fix_orientation", "iterations", "use_stretch", "use_rotation", "hinge_joints"):
             layout.prop(self, name)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

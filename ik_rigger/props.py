@@ -46,6 +46,8 @@ class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
 
     palette: StringProperty(name="Palette", description="Original pose bone colour palette", default="DEFAULT")
     ik_stretch: FloatProperty(name="IK Stretch", description="Original IK stretch of the bone")
+    ik_settings: StringProperty(name="IK Settings", description="Original IK locks and limits (JSON), kept while "
+                                "Hinge Joints holds the bone; empty when it does not")
 
 
 COPY_MODE_ITEMS = [
@@ -117,6 +119,9 @@ class LimbSettings:
     use_rotation: BoolProperty(name="Follow Handle Rotation", description="The chain also turns to match the "
                                "handle's rotation (the IK constraint's Rotation), weighed by its Rotation Weight",
                                default=False)
+    hinge_joints: BoolProperty(name="Hinge Joints", description="The middle joints bend only about their hinge, "
+                               "from straight to 150 degrees: a knee or elbow never bends backwards or sideways",
+                               default=False)
     keep_extremity_constraints: BoolProperty(
         name="Keep Extremity Constraints", description="Keep the extremity's own constraints and add IK Rigger's "
         "after them (which override them while IK is on); off refuses to build over them", default=False)
@@ -135,7 +140,7 @@ class LimbSettings:
             bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
             iterations=self.iterations, use_stretch=self.use_stretch,
             keep_extremity_constraints=self.keep_extremity_constraints, animation=self.animation,
-            use_rotation=self.use_rotation,
+            use_rotation=self.use_rotation, hinge_joints=self.hinge_joints,
             fix_orientation=self.fix_orientation,
         )
 
@@ -220,6 +225,9 @@ class IKRIG_PG_rig(bpy.types.PropertyGroup):
                                         description="Bone collection of the IK handles and poles")
     mechanism_collection: StringProperty(name="Mechanism Collection",
                                          description="Bone collection of the extremity clones")
+    # The ground belongs to the character: each one can stand on its own floor or terrain.
+    ground: PointerProperty(type=bpy.types.Object, name="Ground", description="Mesh the character's feet are "
+                            "planted on by Plant Feet", poll=lambda _self, obj: obj.type == "MESH")
 
     def limb_of(self, bone: str) -> IKRIG_PG_limb | None:
         """The limb that uses ``bone`` in any role, if any, after renames too."""

@@ -9,11 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mathutils import Vector
-
-# Blender's characters face -Y and stand along +Z.
-FORWARD = Vector((0.0, -1.0, 0.0))
-UP = Vector((0.0, 0.0, 1.0))
+from mathutils import Quaternion, Vector
 
 # Below this sideways deviation (as an angle seen from the chain's root) a chain
 # counts as straight: Blender's solver leaves a chain bent by 0.01 degree unbent
@@ -68,29 +64,35 @@ def bend_direction(joints: Sequence[Vector]) -> Vector | None:
 
 
 def inferred_bend_direction(
-    joints: Sequence[Vector], extremity_direction: Vector | None, is_arm: bool | None
+    joints: Sequence[Vector], extremity_direction: Vector | None, is_arm: bool | None, front: Vector, up: Vector
 ) -> Vector:
     """The side a straight chain should bend to, from how bodies are built.
 
-    A knee bends toward where the foot points; an elbow bends backwards. Without
-    names to say which it is, a chain that hangs or stands (mostly along Z) is
-    taken for a leg and one that reaches sideways for an arm. The answer is at
-    right angles to the chain.
+    A knee bends forward (toward where the foot points when the chain lies along
+    the body's front); an elbow bends backwards. ``front`` and ``up`` are the
+    character's, in armature space (see ``core.body``). Without names to say which
+    it is, a chain that hangs or stands (mostly along ``up``) is taken for a leg and
+    one that reaches sideways for an arm. The answer is at right angles to the chain.
     """
     axis = joints[-1] - joints[0]
     if is_arm is None:
-        is_arm = abs(axis.normalized().z) < math.cos(math.radians(45.0))
-    candidates: list[Vector] = []
+        is_arm = abs(axis.normalized().dot(up.normalized())) < math.cos(math.radians(45.0))
+    candidates: list[Vector] = [-front if is_arm else front]
     if not is_arm and extremity_direction is not None:
         candidates.append(extremity_direction)
-    candidates.append(-FORWARD if is_arm else FORWARD)
-    candidates.extend((-UP if is_arm else UP, Vector((1.0, 0.0, 0.0))))
+    candidates.extend((-up if is_arm else up, cross(front, up)))
     for candidate in candidates:
         side = perpendicular(candidate, axis)
-        # A foot in line with the shin says nothing: need a clear sideways part.
+        # A direction in line with the chain says nothing: need a clear sideways part.
         if side.length > 0.2 * candidate.length:
             return side.normalized()
-    raise AssertionError("three orthogonal candidates cannot all be parallel to one axis")
+    raise AssertionError("front, up and their cross product cannot all lie along one axis")
+
+
+def turn_between(old_joints: Sequence[Vector], new_joints: Sequence[Vector], index: int) -> Quaternion:
+    """The shortest turn taking the chain's segment ``index`` (joint to next joint) to its new direction."""
+    return (old_joints[index + 1] - old_joints[index]).rotation_difference(
+        new_joints[index + 1] - new_joints[index])
 
 
 def prebent_joints(joints: Sequence[Vector], direction: Vector, degrees: float = PREBEND_DEGREES) -> list[Vector]:
@@ -127,29 +129,42 @@ def cross(a: Vector, b: Vector) -> Vector:
 
 
 def signed_angle(u: Vector, v: Vector, normal: Vector) -> float:
-    """Angle from ``u`` to ``v`` in radians, positive counter-clockwise about ``normal``."""
-    angle = u.angle(v, 0.0)
-    if cross(u, v).dot(normal) < 0.0:
-        angle = -angle
-    return angle
+    """Angle from ``u`` to ``v`` in radians, positive counter-clockwise about ``normal``.
+
+    From the sine and cosine together (atan2), not an arc cosine: mathutils works in
+    single precision, where the arc cosine of a dot product cannot tell angles
+    below about 0.02 degree from none, and that much pole angle twists a chain.
+    """
+    axis = normal.normalized()
+    return math.atan2(cross(u, v).dot(axis), u.dot(v))
 
 
 def pole_angle(root_head: Vector, root_tail: Vector, root_x_axis: Vector, chain_end: Vector, pole: Vector) -> float:
     """The IK constraint's pole angle that leaves the chain as it is at rest.
 
-    Blender turns the first chain bone about its own Y axis so that its X axis,
-    turned by the pole angle, lies in the plane through the chain's root, its end
-    and the pole, on the pole's side. So the angle is the signed angle, about the
-    first bone's axis, from its X axis to the in-plane direction at right angles to
-    the bone; Blender counts it clockwise looking down the bone, hence the minus.
+    ``root_head``, ``root_tail`` and ``root_x_axis`` are the first chain bone's own
+    (whatever its tail points at: Blender's solver turns each bone about its own
+    head-to-tail axis); ``chain_end`` is the last chain bone's tail. Blender's
+    solver turns the first bone about that axis so that its X axis, turned by the
+    pole angle toward its Z axis, lies in the plane through the bone's head, the
+    chain's end and the pole, on the pole's side of the head-end line. So the angle
+    is the signed angle, about the bone's axis, from its X axis to the in-plane
+    direction at right angles to the bone; Blender counts it from X toward Z, which
+    is clockwise looking down the bone, hence the minus.
     Returns 0 where the construction degenerates (pole on the root-end line, a
     zero-length bone); the caller keeps the pole off that line.
     """
     bone_axis = root_tail - root_head
-    plane_normal = cross(chain_end - root_head, pole - root_head)
+    reach = chain_end - root_head
+    plane_normal = cross(reach, pole - root_head)
     if bone_axis.length < _EPSILON or plane_normal.length < _EPSILON:
         return 0.0
     toward_pole = cross(plane_normal, bone_axis)
+    # ``toward_pole`` is on the pole's side of the head-end line only while the bone
+    # points along the chain; a bone pointing back from the chain's end needs the
+    # opposite direction.
+    if bone_axis.dot(reach) < 0.0:
+        toward_pole = -toward_pole
     x_side = perpendicular(root_x_axis, bone_axis)
     if toward_pole.length < _EPSILON or x_side.length < _EPSILON:
         return 0.0

@@ -128,6 +128,7 @@ class LimbOptions:
     fix_orientation: bool = False
     animation: str = "BAKE"  # what happens to motion already on the armature: BAKE, FK or IGNORE
     use_rotation: bool = False  # the chain also follows the handle's rotation
+    hinge_joints: bool = False  # middle joints bend about their hinge only, within a natural range
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,9 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     """The child of ``last`` that continues the limb (the foot or hand), if any.
 
     A connected child wins; otherwise the child whose head is nearest the last
-    bone's tail, as long as it starts close to it.
+    bone's tail, as long as it starts close to it; otherwise, for an imported bone
+    whose tail points off its joint, its only child when that starts well away from
+    the bone's head (at the next joint, not a kneecap beside the knee).
     """
     bone = skeleton[last]
     children = skeleton.children(last)
@@ -230,9 +233,11 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     if connected:
         return connected[0].name
     near = [child for child in children if (child.head - bone.tail).length <= 0.25 * bone.length]
-    if not near:
-        return None
-    return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
+    if near:
+        return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
+    if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
+        return children[0].name
+    return None
 
 
 def _resolve_handle_parent(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:

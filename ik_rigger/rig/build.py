@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import bpy
 
-from ..core import geometry, naming
+from ..core import geometry, joints, naming
 from ..core.checks import check_mirrored
 from ..core.errors import RigError
 from ..core.plan import (
@@ -37,6 +37,7 @@ from ..core.plan import (
     plan_limb,
 )
 from . import bake, modes, records
+from . import joints as pose_joints
 from .checks import check_armature, check_limb
 from .constraints import add_constraint, configure
 from .journal import Journal
@@ -76,7 +77,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         upgrade(obj)
         records.refresh(obj)
         rig = obj.ik_rigger
-        plans, rebuilt = _plan(obj, rig, requests, skeleton)
+        plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
         motion = _Motion(obj, plans, [options for _, options in requests], set(rebuilt))
         journal = Journal(obj)
         try:
@@ -87,7 +88,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             _log_animation_data(obj, journal)
             for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
                 _constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index), uids[index],
-                                        journal)
+                                        hinges[index], journal)
             motion.keep(notes, journal)
             _set_version(obj, journal)
         except BaseException:
@@ -107,8 +108,9 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
 
 
 def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
-          skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, _Rebuilt]]:
-    """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds."""
+          skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, _Rebuilt], list[list[joints.Hinge]]]:
+    """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds; ``hinges``
+    holds each limb's hinge joints (none unless asked)."""
     if skeleton is None:
         skeleton = read_skeleton(obj)
     resolved = [records.resolve(obj, limb) for limb in rig.limbs]
@@ -129,6 +131,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     # Made bones keep their names through a rebuild, so no new bone may take one.
     taken: set[str] = set(made_all)
     plans = []
+    hinges: list[list[joints.Hinge]] = []
     for number, (last, options) in enumerate(requests):
         if last in made_all:
             raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
@@ -141,11 +144,30 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if bone is not None:
                 used[bone] = last
         check_limb(obj, skeleton, limb_plan, options, ours)
+        # Hinges are worked out (and refused) here, before anything changes.
+        hinges.append(joints.hinges(_joint_rests(base, limb_plan), limb_plan.bend_direction)
+                      if options.hinge_joints else [])
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
-    return plans, rebuilt
+    return plans, rebuilt, hinges
+
+
+def _joint_rests(skeleton: Skeleton, limb_plan: LimbPlan) -> list[joints.JointRest]:
+    """The chain's bones at rest as the build leaves them (pre-bent ones turned)."""
+    edits = {edit.name: edit for edit in limb_plan.bone_edits}
+    rests = []
+    for name in limb_plan.chain:
+        bone = skeleton[name]
+        edit = edits.get(name)
+        if edit is None:
+            rests.append(joints.JointRest(name, bone.direction, bone.x_axis, bone.z_axis))
+        else:
+            direction = edit.tail - edit.head
+            rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
+                                          edit.z_axis))
+    return rests
 
 
 class _Motion:
@@ -499,12 +521,13 @@ def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: in
 
 def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str) -> None:
     pose_bone = obj.pose.bones[name]
-    palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+    palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, pose_joints.ik_settings(pose_bone)
 
     def undo() -> None:
         restored = obj.pose.bones[name]
         restored.color.palette = palette
         restored.ik_stretch = stretch
+        pose_joints.set_ik_settings(restored, settings)
 
     journal.data(undo)
 
@@ -532,36 +555,50 @@ def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> N
     journal.data(undo_changed)
 
 
-def _chain_colours(obj: bpy.types.Object, limb, chain: Sequence[str], entry: _Rebuilt | None,
-                   journal: Journal) -> None:
-    """Colour the chain red, storing each bone's own colour and stretch when not Blender's defaults."""
+def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: _Rebuilt | None,
+                  hinges: dict[str, joints.Hinge], journal: Journal) -> None:
+    """Colour the chain red and give hinge joints their IK locks and limits, storing what each
+    bone had: its colour and stretch when not Blender's defaults, its locks and limits while hinged."""
     pose_bones = obj.pose.bones
     default = ("DEFAULT", 0.0)
     old_chain = [item.name for item in limb.chain] if entry is not None else []
-    old_states = {item.name: (item.palette, item.ik_stretch) for item in limb.chain_states}
+    old_states = {item.name: (item.palette, item.ik_stretch, item.ik_settings) for item in limb.chain_states}
     limb.chain.clear()
     limb.chain_states.clear()
     for name in chain:
         pose_bone = pose_bones[name]
         _log_pose_bone(journal, obj, name)
-        original = old_states.get(name, default) if name in old_chain else (pose_bone.color.palette,
-                                                                            pose_bone.ik_stretch)
+        if name in old_chain:
+            palette, stretch, settings = old_states.get(name, (*default, ""))
+        else:
+            palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
         limb.chain.add().name = name
-        # Only a bone whose colour or stretch differs from Blender's default gets a stored
-        # state: the record is copied on every update of the object, so it stays small.
-        if original != default:
+        hinge = hinges.get(name)
+        if hinge is not None and not settings:
+            settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
+        elif hinge is None and settings:
+            pose_joints.set_ik_settings(pose_bone, pose_joints.loads(settings))  # no longer hinged
+            settings = ""
+        if hinge is not None:
+            pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(pose_joints.loads(settings), hinge))
+        # Only a bone whose colour or stretch differs from Blender's default, or that is hinged, gets
+        # a stored state: the record is copied on every update of the object, so it stays small.
+        if (palette, stretch) != default or settings:
             state = limb.chain_states.add()
             state.name = name
-            state.palette, state.ik_stretch = original
+            state.palette, state.ik_stretch, state.ik_settings = palette, stretch, settings
         pose_bone.color.palette = PALETTE_CHAIN
     for name in old_chain:
         if name not in chain and name in pose_bones:
             _log_pose_bone(journal, obj, name)
-            pose_bones[name].color.palette, pose_bones[name].ik_stretch = old_states.get(name, default)
+            palette, stretch, settings = old_states.get(name, (*default, ""))
+            pose_bones[name].color.palette, pose_bones[name].ik_stretch = palette, stretch
+            if settings:
+                pose_joints.set_ik_settings(pose_bones[name], pose_joints.loads(settings))
 
 
 def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
-                            entry: _Rebuilt | None, uid: str, journal: Journal) -> None:
+                            entry: _Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal) -> None:
     """Object or Pose mode: the constraint stage for one limb, then its record."""
     rig = obj.ik_rigger
     _log_record(journal, obj, entry.index if entry is not None else None)
@@ -572,7 +609,7 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     else:
         limb = rig.limbs[entry.index]
     limb.name = limb_plan.chain[-1]
-    _chain_colours(obj, limb, limb_plan.chain, entry, journal)
+    _chain_states(obj, limb, limb_plan.chain, entry, {hinge.bone: hinge for hinge in hinges}, journal)
     limb.prebent.clear()
     for name in limb_plan.chain:
         if name in originals:

@@ -9,24 +9,117 @@ import bpy
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, LimbPlan, Skeleton
 
+_LOCATION, _ROTATION, _SCALE = "location", "rotation", "scale"
+_EVERYTHING = frozenset((_LOCATION, _ROTATION, _SCALE))
+# What each constraint type sets of a bone's transform. A type not listed (Child Of,
+# Armature, Action, Transformation, types newer than this table...) may set any of it.
+_SETS = {
+    "COPY_LOCATION": {_LOCATION}, "LIMIT_LOCATION": {_LOCATION}, "LIMIT_DISTANCE": {_LOCATION},
+    "FLOOR": {_LOCATION}, "CLAMP_TO": {_LOCATION},
+    "COPY_ROTATION": {_ROTATION}, "LIMIT_ROTATION": {_ROTATION}, "DAMPED_TRACK": {_ROTATION},
+    "LOCKED_TRACK": {_ROTATION}, "TRACK_TO": {_ROTATION},
+    "COPY_SCALE": {_SCALE}, "LIMIT_SCALE": {_SCALE}, "MAINTAIN_VOLUME": {_SCALE},
+    "STRETCH_TO": {_ROTATION, _SCALE},
+}
+# The solvers that move a chain of bones, as users call them (Blender says "Inverse Kinematics").
+_IK_TYPES = {"IK": "IK", "SPLINE_IK": "Spline IK"}
+
 
 def check_armature(obj: bpy.types.Object) -> None:
-    """Refuse an armature object IK Rigger cannot build a sound rig on."""
-    scale = obj.matrix_world.to_scale()
-    for axis, value in zip("XYZ", scale):
-        if abs(value) < 1e-6:
-            raise RigError(f"the armature object '{obj.name}' is scaled to 0 on {axis}, so its bones cannot be "
-                           "posed", hint="Give the object a non-zero scale on every axis, then try again.")
+    """Refuse an armature object IK Rigger cannot build a sound rig on.
+
+    An object scaled to 0 on an axis (by itself, a parent or a constraint) has no
+    inverse: IK and the pose-space copies would turn bones at random. A negative
+    scale is fine.
+    """
+    # The object's own transform is always current; its world matrix only after a
+    # depsgraph update, so a scale just typed in shows in the first one only.
+    scales = ((obj.matrix_basis.to_scale(), ""), (obj.matrix_world.to_scale(), " by its parent or constraints"))
+    for scale, how in scales:
+        for axis in range(3):
+            if abs(scale[axis]) < 1e-6:
+                raise RigError(f"the armature object '{obj.name}' is scaled to 0 on {'XYZ'[axis]}{how}, so its "
+                               "bones cannot be posed", hint="Give the object (and its parents) a non-zero scale "
+                               "on every axis, then try again.")
 
 
 def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions,
                ours: Collection[tuple[str, str]]) -> None:
     """Refuse a planned limb that would fight constraints already on the armature.
 
-    ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild replaces.
+    ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild
+    replaces. Another IK or Spline IK that moves a chain bone or the extremity is
+    always refused: the two solvers would pull the same bone. The extremity's own
+    constraints that IK Rigger's copy constraints would come after and override are
+    refused unless ``options.keep_extremity_constraints``: then they stay first, and
+    apply while IK is off (Blender appends the constraints the build adds).
     """
-    last = limb_plan.chain[-1]
-    for constraint in obj.pose.bones[last].constraints:
-        if constraint.type == "IK" and (last, constraint.name) not in ours:
-            raise RigError(f"already has an IK constraint '{constraint.name}'", bone=last,
-                           hint="Delete that constraint, or rig another chain.")
+    guarded = list(limb_plan.chain) + ([limb_plan.extremity] if limb_plan.extremity else [])
+    for pose_bone in obj.pose.bones:
+        for constraint in pose_bone.constraints:
+            if constraint.type in _IK_TYPES and (pose_bone.name, constraint.name) not in ours:
+                _check_ik(skeleton, pose_bone.name, constraint, guarded)
+    if limb_plan.extremity and not options.keep_extremity_constraints:
+        _check_extremity(obj, limb_plan, limb_plan.extremity, ours)
+
+
+def _moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
+    """The bones an IK or Spline IK constraint on ``owner`` moves, nearest the owner first.
+
+    As Blender's solvers count them: an IK without "Use Tail" starts at the owner's
+    parent, and a chain count of 0 runs up to the root.
+    """
+    tip: str | None = owner
+    if constraint.type == "IK" and not constraint.use_tail:
+        tip = skeleton[owner].parent
+    if tip is None:
+        return []
+    return skeleton.lineage(tip, constraint.chain_count or len(skeleton.bones))
+
+
+def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str]) -> None:
+    moved = _moved_by(skeleton, owner, constraint)
+    bone = next((name for name in moved if name in guarded), None)
+    if bone is None:
+        return
+    kind = _IK_TYPES[constraint.type]
+    if bone == owner:
+        raise RigError(f"already has {'an' if kind[0] in 'AEIOU' else 'a'} {kind} constraint '{constraint.name}'",
+                       bone=bone, hint="Delete that constraint, or rig another chain.")
+    raise RigError(f"is already moved by the {kind} constraint '{constraint.name}' on '{owner}', whose chain "
+                   "reaches up to it", bone=bone,
+                   hint=f"Delete that constraint, or lower its Chain Length so it stops below '{bone}', then try "
+                   "again.")
+
+
+def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
+                     ours: Collection[tuple[str, str]]) -> None:
+    """Refuse a user constraint on the extremity that one of IK Rigger's copies would come after and override.
+
+    A rebuild sets IK Rigger's constraints again in place and appends only new kinds,
+    so a user constraint the user put after them stays after them, and decides.
+    """
+    copies = [planned for planned in limb_plan.constraints if planned.owner == extremity]
+    kinds = {planned.kind for planned in copies}
+    stack = list(obj.pose.bones[extremity].constraints)
+    # IK Rigger's own constraints there that the rebuild keeps in place.
+    staying = [(extremity, constraint.name) in ours and constraint.type in kinds for constraint in stack]
+    present = {constraint.type for constraint, mine in zip(stack, staying) if mine}
+    appended = set().union(*(_SETS.get(kind, _EVERYTHING) for kind in kinds - present))
+    for index, constraint in enumerate(stack):
+        if (extremity, constraint.name) in ours:
+            continue
+        later = appended.union(*(_SETS.get(after.type, _EVERYTHING)
+                                 for after, mine in zip(stack[index + 1:], staying[index + 1:]) if mine))
+        if _SETS.get(constraint.type, _EVERYTHING) & later:
+            names = " and ".join(_type_name(planned.kind) for planned in copies)
+            raise RigError(
+                f"has its own {_type_name(constraint.type)} constraint '{constraint.name}', which IK Rigger's "
+                f"{names} would override while IK is on", bone=extremity,
+                hint="Turn on Keep Extremity Constraints to keep it, with IK Rigger's constraints after it; or "
+                "delete it; or set the extremity to none.")
+
+
+def _type_name(kind: str) -> str:
+    """A constraint type as Blender's interface names it ("Copy Rotation")."""
+    return bpy.types.Constraint.bl_rna.properties["type"].enum_items[kind].name

@@ -9,8 +9,10 @@ from mathutils import Vector
 
 from ..core.errors import RigError
 from . import bake, modes, records
+from . import joints as pose_joints
 from .animation import bone_paths, remove_fcurves
 from .build import drop_empty_animation_data, reparent_children
+from .orient import keep_bone_children, rest_edit
 from .skeleton import check_editable
 from .upgrade import upgrade
 
@@ -53,6 +55,9 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         removal.messages.extend(_release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made)
         drop_empty_animation_data(obj)
+        # Objects parented to a pre-bent bone stay where they are when it gets its rest back.
+        keep_bone_children(obj, [rest_edit(rest.name, Vector(rest.head), Vector(rest.tail), rest.roll)
+                                 for rest in limb.prebent if rest.name in obj.data.bones])
         modes.set_mode(obj, "EDIT")
         edit_bones = obj.data.edit_bones
         removal.messages.extend(reparent_children(edit_bones, made))
@@ -100,6 +105,8 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
         state = states.get(name)
         pose_bone.color.palette = state.palette if state else "DEFAULT"
         pose_bone.ik_stretch = state.ik_stretch if state else 0.0
+        if state and state.ik_settings:
+            pose_joints.set_ik_settings(pose_bone, pose_joints.loads(state.ik_settings))
 
 
 def _aims(constraint: bpy.types.Constraint, obj: bpy.types.Object, made: set[str]) -> str | None:

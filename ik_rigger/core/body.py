@@ -1,0 +1,127 @@
+"""Where a character faces and which way is up, in armature space.
+
+Imported characters do not follow Blender's convention (facing -Y, standing
+along +Z) in armature space: Y-up files keep Y up inside the armature and turn
+the object instead, and a character may face any direction. So up comes from the
+armature object's matrix (the world's up, seen from inside the armature), and the
+front from the body itself: a character's left (where its left-named bones are,
+against their right-named twins) with up says where it faces; else the feet and
+toes point forward; else a body that lies along the ground (a quadruped) carries
+its head at the front. Blender's convention, seen through the object's matrix, is
+the last resort.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mathutils import Vector
+
+from . import naming
+from .geometry import cross, perpendicular
+
+if TYPE_CHECKING:
+    from .plan import BoneInfo, Skeleton
+
+# The part of the body's height, from the ground up, whose bones count as feet and toes.
+FEET_HEIGHT = 0.25
+# How much of the feet's length must point one way (not cancel out) to trust them.
+FEET_AGREEMENT = 0.25
+# How far (as a part of the body's height) the head must stand out from the body's
+# middle, along the ground, and above the body's middle height, to say where the front is.
+HEAD_REACH = 0.25
+HEAD_RISE = 0.25
+
+_EPSILON = 1e-9
+
+
+def facing(skeleton: Skeleton) -> tuple[Vector, Vector]:
+    """The character's front and up as unit vectors at right angles, in armature space."""
+    up = skeleton.up.normalized()
+    segments = _segments(skeleton)
+    front = _front_from_sides(skeleton, up) or _front_from_feet(segments, up) or _front_from_head(segments, up)
+    if front is None:
+        front = perpendicular(skeleton.front, up)
+        if front.length < _EPSILON:
+            front = perpendicular(Vector((0.0, -1.0, 0.0)), up)
+    return front.normalized(), up
+
+
+def _front_from_sides(skeleton: Skeleton, up: Vector) -> Vector | None:
+    """Left cross up, the left found from each left-named bone against its right twin."""
+    left = Vector((0.0, 0.0, 0.0))
+    spread = 0.0
+    for name, bone in skeleton.bones.items():
+        split = naming.split_side(name, skeleton.bones)
+        twin = split.flipped()
+        if split.side == naming.LEFT and twin is not None and twin in skeleton:
+            across = perpendicular(bone.head - skeleton[twin].head, up)
+            left += across
+            spread += across.length
+    # Twins that disagree (a crossed pose) cancel out: trust only a clear left.
+    if spread < _EPSILON or left.length < 0.5 * spread:
+        return None
+    return cross(left, up).normalized()
+
+
+def _segments(skeleton: Skeleton) -> list[tuple[Vector, Vector]]:
+    """Each bone as its head and the joint it leads to.
+
+    That is its only child's head when it has one: imported bones' tails often
+    point anywhere but the next joint. A bone with no child, or with several, has
+    only its tail to say where it goes.
+    """
+    children: dict[str, list[str]] = {}
+    for bone in skeleton.bones.values():
+        if bone.parent is not None:
+            children.setdefault(bone.parent, []).append(bone.name)
+    return [(bone.head, _lead(bone, [skeleton[name] for name in children.get(bone.name, [])]))
+            for bone in skeleton.bones.values()]
+
+
+def _lead(bone: BoneInfo, below: list[BoneInfo]) -> Vector:
+    if len(below) == 1 and (below[0].head - bone.head).length > _EPSILON:
+        return below[0].head
+    return bone.tail
+
+
+def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
+    """Where the bones near the ground point, along the ground, if they agree."""
+    heights = [point.dot(up) for segment in segments for point in segment]
+    if not heights:
+        return None
+    ground, top = min(heights), max(heights)
+    if top - ground < _EPSILON:
+        return None
+    limit = ground + FEET_HEIGHT * (top - ground)
+    total = Vector((0.0, 0.0, 0.0))
+    length = 0.0
+    for head, end in segments:
+        if head.dot(up) <= limit and end.dot(up) <= limit:
+            total += perpendicular(end - head, up)
+            length += (end - head).length
+    if length < _EPSILON or total.length < FEET_AGREEMENT * length:
+        return None
+    return total.normalized()
+
+
+def _front_from_head(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
+    """The way the highest point stands out from the body's middle, along the ground."""
+    points = [point for segment in segments for point in segment]
+    if not points:
+        return None
+    heights = sorted(point.dot(up) for point in points)
+    top = max(points, key=lambda point: point.dot(up))
+    height = heights[-1] - heights[0]
+    middle = sum(points, Vector((0.0, 0.0, 0.0))) / len(points)
+    out = perpendicular(top - middle, up)
+    # A head stands above most of the body; a flat skeleton has no highest point to speak of.
+    rise = heights[-1] - heights[len(heights) // 2]
+    if height < _EPSILON or out.length < HEAD_REACH * height or rise < HEAD_RISE * height:
+        return None
+    return out.normalized()
+
+
+def leads_to(skeleton: Skeleton, name: str) -> Vector:
+    """The joint bone ``name`` leads to: its only child's head, else its own tail (see ``_segments``)."""
+    return _lead(skeleton[name], skeleton.children(name))

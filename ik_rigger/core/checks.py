@@ -1,0 +1,124 @@
+"""Refusals read from the rest skeleton alone: chains IK cannot rig soundly, mirrors that do not mirror.
+
+Thresholds are relative to the chain's own size, so a character modelled in
+millimetres and one modelled in kilometres are judged alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container, Sequence
+from typing import TYPE_CHECKING
+
+from . import naming
+from .errors import RigError
+
+if TYPE_CHECKING:
+    from .plan import Skeleton
+
+# Blender's IK constraint counts at most this many bones (its chain_count maximum);
+# a longer request would be cut short without a word.
+MAX_CHAIN_BONES = 255
+
+# A chain segment (from one chain bone's head to the next, or to the last bone's
+# tail) shorter than this fraction of the chain's average bone is a slip rather than
+# a design: IK turns it about a lever of almost nothing, and the rest pose jumps (by
+# 10 to 130 degrees with a shin under 1% of a two-bone leg). One bone twenty times
+# another is fine.
+SHORT_FRACTION = 0.05
+# A bone itself may be short when its child starts away from its tail (the segment
+# is the lever then), but not this short: its own axis, which sets its roll and the
+# pole angle, would be lost in rounding.
+STUB_FRACTION = 1e-3
+
+# Chain bones that turn back on each other by more than this (meeting at under 5
+# degrees) are folded back on themselves. Folded a fraction of a degree tighter, a
+# chain reads as straight, and pre-bending a straight chain unfolds it (a 180-degree
+# flip at rest): this close, rounding would decide.
+FOLDED_DEGREES = 175.0
+
+
+def check_chain(skeleton: Skeleton, chain: Sequence[str]) -> None:
+    """Refuse a chain whose rest shape would make a broken IK rig, naming the bone and the fix.
+
+    ``chain`` is root first, as ``plan.chain_ending_at`` gives it. The joints are the
+    chain bones' heads and the last bone's tail, as IK Rigger plans them.
+    """
+    bones = [skeleton[name] for name in chain]
+    joints = [bone.head for bone in bones] + [bones[-1].tail]
+    gaps = [b - a for a, b in zip(joints, joints[1:])]
+    # The larger of the two sums: a chain of tiny bones spread far apart still has a size.
+    average = max(sum(bone.length for bone in bones), sum(gap.length for gap in gaps)) / len(bones)
+    short = SHORT_FRACTION * average
+    for index, bone in enumerate(bones):
+        segment = gaps[index].length
+        if bone.length <= STUB_FRACTION * average or (bone.length <= short and segment <= short):
+            raise RigError(
+                f"is {bone.length:.3g} long, too short for IK next to the chain's other bones "
+                f"({average:.3g} on average)", bone=bone.name,
+                hint="In Edit Mode, move its tail away from its head to give it a real length, then try again.")
+        if segment <= short:
+            # Only an inner bone gets here: the last one's segment is its own length.
+            name = chain[index + 1]
+            raise RigError(
+                f"starts where '{bone.name}' starts ({segment:.3g} apart), so the chain has no joint between them",
+                bone=name, hint=f"In Edit Mode, move the head of '{name}' to the tail of '{bone.name}', then try "
+                "again.")
+    for index in range(1, len(chain)):
+        previous, name = chain[index - 1], chain[index]
+        between = 180.0 - math.degrees(gaps[index - 1].angle(gaps[index]))
+        if between < 180.0 - FOLDED_DEGREES:
+            raise RigError(
+                f"turns back along '{previous}' ({between:.1f} degrees between them): the chain is folded back "
+                "on itself, and IK cannot tell which way it bends", bone=name,
+                hint=f"In Edit Mode, open the joint between '{previous}' and '{name}' so the two bones point "
+                "apart, then try again.")
+    reach = (joints[-1] - joints[0]).length
+    if reach <= short:
+        raise RigError(
+            f"ends where the chain {chain[0]} > {chain[-1]} starts ({reach:.3g} apart), so IK has no line to "
+            "bend it about", bone=chain[-1],
+            hint=f"In Edit Mode, move the joints so the tail of '{chain[-1]}' lies away from the head of "
+            f"'{chain[0]}', then try again.")
+
+
+def check_mirrored(chain: Sequence[str], extremity: str | None, other_chain: Sequence[str],
+                   other_extremity: str | None, names: Container[str]) -> None:
+    """Refuse Both Sides when the other side is not, bone for bone, the mirror of ``chain``.
+
+    ``other_chain`` is the chain of the same length ending at the mirror of ``chain``'s
+    last bone (root first; shorter when that bone has too few parents), and the
+    extremities are the ones each side's build would take; ``names`` are the armature's
+    bone names. A bone without a side stands for itself.
+    """
+    wanted = [naming.flip_name(name, names) or name for name in chain]
+    found: list[str | None] = [None] * (len(chain) - len(other_chain)) + list(other_chain)
+    # From the last bone up: the first difference is a bone with the wrong parent.
+    for index in range(len(chain) - 2, -1, -1):
+        if found[index] == wanted[index]:
+            continue
+        child, want, got = wanted[index + 1], wanted[index], found[index]
+        mirror = " > ".join(wanted)
+        if want not in names:
+            raise RigError(
+                f"is missing, so the other side's chain would be {' > '.join(other_chain)} instead of {mirror}, "
+                f"the mirror of {' > '.join(chain)}", bone=want,
+                hint=f"Add '{want}' as the parent of '{child}', mirroring '{chain[index]}', or turn Both Sides off.")
+        parent = f"is parented to '{got}'" if got else "has no parent"
+        raise RigError(
+            f"{parent} where '{chain[index + 1]}' is parented to '{chain[index]}', so the other side's chain is "
+            f"not {mirror}", bone=child,
+            hint=f"Parent '{child}' to '{want}', mirroring the other side, or turn Both Sides off.")
+    want_extremity = (naming.flip_name(extremity, names) or extremity) if extremity else None
+    last = wanted[-1]
+    if want_extremity is not None and want_extremity not in names:
+        raise RigError(f"is missing, so the chain ending at '{last}' has no extremity mirroring '{extremity}'",
+                       bone=want_extremity, hint=f"Add '{want_extremity}' below '{last}', or set the extremity to "
+                       "none, or turn Both Sides off.")
+    if other_extremity != want_extremity:
+        mine = f"'{extremity}'" if extremity else "none"
+        theirs = f"'{other_extremity}'" if other_extremity else "none"
+        raise RigError(
+            f"its extremity would be {theirs}, where the other side's is {mine}", bone=last,
+            hint="Make the two feet or hands mirror each other (names, parents and where they start), or "
+            "pick the extremity by name, or turn Both Sides off.")

@@ -1,0 +1,81 @@
+"""Hinge joints: the middle joints of a limb bend only about their hinge, within a natural range.
+
+A knee or an elbow turns about one axis and never bends backwards. Blender's IK
+solver takes that as per-bone IK settings: lock the two other local axes, and limit
+the hinge axis to a range measured from the rest pose. This module works out which
+local axis is the hinge and the range, from the rest skeleton.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mathutils import Vector
+
+from .errors import RigError
+from .geometry import cross
+
+# How far a knee or elbow bends from straight at most.
+NATURAL_BEND_DEGREES = 150.0
+# A bone's X or Z axis must lie this close to the hinge for Blender's per-axis IK settings to hold it.
+AXIS_TOLERANCE_DEGREES = 15.0
+
+
+@dataclass(frozen=True)
+class Hinge:
+    """One middle joint's IK settings: bend about ``axis`` ('x' or 'z') between ``minimum`` and ``maximum``
+    (radians, from the rest pose); the two other axes locked."""
+
+    bone: str
+    axis: str
+    minimum: float
+    maximum: float
+
+    @property
+    def locked(self) -> tuple[str, ...]:
+        return tuple(axis for axis in "xyz" if axis != self.axis)
+
+
+@dataclass(frozen=True)
+class JointRest:
+    """A chain bone at rest, as the hinge needs it: its direction and its X and Z axes."""
+
+    name: str
+    direction: Vector
+    x_axis: Vector
+    z_axis: Vector
+
+
+def hinges(chain: list[JointRest], bend_direction: Vector) -> list[Hinge]:
+    """The hinge of every chain bone after the first (the first keeps its ball joint).
+
+    ``bend_direction`` is the side the chain bends to (core.plan's): with the chain's
+    axis it gives the hinge where a joint is straight at rest.
+    """
+    axis = sum((bone.direction for bone in chain), Vector()).normalized()
+    fallback = cross(axis, bend_direction)
+    found = []
+    for parent, bone in zip(chain, chain[1:]):
+        up, down = parent.direction.normalized(), bone.direction.normalized()
+        normal = cross(up, down)
+        if normal.length < math.sin(math.radians(0.5)):
+            normal = fallback
+        normal = normal.normalized()
+        dots = {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
+        name = max(dots, key=lambda key: abs(dots[key]))
+        if abs(dots[name]) < math.cos(math.radians(AXIS_TOLERANCE_DEGREES)):
+            raise RigError(
+                f"neither its X nor its Z axis lies along the joint's hinge (they are "
+                f"{math.degrees(math.acos(min(1.0, abs(dots['x'])))):.0f} and "
+                f"{math.degrees(math.acos(min(1.0, abs(dots['z'])))):.0f} degrees off), so Blender's IK cannot "
+                "hold it to one axis", bone=bone.name,
+                hint="Roll the bone so its X or Z axis lies along the knee or elbow's hinge, or turn Hinge Joints off.")
+        # Turning about X takes the bone's Y toward its Z; about Z, toward its -X.
+        moves_to = bone.z_axis if name == "x" else -bone.x_axis
+        bends_more = -up.dot(moves_to.normalized()) > 0.0
+        rest_bend = up.angle(down, 0.0)
+        most = math.radians(NATURAL_BEND_DEGREES) - rest_bend
+        minimum, maximum = (-rest_bend, most) if bends_more else (-most, rest_bend)
+        found.append(Hinge(bone.name, name, max(minimum, -math.pi), min(maximum, math.pi)))
+    return found

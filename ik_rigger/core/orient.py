@@ -1,0 +1,67 @@
+"""Point a chain's bone tails at their next joint, on request (the Build option ``fix_orientation``).
+
+Blender's FBX and glTF importers keep the file's joint axes: a bone's tail points
+wherever the file's joint axis did, not at the next joint, so the end Blender's IK
+moves (the last bone's tail) is not the ankle or wrist. On request, and only then,
+each chain bone's tail goes onto the next joint (the last bone's onto the
+extremity's head) and its roll turns its Z axis toward the side the chain bends, so
+X is the joint's hinge, as in Blender's own rigs. Heads stay, so at rest the
+skinned mesh does not move; poses and keys of those bones are relative to their
+rest, so they turn differently afterwards (the plan says which bones changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mathutils import Vector
+
+from . import geometry
+
+if TYPE_CHECKING:
+    from .plan import Skeleton
+
+# A tail this close to its joint (as a part of the bone's reach), with a Z axis within
+# this angle of the wanted one, is already right and left alone.
+_ON_JOINT = 1e-5
+_ROLL_RADIANS = 1e-4
+_EPSILON = 1e-9
+
+
+def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],
+                      bend: Vector | None) -> dict[str, tuple[Vector, Vector]]:
+    """The new tail and Z axis of each chain bone whose tail or roll needs fixing (heads stay).
+
+    ``joints`` are the chain's heads followed by its end (the extremity's head, or
+    the last bone's own tail); ``bend`` is the side the chain bends to, or None to
+    keep each bone's roll, turned the shortest way with it.
+    """
+    edits = {}
+    for index, name in enumerate(chain):
+        bone = skeleton[name]
+        head, target = joints[index], joints[index + 1]
+        reach = target - head
+        if reach.length < _EPSILON:
+            continue
+        z_axis = geometry.perpendicular(bend, reach) if bend is not None else Vector((0.0, 0.0, 0.0))
+        if bend is None or z_axis.length < 1e-3 * bend.length:
+            # No bend to roll toward, or it lies along this bone: keep the bone's own roll.
+            z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
+        z_axis = geometry.perpendicular(z_axis, reach).normalized()
+        on_joint = (bone.tail - target).length <= _ON_JOINT * reach.length
+        if on_joint and bone.z_axis.angle(z_axis, 0.0) <= _ROLL_RADIANS:
+            continue
+        edits[name] = (target.copy(), z_axis)
+    return edits
+
+
+def applied(skeleton: Skeleton, edits: Mapping[str, tuple[Vector, Vector]]) -> Skeleton:
+    """The skeleton as it will be once ``edits`` are made (Blender's X axis is Y cross Z)."""
+    bones = dict(skeleton.bones)
+    for name, (tail, z_axis) in edits.items():
+        y_axis = (tail - bones[name].head).normalized()
+        bones[name] = replace(bones[name], tail=tail, x_axis=geometry.cross(y_axis, z_axis).normalized(),
+                              z_axis=z_axis)
+    return replace(skeleton, bones=bones)

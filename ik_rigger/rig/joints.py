@@ -1,0 +1,41 @@
+"""Chain bones' own IK settings (locks and limits), which Hinge Joints sets and Remove gives back."""
+
+from __future__ import annotations
+
+import json
+
+import bpy
+
+from ..core.joints import Hinge
+
+IK_KEYS = tuple(f"{prefix}_{axis}" for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max") for axis in "xyz")
+
+
+def ik_settings(pose_bone: bpy.types.PoseBone) -> dict[str, object]:
+    """The pose bone's IK locks and limits."""
+    return {key: getattr(pose_bone, key) for key in IK_KEYS}
+
+
+def set_ik_settings(pose_bone: bpy.types.PoseBone, settings: dict[str, object]) -> None:
+    for key, value in settings.items():
+        if getattr(pose_bone, key) != value:
+            setattr(pose_bone, key, value)
+
+
+def hinged(settings: dict[str, object], hinge: Hinge) -> dict[str, object]:
+    """``settings`` with the hinge's: other axes locked, the hinge axis free within its range."""
+    changed = dict(settings)
+    for axis in "xyz":
+        changed[f"lock_ik_{axis}"] = axis in hinge.locked
+    changed[f"use_ik_limit_{hinge.axis}"] = True
+    changed[f"ik_min_{hinge.axis}"] = hinge.minimum
+    changed[f"ik_max_{hinge.axis}"] = hinge.maximum
+    return changed
+
+
+def dumps(settings: dict[str, object]) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+def loads(text: str) -> dict[str, object]:
+    return {key: value for key, value in json.loads(text).items() if key in IK_KEYS} if text else {}
