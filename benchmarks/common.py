@@ -44,34 +44,44 @@ class Settings:
 
 FULL = Settings(build_repeats=40, rigify_repeats=3, eval_repeats=11, eval_passes=3, eval_frames=100,
                 quality_targets=200, batch_sizes=(16, 64), batch_repeats=3)
-QUICK = Settings(build_repeats=15, rigify_repeats=1, eval_repeats=5, eval_passes=2, eval_frames=100,
-                 quality_targets=100, batch_sizes=(16,), batch_repeats=2)
+QUICK = Settings(build_repeats=7, rigify_repeats=1, eval_repeats=3, eval_passes=1, eval_frames=100,
+                 quality_targets=50, batch_sizes=(16,), batch_repeats=2)
+# What each takes on 2 cores, as measured; the run prints its own time, and README's table says
+# how long the run behind it took.
+FULL_TAKES = "several minutes"
+QUICK_TAKES = "one to two minutes"
 
 
 @dataclass(frozen=True)
 class Stats:
-    """Repeated timings of one thing, in seconds."""
+    """Repeated measurements of one thing (seconds, or a ratio): the median and the spread."""
 
     median: float
     min: float
+    max: float
     repeats: int
 
     @classmethod
     def of(cls, samples: list[float]) -> Stats:
-        return cls(statistics.median(samples), min(samples), len(samples))
+        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
 
-def paired_ratio(numerators: list[float], denominators: list[float]) -> float:
-    """The median of per-repeat ratios.
+def paired_ratios(numerators: list[float], denominators: list[float]) -> Stats:
+    """The per-repeat ratios: their median, and their spread over the repeats.
 
     The things compared run back to back within each repeat, so a shared machine
     slowing down for a while (a neighbour's job) scales both sides of a ratio
     alike; the median then drops the repeats it hit unevenly.
     """
-    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
+    return Stats.of([a / b for a, b in zip(numerators, denominators, strict=True)])
+
+
+def paired_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of per-repeat ratios (see ``paired_ratios``)."""
+    return paired_ratios(numerators, denominators).median
 
 
 def cpu_model() -> str:

@@ -192,7 +192,7 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
             samples[name]["keyframed"].append(keyframed)
     stats = {name: {mode: common.Stats.of(values) for mode, values in modes.items()}
              for name, modes in samples.items()}
-    ratios: dict[str, float] = {}
+    spreads: dict[str, common.Stats] = {}
     for mode in ("keyframed", "python"):
         empty = samples["empty"][mode]
         floor_times = samples["floor"][mode]
@@ -201,14 +201,16 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
             if name == "floor":
                 continue
             own = samples[name][mode]
-            ratios[f"{name}_over_floor_{mode}"] = common.paired_ratio(own, floor_times)
-            ratios[f"{name}_over_floor_{mode}_net"] = common.paired_ratio(
+            spreads[f"{name}_over_floor_{mode}"] = common.paired_ratios(own, floor_times)
+            spreads[f"{name}_over_floor_{mode}_net"] = common.paired_ratios(
                 [rig - blank for rig, blank in zip(own, empty)], floor_net)
+    ratios = {name: spread.median for name, spread in spreads.items()}
     return {
         "frames": frames,
         "passes": settings.eval_passes,
         "seconds_per_frame": {name: {mode: value.as_dict() for mode, value in modes.items()}
                               for name, modes in stats.items()},
         "ratios": ratios,
+        "ratio_spreads": {name: spread.as_dict() for name, spread in spreads.items()},
         "target": TARGET,
     }

@@ -4,8 +4,12 @@ Written plainly, the way a rigger would script it by hand, and on purpose withou
 anything from IK Rigger: one Edit-mode pass adds a handle, a pole and a clone per limb,
 one pass over the pose bones adds the IK constraint and the Copy Rotation. The bones,
 names, parents and constraint settings are the ones IK Rigger makes with its default
-options (``build_speed.check_same_rig`` proves it on every run), so the time IK Rigger
+options (``build_speed.compare`` proves it on every run), so the time IK Rigger
 takes beyond this is the price of its planning, checks, records and drivers.
+
+``BENCHMARK_OT_floor`` runs the same script as an operator, so comparing it with IK
+Rigger's Auto-Rig operator leaves out what both pay for being operators (the call, the
+undo step, the scene update after it).
 """
 
 from __future__ import annotations
@@ -96,3 +100,20 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         # Armature space, as IK Rigger uses: world space shears under a non-uniformly scaled object.
         copy.owner_space = "POSE"
         copy.target_space = "POSE"
+
+
+class BENCHMARK_OT_floor(bpy.types.Operator):
+    """The floor as an operator: rig both legs and both arms of the active metarig"""
+
+    bl_idname = "benchmark.floor"
+    bl_label = "Floor: Rig Four Limbs"
+    # As IK Rigger's operators: Blender pushes an undo step after each call.
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        rig_four_limbs(context.active_object)
+        return {"FINISHED"}
+
+
+def register() -> None:
+    bpy.utils.register_class(BENCHMARK_OT_floor)

@@ -1,4 +1,7 @@
-"""One PNG per section, drawn from the results alone: ratios against their targets, and counts."""
+"""One PNG per section, drawn from the results alone: ratios against their targets, and counts.
+
+A ratio's bar is its median over the repeats; its whisker spans the repeats' min to max.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +19,14 @@ MET, MISSED, CONTEXT = "#3a7d44", "#c0392b", "#7f8c8d"
 
 
 def _bars(axes: Axes, labels: list[str], values: list[float], target: float | None, title: str,
-          ylabel: str, *, log: bool = False, fmt: str = "{:.2f}x") -> None:
+          ylabel: str, *, log: bool = False, fmt: str = "{:.2f}x", spreads: list[dict | None] | None = None) -> None:
     colours = [CONTEXT if target is None else (MET if value <= target else MISSED) for value in values]
     bars = axes.bar(labels, values, color=colours)
+    if spreads:
+        for index, (value, spread) in enumerate(zip(values, spreads)):
+            if spread is not None:
+                axes.errorbar(index, value, yerr=[[value - spread["min"]], [spread["max"] - value]], color="black",
+                              capsize=4, linewidth=1)
     axes.bar_label(bars, labels=[fmt.format(value) for value in values], padding=2, fontsize=8)
     if target is not None:
         axes.axhline(target, color="black", linestyle="--", linewidth=1, label=f"target {fmt.format(target)}")
@@ -26,7 +34,8 @@ def _bars(axes: Axes, labels: list[str], values: list[float], target: float | No
     if log:
         axes.set_yscale("log")
     else:
-        axes.set_ylim(0, max([*values, target or 0.0]) * 1.25 or 1.0)
+        highs = [spread["max"] for spread in spreads or [] if spread is not None]
+        axes.set_ylim(0, max([*values, *highs, target or 0.0]) * 1.25 or 1.0)
     axes.set_title(title, fontsize=10)
     axes.set_ylabel(ylabel, fontsize=9)
     axes.tick_params(axis="x", labelsize=8)
@@ -40,11 +49,12 @@ def _save(figure: Figure, machine: str, path: Path) -> None:
 
 
 def build(result: dict, machine: str, path: Path) -> None:
-    ratios = result["ratios"]
+    ratios, spreads = result["ratios"], result["ratio_spreads"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    _bars(left, ["API\n(from Object mode)", "Auto-Rig operator\n(from Pose mode)"],
-          [ratios["api_over_floor"], ratios["operator_over_floor"]], result["target"],
-          "IK Rigger's build time over the floor script's", "time / floor")
+    compared = ("api_over_floor", "operator_over_floor_operator")
+    _bars(left, ["API over the floor script", "Auto-Rig operator over\nthe floor as an operator"],
+          [ratios[name] for name in compared], result["target"],
+          "IK Rigger's build time over the floor's", "time / floor", spreads=[spreads[name] for name in compared])
     _bars(right, ["IK Rigger API", "Rigify, basic human", "Rigify, human"],
           [ratios["api_over_floor"], ratios["rigify_basic_human_over_floor"], ratios["rigify_human_over_floor"]],
           None, "For context: Rigify's generator (log scale)", "time / floor", log=True, fmt="{:.1f}x")
@@ -52,11 +62,12 @@ def build(result: dict, machine: str, path: Path) -> None:
 
 
 def evaluation(result: dict, machine: str, path: Path) -> None:
-    ratios = result["ratios"]
+    ratios, spreads = result["ratios"], result["ratio_spreads"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    _bars(left, ["keyframed\nplayback", "Python-driven\nupdates"],
-          [ratios["ik_rigger_over_floor_keyframed_net"], ratios["ik_rigger_over_floor_python_net"]],
-          result["target"], "IK Rigger's rig: time per frame over the floor rig's", "time / floor (empty scene out)")
+    compared = ("ik_rigger_over_floor_keyframed_net", "ik_rigger_over_floor_python_net")
+    _bars(left, ["keyframed\nplayback", "Python-driven\nupdates"], [ratios[name] for name in compared],
+          result["target"], "IK Rigger's rig: time per frame over the floor rig's", "time / floor (empty scene out)",
+          spreads=[spreads[name] for name in compared])
     _bars(right, ["IK Rigger,\nkeyframed", "Rigify,\nkeyframed", "IK Rigger,\nPython", "Rigify,\nPython"],
           [ratios["ik_rigger_over_floor_keyframed_net"], ratios["rigify_over_floor_keyframed_net"],
            ratios["ik_rigger_over_floor_python_net"], ratios["rigify_over_floor_python_net"]],

@@ -1,12 +1,15 @@
 """IK Rigger against what Blender allows: build, evaluation, IK quality and batch, side by side in one run.
 
-    scripts/benchmark.sh [--quick] [--only SECTION ...] [--profile] [--out DIR]
+    scripts/benchmark.sh [--quick] [--only SECTION ...] [--profile] [--out DIR] [--update-readme]
     .venvs/blender-5.2/bin/python benchmarks/run.py [the same]
 
-Writes ``latest.json`` and one PNG per section into ``benchmarks/results/`` (or --out)
-and prints a markdown table. Every ratio compares things measured in this run, on this
-machine; absolute times are printed with the machine they came from. See
-benchmarks/README.md for what each section measures.
+Writes ``latest.json`` and one PNG per section into ``out/benchmarks/`` (ignored by
+git; or --out) and prints a markdown table. ``--update-readme`` writes them into the
+tracked ``benchmarks/results/`` instead and puts the table into README.md, between its
+benchmark-table markers. Every ratio compares things measured in this run, on this
+machine; every figure is a median with its spread (min to max over the repeats), and
+absolute times come with the machine they came from. See benchmarks/README.md for
+what each section measures.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import batch, build_speed, common, evaluation, plots, quality  # noqa: E402
+from benchmarks import batch, build_speed, common, evaluation, floor, plots, quality  # noqa: E402
 
 SECTIONS: dict[str, Callable[[Path, common.Settings], dict]] = {
     "build": build_speed.run,
@@ -37,17 +40,30 @@ PLOTS: dict[str, Callable[[dict, str, Path], None]] = {
     "quality": plots.quality,
     "batch": plots.batch,
 }
+DEFAULT_OUT = ROOT / "out" / "benchmarks"
+TRACKED_OUT = ROOT / "benchmarks" / "results"
+README = ROOT / "README.md"
+TABLE_START = "<!-- benchmark table: written by scripts/benchmark.sh --update-readme -->"
+TABLE_END = "<!-- end of benchmark table -->"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and targets: about a minute")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"fewer repeats and targets: {common.QUICK_TAKES} instead of {common.FULL_TAKES}")
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run only these sections")
     parser.add_argument("--profile", action="store_true",
                         help="profile IK Rigger's build even when it meets its target")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results",
-                        help="folder for latest.json and the plots")
-    return parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, help=f"folder for latest.json and the plots (default: "
+                        f"{DEFAULT_OUT.relative_to(ROOT)}/, or {TRACKED_OUT.relative_to(ROOT)}/ with --update-readme)")
+    parser.add_argument("--update-readme", action="store_true",
+                        help="refresh README.md's table and the tracked results with this run")
+    args = parser.parse_args(argv)
+    if args.update_readme and args.only:
+        parser.error("--update-readme puts one whole run in README: leave out --only")
+    if args.out is None:
+        args.out = TRACKED_OUT if args.update_readme else DEFAULT_OUT
+    return args
 
 
 def checks(results: dict) -> list[dict[str, object]]:
@@ -61,8 +77,8 @@ def checks(results: dict) -> list[dict[str, object]]:
         build = results["build"]
         ratios, target = build["ratios"], build["target"]
         check("build, API over floor", ratios["api_over_floor"], target, f"<= {target}x")
-        check("build, Auto-Rig operator over floor (both from Pose mode)", ratios["operator_over_floor"], target,
-              f"<= {target}x")
+        check("build, Auto-Rig operator over the floor as an operator", ratios["operator_over_floor_operator"],
+              target, f"<= {target}x")
     if "evaluation" in results:
         ratios, target = results["evaluation"]["ratios"], results["evaluation"]["target"]
         check("per frame, keyframed playback, over floor", ratios["ik_rigger_over_floor_keyframed_net"], target,
@@ -79,59 +95,90 @@ def checks(results: dict) -> list[dict[str, object]]:
     return found
 
 
+def _spread(stats: dict, scale: float, unit: str, digits: int) -> str:
+    """``median unit (min–max)``: the figure and how far the repeats spread around it."""
+    low, middle, high = (f"{stats[key] * scale:.{digits}f}" for key in ("min", "median", "max"))
+    return f"{middle}{unit} ({low}–{high})"
+
+
 def _ms(stats: dict) -> str:
-    return f"{stats['median'] * 1e3:.2f} ms (min {stats['min'] * 1e3:.2f})"
+    return _spread(stats, 1e3, " ms", 2)
 
 
 def _us(stats: dict) -> str:
-    return f"{stats['median'] * 1e6:.0f} us (min {stats['min'] * 1e6:.0f})"
+    return _spread(stats, 1e6, " us", 0)
 
 
-def _met(value: float, target: float) -> str:
-    return "yes" if value <= target else "**NO**"
+def _x(stats: dict, digits: int = 2) -> str:
+    return _spread(stats, 1.0, "x", digits)
 
 
-def table(results: dict) -> str:
-    """The markdown summary: IK Rigger, the floor, their ratio, the target."""
+def _rate(files: int, wall: dict) -> str:
+    """Files per second from wall times: the slowest repeat gives the low end."""
+    return f"{files / wall['median']:.1f} files/s ({files / wall['max']:.1f}–{files / wall['min']:.1f})"
+
+
+def _met(value: float, target: float, spread: dict | None = None) -> str:
+    """Whether the median meets the target, and whether some repeats fell on the other side of it."""
+    met = "yes" if value <= target else "**NO**"
+    if spread is not None and spread["min"] <= target < spread["max"]:
+        return f"{met} (the spread crosses it)"
+    return met
+
+
+def table(results: dict, diagnostics: bool = True) -> str:
+    """The markdown summary: IK Rigger, the floor, their ratio, the target.
+
+    Without ``diagnostics``, only the rows README shows: the targets and the context.
+    """
     rows = ["| Measure | IK Rigger | Floor | Ratio | Target | Met |", "|---|---|---|---|---|---|"]
     if "build" in results:
         build = results["build"]
-        seconds, ratios, target = build["seconds"], build["ratios"], build["target"]
-        rows.append(f"| Build 4 limbs, `build_limbs` API (Object mode) | {_ms(seconds['ik_rigger_api'])} | "
-                    f"{_ms(seconds['floor'])} | {ratios['api_over_floor']:.2f}x | <= {target}x | "
-                    f"{_met(ratios['api_over_floor'], target)} |")
-        rows.append(f"| Build 4 limbs, Auto-Rig operator (Pose mode) | {_ms(seconds['ik_rigger_operator'])} | "
-                    f"{_ms(seconds['floor_from_pose'])} | {ratios['operator_over_floor']:.2f}x | <= {target}x | "
-                    f"{_met(ratios['operator_over_floor'], target)} |")
-        rows.append(f"| Build 4 limbs, `build_limbs` API (Pose mode; diagnostic) | "
-                    f"{_ms(seconds['ik_rigger_api_from_pose'])} | {_ms(seconds['floor_from_pose'])} | "
-                    f"{ratios['api_from_pose_over_floor_from_pose']:.2f}x | - | - |")
-        rows.append(f"| Build 4 limbs, Auto-Rig operator over floor + one depsgraph update (diagnostic) | "
-                    f"{_ms(seconds['ik_rigger_operator'])} | {_ms(seconds['floor_from_pose_and_update'])} | "
-                    f"{ratios['operator_over_floor_from_pose_and_update']:.2f}x | - | - |")
-        for label, key in (("human", "human"), ("basic human", "basic_human")):
-            rows.append(f"| Rigify generate, {label} metarig (context) | Rigify: "
-                        f"{_ms(build['rigify_generate_seconds'][key])} | {_ms(seconds['floor'])} | "
-                        f"{ratios[f'rigify_{key}_over_floor']:.0f}x | - | - |")
+        seconds, ratios, spreads, target = build["seconds"], build["ratios"], build["ratio_spreads"], build["target"]
+        for label, top, bottom, ratio in (
+                ("Build 4 limbs, `build_limbs` API", "ik_rigger_api", "floor", "api_over_floor"),
+                ("Build 4 limbs, Auto-Rig operator (finds the limbs too) against the floor as an operator",
+                 "ik_rigger_operator", "floor_operator", "operator_over_floor_operator")):
+            rows.append(f"| {label} | {_ms(seconds[top])} | {_ms(seconds[bottom])} | {_x(spreads[ratio])} | "
+                        f"<= {target}x | {_met(ratios[ratio], target, spreads[ratio])} |")
+        if diagnostics:
+            rows.append(f"| Build 4 limbs, `build_limbs` API from Pose mode (diagnostic) | "
+                        f"{_ms(seconds['ik_rigger_api_from_pose'])} | {_ms(seconds['floor_from_pose'])} | "
+                        f"{_x(spreads['api_from_pose_over_floor_from_pose'])} | - | - |")
+            rows.append(f"| The floor as an operator over the floor script (diagnostic: what an operator costs) | "
+                        f"- | {_ms(seconds['floor_operator'])} | "
+                        f"{_x(spreads['floor_operator_over_floor_from_pose'])} | - | - |")
+        contexts = (("human", "human"), ("basic human", "basic_human")) if diagnostics else (("human", "human"),)
+        for label, key in contexts:
+            rigify = build["rigify_generate_seconds"][key]
+            runs = f"{rigify['repeats']} run" + ("s" if rigify["repeats"] != 1 else "")
+            rows.append(f"| Rigify generate, {label} metarig ({runs}; context) | Rigify: "
+                        f"{_spread(rigify, 1.0, ' s', 2)} | {_ms(seconds['floor'])} | "
+                        f"{ratios[f'rigify_{key}_over_floor']:.0f}x (of medians) | - | - |")
     if "evaluation" in results:
         evaluation_result = results["evaluation"]
-        frames, ratios, target = (evaluation_result["seconds_per_frame"], evaluation_result["ratios"],
-                                  evaluation_result["target"])
+        frames, ratios, spreads, target = (evaluation_result["seconds_per_frame"], evaluation_result["ratios"],
+                                           evaluation_result["ratio_spreads"], evaluation_result["target"])
         for mode, label in (("keyframed", "Frame step, keyframed playback"),
                             ("python", "Update, handles set from Python")):
-            net = ratios[f"ik_rigger_over_floor_{mode}_net"]
+            name = f"ik_rigger_over_floor_{mode}_net"
             rows.append(f"| {label} | {_us(frames['ik_rigger'][mode])} | {_us(frames['floor'][mode])} | "
-                        f"{net:.3f}x | <= {target}x | {_met(net, target)} |")
-        for mode, label in (("keyframed", "keyframed"), ("python", "Python-driven")):
+                        f"{_x(spreads[name], 3)} | <= {target}x | {_met(ratios[name], target, spreads[name])} |")
+        contexts = (("keyframed", "keyframed"), ("python", "Python-driven")) if diagnostics else (
+            ("keyframed", "keyframed"),)
+        for mode, label in contexts:
             rows.append(f"| Rigify's rig, {label} (context) | Rigify: {_us(frames['rigify'][mode])} | "
-                        f"{_us(frames['floor'][mode])} | {ratios[f'rigify_over_floor_{mode}_net']:.1f}x | - | - |")
-        for name, label in (("ik_rigger_without_drivers", "IK Rigger's rig less its influence drivers"),
-                            ("ik_rigger_without_drivers_and_record", "IK Rigger's rig less its drivers and record")):
-            keyframed, python = (ratios[f"{name}_over_floor_{mode}_net"] for mode in ("keyframed", "python"))
-            rows.append(f"| {label} (diagnostic) | - | - | keyframed {keyframed:.3f}x, Python {python:.3f}x | - | - |")
-        empty = frames["empty"]
-        rows.append(f"| Empty scene step, taken out of the ratios | - | keyframed {_us(empty['keyframed'])}, "
-                    f"Python {_us(empty['python'])} | - | - | - |")
+                        f"{_us(frames['floor'][mode])} | {_x(spreads[f'rigify_over_floor_{mode}_net'], 1)} | - | - |")
+        if diagnostics:
+            for name, label in (("ik_rigger_without_drivers", "IK Rigger's rig less its influence drivers"),
+                                ("ik_rigger_without_drivers_and_record",
+                                 "IK Rigger's rig less its drivers and record")):
+                keyframed, python = (_x(spreads[f"{name}_over_floor_{mode}_net"], 3)
+                                     for mode in ("keyframed", "python"))
+                rows.append(f"| {label} (diagnostic) | - | - | keyframed {keyframed}, Python {python} | - | - |")
+            empty = frames["empty"]
+            rows.append(f"| Empty scene step, taken out of the ratios | - | keyframed {_us(empty['keyframed'])}, "
+                        f"Python {_us(empty['python'])} | - | - | - |")
     if "quality" in results:
         result = results["quality"]
         worst, targets = result["worst"], result["targets"]
@@ -140,7 +187,7 @@ def table(results: dict) -> str:
         rows.append(f"| Rotation at rest after building, worst bone of {skeletons} skeletons | "
                     f"{worst['rest_degrees']:.2g} deg | - | - | 0 (<= {targets['rest_degrees']}) | "
                     f"{_met(worst['rest_degrees'], targets['rest_degrees'])} |")
-        rows.append(f"| Reach error, worst of {targets_total} reachable targets | "
+        rows.append(f"| Reach error, worst of {targets_total} reachable targets (fixed seed) | "
                     f"{worst['reach_fraction']:.2g} of chain | - | - | <= {targets['reach_fraction']:g} | "
                     f"{_met(worst['reach_fraction'], targets['reach_fraction'])} |")
         rows.append(f"| Knee/elbow flips over the same targets | {worst['flips']} | - | - | 0 | "
@@ -149,21 +196,41 @@ def table(results: dict) -> str:
         result = results["batch"]
         for size in result["sizes"]:
             count = size["files"]
-            floor_rate = size["files_per_second"]["floor"]
+            walls = size["wall_seconds"]
             for jobs in result["job_counts"]:
                 key = f"jobs_{jobs}"
-                rows.append(f"| Batch, {count} files, --jobs {jobs} | {size['files_per_second'][key]:.1f} files/s | "
-                            f"{floor_rate:.1f} files/s (open+save) | {size['wall_over_floor'][key]:.2f}x time | "
+                # The batch section keeps the median of its per-repeat ratios only: no spread to show.
+                ratio = f"{size['wall_over_floor'][key]:.2f}x time" if diagnostics else "-"
+                rows.append(f"| Batch, {count} files, --jobs {jobs} ({walls[key]['repeats']} runs) | "
+                            f"{_rate(count, walls[key])} | open+save: {_rate(count, walls['floor'])} | {ratio} | "
                             "- | - |")
-        largest = result["sizes"][-1]
-        per_file = largest["per_file_seconds"]
-        rows.append(f"| Rigging per file, beyond open+save ({largest['files']} files) | "
-                    f"{per_file['rig_ik_rigger'] * 1e3:.1f} ms | "
-                    f"{per_file['open_plus_save_ik_rigger'] * 1e3:.1f} ms open+save | "
-                    f"{largest['rig_over_open_save']:.2f}x | - | - |")
-        rows.append(f"| Blender start-up, paid by every process | - | {result['startup_seconds']['median']:.2f} s | "
-                    "- | - | - |")
+        if diagnostics:
+            largest = result["sizes"][-1]
+            per_file = largest["per_file_seconds"]
+            rows.append(f"| Rigging per file, beyond open+save ({largest['files']} files; medians over files) | "
+                        f"{per_file['rig_ik_rigger'] * 1e3:.1f} ms | "
+                        f"{per_file['open_plus_save_ik_rigger'] * 1e3:.1f} ms open+save | "
+                        f"{largest['rig_over_open_save']:.2f}x | - | - |")
+        rows.append(f"| Blender start-up, paid by every process | - | "
+                    f"{_spread(result['startup_seconds'], 1.0, ' s', 2)} | - | - | - |")
     return "\n".join(rows)
+
+
+def readme_block(results: dict, machine: str, quick: bool, seconds: float) -> str:
+    """What goes between README's markers: how to read the table, the machine, the table."""
+    kind = "`scripts/benchmark.sh --quick`" if quick else "`scripts/benchmark.sh`"
+    return (f"Latest run, {kind}, which took {seconds:.0f} s on: {machine}. Each timing and ratio is the median "
+            "of its repeats with their min–max in brackets; a ratio is the median of per-repeat ratios.\n\n"
+            f"{table(results, diagnostics=False)}")
+
+
+def update_readme(text: str, block: str) -> str:
+    """``text`` with what lies between the benchmark-table markers replaced by ``block``."""
+    if text.count(TABLE_START) != 1 or text.count(TABLE_END) != 1 or text.index(TABLE_START) > text.index(TABLE_END):
+        raise SystemExit(f"README.md must hold the lines {TABLE_START!r} and {TABLE_END!r} once each, in that order")
+    before, rest = text.split(TABLE_START)
+    _, after = rest.split(TABLE_END)
+    return f"{before}{TABLE_START}\n{block}\n{TABLE_END}{after}"
 
 
 def floor_check(build: dict) -> str:
@@ -190,6 +257,7 @@ def main(argv: list[str]) -> int:
     settings = common.QUICK if args.quick else common.FULL
     chosen = args.only or list(SECTIONS)
     common.register_ik_rigger()
+    floor.register()
     info = common.machine()
     started = time.perf_counter()
     results: dict[str, dict] = {}
@@ -206,7 +274,7 @@ def main(argv: list[str]) -> int:
         if "build" in results:
             ratios, target = results["build"]["ratios"], results["build"]["target"]
             for variant, ratio in (("ik_rigger_api", ratios["api_over_floor"]),
-                                   ("ik_rigger_operator", ratios["operator_over_floor"])):
+                                   ("ik_rigger_operator", ratios["operator_over_floor_operator"])):
                 if args.profile or ratio > target:
                     profiles[variant] = build_speed.profile(sources, variant, settings.build_repeats)
             results["build"]["profile"] = profiles
@@ -237,8 +305,20 @@ def main(argv: list[str]) -> int:
     for variant, rows in profiles.items():
         print(f"\nWhere {variant} spends its build time (cProfile, {settings.build_repeats} builds):\n")
         print(_profile_text(rows))
-    print(f"\nWrote {len(results)} plot(s) and latest.json to {args.out} in {seconds:.0f} s.")
+    print(f"\nWrote {len(results)} plot(s) and latest.json to {_shown(args.out)} in {seconds:.0f} s.")
+    if args.update_readme:
+        block = readme_block(results, machine, args.quick, seconds)
+        README.write_text(update_readme(README.read_text(encoding="utf-8"), block), encoding="utf-8")
+        print(f"Updated the table in {_shown(README)}.")
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it: no machine paths in what is printed."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark IK Rigger against what Blender allows (build, evaluation, IK quality, batch),
-# with the project's own Blender (the PyPI bpy), set up if missing. Writes
-# benchmarks/results/latest.json and the plots; prints a markdown table. Not part of
-# scripts/test.sh: timings belong to a machine, not to a pass or fail.
-#   scripts/benchmark.sh            the full run (about a minute and a half on 2 cores)
-#   scripts/benchmark.sh --quick    about half a minute
+# with the project's own Blender (the PyPI bpy), set up if missing. Prints a markdown
+# table and writes latest.json and the plots to out/benchmarks/ (ignored by git). Not
+# part of scripts/test.sh: timings belong to a machine, not to a pass or fail.
+#   scripts/benchmark.sh                  the full run (several minutes on 2 cores)
+#   scripts/benchmark.sh --quick          fewer repeats and targets (one to two minutes)
+#   scripts/benchmark.sh --update-readme  the full run; README's table and benchmarks/results/ refreshed
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

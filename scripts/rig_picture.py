@@ -12,8 +12,16 @@ Every bone is a thick segment from its evaluated head to its tail in world space
 with a dot at its head, coloured by its bone colour palette (the pose bone's palette
 unless it is 'DEFAULT', then the bone's). The colours are read from the current
 theme, so the picture matches what Blender shows. The guide's meaning of each colour
-is in the legend. Bones in hidden bone collections are drawn too: the picture shows
-the whole rig, not what the viewport happens to show.
+is in the legend. Two things are drawn as the guide draws them rather than as Blender
+shows them: a bone with no colour of its own that IK handles or poles hang from is
+green (the guide's "origin and parents"), and the extremity's clone, which sits on its
+IK handle and on the foot or hand, is dashed with diamond ends so it reads apart from
+both. Bones in hidden bone collections are drawn too: the picture shows the whole rig,
+not what the viewport happens to show.
+
+In the side view the limbs of the far side are faded, so the near leg and arm read
+on their own; small bones outside the rig (fingers, toes) are drawn thinner. A dotted
+line marks the ground at rest (the lowest bone), so a planted foot is seen to stay on it.
 
 The figure is drawn with matplotlib's Agg canvas only, so no screen is needed and
 the caller's pyplot backend is left alone.
@@ -39,24 +47,40 @@ Point = tuple[float, float, float]
 
 # The guide's colours as Blender palettes, in drawing rank: a higher rank is drawn
 # innermost when bones coincide (see ``_draw_panel``), so the blue control the user
-# grabs stays visible over the clone and the bone it drives.
+# grabs stays visible over the bone it drives. The clone is drawn on top, dashed.
+PALETTE_PARENT = "THEME03"
+PALETTE_CONTROL = "THEME04"
+PALETTE_CLONE = "THEME08"
 GUIDE_PALETTES: tuple[tuple[str, str], ...] = (
-    ("THEME03", "Origin and parents"),
+    (PALETTE_PARENT, "Origin and parents"),
     ("THEME01", "Chain bones"),
-    ("THEME08", "Extremity clone"),
-    ("THEME04", "IK handles and poles"),
+    (PALETTE_CLONE, "Extremity clone"),
+    (PALETTE_CONTROL, "IK handles and poles"),
 )
 DEFAULT_GREY: RGB = (0.6, 0.6, 0.6)
 OTHER_LABEL = "Other bones"
+GROUND_LABEL = "Ground at rest"
+GROUND_STYLE: dict[str, object] = {"color": "0.55", "linestyle": ":", "linewidth": 1.2}
 
 LINE_WIDTH = 4.0
 # Each bone under a coincident one is drawn this much wider, so it shows as a rim.
 RIM_WIDTH = 3.5
 HEAD_SIZE = 6.0
+CLONE_WIDTH = 3.0
+CLONE_DASHES = (2.0, 1.2)  # in line widths
+CLONE_MARKER_SIZE = 7.0
+# Bones shorter than this fraction of the panel are drawn thinner, down to MIN_SCALE.
+SMALL_BONE = 0.06
+MIN_SCALE = 0.35
+# How much of the far side's colour gives way to the background, and its width scale.
+FADE = 0.7
+FAR_SCALE = 0.6
+# Bones within this fraction of the panel from the middle plane count as the middle (spine, head).
+MIDDLE = 0.02
 DPI = 150
 # Panels: 5 inches square each; the extra height holds the titles and the legend.
 PANEL_INCHES = 5.0
-LEGEND_INCHES = 0.6
+LEGEND_INCHES = 0.9
 # Fraction of the largest extent added around the bones so dots are not clipped.
 MARGIN = 0.08
 
@@ -70,13 +94,15 @@ class View:
     depth: int
     # +1 if larger depth coordinates are nearer the viewer, -1 if smaller ones are.
     toward_viewer: float
+    # Whether the far side of the body (beyond the middle plane) is faded.
+    fade_far_side: bool = False
 
 
 # The character faces -Y. Front view looks along +Y (X to the right); side view is
 # Blender's right view, looking along -X, with -Y (the character's front) to the left.
 VIEWS: tuple[View, ...] = (
     View("front", across=0, depth=1, toward_viewer=-1.0),
-    View("side", across=1, depth=0, toward_viewer=1.0),
+    View("side", across=1, depth=0, toward_viewer=1.0, fade_far_side=True),
 )
 IDENTITY = Matrix.Identity(4)
 AXIS_NAMES = "XYZ"
@@ -92,6 +118,7 @@ class BoneLine:
     tail: Point
     rgb: RGB
     rank: int
+    clone: bool = False
 
 
 def palette_rgb(palette: str, color: bpy.types.BoneColor | None = None) -> RGB:
@@ -115,6 +142,18 @@ def bone_palette(pose_bone: bpy.types.PoseBone) -> tuple[str, bpy.types.BoneColo
     return pose_bone.bone.color.palette, pose_bone.bone.color
 
 
+def drawn_palettes(obj: bpy.types.Object) -> dict[str, tuple[str, bpy.types.BoneColor | None]]:
+    """The palette each bone is drawn in: Blender's (``bone_palette``), except that a bone
+    with none of its own that an IK handle or pole hangs from is drawn as the guide's parent."""
+    palettes = {pose_bone.name: bone_palette(pose_bone) for pose_bone in obj.pose.bones}
+    for pose_bone in obj.pose.bones:
+        parent = pose_bone.parent
+        if palettes[pose_bone.name][0] == PALETTE_CONTROL and parent is not None \
+                and palettes[parent.name][0] == "DEFAULT":
+            palettes[parent.name] = (PALETTE_PARENT, None)
+    return palettes
+
+
 def bone_lines(obj: bpy.types.Object) -> list[BoneLine]:
     """Every bone of ``obj`` in its evaluated pose, in world space.
 
@@ -125,9 +164,10 @@ def bone_lines(obj: bpy.types.Object) -> list[BoneLine]:
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
     world = obj.matrix_world
     ranks = {palette: rank for rank, (palette, _label) in enumerate(GUIDE_PALETTES, start=1)}
+    palettes = drawn_palettes(obj)
     lines = []
     for pose_bone in obj.pose.bones:
-        palette, color = bone_palette(pose_bone)
+        palette, color = palettes[pose_bone.name]
         solved = evaluated.pose.bones[pose_bone.name]
         lines.append(BoneLine(
             name=pose_bone.name,
@@ -135,6 +175,7 @@ def bone_lines(obj: bpy.types.Object) -> list[BoneLine]:
             tail=_point(world @ solved.tail),
             rgb=palette_rgb(palette, color),
             rank=ranks.get(palette, 0),
+            clone=palette == PALETTE_CLONE,
         ))
     return lines
 
@@ -160,8 +201,12 @@ def draw_rig(obj: bpy.types.Object, path: str | Path, *, posed: Callable[[], Non
         posed()
         states.append(("Posed", bone_lines(obj)))
 
-    half = _half_extent(line for _label, lines in states for line in lines)
-    centres = {view.name: _centre(view, [line for _label, lines in states for line in lines]) for view in VIEWS}
+    every = [line for _label, lines in states for line in lines]
+    half = _half_extent(every)
+    centres = {view.name: _centre(view, every) for view in VIEWS}
+    # The body's middle plane, from the first row: the far side of a side view is beyond it.
+    middles = {view.name: _middle(view, states[0][1]) for view in VIEWS}
+    ground = min((point[UP] for line in states[0][1] for point in (line.head, line.tail)), default=0.0)
 
     figure = Figure(figsize=(PANEL_INCHES * len(VIEWS), PANEL_INCHES * len(states) + LEGEND_INCHES),
                     dpi=DPI, layout="constrained")
@@ -169,29 +214,58 @@ def draw_rig(obj: bpy.types.Object, path: str | Path, *, posed: Callable[[], Non
     axes = figure.subplots(len(states), len(VIEWS), squeeze=False)
     for row, (label, lines) in enumerate(states):
         for column, view in enumerate(VIEWS):
-            _draw_panel(axes[row][column], view, lines, centres[view.name], half, f"{label} — {view.name}")
+            panel = Panel(view, centres[view.name], half, middles[view.name], ground)
+            title_text = f"{label} — {view.name}" + (" (far side faded)" if view.fade_far_side else "")
+            _draw_panel(axes[row][column], panel, lines, title_text)
     if title:
         figure.suptitle(title, fontsize="x-large")
-    figure.legend(handles=_legend_handles(), loc="outside lower center", ncol=len(GUIDE_PALETTES) + 1,
-                  frameon=False, fontsize="medium", handlelength=1.6)
+    figure.legend(handles=_legend_handles(), loc="outside lower center", ncol=(len(GUIDE_PALETTES) + 3) // 2,
+                  frameon=False, fontsize="medium", handlelength=2.4)
 
     path = Path(path)
     figure.savefig(path, dpi=DPI, format="png")
     return path
 
 
-def _draw_panel(ax: Axes, view: View, lines: Sequence[BoneLine], centre: tuple[float, float], half: float,
-                title: str) -> None:
-    """Draw ``lines`` seen from ``view``, far bones first so near ones cover them.
+@dataclass(frozen=True)
+class Panel:
+    """Where one view is drawn: its framing, the body's middle plane along its depth, the ground."""
 
-    Bones that coincide in the picture (a foot, its clone and its IK handle) would hide
-    each other, so each one under another is drawn wider and shows as a coloured rim.
+    view: View
+    centre: tuple[float, float]
+    half: float
+    middle: float
+    ground: float
+
+
+def _draw_panel(ax: Axes, panel: Panel, lines: Sequence[BoneLine], title: str) -> None:
+    """Draw ``lines`` as ``panel`` sees them, far bones first so near ones cover them.
+
+    Bones that coincide in the picture (a foot and its IK handle) would hide each other,
+    so each one under another is drawn wider and shows as a coloured rim; the clone on
+    top of them is dashed.
     """
+    view, half = panel.view, panel.half
+
     def project(point: Point) -> tuple[float, float]:
         return point[view.across], point[UP]
 
     def nearness(line: BoneLine) -> float:
-        return view.toward_viewer * (line.head[view.depth] + line.tail[view.depth]) / 2.0
+        return view.toward_viewer * ((line.head[view.depth] + line.tail[view.depth]) / 2.0 - panel.middle)
+
+    def far(line: BoneLine) -> bool:
+        beyond = [view.toward_viewer * (point[view.depth] - panel.middle) for point in (line.head, line.tail)]
+        return view.fade_far_side and max(beyond) < -MIDDLE * 2.0 * half
+
+    def look(line: BoneLine) -> tuple[RGB, float]:
+        """Colour and width scale: small bones thinner, the far side faded and thinner."""
+        scale = 1.0
+        if line.rank == 0:  # only bones outside the rig: the short IK handles and poles stay bold
+            length = sum((a - b) ** 2 for a, b in zip(line.head, line.tail)) ** 0.5
+            scale = min(1.0, max(MIN_SCALE, length / (SMALL_BONE * 2.0 * half)))
+        if far(line):
+            return _faded(line.rgb), scale * FAR_SCALE
+        return line.rgb, scale
 
     # Round to a thousandth of the panel so bones equal up to float noise count as one.
     grain = half / 500.0
@@ -203,21 +277,29 @@ def _draw_panel(ax: Axes, view: View, lines: Sequence[BoneLine], centre: tuple[f
     for line in lines:
         groups.setdefault(footprint(line), []).append(line)
 
+    ax.axhline(panel.ground, zorder=0.5, **GROUND_STYLE)
     for group in sorted(groups.values(), key=lambda members: max(nearness(line) for line in members)):
-        group.sort(key=lambda line: line.rank)
-        for layer, line in enumerate(group):
-            width = LINE_WIDTH + RIM_WIDTH * (len(group) - 1 - layer)
+        solid = sorted((line for line in group if not line.clone), key=lambda line: line.rank)
+        # A clone on top takes the place of one more layer, so the bone under it shows around it.
+        layers = len(solid) + (len(solid) < len(group))
+        for layer, line in enumerate(solid):
+            rgb, scale = look(line)
+            width = (LINE_WIDTH + RIM_WIDTH * (layers - 1 - layer)) * scale
             (head_x, head_z), (tail_x, tail_z) = project(line.head), project(line.tail)
-            ax.plot((head_x, tail_x), (head_z, tail_z), color=line.rgb, linewidth=width,
-                    solid_capstyle="round")
-        # One dot per joint, in the innermost colour, on top of its group.
-        top = group[-1]
-        ax.plot(*project(top.head), marker="o", markersize=HEAD_SIZE, color=top.rgb,
-                markeredgecolor="white", markeredgewidth=1.0)
+            ax.plot((head_x, tail_x), (head_z, tail_z), color=rgb, linewidth=width, solid_capstyle="round")
+        if solid:
+            # One dot per joint, in the innermost colour, on top of its group.
+            rgb, scale = look(solid[-1])
+            ax.plot(*project(solid[-1].head), marker="o", markersize=HEAD_SIZE * scale, color=rgb,
+                    markeredgecolor="white", markeredgewidth=1.0)
+        for line in group:
+            if line.clone:
+                rgb, scale = look(line)
+                _draw_clone(ax, project(line.head), project(line.tail), rgb, scale)
 
     ax.set_title(title)
-    ax.set_xlim(centre[0] - half, centre[0] + half)
-    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_xlim(panel.centre[0] - half, panel.centre[0] + half)
+    ax.set_ylim(panel.centre[1] - half, panel.centre[1] + half)
     ax.set_aspect("equal", adjustable="box")
     ax.set_xlabel(AXIS_NAMES[view.across], labelpad=4)
     ax.set_ylabel(AXIS_NAMES[UP], labelpad=8, rotation=0)
@@ -229,11 +311,34 @@ def _draw_panel(ax: Axes, view: View, lines: Sequence[BoneLine], centre: tuple[f
         spine.set_color("0.8")
 
 
+def _clone_style(rgb: RGB, scale: float) -> dict[str, object]:
+    """The clone's own shape: a dashed line, so the handle under it shows between the dashes."""
+    return {"color": rgb, "linewidth": CLONE_WIDTH * scale, "linestyle": (0, CLONE_DASHES), "dash_capstyle": "butt"}
+
+
+def _draw_clone(ax: Axes, head: tuple[float, float], tail: tuple[float, float], rgb: RGB, scale: float) -> None:
+    ax.plot((head[0], tail[0]), (head[1], tail[1]), **_clone_style(rgb, scale))
+    ax.plot((head[0], tail[0]), (head[1], tail[1]), linestyle="none", marker="D",
+            markersize=CLONE_MARKER_SIZE * scale, color=rgb, markeredgecolor="white", markeredgewidth=1.0)
+
+
+def _faded(rgb: RGB) -> RGB:
+    return (rgb[0] + (1.0 - rgb[0]) * FADE, rgb[1] + (1.0 - rgb[1]) * FADE, rgb[2] + (1.0 - rgb[2]) * FADE)
+
+
 def _legend_handles() -> list[Line2D]:
     """One sample line per colour of the guide, in the current theme's colours."""
-    samples = [(palette_rgb(palette), label) for palette, label in GUIDE_PALETTES]
-    samples.append((DEFAULT_GREY, OTHER_LABEL))
-    return [Line2D([], [], color=rgb, linewidth=LINE_WIDTH, label=label) for rgb, label in samples]
+    handles = []
+    for palette, label in GUIDE_PALETTES:
+        rgb = palette_rgb(palette)
+        if palette == PALETTE_CLONE:
+            handles.append(Line2D([], [], marker="D", markersize=CLONE_MARKER_SIZE, markeredgecolor="white",
+                                  label=label, **_clone_style(rgb, 1.0)))
+        else:
+            handles.append(Line2D([], [], color=rgb, linewidth=LINE_WIDTH, label=label))
+    handles.append(Line2D([], [], color=DEFAULT_GREY, linewidth=LINE_WIDTH, label=OTHER_LABEL))
+    handles.append(Line2D([], [], label=GROUND_LABEL, **GROUND_STYLE))
+    return handles
 
 
 def _half_extent(lines: Iterable[BoneLine]) -> float:
@@ -256,6 +361,12 @@ def _centre(view: View, lines: Sequence[BoneLine]) -> tuple[float, float]:
     across = [point[view.across] for point in points]
     up = [point[UP] for point in points]
     return (min(across) + max(across)) / 2.0, (min(up) + max(up)) / 2.0
+
+
+def _middle(view: View, lines: Sequence[BoneLine]) -> float:
+    """Middle of the bones along ``view``'s depth: the plane between the body's two sides."""
+    depths = [point[view.depth] for line in lines for point in (line.head, line.tail)]
+    return (min(depths) + max(depths)) / 2.0 if depths else 0.0
 
 
 def _rgb(color: Color) -> RGB:

@@ -2,16 +2,24 @@
 
 The character is the Mixamo-named skeleton in tests/data (a real motion-capture
 skeleton in centimetres). IK Rigger rigs both legs and both arms through its
-Python API, saves the result as a new .blend and draws the rig at rest and posed.
+Python API, saves the result as a new .blend and draws the rig at rest and posed:
+the body crouches over the planted left foot, the right foot steps up, the left
+hand comes forward to the chest and the right arm hangs, so knees and elbows bend
+toward their poles (the side view looks at the left side).
 
-    scripts/rig_sample.sh [--out DIR]                      (the project's bpy)
+    scripts/rig_sample.sh [--out DIR] [--update-docs]             (the project's bpy)
     blender --background --factory-startup --python scripts/rig_sample.py -- [--out DIR]
+
+``--update-docs`` also writes the picture to docs/sample_rig.png, the one README shows.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
@@ -23,24 +31,54 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import ik_rigger  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
-from ik_rigger.core.plan import LimbOptions  # noqa: E402
+from ik_rigger.core.plan import LimbOptions, LimbPlan  # noqa: E402
 from ik_rigger.rig.build import build_limbs  # noqa: E402
+from ik_rigger.rig.files import quiet  # noqa: E402
 
 SKELETON = ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
-LIMBS = ("mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mixamorig:RightForeArm")
+DOCS_PICTURE = ROOT / "docs" / "sample_rig.png"
+BODY = "mixamorig:Hips"
+TITLE = "IK Rigger: sample character"
+
+
+@dataclass(frozen=True)
+class Limb:
+    """One limb of the sample: what a rigger calls it, its last bone, and where the pose takes its handle."""
+
+    label: str
+    last: str
+    joint: str  # the joint that points at the pole
+    extremity: str
+    # The handle's move in the posed picture, as fractions of the chain's length
+    # (armature axes: the character faces -Y, its left is +X, Z is up).
+    move: tuple[float, float, float]
+
+
+LIMBS = (
+    # Planted: the body crouches over it.
+    Limb("left leg", "mixamorig:LeftLeg", "knee", "foot", (0.0, 0.0, 0.0)),
+    Limb("right leg", "mixamorig:RightLeg", "knee", "foot", (0.0, -0.35, 0.3)),
+    Limb("left arm", "mixamorig:LeftForeArm", "elbow", "hand", (-1.0, -0.5, -0.4)),
+    Limb("right arm", "mixamorig:RightForeArm", "elbow", "hand", (0.55, -0.1, -0.75)),
+)
+# The body's move in the posed picture, as fractions of the left leg's length: down and forward.
+CROUCH = Vector((0.0, -0.08, -0.2))
 
 
 def arguments() -> argparse.Namespace:
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "out", help="folder for the .blend and the picture")
+    parser.add_argument("--update-docs", action="store_true",
+                        help=f"also write the picture to {DOCS_PICTURE.relative_to(ROOT)}, README's")
+    parser.add_argument("--no-picture", action="store_true", help="write the .blend only")
     return parser.parse_args(argv)
 
 
 def load_character() -> bpy.types.Object:
-    """The sample skeleton, imported at rest into an empty scene."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.import_anim.bvh(filepath=str(SKELETON))
+    """The sample skeleton, imported at rest into the scene, active; the importer's notices held back."""
+    with quiet():
+        bpy.ops.import_anim.bvh(filepath=str(SKELETON))
     obj = bpy.context.active_object
     obj.name = "SampleCharacter"
     obj.animation_data_clear()
@@ -49,47 +87,108 @@ def load_character() -> bpy.types.Object:
     return obj
 
 
-def pose_limbs(obj: bpy.types.Object) -> None:
-    """Lift the left foot and reach forward with the right hand: the IK at work.
+def rig(obj: bpy.types.Object) -> list[LimbPlan]:
+    """Both legs and both arms with IK Rigger's defaults (the guide's rig)."""
+    return build_limbs(obj, [(limb.last, LimbOptions()) for limb in LIMBS])
 
-    Offsets are fractions of each limb's length (the skeleton is in centimetres).
+
+def chain_length(obj: bpy.types.Object, last: str) -> float:
+    limb = obj.ik_rigger.limb_of(last)
+    return sum(obj.data.bones[item.name].length for item in limb.chain)
+
+
+def pose_limbs(obj: bpy.types.Object) -> None:
+    """Crouch, step and reach (see the module's docstring); moves are fractions of limb lengths."""
+    _move(obj, BODY, CROUCH * chain_length(obj, LIMBS[0].last))
+    # The arm handles hang from the spine, so they went down with the body: move them from there.
+    bpy.context.view_layer.update()
+    for limb in LIMBS:
+        _move(obj, obj.ik_rigger.limb_of(limb.last).handle, Vector(limb.move) * chain_length(obj, limb.last))
+
+
+def _move(obj: bpy.types.Object, bone: str, offset: Vector) -> None:
+    pose_bone = obj.pose.bones[bone]
+    matrix = pose_bone.matrix.copy()
+    matrix.translation += offset
+    pose_bone.matrix = matrix
+
+
+def draw(obj: bpy.types.Object, path: Path) -> Path:
+    """The sample's picture of the rigged ``obj``: at rest, then posed by ``pose_limbs``.
+
+    Raises ImportError without matplotlib (a Blender binary's own Python, say).
     """
-    rig = obj.ik_rigger
-    moves = (("mixamorig:LeftLeg", Vector((0.0, -0.35, 0.4))), ("mixamorig:RightForeArm", Vector((0.2, -0.6, 0.4))))
-    for last, fraction in moves:
-        limb = rig.limb_of(last)
-        length = sum(obj.data.bones[item.name].length for item in limb.chain)
-        pose_bone = obj.pose.bones[limb.handle]
-        matrix = pose_bone.matrix.copy()
-        matrix.translation += fraction * length
-        pose_bone.matrix = matrix
+    import rig_picture
+
+    return rig_picture.draw_rig(obj, path, posed=lambda: pose_limbs(obj), title=TITLE)
+
+
+def summary(obj: bpy.types.Object, plans: list[LimbPlan]) -> list[str]:
+    """What was rigged, in a rigger's words; the notes IK Rigger made about a limb are warnings."""
+    labels = {limb.last: limb for limb in LIMBS}
+    lines = [f"Rigged {len(plans)} limbs of '{obj.name}', the Mixamo skeleton "
+             f"{SKELETON.relative_to(ROOT).as_posix()}:"]
+    for plan in plans:
+        limb = labels[plan.chain[-1]]
+        lines.append(f"  {limb.label}: IK on {' > '.join(plan.chain)}")
+        if plan.handle_parent:
+            follows = f"follows {plan.handle_parent}: the {limb.extremity} goes with the body"
+        else:
+            follows = (f"has no parent bone (only the armature object moves it): the {limb.extremity} "
+                       "stays planted when the body moves")
+        lines.append(f"    IK handle {plan.handle} {follows}")
+        if plan.pole:
+            lines.append(f"    pole {plan.pole}: the {limb.joint} points at it")
+        if plan.clone and plan.extremity:
+            lines.append(f"    {plan.extremity} copies the rotation of {plan.clone}, on the handle")
+        lines.extend(f"    warning: {note}" for note in plan.notes)
+    lines.append("In Blender, move the IK handles (blue); each handle's ik_fk property switches its limb "
+                 "between IK (1) and FK (0).")
+    return lines
 
 
 def main() -> int:
     args = arguments()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
     ik_rigger.register()
     obj = load_character()
     try:
-        plans = build_limbs(obj, [(last, LimbOptions()) for last in LIMBS])
+        plans = rig(obj)
     except RigError as error:
-        print(f"rig_sample: {error.message}", file=sys.stderr)
+        print(f"rig_sample: could not rig the sample: {error.message}", file=sys.stderr)
         return 1
-    for plan in plans:
-        print(plan.describe())
+    print("\n".join(summary(obj, plans)))
+
     args.out.mkdir(parents=True, exist_ok=True)
     blend = args.out / "sample_rigged.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
-    print(f"rig_sample: wrote {blend}")
-    try:
-        import rig_picture
-    except ImportError as error:
-        print(f"rig_sample: no picture ({error}); the project's environment has matplotlib: scripts/rig_sample.sh")
-        return 0
-    picture = rig_picture.draw_rig(obj, args.out / "sample_rig.png", posed=lambda: pose_limbs(obj),
-                                   title="IK Rigger: sample character")
-    print(f"rig_sample: wrote {picture}")
+    with quiet():
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
+    if not args.no_picture:
+        try:
+            picture = draw(obj, args.out / "sample_rig.png")
+        except ImportError as error:
+            print(f"rig_sample: no picture ({error}); the project's environment has matplotlib: "
+                  "scripts/rig_sample.sh", file=sys.stderr)
+        else:
+            written.append((picture, "the rig at rest and posed, front and side"))
+            if args.update_docs:
+                shutil.copyfile(picture, DOCS_PICTURE)
+                written.append((DOCS_PICTURE, "README's picture, refreshed"))
+    print("Wrote:")
+    width = max(len(str(path)) for path, _ in written)
+    print("\n".join(f"  {str(path):<{width}}  {what}" for path, what in written))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if not bpy.app.binary_path:
+        # As the PyPI module, leave as scripts/rig_batch.py does, without Blender's exit cleanup:
+        # bpy 4.2 crashes in it once an add-on is registered. That cleanup would also remove
+        # Blender's temporary folder, so do that here.
+        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+        os._exit(status)
+    sys.exit(status)

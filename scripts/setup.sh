@@ -41,7 +41,7 @@ find_python() {
 requirement_modules() {
     case "$1" in
         blender-5.2) echo bpy pytest matplotlib ;;
-        blender-4.2) echo bpy pytest ;;
+        blender-4.2) echo bpy pytest matplotlib ;;
         lint) echo ruff mypy ;;
     esac
 }
