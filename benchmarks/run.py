@@ -26,12 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import batch, build_speed, common, evaluation, floor, plots, quality  # noqa: E402
+from benchmarks import bake, batch, build_speed, common, evaluation, floor, panel, plots, quality  # noqa: E402
 
 SECTIONS: dict[str, Callable[[Path, common.Settings], dict]] = {
     "build": build_speed.run,
     "evaluation": evaluation.run,
     "quality": quality.run,
+    "bake": lambda sources, settings: bake.run(settings),
+    "panel": lambda sources, settings: panel.run(settings),
     "batch": batch.run,
 }
 PLOTS: dict[str, Callable[[dict, str, Path], None]] = {
@@ -92,6 +94,16 @@ def checks(results: dict) -> list[dict[str, object]]:
         check("worst reach error (fraction of chain)", worst["reach_fraction"], targets["reach_fraction"],
               f"<= {targets['reach_fraction']:g}")
         check("knee/elbow flips", worst["flips"], targets["flips"], "0")
+    if "bake" in results:
+        result = results["bake"]
+        check("bake of four limbs over playing the frames", result["bake_over_play"]["median"],
+              bake.TARGET_PLAY, f"<= {bake.TARGET_PLAY}x")
+        # The other way round: the per-key loop must cost at least TARGET_LOOP bakes.
+        check("bake over the snap-and-key loop", 1.0 / result["loop_over_bake"]["median"], 1.0 / bake.TARGET_LOOP,
+              f">= {bake.TARGET_LOOP}x less")
+    if "panel" in results:
+        draw_ms = results["panel"]["draw"]["median"] * 1e3
+        check("Build panel redraw, 1,500 bones (ms)", draw_ms, panel.TARGET_MS, f"<= {panel.TARGET_MS} ms")
     return found
 
 
@@ -192,6 +204,22 @@ def table(results: dict, diagnostics: bool = True) -> str:
                     f"{_met(worst['reach_fraction'], targets['reach_fraction'])} |")
         rows.append(f"| Knee/elbow flips over the same targets | {worst['flips']} | - | - | 0 | "
                     f"{_met(worst['flips'], targets['flips'])} |")
+    if "bake" in results:
+        result = results["bake"]
+        frames, limbs = result["frames"], result["limbs"]
+        rows.append(f"| Bake {limbs} limbs of a {frames}-frame capture, FK to IK | {_ms(result['bake'])} | "
+                    f"playing the frames: {_ms(result['play'])} | {_x(result['bake_over_play'])} | "
+                    f"<= {bake.TARGET_PLAY}x | {_met(result['bake_over_play']['median'], bake.TARGET_PLAY)} |")
+        rows.append(f"| The same bake by snapping and keying each frame (what it saves) | {_ms(result['bake'])} | "
+                    f"loop: {_ms(result['key_loop'])} | loop / bake {_x(result['loop_over_bake'], 1)} | "
+                    f">= {bake.TARGET_LOOP}x | "
+                    f"{'yes' if result['loop_over_bake']['median'] >= bake.TARGET_LOOP else '**NO**'} |")
+    if "panel" in results:
+        result = results["panel"]
+        draw_ms = result["draw"]["median"] * 1e3
+        rows.append(f"| Build panel redraw, {result['bones']} bones (first draw after a change: "
+                    f"{result['first_draw'] * 1e3:.1f} ms) | {_spread(result['draw'], 1e3, ' ms', 3)} | - | - | "
+                    f"<= {panel.TARGET_MS} ms | {_met(draw_ms, panel.TARGET_MS)} |")
     if "batch" in results:
         result = results["batch"]
         for size in result["sizes"]:
@@ -286,7 +314,8 @@ def main(argv: list[str]) -> int:
     (args.out / "latest.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     machine = common.machine_line(info)
     for name in results:
-        PLOTS[name](results[name], machine, args.out / f"{name}.png")
+        if name in PLOTS:
+            PLOTS[name](results[name], machine, args.out / f"{name}.png")
 
     print()
     print(f"Machine: {machine}" + (" (--quick)" if args.quick else ""))

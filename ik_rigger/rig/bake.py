@@ -284,11 +284,27 @@ def _key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bas
         write_keys(obj, prefix + path, axis, name, frames, values, interpolation, journal)
 
 
+class _Local:
+    """Turns armature-space poses of one bone into its local (basis) matrices.
+
+    For a bone that inherits fully: basis = (parent pose @ parent rest⁻¹ @ rest)⁻¹ @ pose;
+    the rest part is worked out once, not per frame.
+    """
+
+    def __init__(self, rest: Matrix, parent_rest: Matrix | None) -> None:
+        self.offset = parent_rest.inverted() @ rest if parent_rest is not None else None
+        self.rest_inverse = rest.inverted()
+
+    def basis(self, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
+        if parent_pose is None or self.offset is None:
+            return self.rest_inverse @ pose
+        return (parent_pose @ self.offset).inverted() @ pose
+
+
 def _basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_rest: Matrix | None) -> Matrix:
     """The local (basis) matrix giving a bone that inherits fully the armature-space ``pose``."""
-    if parent_pose is None or parent_rest is None:
-        return rest.inverted() @ pose
-    return (parent_pose @ parent_rest.inverted() @ rest).inverted() @ pose
+    return _Local(rest, parent_rest).basis(pose, parent_pose)
+
 
 
 # FK to IK ------------------------------------------------------------------------------
@@ -332,33 +348,34 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
 
     handle_rest = bones[handle].matrix_local
     handle_parent, handle_parent_rest = parent_of(handle)
+    handle_local = _Local(handle_rest, handle_parent_rest)
+    # The handle turns like the extremity (through its clone), or like the last chain bone.
+    follows = parts.extremity if parts.extremity and parts.clone else chain[-1]
+    to_handle = (bones[parts.clone].matrix_local if follows != chain[-1] else last.matrix_local).inverted() \
+        @ handle_rest
+    tip = Vector((0.0, last.length, 0.0))
+    ends = [pose @ tip for pose in poses[chain[-1]]]
     handle_poses = []
     handle_bases = []
-    for number in range(len(frames)):
-        end = poses[chain[-1]][number] @ Vector((0.0, last.length, 0.0))
-        if parts.extremity and parts.clone:
-            wanted = poses[parts.extremity][number] @ bones[parts.clone].matrix_local.inverted() @ handle_rest
-        else:
-            wanted = poses[chain[-1]][number] @ last.matrix_local.inverted() @ handle_rest
+    for number, end in enumerate(ends):
+        wanted = poses[follows][number] @ to_handle
         wanted.translation = end
         handle_poses.append(wanted)
-        parent_pose = poses[handle_parent][number] if handle_parent else None
-        handle_bases.append(_basis(wanted, handle_rest, parent_pose, handle_parent_rest))
+        handle_bases.append(handle_local.basis(wanted, poses[handle_parent][number] if handle_parent else None))
     _key_transforms(obj, handle, frames, handle_bases, interpolation, journal)
     made_poses = {handle: handle_poses}
     if parts.clone and parts.extremity:
-        clone_rest = bones[parts.clone].matrix_local
-        bases = [_basis(poses[parts.extremity][number], clone_rest, handle_poses[number], handle_rest)
-                 for number in range(len(frames))]
+        clone_local = _Local(bones[parts.clone].matrix_local, handle_rest)
+        bases = [clone_local.basis(pose, handle_poses[number]) for number, pose in enumerate(poses[parts.extremity])]
         _key_transforms(obj, parts.clone, frames, bases, interpolation, journal)
     if parts.pole:
         pole_rest = bones[parts.pole].matrix_local
         pole_parent, pole_parent_rest = parent_of(parts.pole)
         distance = max((pole_rest.translation - bones[chain[0]].head_local).length, 1e-6)
+        pole_local = _Local(pole_rest, pole_parent_rest)
         bases = []
-        for number in range(len(frames)):
+        for number, end in enumerate(ends):
             root = poses[chain[0]][number]
-            end = poses[chain[-1]][number] @ Vector((0.0, last.length, 0.0))
             position = _pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(), end,
                                  ik.pole_angle, distance)
             if pole_parent is None:
@@ -366,10 +383,10 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
             else:
                 parent_pose = made_poses[pole_parent][number] if pole_parent in made_poses else \
                     poses[pole_parent][number]
-            follows = (parent_pose @ pole_parent_rest.inverted() @ pole_rest) if parent_pose is not None \
-                and pole_parent_rest is not None else pole_rest.copy()
-            follows.translation = position
-            bases.append(_basis(follows, pole_rest, parent_pose, pole_parent_rest))
+            placed = (parent_pose @ pole_local.offset) if parent_pose is not None and pole_local.offset is not None \
+                else pole_rest.copy()
+            placed.translation = position
+            bases.append(pole_local.basis(placed, parent_pose))
         _key_transforms(obj, parts.pole, frames, bases, interpolation, journal)
     return len(frames)
 
@@ -386,8 +403,9 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
     for name in names:
         bone = bones[name]
         parent = bone.parent
-        bases = [_basis(poses[name][n], bone.matrix_local, poses[parent.name][n] if parent else None,
-                        parent.matrix_local if parent else None) for n in range(len(recording.frames))]
+        local = _Local(bone.matrix_local, parent.matrix_local if parent else None)
+        bases = [local.basis(pose, poses[parent.name][number] if parent else None)
+                 for number, pose in enumerate(poses[name])]
         stretched = any(abs(value - 1.0) > 1e-5 for basis in bases for value in basis.to_scale())
         _key_transforms(obj, name, recording.frames, bases, interpolation, journal,
                         location=not bone.use_connect, scale=stretched)
