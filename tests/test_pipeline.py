@@ -527,3 +527,50 @@ def test_batch_outputs_play_without_the_addon_and_earlier_rigs_come_out_upgraded
     shin = (Vector((0.2, 0.0, 0.1)) - Vector((0.2, -0.05, 0.55))).length  # helpers.leg_bones
     end = as_matrix(after["shin.L"]) @ Vector((0.0, shin, 0.0))
     assert (end - as_matrix(after["foot_IK.L"]).translation).length < 1e-3 * 0.9
+
+
+def _delete_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
+    pose_bone = obj.pose.bones[owner]
+    pose_bone.constraints.remove(pose_bone.constraints[name])
+
+
+DAMAGE = {
+    "handle deleted": lambda obj: _delete_bone(obj, "foot_IK.L"),
+    "pole deleted": lambda obj: _delete_bone(obj, "shin_IK_pole.L"),
+    "clone deleted": lambda obj: _delete_bone(obj, "foot_IK_clone.L"),
+    "IK constraint deleted": lambda obj: _delete_constraint(obj, "shin.L", "IK Rigger IK"),
+    "chain and made bones renamed": lambda obj: [
+        setattr(obj.data.bones[old], "name", new) for old, new in (
+            ("thigh.L", 'thigh "upper".L'), ("shin.L", "shin.L.001"), ("foot_IK.L", "handle"),
+            ("shin_IK_pole.L", "pole"), ("foot_IK_clone.L", "clone"))],
+}
+OPERATORS = [
+    ("snap_fk_to_ik", {}), ("snap_ik_to_fk", {"keyframe": True}), ("fk_pivot", {}), ("fk_pivot", {}),
+    ("select_limb_bones", {"part": "HANDLE"}), ("select_limb_bones", {"part": "POLE"}),
+    ("select_limb_bones", {"part": "CHAIN"}), ("reset_pole_angle", {}), ("bake", {"frame_start": 1, "frame_end": 3}),
+    ("upgrade_rig", {}), ("rebuild_limb", {}), ("build_ik", {}), ("remove_ik", {}),
+]
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_no_operator_raises_on_a_rig_the_user_damaged(damage):
+    """Every operator either works or says what is wrong; none ends in a Python traceback."""
+    obj = rig_both_legs()
+    DAMAGE[damage](obj)
+    chain_bone = next(name for name in ("shin.L", "shin.L.001") if name in obj.data.bones)
+    ran = []
+    for name, options in OPERATORS:
+        set_active_bone(obj, chain_bone if name != "fk_pivot" else next(
+            bone for bone in ("thigh.L", 'thigh "upper".L') if bone in obj.data.bones))
+        operator = getattr(bpy.ops.ik_rigger, name)
+        if not operator.poll():
+            continue
+        ran.append(name)
+        try:
+            operator(**options)
+        except RuntimeError as error:
+            assert "Traceback" not in str(error), (name, str(error))
+    # The limb's own tools all ran (the upgrade has nothing to do on a current rig).
+    assert set(ran) >= {name for name, _ in OPERATORS} - {"upgrade_rig"}, ran
+    for panel in (ui.IKRIG_PT_limbs, ui.IKRIG_PT_joints, ui.IKRIG_PT_build):
+        draw(panel, obj)
