@@ -304,13 +304,15 @@ def _restore_edit_state(armature: bpy.types.Armature, name: str, state: dict) ->
         bone[records.MARK] = state["mark"]
 
 
-def _log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.EditBone) -> None:
+def log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.EditBone) -> None:
+    """Edit mode: log the edit bone's state, so a rollback gives it back (or makes it again)."""
     state = _edit_state(bone)
     name = bone.name
     journal.edit(lambda edit_bones: _restore_edit_state(armature, name, state))
 
 
-def _new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
+def new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
+    """Edit mode: a new bone named exactly ``name``, logged so a rollback deletes it."""
     bone = edit_bones.new(name)
     made = bone.name
     journal.edit(lambda bones: bones.remove(bones[made]) if made in bones else None)
@@ -332,7 +334,7 @@ def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
     return str(number)
 
 
-def _collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
+def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
     """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
     rig = obj.ik_rigger
     armature = obj.data
@@ -393,9 +395,9 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
         for new in limb_plan.new_bones:
             if new.name in reused:
                 bone = edit_bones[new.name]
-                _log_bone(journal, armature, bone)
+                log_bone(journal, armature, bone)
             else:
-                bone = _new_bone(journal, edit_bones, new.name)
+                bone = new_bone(journal, edit_bones, new.name)
             bone.use_connect = False
             bone.head = new.head
             bone.tail = new.tail
@@ -405,7 +407,7 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
             for collection in list(bone.collections):
                 collection.unassign(bone)
             attribute = "mechanism_collection" if new.role == ROLE_CLONE else "controls_collection"
-            _collection(obj, attribute, new.collection, journal).assign(bone)
+            bone_collection(obj, attribute, new.collection, journal).assign(bone)
             if new.role == ROLE_CLONE:
                 bone.roll = edit_bones[limb_plan.extremity].roll
             records.mark(bone, uid, new.role)
@@ -415,7 +417,7 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
         if unwanted:
             for bone in edit_bones:
                 if bone.name in unwanted or (bone.parent is not None and bone.parent.name in unwanted):
-                    _log_bone(journal, armature, bone)
+                    log_bone(journal, armature, bone)
             notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
             for name in unwanted:
                 edit_bones.remove(edit_bones[name])
@@ -432,7 +434,7 @@ def _prebend(journal: Journal, armature: bpy.types.Armature, limb_plan: LimbPlan
     # Record every original first: moving a tail drags a connected child's head.
     for bone in edit_bones:
         if bone.name in edited or (bone.use_connect and bone.parent is not None and bone.parent.name in edited):
-            _log_bone(journal, armature, bone)
+            log_bone(journal, armature, bone)
             if bone.name in edited:
                 originals.setdefault(bone.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
     for edit in limb_plan.bone_edits:

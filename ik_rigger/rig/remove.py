@@ -52,7 +52,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         if keep_motion:
             removal.messages.extend(_bake_back(obj, limb, parts))
         strip_constraints(obj, limb, parts)
-        removal.messages.extend(_release_user_constraints(obj, made))
+        removal.messages.extend(release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made)
         drop_empty_animation_data(obj)
         # Objects parented to a pre-bent bone stay where they are when it gets its rest back.
@@ -77,7 +77,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         modes.set_mode(obj, modes.data_mode(original))
         rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
-        _remove_empty_collections(obj)
+        remove_empty_collections(obj)
     return removal
 
 
@@ -117,7 +117,7 @@ def _aims(constraint: bpy.types.Constraint, obj: bpy.types.Object, made: set[str
     return next((subtarget for target, subtarget in pairs if target == obj and subtarget in made), None)
 
 
-def _release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]:
+def release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]:
     """Mute the user's constraints that aim at a bone about to be removed, and say so.
 
     They are kept (they are the user's work) but muted: aimed at nothing, a Copy or
@@ -137,7 +137,7 @@ def _release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str
     return messages
 
 
-def _remove_empty_collections(obj: bpy.types.Object) -> None:
+def remove_empty_collections(obj: bpy.types.Object) -> None:
     rig = obj.ik_rigger
     armature = obj.data
     for attribute in ("controls_collection", "mechanism_collection"):
