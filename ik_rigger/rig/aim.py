@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 import bpy
 
 from ..core import aim as core_aim
-from ..core import naming
 from ..core.errors import RigError
 from . import modes, records
 from .animation import bone_paths, remove_fcurves
-from .build import bone_collection, drop_empty_animation_data, log_bone, new_bone, reparent_children
+from .build import drop_empty_animation_data, place_made_bones, reparent_children
 from .checks import check_armature
 from .constraints import add_constraint, configure
 from .journal import Journal
@@ -182,28 +181,7 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
 def _edit_bones(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, uid: str, reused: set[str],
                 journal: Journal) -> None:
     """Edit mode: make the plan's bones, or move a rebuilt rig's own in place."""
-    armature = obj.data
-    edit_bones = armature.edit_bones
-    for new in aim_plan.new_bones:
-        if new.name in reused:
-            bone = edit_bones[new.name]
-            log_bone(journal, armature, bone)
-        else:
-            bone = new_bone(journal, edit_bones, new.name)
-        bone.use_connect = False
-        bone.head = new.head
-        bone.tail = new.tail
-        bone.align_roll(new.z_axis)
-        bone.use_deform = False
-        bone.color.palette = new.palette
-        for collection in list(bone.collections):
-            collection.unassign(bone)
-        attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
-            else "mechanism_collection"
-        bone_collection(obj, attribute, new.collection, journal).assign(bone)
-        records.mark(bone, uid, new.role)
-    for new in aim_plan.new_bones:
-        edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
+    place_made_bones(obj, aim_plan.new_bones, uid, reused, journal)
 
 
 def _driver_state(obj: bpy.types.Object, constraint: bpy.types.Constraint) -> str | None:

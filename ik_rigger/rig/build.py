@@ -334,6 +334,34 @@ def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
     return str(number)
 
 
+def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
+                     journal: Journal) -> None:
+    """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
+    rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
+    with their rig's ``uid`` and role, then parented."""
+    armature = obj.data
+    edit_bones = armature.edit_bones
+    for new in planned:
+        if new.name in reused:
+            bone = edit_bones[new.name]
+            log_bone(journal, armature, bone)
+        else:
+            bone = new_bone(journal, edit_bones, new.name)
+        bone.use_connect = False
+        bone.head = new.head
+        bone.tail = new.tail
+        bone.align_roll(new.z_axis)
+        bone.use_deform = False
+        bone.color.palette = new.palette
+        for collection in list(bone.collections):
+            collection.unassign(bone)
+        attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS else "mechanism_collection"
+        bone_collection(obj, attribute, new.collection, journal).assign(bone)
+        records.mark(bone, uid, new.role)
+    for new in planned:
+        edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
+
+
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
     """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
     rig = obj.ik_rigger
@@ -392,27 +420,10 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
         uid = entry.uid if entry is not None else _new_uid(obj, journal)
         uids.append(uid)
         reused = set(entry.parts.made.values()) if entry is not None else set()
+        place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
         for new in limb_plan.new_bones:
-            if new.name in reused:
-                bone = edit_bones[new.name]
-                log_bone(journal, armature, bone)
-            else:
-                bone = new_bone(journal, edit_bones, new.name)
-            bone.use_connect = False
-            bone.head = new.head
-            bone.tail = new.tail
-            bone.align_roll(new.z_axis)
-            bone.use_deform = False
-            bone.color.palette = new.palette
-            for collection in list(bone.collections):
-                collection.unassign(bone)
-            attribute = "mechanism_collection" if new.role == ROLE_CLONE else "controls_collection"
-            bone_collection(obj, attribute, new.collection, journal).assign(bone)
             if new.role == ROLE_CLONE:
-                bone.roll = edit_bones[limb_plan.extremity].roll
-            records.mark(bone, uid, new.role)
-        for new in limb_plan.new_bones:
-            edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
+                edit_bones[new.name].roll = edit_bones[limb_plan.extremity].roll
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:
