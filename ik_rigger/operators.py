@@ -10,7 +10,8 @@ from mathutils import Vector
 
 from .core.chain import ChainSpec
 from .core.errors import RigError
-from .props import BEND_DIRECTION_ITEMS, LimbSettings
+from .core.options import BEND_DIRECTION_ITEMS
+from .props import LimbSettings
 from .rig import records
 from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
@@ -19,7 +20,7 @@ from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
 
-AXIS_ITEMS = BEND_DIRECTION_ITEMS[1:]
+AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 
 
 def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, need_bone: bool = True) -> bool:
@@ -62,21 +63,8 @@ Run it again on a rigged limb to update it in place"""
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
-        bones = context.active_object.data
-        for name in ("chain_length", "both_sides", "animation", "use_pole", "pole_parent", "pole_distance",
-                     "pole_angle_auto"):
-            layout.prop(self, name)
-        if not self.pole_angle_auto:
-            layout.prop(self, "pole_angle")
-        layout.prop(self, "handle_parent_mode")
-        if self.handle_parent_mode == "BONE":
-            layout.prop_search(self, "handle_parent", bones, "bones")
-        layout.prop(self, "extremity_mode")
-        if self.extremity_mode == "BONE":
-            layout.prop_search(self, "extremity_name", bones, "bones")
-        for name in ("copy_mode", "keep_extremity_constraints", "bend_direction", "prebend_straight",
-                     "fix_orientation", "iterations", "use_stretch", "use_rotation", "hinge_joints"):
-            layout.prop(self, name)
+        layout.prop(self, "both_sides")
+        self.draw_options(layout, context.active_object.data)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object

@@ -19,7 +19,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from .core import geometry, plan
+from .core import options
 from .rig import records
 
 
@@ -50,110 +50,67 @@ class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
                                 "Hinge Joints holds the bone; empty when it does not")
 
 
-COPY_MODE_ITEMS = [
-    ("ROTATION", "Rotation", "The extremity copies the rotation of its clone (the guide's setup)"),
-    ("ROTATION_SCALE", "Rotation and Scale",
-     "The extremity copies rotation and scale, so scaling the handle scales it"),
-    ("TRANSFORMS", "Transforms", "The extremity copies its clone's whole transform"),
-]
-PARENT_MODE_ITEMS = [
-    ("AUTO", "Automatic", "The bone above the chain's parent (the guide's Origin); none if there is none"),
-    ("NONE", "None", "No parent"),
-    ("BONE", "Bone", "The bone named below"),
-]
-EXTREMITY_MODE_ITEMS = [
-    ("AUTO", "Automatic", "The child of the last chain bone that continues the limb (foot or hand)"),
-    ("NONE", "None", "No extremity: no clone and no copy constraint"),
-    ("BONE", "Bone", "The bone named below"),
-]
-POLE_PARENT_ITEMS = [
-    ("ORIGIN", "Origin", "The pole follows the handle's parent, so it stays put when the handle moves"),
-    ("HANDLE", "Handle", "The pole follows the IK handle, so the knee or elbow turns with the foot or hand"),
-]
-ANIMATION_ITEMS = [
-    ("BAKE", "Bake onto the Controls", "Key the new handle, pole and clone from the motion, so the IK rig plays "
-     "the same (nothing happens on an armature without animation)"),
-    ("FK", "Leave Playing in FK", "Key the limb's IK/FK to FK, so it plays its own keys as before"),
-    ("IGNORE", "Ignore", "Leave the motion alone: the IK overrides the chain's keys"),
-]
-BEND_DIRECTION_ITEMS = [("AUTO", "Automatic", "Knees bend toward the foot, elbows backwards")] + [
-    (key, ("+" if key.endswith("POS") else "-") + key[0], f"Bend a straight chain toward armature {key[0]} "
-     f"{'positive' if key.endswith('POS') else 'negative'}") for key in geometry.AXES
-]
+def _blender_property(declared: options.Declared):
+    """The Blender property for one build option, from its one declaration."""
+    spec = declared.option
+    common = {"name": spec.label, "description": spec.description}
+    if spec.items:
+        return EnumProperty(items=list(spec.items), default=declared.default, **common)
+    if declared.kind == "bool":
+        return BoolProperty(default=declared.default, **common)
+    if declared.kind == "str":
+        return StringProperty(default=declared.default, **common)
+    limits = {}
+    if spec.minimum is not None:
+        limits["min" if spec.clamp else "soft_min"] = spec.minimum
+    if spec.maximum is not None:
+        limits["max" if spec.clamp else "soft_max"] = spec.maximum
+    if spec.soft_maximum is not None:
+        limits["soft_max"] = spec.soft_maximum
+    if declared.kind == "int":
+        return IntProperty(default=declared.default, **limits, **common)
+    return FloatProperty(default=declared.default, subtype=spec.subtype, **limits, **common)
 
 
 class LimbSettings:
-    """The options of one limb, shared by the build operator and each limb's record.
+    """The options of one limb, shared by the build operators, the sidebar's settings and each limb's record.
 
-    A mixin: Blender collects these annotations into every class that inherits it,
-    so the operator's redo panel and the stored record can never disagree.
+    A mixin: Blender collects these annotations into every class that inherits it. They
+    are made from ``core.options.LimbOptions``, where each option is declared once, so the
+    operators' redo panel, the stored record and the panel can never disagree.
     """
 
-    chain_length: IntProperty(name="Chain Length", description="Bones in the IK chain, ending at the active bone",
-                              default=2, min=2, soft_max=16)
-    use_pole: BoolProperty(name="Pole Target", description="Add a pole target in front of the middle joint",
-                           default=True)
-    pole_parent: EnumProperty(name="Pole Parent", description="What the pole target follows", items=POLE_PARENT_ITEMS)
-    pole_distance: FloatProperty(name="Pole Distance", description="How far the pole stands from the middle joint, "
-                                 "as a fraction of the chain's length", default=0.5, min=0.05, soft_max=3.0)
-    handle_parent_mode: EnumProperty(name="Handle Parent", description="What the IK handle follows",
-                                     items=PARENT_MODE_ITEMS)
-    handle_parent: StringProperty(name="Handle Parent Bone", description="The IK handle's parent when set to Bone")
-    extremity_mode: EnumProperty(name="Extremity", description="The foot or hand that stays planted with the handle",
-                                 items=EXTREMITY_MODE_ITEMS)
-    extremity_name: StringProperty(name="Extremity Bone", description="The extremity when set to Bone")
-    copy_mode: EnumProperty(name="Extremity Copies", description="What the extremity copies from its clone",
-                            items=COPY_MODE_ITEMS)
-    pole_angle_auto: BoolProperty(name="Automatic Pole Angle", description="Compute the pole angle from the rest "
-                                  "pose so nothing twists", default=True)
-    pole_angle: FloatProperty(name="Pole Angle", description="The pole angle when not automatic", subtype="ANGLE",
-                              min=-3.14159265, max=3.14159265)
-    bend_direction: EnumProperty(name="Bend Direction", description="Side a straight chain bends to (a bent chain "
-                                 "bends the way it already does)", items=BEND_DIRECTION_ITEMS)
-    prebend_straight: BoolProperty(name="Pre-bend Straight Chains", description="Bow a perfectly straight chain by "
-                                   "1 degree, ends fixed, so IK can bend it", default=True)
-    iterations: IntProperty(name="Iterations", description="IK solver iterations", default=500, min=1, max=10000)
-    use_stretch: BoolProperty(name="Stretch", description="Let the chain stretch to reach the handle", default=False)
-    animation: EnumProperty(name="Animation", description="What happens to motion already on the chain, its "
-                            "parents or the extremity", items=ANIMATION_ITEMS)
-    use_rotation: BoolProperty(name="Follow Handle Rotation", description="The chain also turns to match the "
-                               "handle's rotation (the IK constraint's Rotation), weighed by its Rotation Weight",
-                               default=False)
-    hinge_joints: BoolProperty(name="Hinge Joints", description="The middle joints bend only about their hinge, "
-                               "from straight to 150 degrees: a knee or elbow never bends backwards or sideways",
-                               default=False)
-    keep_extremity_constraints: BoolProperty(
-        name="Keep Extremity Constraints", description="Keep the extremity's own constraints and add IK Rigger's "
-        "after them (which override them while IK is on); off refuses to build over them", default=False)
-    fix_orientation: BoolProperty(
-        name="Fix Bone Orientation", description="Point the chain bones' tails at the next joint (the last one's "
-        "at the foot or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where "
-        "it is at rest, but existing poses and keys of those bones turn them differently", default=False)
+    __annotations__ = {declared.name: _blender_property(declared) for declared in options.schema()}
 
-    def to_options(self) -> plan.LimbOptions:
+    def to_options(self) -> options.LimbOptions:
         """These settings as core's plain options."""
-        return plan.LimbOptions(
-            chain_length=self.chain_length, use_pole=self.use_pole, pole_parent=self.pole_parent,
-            pole_distance=self.pole_distance, handle_parent_mode=self.handle_parent_mode,
-            handle_parent=self.handle_parent, extremity_mode=self.extremity_mode, extremity=self.extremity_name,
-            copy_mode=self.copy_mode, pole_angle_auto=self.pole_angle_auto, pole_angle=self.pole_angle,
-            bend_direction=self.bend_direction, prebend_straight=self.prebend_straight,
-            iterations=self.iterations, use_stretch=self.use_stretch,
-            keep_extremity_constraints=self.keep_extremity_constraints, animation=self.animation,
-            use_rotation=self.use_rotation, hinge_joints=self.hinge_joints,
-            fix_orientation=self.fix_orientation,
-        )
+        return options.LimbOptions(**{declared.name: getattr(self, declared.name)
+                                      for declared in options.schema()})
 
-    def set_options(self, options: plan.LimbOptions) -> None:
+    def draw_options(self, layout: bpy.types.UILayout, armature: bpy.types.Armature, panel: str = "") -> None:
+        """Lay the options out as declared: those of ``panel`` ("basic", "advanced"; all when empty),
+        each shown only when it applies, bone names picked from ``armature``'s bones."""
+        for declared in options.schema():
+            spec = declared.option
+            if panel and spec.panel != panel:
+                continue
+            if spec.shown_when is not None and getattr(self, spec.shown_when[0]) != spec.shown_when[1]:
+                continue
+            if spec.bone:
+                layout.prop_search(self, declared.name, armature, "bones")
+            else:
+                layout.prop(self, declared.name)
+
+    def set_options(self, values: options.LimbOptions) -> None:
         """Store core's plain options in these settings.
 
         Only values that differ are written: an unset property costs nothing, and
         Blender copies every stored one on each update of the object.
         """
-        for key, value in options.__dict__.items():
-            name = "extremity_name" if key == "extremity" else key
-            if getattr(self, name) != value:
-                setattr(self, name, value)
+        for declared in options.schema():
+            value = getattr(values, declared.name)
+            if getattr(self, declared.name) != value:
+                setattr(self, declared.name, value)
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import bpy
 
-from . import aim_operators, operators, pose_operators
+from . import aim_operators, ground_operators, operators, pose_operators
+from .core import options
 from .core.aim import AIM
 from .core.errors import RigError
 from .core.plan import plan_limb
@@ -17,12 +18,8 @@ from .rig.aim import find_aim_rigs
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import needs_upgrade
 
-# The build options shown first; the rest sit in the closed "Advanced" sub-panel.
-_BASIC_OPTIONS = ("chain_length", "use_pole", "pole_parent", "extremity_mode", "copy_mode", "both_sides",
-                  "animation")
-_ADVANCED_OPTIONS = ("pole_distance", "handle_parent_mode", "pole_angle_auto", "bend_direction",
-                     "prebend_straight", "iterations", "use_stretch", "use_rotation", "keep_extremity_constraints")
-_ALL_OPTIONS = _BASIC_OPTIONS + _ADVANCED_OPTIONS + ("handle_parent", "extremity_name", "pole_angle")
+# Every build option's name: what the Build button carries and the preview depends on.
+_ALL_OPTIONS = (*(declared.name for declared in options.schema()), "both_sides")
 
 
 class IKRIG_PT_sidebar:
@@ -125,10 +122,8 @@ class IKRIG_PT_build(IKRIG_PT_sidebar, bpy.types.Panel):
                 box.label(text=line)
         layout.use_property_split = True
         layout.use_property_decorate = False
-        for name in _BASIC_OPTIONS:
-            layout.prop(settings, name)
-        if settings.extremity_mode == "BONE":
-            layout.prop_search(settings, "extremity_name", obj.data, "bones")
+        settings.draw_options(layout, obj.data, "basic")
+        layout.prop(settings, "both_sides")
         button = layout.operator(operators.IKRIG_OT_build_ik.bl_idname, icon="CON_KINEMATIC")
         for name in _ALL_OPTIONS:
             setattr(button, name, getattr(settings, name))
@@ -151,12 +146,7 @@ class IKRIG_PT_build_advanced(IKRIG_PT_sidebar, bpy.types.Panel):
         layout.use_property_decorate = False
         obj = context.active_object
         settings = obj.ik_rigger.build_settings
-        for name in _ADVANCED_OPTIONS:
-            layout.prop(settings, name)
-        if settings.handle_parent_mode == "BONE":
-            layout.prop_search(settings, "handle_parent", obj.data, "bones")
-        if not settings.pole_angle_auto:
-            layout.prop(settings, "pole_angle")
+        settings.draw_options(layout, obj.data, "advanced")
 
 
 class IKRIG_UL_limbs(bpy.types.UIList):
@@ -335,6 +325,21 @@ class IKRIG_PT_aim(IKRIG_PT_sidebar, bpy.types.Panel):
                 box.prop(control, f'["{AIM}"]', text=f"Aim ({control.name})", slider=True)
 
 
+class IKRIG_PT_ground(IKRIG_PT_sidebar, bpy.types.Panel):
+    """Feet on the ground: the character's ground mesh and planting its feet on it."""
+
+    bl_label = "Ground"
+    bl_parent_id = "IKRIG_PT_main"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.prop(context.active_object.ik_rigger, "ground")
+        column = layout.column(align=True)
+        column.operator(ground_operators.IKRIG_OT_plant_feet.bl_idname, icon="SNAP_FACE").frames = "CURRENT"
+        column.operator(ground_operators.IKRIG_OT_plant_feet.bl_idname, text="Plant Feet over Frame Range",
+                        icon="REC").frames = "RANGE"
+
+
 class IKRIG_MT_menu(bpy.types.Menu):
     """IK Rigger's operators, in the Pose and Armature menus."""
 
@@ -343,7 +348,8 @@ class IKRIG_MT_menu(bpy.types.Menu):
 
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
-        for operator in operators.classes + pose_operators.classes + aim_operators.classes:
+        for operator in (operators.classes + pose_operators.classes + aim_operators.classes
+                         + ground_operators.classes):
             layout.operator(operator.bl_idname)
 
 
@@ -382,4 +388,4 @@ def unregister_menus() -> None:
 
 classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_joints,
            IKRIG_PT_solver, IKRIG_PT_pose,
-           IKRIG_PT_aim, IKRIG_MT_menu)
+           IKRIG_PT_aim, IKRIG_PT_ground, IKRIG_MT_menu)

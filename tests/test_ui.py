@@ -3,7 +3,7 @@ property and operator against Blender's real RNA, and never changes data."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from types import MethodType, SimpleNamespace
 
 import bpy
 import pytest
@@ -11,6 +11,7 @@ from helpers import both_legs, make_armature, same, set_active_bone, snapshot
 
 import ik_rigger
 from ik_rigger import ui
+from ik_rigger.core import options
 
 
 class OperatorButton:
@@ -146,7 +147,8 @@ def test_every_operator_is_in_the_menu_and_the_menu_in_pose_and_armature_menus()
     log: list = []
     ui.IKRIG_MT_menu.draw(SimpleNamespace(layout=RecordingLayout(log)), bpy.context)
     drawn = {entry[1] for entry in log if entry[0] == "operator"}
-    registered = {cls.bl_idname for cls in ik_rigger.operators.classes + ik_rigger.pose_operators.classes}
+    registered = {cls.bl_idname for cls in ik_rigger.operators.classes + ik_rigger.pose_operators.classes
+                  + ik_rigger.aim_operators.classes + ik_rigger.ground_operators.classes}
     assert registered == drawn
     assert {name for name in dir(bpy.ops.ik_rigger)} >= {idname.split(".")[1] for idname in registered}
     for host in ("VIEW3D_MT_pose", "VIEW3D_MT_edit_armature"):
@@ -158,8 +160,11 @@ def test_every_operator_is_in_the_menu_and_the_menu_in_pose_and_armature_menus()
 
 def test_build_operator_redo_panel_draws_real_properties(rigged):
     log: list = []
-    operator = SimpleNamespace(layout=RecordingLayout(log), pole_angle_auto=False, handle_parent_mode="BONE",
-                               extremity_mode="BONE", bl_rna=bpy.ops.ik_rigger.build_ik.get_rna_type())
+    values = {declared.name: declared.default for declared in options.schema()}
+    values.update(pole_angle_auto=False, handle_parent_mode="BONE", extremity_mode="BONE")
+    operator = SimpleNamespace(layout=RecordingLayout(log), bl_rna=bpy.ops.ik_rigger.build_ik.get_rna_type(),
+                               **values)
+    operator.draw_options = MethodType(ik_rigger.props.LimbSettings.draw_options, operator)
     ik_rigger.operators.IKRIG_OT_build_ik.draw(operator, SimpleNamespace(active_object=rigged))
     drawn = {entry[2] for entry in log if entry[0] == "prop"}
     assert {"chain_length", "pole_angle", "handle_parent", "extremity_name", "copy_mode"} <= drawn

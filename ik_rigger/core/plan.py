@@ -17,6 +17,7 @@ from mathutils import Vector
 from . import body, geometry, naming, orient
 from .checks import MAX_CHAIN_BONES, check_chain
 from .errors import RigError
+from .options import LimbOptions, check
 
 # The guide's colours, as Blender bone colour palettes.
 PALETTE_CHAIN = "THEME01"  # red
@@ -34,10 +35,6 @@ CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
 CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
 CONSTRAINT_COPY_LOCATION = "IK Rigger Copy Location"
 
-COPY_MODES = ("ROTATION", "ROTATION_SCALE", "TRANSFORMS")
-PARENT_MODES = ("AUTO", "NONE", "BONE")
-POLE_PARENTS = ("ORIGIN", "HANDLE")
-BEND_DIRECTIONS = ("AUTO", *geometry.AXES)
 
 
 @dataclass(frozen=True)
@@ -103,32 +100,6 @@ class Skeleton:
     def without(self, names: Collection[str]) -> Skeleton:
         """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
-
-
-@dataclass(frozen=True)
-class LimbOptions:
-    """What a user can choose for one limb; the defaults are the guide's rig."""
-
-    chain_length: int = 2
-    use_pole: bool = True
-    pole_parent: str = "ORIGIN"
-    pole_distance: float = 0.5  # as a fraction of the chain's length
-    handle_parent_mode: str = "AUTO"
-    handle_parent: str = ""
-    extremity_mode: str = "AUTO"
-    extremity: str = ""
-    copy_mode: str = "ROTATION"
-    pole_angle_auto: bool = True
-    pole_angle: float = 0.0  # radians, used when pole_angle_auto is off
-    bend_direction: str = "AUTO"
-    prebend_straight: bool = True
-    iterations: int = 500
-    use_stretch: bool = False
-    keep_extremity_constraints: bool = False
-    fix_orientation: bool = False
-    animation: str = "BAKE"  # what happens to motion already on the armature: BAKE, FK or IGNORE
-    use_rotation: bool = False  # the chain also follows the handle's rotation
-    hinge_joints: bool = False  # middle joints bend about their hinge only, within a natural range
 
 
 @dataclass(frozen=True)
@@ -271,7 +242,7 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
         return None
     if options.extremity_mode == "AUTO":
         return automatic_extremity(skeleton, chain[-1])
-    name = options.extremity
+    name = options.extremity_name
     if name not in skeleton:
         raise RigError("is not a bone of this armature", bone=name,
                        hint="Name an existing bone as the extremity, or set the extremity to automatic or none.")
@@ -446,16 +417,7 @@ def _check_options(options: LimbOptions, last: str) -> None:
     if options.chain_length > MAX_CHAIN_BONES:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
-    checks = (
-        (options.copy_mode, COPY_MODES, "copy mode"),
-        (options.handle_parent_mode, PARENT_MODES, "handle parent mode"),
-        (options.extremity_mode, PARENT_MODES, "extremity mode"),
-        (options.pole_parent, POLE_PARENTS, "pole parent"),
-        (options.bend_direction, BEND_DIRECTIONS, "bend direction"),
-    )
-    for value, allowed, what in checks:
-        if value not in allowed:
-            raise RigError(f"unknown {what} '{value}'", bone=last, hint=f"Use one of: {', '.join(allowed)}.")
+    check(options, last)
 
 
 def _axis_words(direction: Vector) -> str:

@@ -21,6 +21,7 @@ def detected_requests(
         if taken & set(limb.chain):
             continue
         options = replace(defaults, chain_length=len(limb.chain),
-                          extremity_mode="BONE" if limb.extremity else "NONE", extremity=limb.extremity or "")
+                          extremity_mode="BONE" if limb.extremity else "NONE",
+                          extremity_name=limb.extremity or "")
         requests.append((limb.last, options))
     return requests, detection

@@ -31,6 +31,7 @@ from ..core.plan import (
     ConstraintPlan,
     LimbOptions,
     LimbPlan,
+    NewBone,
     Skeleton,
     automatic_extremity,
     chain_ending_at,
@@ -696,7 +697,7 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
         options,
         bend_direction=flip.get(options.bend_direction, options.bend_direction),
         handle_parent=naming.flip_name(options.handle_parent, names) or options.handle_parent,
-        extremity=naming.flip_name(options.extremity, names) or options.extremity,
+        extremity_name=naming.flip_name(options.extremity_name, names) or options.extremity_name,
     )
     chain = chain_ending_at(skeleton, last, options.chain_length)
     other_chain = skeleton.lineage(other, options.chain_length)[::-1]
@@ -704,7 +705,7 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if options.extremity_mode == "AUTO":
         extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
     elif options.extremity_mode == "BONE":
-        extremities = options.extremity, mirrored.extremity
+        extremities = options.extremity_name, mirrored.extremity_name
     check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
     return other, mirrored
 
