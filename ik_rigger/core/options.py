@@ -114,6 +114,9 @@ class LimbOptions:
         "or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where it is at "
         "rest, but existing poses and keys of those bones turn them differently")
     iterations: int = option(500, "Iterations", "IK solver iterations", minimum=1, maximum=10000)
+    shapes: bool = option(True, "Bone Shapes", "Give the IK handle and the pole custom shapes (a ring and a "
+                          "diamond, sized to the limb), kept in one hidden collection shared by every rig in the "
+                          "file")
     use_stretch: bool = option(False, "Stretch", "Let the chain stretch to reach the handle")
     use_rotation: bool = option(False, "Follow Handle Rotation", "The chain also turns to match the handle's "
                                 "rotation (the IK constraint's Rotation), weighed by its Rotation Weight")

@@ -37,7 +37,7 @@ from ..core.plan import (
     chain_ending_at,
     plan_limb,
 )
-from . import bake, modes, records
+from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .checks import check_armature, check_limb
 from .constraints import add_constraint, configure
@@ -95,6 +95,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         except BaseException:
             journal.rollback()
             raise
+    shapes.drop_unused()  # a rebuild with shapes turned off may leave the last user of one
     return _noted(obj, plans, notes)
 
 
@@ -638,6 +639,11 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     for key in records.ensure_ik_fk(obj, handle):
         journal.data(lambda key=key: obj.pose.bones[handle].pop(key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
+    made = {new.role: new.name for new in limb_plan.new_bones}
+    if options.shapes:
+        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
+    else:
+        shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options)
     if limb.stretch:
         records.set_stretch(obj, limb, limb.stretch)

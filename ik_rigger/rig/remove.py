@@ -8,7 +8,7 @@ import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
-from . import bake, modes, records
+from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .animation import bone_paths, remove_fcurves
 from .build import drop_empty_animation_data, reparent_children
@@ -75,6 +75,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                 if child.use_connect:
                     child.head = edit_bone.tail
         modes.set_mode(obj, modes.data_mode(original))
+        shapes.drop_unused()
         rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         remove_empty_collections(obj)

@@ -1,0 +1,121 @@
+"""Custom bone shapes for the controls, made in code: no asset files.
+
+One wire mesh object per kind of control (a ring for the IK handle, a diamond for the
+pole), shared by every limb of every rig in the file and kept in one hidden collection.
+Objects and collection carry the ID property ``_ik_rigger_shape`` so they are found
+again after renames, never made twice, and removed with the last bone that uses them.
+A custom shape is plain Blender data: it shows where IK Rigger is not installed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import bpy
+
+from ..core.plan import ROLE_HANDLE, ROLE_POLE
+from .journal import Journal
+
+MARK = "_ik_rigger_shape"
+COLLECTION = "IK Rigger Shapes"
+_SEGMENTS = 24
+
+
+def _ring() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
+    """A flat ring around the bone's head, across the bone (the handle: grab it around the foot)."""
+    points = [(math.cos(2 * math.pi * i / _SEGMENTS), 0.0, math.sin(2 * math.pi * i / _SEGMENTS))
+              for i in range(_SEGMENTS)]
+    return points, [(i, (i + 1) % _SEGMENTS) for i in range(_SEGMENTS)]
+
+
+def _diamond() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
+    """An octahedron at the bone's head (the pole: a point to aim the knee at)."""
+    points = [(1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0),
+              (0.0, 0.0, -1.0)]
+    edges = [(a, b) for a in range(6) for b in range(a + 1, 6) if a // 2 != b // 2]
+    return points, edges
+
+
+# What each control looks like, and its size as a share of the bone's length.
+SHAPES = {ROLE_HANDLE: ("IK Handle", _ring, 1.2), ROLE_POLE: ("IK Pole", _diamond, 0.4)}
+
+
+def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Collection:
+    found = next((collection for collection in bpy.data.collections if collection.get(MARK)), None)
+    if found is not None:
+        return found
+    collection = bpy.data.collections.new(COLLECTION)
+    collection[MARK] = "collection"
+    collection.hide_viewport = True
+    collection.hide_render = True
+    scene.collection.children.link(collection)
+    if journal is not None:
+        journal.data(lambda: bpy.data.collections.remove(collection))
+    return collection
+
+
+def shape(role: str, scene: bpy.types.Scene, journal: Journal | None = None) -> bpy.types.Object:
+    """The shared shape object for a control of ``role``, made on first use."""
+    found = next((obj for obj in bpy.data.objects if obj.get(MARK) == role and obj.library is None), None)
+    if found is not None:
+        return found
+    label, make, _ = SHAPES[role]
+    points, edges = make()
+    mesh = bpy.data.meshes.new(f"{label} Shape")
+    mesh.from_pydata(points, edges, [])
+    obj = bpy.data.objects.new(f"{label} Shape", mesh)
+    obj[MARK] = role
+    _collection(scene, journal).objects.link(obj)
+    if journal is not None:
+        journal.data(lambda: _forget(obj, mesh))
+    return obj
+
+
+def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
+    bpy.data.objects.remove(obj)
+    bpy.data.meshes.remove(mesh)
+
+
+def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Scene, journal: Journal) -> None:
+    """Pose or Object mode: the made controls (role -> bone) get their custom shapes."""
+    for role, name in made.items():
+        if role not in SHAPES:
+            continue
+        pose_bone = obj.pose.bones[name]
+        before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
+
+        def undo(name: str = name, before: tuple = before) -> None:
+            restored = obj.pose.bones.get(name)
+            if restored is not None:
+                restored.custom_shape, restored.custom_shape_scale_xyz = before
+
+        journal.data(undo)
+        pose_bone.custom_shape = shape(role, scene, journal)
+        size = SHAPES[role][2]
+        pose_bone.custom_shape_scale_xyz = (size, size, size)
+
+
+def take_shapes(obj: bpy.types.Object, names: Iterable[str], journal: Journal) -> None:
+    """Pose or Object mode: the named bones lose IK Rigger's shapes (a rebuild with shapes off)."""
+    for name in names:
+        pose_bone = obj.pose.bones[name]
+        current = pose_bone.custom_shape
+        if current is None or not current.get(MARK):
+            continue
+        journal.data(lambda name=name, current=current: setattr(obj.pose.bones[name], "custom_shape", current))
+        pose_bone.custom_shape = None
+
+
+def drop_unused() -> None:
+    """Remove shape objects no bone uses any more, and their collection once empty."""
+    used = {bone.custom_shape for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.pose is not None
+            for bone in obj.pose.bones if bone.custom_shape is not None}
+    for obj in [obj for obj in bpy.data.objects if obj.get(MARK) and obj not in used and obj.library is None]:
+        mesh = obj.data
+        bpy.data.objects.remove(obj)
+        if mesh is not None and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+    for collection in [collection for collection in bpy.data.collections if collection.get(MARK)]:
+        if not collection.objects and collection.library is None:
+            bpy.data.collections.remove(collection)
