@@ -27,8 +27,9 @@ import bpy
 
 from .core import naming
 from .core.errors import RigError
-from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, LimbOptions
+from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, LimbOptions
 from .rig import bake as _bake
+from .rig import ground as _ground
 from .rig import records, snap
 from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
@@ -37,11 +38,11 @@ from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
-__all__ = ["ROLES", "Limb", "RigError", "auto_rig", "bake", "build", "limbs", "options", "remove", "snap_limb",
-           "upgrade"]
+__all__ = ["ROLES", "Limb", "RigError", "auto_rig", "bake", "build", "limbs", "options", "plant_feet", "remove",
+           "snap_limb", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them.
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_POLE_LINE)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Limb:
     extremity: str | None  # the foot or hand that copies its clone
     side: str | None  # "L", "R" or None, read from the names
     parts: tuple[str, ...]  # what the limb is made of: "CHAIN", then the made bones' roles
-    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE") -> made bone name
+    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE") -> made bone name
     missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
     ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
 
@@ -163,6 +164,20 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
         frames = _bake.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
     results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
     return {result.limb: result.frames for result in results}
+
+
+def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
+               frames: Iterable[int] | None = None) -> _ground.PlantResult:
+    """Put the feet of ``obj``'s rigged legs on the mesh ``ground``, flat on its slope.
+
+    The hips go down where a leg cannot reach (to 99.5% of its length, so no knee locks
+    straight). ``frames`` None poses the current frame; otherwise the handles (and hips)
+    are keyed on every frame given, each foot held still while it is down. Returns the
+    limbs planted, the hips bone lowered (or None) and how far, world units.
+    """
+    surface = _ground.check_ground(obj, ground)
+    prepare(obj)
+    return _ground.plant_feet(obj, surface, frames)
 
 
 def upgrade(obj: bpy.types.Object) -> list[str]:

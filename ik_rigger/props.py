@@ -35,6 +35,12 @@ class IKRIG_PG_rest(bpy.types.PropertyGroup):
     roll: FloatProperty(name="Roll", description="Original roll in radians")
 
 
+class IKRIG_PG_made_bone(bpy.types.PropertyGroup):
+    """A bone IK Rigger made for a limb; ``name`` is the bone (as last seen)."""
+
+    role: StringProperty(name="Role", description="What the bone does in the limb (HANDLE, POLE, CLONE, POLE_LINE)")
+
+
 class IKRIG_PG_constraint(bpy.types.PropertyGroup):
     """A constraint IK Rigger added; ``name`` is the owning bone."""
 
@@ -53,13 +59,13 @@ class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
 def _blender_property(declared: options.Declared):
     """The Blender property for one build option, from its one declaration."""
     spec = declared.option
-    common = {"name": spec.label, "description": spec.description}
+    label, description, default = spec.label, spec.description, declared.default
     if spec.items:
-        return EnumProperty(items=list(spec.items), default=declared.default, **common)
+        return EnumProperty(name=label, description=description, items=list(spec.items), default=default)
     if declared.kind == "bool":
-        return BoolProperty(default=declared.default, **common)
+        return BoolProperty(name=label, description=description, default=default)
     if declared.kind == "str":
-        return StringProperty(default=declared.default, **common)
+        return StringProperty(name=label, description=description, default=default)
     limits = {}
     if spec.minimum is not None:
         limits["min" if spec.clamp else "soft_min"] = spec.minimum
@@ -68,8 +74,8 @@ def _blender_property(declared: options.Declared):
     if spec.soft_maximum is not None:
         limits["soft_max"] = spec.soft_maximum
     if declared.kind == "int":
-        return IntProperty(default=declared.default, **limits, **common)
-    return FloatProperty(default=declared.default, subtype=spec.subtype, **limits, **common)
+        return IntProperty(name=label, description=description, default=default, **limits)
+    return FloatProperty(name=label, description=description, default=default, subtype=spec.subtype, **limits)
 
 
 class LimbSettings:
@@ -125,6 +131,8 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     handle: StringProperty(name="IK Handle", description="The IK target bone at the chain's end")
     pole: StringProperty(name="Pole", description="The pole target bone in front of the middle joint")
     clone: StringProperty(name="Clone", description="The extremity's clone, parented to the handle")
+    made_bones: CollectionProperty(type=IKRIG_PG_made_bone, name="Made Bones",
+                                   description="Every bone IK Rigger made for this limb, with its role")
     constraints: CollectionProperty(type=IKRIG_PG_constraint, name="Constraints",
                                     description="Constraints IK Rigger added for this limb")
     prebent: CollectionProperty(type=IKRIG_PG_rest, name="Pre-bent Bones",
@@ -201,5 +209,5 @@ def unregister_properties() -> None:
         del bpy.types.Object.ik_rigger
 
 
-classes = (IKRIG_PG_name, IKRIG_PG_rest, IKRIG_PG_constraint, IKRIG_PG_chain_state, IKRIG_PG_limb,
+classes = (IKRIG_PG_name, IKRIG_PG_rest, IKRIG_PG_made_bone, IKRIG_PG_constraint, IKRIG_PG_chain_state, IKRIG_PG_limb,
            IKRIG_PG_build_settings, IKRIG_PG_rig)

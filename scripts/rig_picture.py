@@ -119,6 +119,7 @@ class BoneLine:
     rgb: RGB
     rank: int
     clone: bool = False
+    guide: bool = False  # a line that only shows where something is (the pole line): drawn thin and dotted
 
 
 def palette_rgb(palette: str, color: bpy.types.BoneColor | None = None) -> RGB:
@@ -176,6 +177,7 @@ def bone_lines(obj: bpy.types.Object) -> list[BoneLine]:
             rgb=palette_rgb(palette, color),
             rank=ranks.get(palette, 0),
             clone=palette == PALETTE_CLONE,
+            guide=pose_bone.bone.hide_select,
         ))
     return lines
 
@@ -275,6 +277,12 @@ def _draw_panel(ax: Axes, panel: Panel, lines: Sequence[BoneLine], title: str) -
 
     groups: dict[tuple[int, ...], list[BoneLine]] = {}
     for line in lines:
+        if line.guide:
+            rgb, scale = look(line)
+            (head_x, head_z), (tail_x, tail_z) = project(line.head), project(line.tail)
+            ax.plot((head_x, tail_x), (head_z, tail_z), color=rgb, linewidth=1.2 * scale, linestyle=":",
+                    zorder=0.8)
+            continue
         groups.setdefault(footprint(line), []).append(line)
 
     ax.axhline(panel.ground, zorder=0.5, **GROUND_STYLE)

@@ -135,6 +135,10 @@ def reach_sweep(obj: bpy.types.Object, last: str, chain: list[str], count: int =
 def test_chain_end_reaches_every_reachable_target_and_bends_to_the_pole(solver):
     obj = make_armature(both_legs())
     obj.pose.ik_solver = solver
+    if solver == "ITASC":
+        # iTaSC stops at its precision (0.001 by default, in armature units): tighter than the check below.
+        obj.pose.ik_param.precision = 1e-5
+        obj.pose.ik_param.iterations = 500
     before = rest(obj)
     assert build(obj, "shin.L") == {"FINISHED"}
     assert_rest_kept(obj, before)

@@ -136,7 +136,7 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
                                         handle_parent_mode="BONE" if character.origin else "NONE",
                                         handle_parent=character.origin or "",
                                         extremity_mode="BONE" if limb.extremity else "NONE",
-                                        extremity=limb.extremity or "", fix_orientation=fix)) for limb in limbs]
+                                        extremity_name=limb.extremity or "", fix_orientation=fix)) for limb in limbs]
     plans = build_limbs(obj, requests)
     bones = obj.data.bones
     shortest = min(chain_length(obj, _chain(obj, limb)) for limb in limbs)

@@ -403,10 +403,10 @@ def test_long_bone_names_build_with_readable_unique_names(stem):
     count = len(obj.data.bones)
     for _ in range(2):  # a second run rebuilds in place: no strays
         assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
-    assert len(obj.data.bones) == count + 3
+    assert len(obj.data.bones) == count + 4  # handle, pole, clone, pole line
     limb = obj.ik_rigger.limbs[0]
-    made = [limb.handle, limb.pole, limb.clone]
-    assert len(set(made)) == 3
+    made = [item.name for item in limb.made_bones]
+    assert len(set(made)) == 4
     for name in made:
         assert len(name.encode("utf-8")) <= 63 and name in obj.data.bones
     assert limb.pole.endswith("_IK_pole.L")

@@ -25,6 +25,7 @@ RIGHT = "R"
 TAG_HANDLE = "IK"
 TAG_POLE = "IK_pole"
 TAG_CLONE = "IK_clone"
+TAG_POLE_LINE = "IK_pole_line"
 TAG_ORIGIN = "origin"
 TAG_HIP = "root"
 

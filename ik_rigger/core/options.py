@@ -88,6 +88,8 @@ class LimbOptions:
     use_pole: bool = option(True, "Pole Target", "Add a pole target in front of the middle joint", panel="basic")
     pole_parent: str = option("ORIGIN", "Pole Parent", "What the pole target follows", items=POLE_PARENT_ITEMS,
                               panel="basic")
+    pole_line: bool = option(True, "Pole Line", "Draw a thin line from the knee or elbow to the pole target, so "
+                             "animators see where the pole is", shown_when=("use_pole", True))
     pole_distance: float = option(0.5, "Pole Distance", "How far the pole stands from the middle joint, as a "
                                   "fraction of the chain's length", minimum=0.05, soft_maximum=3.0)
     handle_parent_mode: str = option("AUTO", "Handle Parent", "What the IK handle follows", items=PARENT_MODE_ITEMS)

@@ -28,8 +28,10 @@ PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
 ROLE_HANDLE = "HANDLE"
 ROLE_POLE = "POLE"
 ROLE_CLONE = "CLONE"
+ROLE_POLE_LINE = "POLE_LINE"
 
 CONSTRAINT_IK = "IK Rigger IK"
+CONSTRAINT_POLE_LINE = "IK Rigger Pole Line"
 CONSTRAINT_COPY_ROTATION = "IK Rigger Copy Rotation"
 CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
 CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
@@ -136,6 +138,7 @@ class ConstraintPlan:
     subtarget: str
     settings: tuple[tuple[str, object], ...] = ()
     pole_subtarget: str = ""
+    driven: bool = True  # the influence follows the limb's IK/FK switch
 
 
 @dataclass(frozen=True)
@@ -352,6 +355,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
 
     pole = None
     pole_angle = options.pole_angle
+    extra_constraints: list[ConstraintPlan] = []
     if options.use_pole:
         middle = chain[len(chain) // 2]
         pole = new_name(middle, naming.TAG_POLE)
@@ -363,6 +367,13 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         new_bones.append(NewBone(ROLE_POLE, pole, position, position + direction * 0.1 * length,
                                  (joints[-1] - joints[0]).normalized(), pole_parent, PALETTE_CONTROL,
                                  naming.COLLECTION_CONTROLS))
+        if options.pole_line:
+            # A thin line from the knee or elbow to the pole, so animators see where the pole is.
+            line = new_name(middle, naming.TAG_POLE_LINE)
+            knee = joints[len(chain) // 2]
+            new_bones.append(NewBone(ROLE_POLE_LINE, line, knee, position, (joints[-1] - joints[0]).normalized(),
+                                     middle, PALETTE_CONTROL, naming.COLLECTION_MECHANISM))
+            extra_constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole, driven=False))
         if options.pole_angle_auto:
             root = skeleton[chain[0]]
             root_edit = edited.get(chain[0])
@@ -374,7 +385,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=handle, pole_subtarget=pole or "",
         settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
                   ("use_stretch", options.use_stretch), ("use_tail", True), ("use_rotation", options.use_rotation)),
-    )]
+    ), *extra_constraints]
     clone = None
     if extremity:
         clone = new_name(extremity, naming.TAG_CLONE)

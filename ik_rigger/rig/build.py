@@ -17,7 +17,7 @@ completes or changes nothing. From Pose or Object mode that is two mode switches
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -28,6 +28,7 @@ from ..core.errors import RigError
 from ..core.plan import (
     PALETTE_CHAIN,
     ROLE_CLONE,
+    ROLE_POLE_LINE,
     ConstraintPlan,
     LimbOptions,
     LimbPlan,
@@ -83,8 +84,9 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
+            doomed = _doomed_poses(obj, plans, rebuilt)
             modes.set_mode(obj, "EDIT")
-            uids, originals, notes = _edit_bones(obj, rig, plans, rebuilt, journal)
+            uids, originals, notes = _edit_bones(obj, rig, plans, rebuilt, doomed, journal)
             modes.set_mode(obj, modes.data_mode(original))
             _log_animation_data(obj, journal)
             for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
@@ -242,10 +244,37 @@ def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
         handle=renamed.get(limb_plan.handle, limb_plan.handle), pole=name(limb_plan.pole), clone=name(limb_plan.clone),
         new_bones=tuple(replace(new, name=renamed.get(new.name, new.name), parent=name(new.parent))
                         for new in limb_plan.new_bones),
-        constraints=tuple(replace(planned, subtarget=renamed.get(planned.subtarget, planned.subtarget),
+        constraints=tuple(replace(planned, owner=renamed.get(planned.owner, planned.owner),
+                                  subtarget=renamed.get(planned.subtarget, planned.subtarget),
                                   pole_subtarget=renamed.get(planned.pole_subtarget, planned.pole_subtarget))
                           for planned in limb_plan.constraints),
     )
+
+
+def _doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
+                  rebuilt: dict[int, _Rebuilt]) -> dict[str, Callable[[], None]]:
+    """Object or Pose mode: for each made bone a rebuild deletes, what gives back its pose data
+    (constraints, shape, transform), which Edit mode cannot give back with the bone."""
+    undos: dict[str, Callable[[], None]] = {}
+    for index, limb_plan in enumerate(plans):
+        entry = rebuilt.get(index)
+        if entry is None:
+            continue
+        wanted = {new.name for new in limb_plan.new_bones}
+        for name in set(entry.parts.made.values()) - wanted:
+            pose_bone = obj.pose.bones[name]
+            kept = [(constraint.type, position, _constraint_state(constraint, ConstraintPlan(name, "", "", "")))
+                    for position, constraint in enumerate(pose_bone.constraints)]
+            looks = (pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz), pose_bone.matrix_basis.copy())
+
+            def undo(name: str = name, kept: list = kept, looks: tuple = looks) -> None:
+                restored = obj.pose.bones[name]
+                restored.custom_shape, restored.custom_shape_scale_xyz, restored.matrix_basis = looks
+                for kind, position, state in kept:
+                    _recreate_constraint(obj, name, kind, position, state)
+
+            undos[name] = undo
+    return undos
 
 
 def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[str]]) -> list[LimbPlan]:
@@ -407,6 +436,7 @@ def reparent_children(edit_bones, doomed: set[str]) -> list[str]:
 
 
 def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict[int, _Rebuilt],
+                doomed: dict[str, Callable[[], None]],
                 journal: Journal) -> tuple[list[str], dict, dict[int, list[str]]]:
     """Edit mode: the bone stage.
 
@@ -426,6 +456,8 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
         for new in limb_plan.new_bones:
             if new.role == ROLE_CLONE:
                 edit_bones[new.name].roll = edit_bones[limb_plan.extremity].roll
+            # The pole line only shows where the pole is: clicking it would select a bone of no use.
+            edit_bones[new.name].hide_select = new.role == ROLE_POLE_LINE
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:
@@ -434,6 +466,7 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
             notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
             for name in unwanted:
                 edit_bones.remove(edit_bones[name])
+                journal.after_bones(doomed[name])
         _prebend(journal, armature, limb_plan, originals)
     return uids, originals, notes
 
@@ -632,6 +665,10 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
             rest.name = name
             rest.head, rest.tail, rest.roll = originals[name]
     limb.extremity = limb_plan.extremity or ""
+    limb.made_bones.clear()
+    for new in limb_plan.new_bones:
+        item = limb.made_bones.add()
+        item.name, item.role = new.name, new.role
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
@@ -655,7 +692,9 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
     existing: dict[tuple[str, str], str] = {}
     if entry is not None:
         for owner, name in entry.parts.constraints:
-            existing[(owner, pose_bones[owner].constraints[name].type)] = name
+            # A made bone the rebuild no longer wants took its constraints with it.
+            if owner in pose_bones:
+                existing[(owner, pose_bones[owner].constraints[name].type)] = name
     limb.constraints.clear()
     for planned in limb_plan.constraints:
         key = (planned.owner, planned.kind)
@@ -668,7 +707,8 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
         else:
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: _remove_constraint(obj, owner, made))
-        records.drive_influence(obj, constraint, limb_plan.handle)
+        if planned.driven:
+            records.drive_influence(obj, constraint, limb_plan.handle)
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name

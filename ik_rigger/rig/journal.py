@@ -25,6 +25,7 @@ class Journal:
         self.obj = obj
         self._edit: list[EditUndo] = []
         self._data: list[DataUndo] = []
+        self._late: list[DataUndo] = []
 
     def edit(self, undo: EditUndo) -> None:
         """Log an Edit-mode change (bones, their rest, collections)."""
@@ -33,6 +34,10 @@ class Journal:
     def data(self, undo: DataUndo) -> None:
         """Log any other change (constraints, drivers, pose bones, records)."""
         self._data.append(undo)
+
+    def after_bones(self, undo: DataUndo) -> None:
+        """Log a change to the pose data of a bone the build deletes: given back once the bone is back."""
+        self._late.append(undo)
 
     def rollback(self) -> None:
         """Undo every logged change, newest first."""
@@ -45,3 +50,8 @@ class Journal:
             for edit_undo in reversed(self._edit):
                 edit_undo(edit_bones)
             self._edit.clear()
+        if self._late:
+            modes.set_mode(self.obj, "OBJECT")  # bones made again get their pose bones on leaving Edit mode
+            for undo in reversed(self._late):
+                undo()
+            self._late.clear()

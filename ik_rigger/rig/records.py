@@ -40,7 +40,7 @@ ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
 # Which made bone each kind of constraint IK Rigger adds aims at.
 _TARGET_ROLE = {"IK": ROLE_HANDLE, "COPY_ROTATION": ROLE_CLONE, "COPY_SCALE": ROLE_CLONE,
-                "COPY_TRANSFORMS": ROLE_CLONE, "COPY_LOCATION": ROLE_CLONE}
+                "COPY_TRANSFORMS": ROLE_CLONE, "COPY_LOCATION": ROLE_CLONE, "STRETCH_TO": ROLE_POLE}
 
 
 def quoted(name: str) -> str:
@@ -110,8 +110,11 @@ def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, str]]:
 
 
 def _recorded_made(limb) -> dict[str, str]:
-    return {role: getattr(limb, attribute) for role, attribute in _ROLE_ATTRIBUTE.items()
-            if getattr(limb, attribute)}
+    """Role -> name of the made bones as the record last saw them."""
+    made = {item.role: item.name for item in limb.made_bones}
+    made.update((role, getattr(limb, attribute)) for role, attribute in _ROLE_ATTRIBUTE.items()
+                if getattr(limb, attribute))
+    return made
 
 
 def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
@@ -185,7 +188,7 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
         parts.chain = [name for name in recorded_chain if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
     copy_owner = next((owner for owner, name in parts.constraints
-                       if pose_bones[owner].constraints[name].type != "IK"), None)
+                       if _TARGET_ROLE.get(pose_bones[owner].constraints[name].type) == ROLE_CLONE), None)
     if copy_owner is not None:
         parts.extremity = copy_owner
     elif limb.extremity and limb.extremity in bones:
@@ -217,6 +220,10 @@ def _update_names(limb, parts: Parts) -> None:
         name = parts.made.get(role)
         if name and getattr(limb, attribute) != name:
             setattr(limb, attribute, name)
+    for item in limb.made_bones:
+        name = parts.made.get(item.role)
+        if name and item.name != name:
+            item.name = name
     if parts.extremity and limb.extremity != parts.extremity:
         limb.extremity = parts.extremity
     current = {(item.name, item.constraint) for item in limb.constraints}

@@ -1,7 +1,8 @@
 """Custom bone shapes for the controls, made in code: no asset files.
 
 One wire mesh object per kind of control (a ring for the IK handle, a diamond for the
-pole), shared by every limb of every rig in the file and kept in one hidden collection.
+pole, a line from the knee to the pole), shared by every limb of every rig in the file
+and kept in one hidden collection.
 Objects and collection carry the ID property ``_ik_rigger_shape`` so they are found
 again after renames, never made twice, and removed with the last bone that uses them.
 A custom shape is plain Blender data: it shows where IK Rigger is not installed.
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 
 import bpy
 
-from ..core.plan import ROLE_HANDLE, ROLE_POLE
+from ..core.plan import ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE
 from .journal import Journal
 
 MARK = "_ik_rigger_shape"
@@ -37,8 +38,14 @@ def _diamond() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]
     return points, edges
 
 
+def _line() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
+    """One edge along the bone: the pole line stretches from the knee to the pole."""
+    return [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0)], [(0, 1)]
+
+
 # What each control looks like, and its size as a share of the bone's length.
-SHAPES = {ROLE_HANDLE: ("IK Handle", _ring, 1.2), ROLE_POLE: ("IK Pole", _diamond, 0.4)}
+SHAPES = {ROLE_HANDLE: ("IK Handle", _ring, 1.2), ROLE_POLE: ("IK Pole", _diamond, 0.4),
+          ROLE_POLE_LINE: ("IK Pole Line", _line, 1.0)}
 
 
 def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Collection:

@@ -1,0 +1,83 @@
+"""Feet on the ground: plant a rigged character's feet on a mesh, for one frame or over a range."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, IntProperty, StringProperty
+
+from .core.errors import RigError
+from .operators import report_error
+from .rig import ground
+from .rig.upgrade import prepare
+
+
+def _mesh_names(_self: bpy.types.Operator, context: bpy.types.Context, _text: str) -> list[str]:
+    """The scene's meshes, offered when typing the ground's name."""
+    return sorted(obj.name for obj in context.scene.objects if obj.type == "MESH")
+
+
+class IKRIG_OT_plant_feet(bpy.types.Operator):
+    """Put the feet of the active armature's rigged legs on the ground below them, flat on its slope.
+The hips go down where a leg cannot reach; over a frame range each foot is held still while it is down"""
+
+    bl_idname = "ik_rigger.plant_feet"
+    bl_label = "Plant Feet"
+    bl_options = {"REGISTER", "UNDO"}
+
+    ground: StringProperty(name="Ground", description="Mesh object the feet stand on; empty for the armature's "
+                           "ground picked in the sidebar", search=_mesh_names)
+    frames: EnumProperty(name="Frames", description="Which frames to plant the feet on", items=[
+        ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, without keys"),
+        ("RANGE", "Frame Range", "Key the handles (and hips) on every frame of the range"),
+    ], default="CURRENT")
+    frame_start: IntProperty(name="Start", description="First frame to bake (the scene's start unless set)",
+                             default=1)
+    frame_end: IntProperty(name="End", description="Last frame to bake (the scene's end unless set)", default=250)
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE":
+            cls.poll_message_set("Make an armature the active object")
+            return False
+        if obj.mode not in {"POSE", "OBJECT"}:
+            cls.poll_message_set("Switch the armature to Pose or Object mode")
+            return False
+        if not len(obj.ik_rigger.limbs):
+            cls.poll_message_set("Rig the legs first (Auto-Rig or Build)")
+            return False
+        return True
+
+    def _ground(self, context: bpy.types.Context) -> bpy.types.Object | None:
+        if not self.ground:
+            return context.active_object.ik_rigger.ground
+        found = bpy.data.objects.get(self.ground)
+        if found is None:
+            raise RigError("is not an object of this file", bone=self.ground, hint="Pick the ground by its name.")
+        return found
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        scene = context.scene
+        frames = None
+        if self.frames == "RANGE":
+            start = self.frame_start if self.properties.is_property_set("frame_start") else scene.frame_start
+            end = self.frame_end if self.properties.is_property_set("frame_end") else scene.frame_end
+            if end < start:
+                self.report({"ERROR"}, f"The frame range {start} to {end} is empty: set the start before the end")
+                return {"CANCELLED"}
+            frames = range(start, end + 1)
+        try:
+            surface = self._ground(context)
+            ground.check_ground(obj, surface)
+            prepare(obj)
+            result = ground.plant_feet(obj, surface, frames)
+        except RigError as error:
+            return report_error(self, error)
+        lowered = f", hips '{result.hips}' lowered up to {result.drop:.4g}" if result.hips else ""
+        when = f"over {result.frames} frames" if frames is not None else "on this frame"
+        self.report({"INFO"}, f"Planted {len(result.feet)} feet {when}{lowered}")
+        return {"FINISHED"}
+
+
+classes = (IKRIG_OT_plant_feet,)
