@@ -25,7 +25,7 @@ from ..core.errors import RigError
 from . import records
 from .animation import fcurve_owners
 from .journal import Journal
-from .snap import _pole_for
+from .snap import pole_for
 
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
@@ -246,7 +246,7 @@ def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames:
     curve.update()
 
 
-def _key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bases: Sequence[Matrix],
+def key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bases: Sequence[Matrix],
                     interpolation: str, journal: Journal | None, location: bool = True,
                     scale: bool = False) -> None:
     """Key a pose bone's location, rotation (in its rotation mode) and, if asked, scale."""
@@ -301,7 +301,7 @@ class _Local:
         return (parent_pose @ self.offset).inverted() @ pose
 
 
-def _basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_rest: Matrix | None) -> Matrix:
+def local_basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_rest: Matrix | None) -> Matrix:
     """The local (basis) matrix giving a bone that inherits fully the armature-space ``pose``."""
     return _Local(rest, parent_rest).basis(pose, parent_pose)
 
@@ -362,12 +362,12 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
         wanted.translation = end
         handle_poses.append(wanted)
         handle_bases.append(handle_local.basis(wanted, poses[handle_parent][number] if handle_parent else None))
-    _key_transforms(obj, handle, frames, handle_bases, interpolation, journal)
+    key_transforms(obj, handle, frames, handle_bases, interpolation, journal)
     made_poses = {handle: handle_poses}
     if parts.clone and parts.extremity:
         clone_local = _Local(bones[parts.clone].matrix_local, handle_rest)
         bases = [clone_local.basis(pose, handle_poses[number]) for number, pose in enumerate(poses[parts.extremity])]
-        _key_transforms(obj, parts.clone, frames, bases, interpolation, journal)
+        key_transforms(obj, parts.clone, frames, bases, interpolation, journal)
     if parts.pole:
         pole_rest = bones[parts.pole].matrix_local
         pole_parent, pole_parent_rest = parent_of(parts.pole)
@@ -376,7 +376,7 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
         bases = []
         for number, end in enumerate(ends):
             root = poses[chain[0]][number]
-            position = _pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(), end,
+            position = pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(), end,
                                  ik.pole_angle, distance)
             if pole_parent is None:
                 parent_pose = None
@@ -387,7 +387,7 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
                 else pole_rest.copy()
             placed.translation = position
             bases.append(pole_local.basis(placed, parent_pose))
-        _key_transforms(obj, parts.pole, frames, bases, interpolation, journal)
+        key_transforms(obj, parts.pole, frames, bases, interpolation, journal)
     return len(frames)
 
 
@@ -407,7 +407,7 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
         bases = [local.basis(pose, poses[parent.name][number] if parent else None)
                  for number, pose in enumerate(poses[name])]
         stretched = any(abs(value - 1.0) > 1e-5 for basis in bases for value in basis.to_scale())
-        _key_transforms(obj, name, recording.frames, bases, interpolation, journal,
+        key_transforms(obj, name, recording.frames, bases, interpolation, journal,
                         location=not bone.use_connect, scale=stretched)
     return len(recording.frames)
 

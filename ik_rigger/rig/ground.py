@@ -24,7 +24,7 @@ from ..core import ground as plan
 from ..core.errors import RigError
 from ..core.plan import ROLE_HANDLE
 from . import records
-from .bake import Recording, _basis, _key_transforms, default_interpolation
+from .bake import Recording, default_interpolation, key_transforms, local_basis
 from .snap import evaluated_pose
 
 # A vertex belongs to the sole when at least this much of its weight is the foot's and toes'.
@@ -413,13 +413,13 @@ def _bases(obj: bpy.types.Object, feet: Sequence[Foot], frame: _Frame, handles: 
     bases = {}
     if hips is not None:
         parent = bones[hips].parent
-        bases[hips] = _basis(new_pose(hips), bones[hips].matrix_local, pose[parent.name] if parent else None,
+        bases[hips] = local_basis(new_pose(hips), bones[hips].matrix_local, pose[parent.name] if parent else None,
                              parent.matrix_local if parent else None)
     for foot, handle_pose in zip(feet, handles):
         handle = foot.parts.handle
         assert handle is not None
         parent = bones[handle].parent
-        bases[handle] = _basis(handle_pose, bones[handle].matrix_local, new_pose(parent.name) if parent else None,
+        bases[handle] = local_basis(handle_pose, bones[handle].matrix_local, new_pose(parent.name) if parent else None,
                                parent.matrix_local if parent else None)
     return bases
 
@@ -522,10 +522,10 @@ def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surfac
     for foot in feet:
         handle = foot.parts.handle
         assert handle is not None
-        _key_transforms(obj, handle, frames, per_bone[handle], interpolation, None)
+        key_transforms(obj, handle, frames, per_bone[handle], interpolation, None)
     if lowered and hips is not None:
         # Every frame keyed, the ones the hips stay on too: their motion there is kept as it played.
-        _key_transforms(obj, hips, frames, per_bone[hips], interpolation, None)
+        key_transforms(obj, hips, frames, per_bone[hips], interpolation, None)
     obj.update_tag()
     most = max((_world_length(frame.world, up, drop) for frame, drop in zip(timeline, drops)), default=0.0)
     return PlantResult([foot.limb for foot in feet], hips if lowered else None, most, len(frames))

@@ -61,7 +61,7 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     return names
 
 
-def _pole_for(root: Vector, y_axis: Vector, x_axis: Vector, end: Vector, pole_angle: float,
+def pole_for(root: Vector, y_axis: Vector, x_axis: Vector, end: Vector, pole_angle: float,
               distance: float) -> Vector:
     """A pole position for which the IK solver keeps this root orientation.
 
@@ -113,7 +113,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
         root = fk[chain[0]]
         rest_root = bones[chain[0]].head_local
         distance = (bones[parts.pole].head_local - rest_root).length
-        pole_position = _pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
+        pole_position = pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                   end, ik.pole_angle, max(distance, 1e-6))
         pole_pose = obj.pose.bones[parts.pole].matrix.copy()
         pole_pose.translation = pole_position
