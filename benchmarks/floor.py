@@ -1,11 +1,13 @@
 """The floor: the least Blender work that makes IK Rigger's four limbs on Rigify's human metarig.
 
 Written plainly, the way a rigger would script it by hand, and on purpose without
-anything from IK Rigger: one Edit-mode pass adds a handle, a pole and a clone per limb,
-one pass over the pose bones adds the IK constraint and the Copy Rotation. The bones,
-names, parents and constraint settings are the ones IK Rigger makes with its default
-options (``build_speed.compare`` proves it on every run), so the time IK Rigger
-takes beyond this is the price of its planning, checks, records and drivers.
+anything from IK Rigger: one Edit-mode pass adds a handle, a pole, a pole line, a
+stretch target with its reach point and a clone per limb; one pass over the pose bones
+adds the IK constraint, the stretch limit, the pole line's Stretch To and the Copy
+Rotation; the controls get the same wire shapes. The bones, names, parents and
+constraint settings are the ones IK Rigger makes with its default options
+(``build_speed.compare`` proves it on every run), so the time IK Rigger takes beyond
+this is the price of its planning, checks, records and drivers.
 
 ``BENCHMARK_OT_floor`` runs the same script as an operator, so comparing it with IK
 Rigger's Auto-Rig operator leaves out what both pay for being operators (the call, the
@@ -13,6 +15,8 @@ undo step, the scene update after it).
 """
 
 from __future__ import annotations
+
+import math
 
 import bpy
 from mathutils import Vector
@@ -26,6 +30,7 @@ LIMBS = (
 )
 POLE_DISTANCE = 0.5  # of the chain's length, in front of the knee or behind the elbow
 POLE_LENGTH = 0.1
+MAX_STRETCH = 1.5  # of the chain's length: how far a stretched chain may reach
 
 
 def _split_side(name: str) -> tuple[str, str]:
@@ -75,31 +80,88 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         pole.parent = control_parent
         pole.use_deform = False
 
+        line = edit_bones.new(f"{base}_IK_pole_line{side}")
+        line.head, line.tail = last.head, pole.head
+        line.align_roll(along.normalized())
+        line.parent = last
+        line.use_deform = False
+        line.hide_select = True
+
+        # Stretch: the IK aims at a target under the handle, kept within reach of the chain's root.
+        target = edit_bones.new(f"{end_base}_IK_target{side}")
+        target.head, target.tail, target.roll = end.head, end.head + (end.tail - end.head) * 0.5, end.roll
+        target.parent = handle
+        target.use_deform = False
+        target.hide = True
+        reach = edit_bones.new(f"{_split_side(first_name)[0]}_IK_reach{side}")
+        reach.head = first.head
+        reach.tail = first.head + knee.normalized() * 0.05 * length
+        reach.align_roll(along.normalized())
+        reach.parent = first.parent
+        reach.use_deform = False
+        reach.hide = True
+
         clone = edit_bones.new(f"{end_base}_IK_clone{side}")
         clone.head, clone.tail, clone.roll = end.head, end.tail, end.roll
         clone.parent = handle
         clone.use_deform = False
 
         angle = _pole_angle(first.head, first.tail, first.x_axis, last.tail, pole.head)
-        wiring.append((last_name, end_name, handle.name, pole.name, clone.name, angle))
+        wiring.append((last_name, end_name, target.name, pole.name, clone.name, line.name, reach.name, length,
+                       angle))
 
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
-    for last_name, end_name, handle, pole, clone, angle in wiring:
+    for last_name, end_name, target, pole, clone, line, reach, length, angle in wiring:
         ik = pose_bones[last_name].constraints.new("IK")
         ik.target = obj
-        ik.subtarget = handle
+        ik.subtarget = target
         ik.pole_target = obj
         ik.pole_subtarget = pole
         ik.pole_angle = angle
         ik.chain_count = 2
-        ik.use_stretch = False  # no bone stretches by default anyway; set so the constraints match exactly
+        ik.use_stretch = True  # the bones' own IK stretch (0) decides
+        limit = pose_bones[target].constraints.new("LIMIT_DISTANCE")
+        limit.target = obj
+        limit.subtarget = reach
+        limit.limit_mode = "LIMITDIST_INSIDE"
+        limit.distance = length * MAX_STRETCH
+        limit.owner_space = "POSE"
+        limit.target_space = "POSE"
+        stretch_to = pose_bones[line].constraints.new("STRETCH_TO")
+        stretch_to.target = obj
+        stretch_to.subtarget = pole
         copy = pose_bones[end_name].constraints.new("COPY_ROTATION")
         copy.target = obj
         copy.subtarget = clone
         # Armature space, as IK Rigger uses: world space shears under a non-uniformly scaled object.
         copy.owner_space = "POSE"
         copy.target_space = "POSE"
+    _shapes(obj, wiring)
+
+
+def _shapes(obj: bpy.types.Object, wiring: list) -> None:
+    """Wire shapes for the handles, poles and pole lines, in one hidden collection, as IK Rigger gives them."""
+    collection = bpy.data.collections.new("Shapes")
+    collection.hide_viewport = collection.hide_render = True
+    bpy.context.scene.collection.children.link(collection)
+    ring = [(math.cos(2 * math.pi * i / 24), 0.0, math.sin(2 * math.pi * i / 24)) for i in range(24)]
+    diamond = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    made = {}
+    for kind, points, edges in (
+            ("handle", ring, [(i, (i + 1) % 24) for i in range(24)]),
+            ("pole", diamond, [(a, b) for a in range(6) for b in range(a + 1, 6) if a // 2 != b // 2]),
+            ("line", [(0, 0, 0), (0, 1, 0)], [(0, 1)])):
+        mesh = bpy.data.meshes.new(kind)
+        mesh.from_pydata(points, edges, [])
+        made[kind] = bpy.data.objects.new(kind, mesh)
+        collection.objects.link(made[kind])
+    pose_bones = obj.pose.bones
+    for _last, _end, target, pole, _clone, line, _reach, _length, _angle in wiring:
+        for name, kind, size in ((pose_bones[target].parent.name, "handle", 1.2), (pole, "pole", 0.4),
+                                 (line, "line", 1.0)):
+            pose_bones[name].custom_shape = made[kind]
+            pose_bones[name].custom_shape_scale_xyz = (size, size, size)
 
 
 class BENCHMARK_OT_floor(bpy.types.Operator):

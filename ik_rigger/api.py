@@ -27,7 +27,7 @@ import bpy
 
 from .core import naming
 from .core.errors import RigError
-from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, LimbOptions
+from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET, LimbOptions
 from .rig import bake as _bake
 from .rig import ground as _ground
 from .rig import records, snap
@@ -42,7 +42,7 @@ __all__ = ["ROLES", "Limb", "RigError", "auto_rig", "bake", "build", "limbs", "o
            "snap_limb", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them.
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_POLE_LINE)
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_POLE_LINE, ROLE_TARGET, ROLE_REACH)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Limb:
     extremity: str | None  # the foot or hand that copies its clone
     side: str | None  # "L", "R" or None, read from the names
     parts: tuple[str, ...]  # what the limb is made of: "CHAIN", then the made bones' roles
-    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE") -> made bone name
+    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE", "TARGET", "REACH") -> made bone name
     missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
     ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
 

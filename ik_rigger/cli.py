@@ -1,4 +1,4 @@
-"""The batch command: rig folders of .blend files headless, safely, with a report.
+"""The batch command: rig folders of characters headless, safely, with a report.
 
 One code path, three ways in:
 
@@ -6,8 +6,10 @@ One code path, three ways in:
 - ``blender --command ik_rigger ARGS`` with the extension installed
 - ``scripts/rig_batch.sh ARGS`` with the project's own ``bpy``
 
-Exit codes: 0 every file rigged (or planned, with --dry-run), 1 any file failed,
-2 a usage error (bad arguments or config; nothing was opened).
+Exit codes: 0 every file rigged (or planned, with --dry-run), 1 any file failed or was
+skipped, 2 a usage error (bad arguments or config, an unwritable report or --out folder;
+nothing was opened), 130 or 143 stopped by SIGINT or SIGTERM (the report says what was
+done and what was not).
 """
 
 from __future__ import annotations
@@ -15,24 +17,47 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import os
 import queue
+import signal
+import stat
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import IO, NoReturn
 
-from .core.config import Config, load_config
+from . import props
+from .core.config import Config, OptionSpec, Schema, load_config, option_specs
 from .core.errors import RigError
-from .rig.files import TEMP_SUFFIX, ArmatureResult, FileResult, Job, rig_file
+from .rig.files import (
+    IMPORTERS,
+    INPUT_FORMATS,
+    ArmatureResult,
+    FileResult,
+    Interrupted,
+    Job,
+    clean_stale,
+    importer_options,
+    input_format,
+    interrupt,
+    interrupts_held,
+    new_result,
+    rig_file,
+    save_atomically,
+    temporary_for,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
+_USAGE = ("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
+          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json]")
 
 
 class UsageError(Exception):
@@ -45,64 +70,196 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    usage = _Parser(prog="ik_rigger", description="Rig the legs and arms of characters in .blend files.")
-    usage.add_argument("inputs", nargs="*", help=".blend files, folders (searched recursively) and globs")
-    usage.add_argument("--out", type=Path, help="folder for the rigged copies (inputs are never overwritten)")
-    usage.add_argument("--in-place", action="store_true", help="overwrite the inputs, keeping a .blend1 backup")
-    usage.add_argument("--config", type=Path, help="TOML file naming limbs and options per armature")
+    usage = _Parser(prog="ik_rigger", description="Rig the legs and arms of characters in .blend, .fbx, "
+                    ".glb/.gltf and .bvh files.")
+    usage.add_argument("inputs", nargs="*", help="files, folders (searched recursively) and globs")
+    usage.add_argument("--out", type=Path, help="folder for the rigged .blend files (never searched for inputs)")
+    usage.add_argument("--overwrite", action="store_true", help="replace files that already exist under --out")
+    usage.add_argument("--in-place", action="store_true", help="overwrite the .blend inputs, keeping a .blend1 "
+                       "backup (through a symbolic link, the file it points to)")
+    usage.add_argument("--config", type=Path, help="TOML file naming limbs, options and importer settings")
     usage.add_argument("--armature", help="rig only the armature object of this name")
+    usage.add_argument("--allow-newer", action="store_true",
+                       help="rig files saved by a newer Blender (saving them here loses what it does not know)")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
-                       help="Blenders rigging at once: this one and N-1 workers, each taking many files")
+                       help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
 
 
-def expand_inputs(inputs: Sequence[str]) -> list[tuple[Path, Path]]:
-    """Each input file with its path relative to its folder argument (for the output tree).
+def config_schema() -> Schema:
+    """What a config may say: the build options' one declaration, a limb's ``both_sides`` as the
+    sidebar declares it, and each importer's own settings."""
+    both_sides = props.IKRIG_PG_build_settings.__annotations__["both_sides"]
+    return Schema(option_specs(), OptionSpec("bool", default=both_sides.keywords.get("default", False)),
+                  formats=tuple(sorted(IMPORTERS)), importer=importer_options)
 
-    A missing path or a glob that matches nothing stays in the list, so that it is
-    reported as a failed file rather than silently dropped.
+
+@dataclass
+class Inputs:
+    """What the input arguments name: files to rig, paths that fail as they are, and what was left out."""
+
+    found: list[tuple[Path, Path]] = field(default_factory=list)  # (file, path under --out)
+    failed: list[FileResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _inside(path: Path, folder: Path | None) -> bool:
+    return folder is not None and (path == folder or folder in path.parents)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _add_file(path: Path, relative: Path, inputs: Inputs, out: Path | None) -> None:
+    """One candidate input: taken, failed with why, or left out with why.
+
+    ``out`` is the --out folder when searching (folders and globs); a file named on
+    the command line is always taken.
     """
-    found: list[tuple[Path, Path]] = []
-    for text in inputs:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        broken = path.is_symlink()
+        inputs.failed.append(FileResult(str(path), None, error=f"'{path}' " + (
+            "is a broken symbolic link" if broken else "does not exist")))
+        return
+    except OSError as error:
+        inputs.failed.append(FileResult(str(path), None, error=f"'{path}': {error.strerror or error}"))
+        return
+    if not stat.S_ISREG(mode):
+        inputs.failed.append(FileResult(str(path), None, error=f"'{path}' is {_kind(mode)}, not a file"))
+        return
+    if _inside(Path(os.path.realpath(path)), out):
+        inputs.notes.append(f"not an input: '{path}' is inside the --out folder")
+        return
+    inputs.found.append((path, relative))
+
+
+def _walk(top: Path, inputs: Inputs, out: Path | None) -> None:
+    """Every input under ``top``, following links once; unreadable folders fail, loops are said."""
+    visited: set[tuple[int, int]] = set()
+
+    def unreadable(error: OSError) -> None:
+        inputs.failed.append(FileResult(str(error.filename), None,
+                                        error=f"cannot search folder '{error.filename}' ({error.strerror})"))
+
+    for folder, folders, files in os.walk(top, onerror=unreadable, followlinks=True):
+        here = Path(folder)
+        identity = os.stat(here)
+        visited.add((identity.st_dev, identity.st_ino))
+        kept = []
+        for name in sorted(folders):
+            child = here / name
+            real = Path(os.path.realpath(child))
+            try:
+                child_stat = os.stat(child)
+            except OSError as error:
+                inputs.failed.append(FileResult(str(child), None, error=f"'{child}': {error.strerror or error}"))
+                continue
+            if _inside(real, out):
+                inputs.notes.append(f"not searched: '{child}' is the --out folder or inside it")
+            elif (child_stat.st_dev, child_stat.st_ino) in visited:  # walking top-down, ancestors are in
+                inputs.notes.append(f"not searched again: '{child}' links back to '{real}' (a loop)")
+            else:
+                kept.append(name)
+        folders[:] = kept
+        for name in sorted(files):
+            path = here / name
+            if input_format(path) is not None:
+                _add_file(path, path.relative_to(top), inputs, out)
+
+
+def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
+    """The input files the arguments name, each with its path under --out.
+
+    A missing path or a glob that matches nothing fails as a file rather than being
+    dropped; nothing under ``out`` is ever taken.
+    """
+    inputs = Inputs()
+    real_out = Path(os.path.realpath(out)) if out is not None else None
+    for text in arguments:
         path = Path(text)
         if path.is_dir():
-            for child in sorted(path.rglob("*.blend")):
-                if child.is_file() and not child.name.endswith(TEMP_SUFFIX):
-                    found.append((child, child.relative_to(path)))
+            if _inside(Path(os.path.realpath(path)), real_out):
+                inputs.notes.append(f"not searched: '{path}' is the --out folder or inside it")
+            else:
+                _walk(path, inputs, real_out)
         elif any(mark in text for mark in "*?[") and not path.exists():
             matches = [Path(match) for match in sorted(glob.glob(text, recursive=True))]
-            files = [match for match in matches if match.is_file()]
-            found.extend((match, Path(match.name)) for match in files)
+            files = [match for match in matches if not match.is_dir()]
+            for match in files:
+                _add_file(match, Path(match.name), inputs, real_out)
             if not files:
-                found.append((path, Path(path.name)))
+                inputs.failed.append(FileResult(text, None, error=f"'{text}' matches no file"))
         else:
-            found.append((path, Path(path.name)))
-    return found
+            _add_file(path, Path(path.name), inputs, None)
+    return inputs
 
 
-def plan_jobs(args: argparse.Namespace) -> list[Job]:
-    """The files to rig and where each result goes; refuses clashing outputs."""
+def _output(relative: Path, out: Path) -> Path:
+    """Where one input's rigged file goes: imported formats become .blend files."""
+    return out / (relative if input_format(relative) == "blend" else relative.with_suffix(".blend"))
+
+
+def _writable(folder: Path, what: str) -> None:
+    """Refuse a folder this run could not write in, before any file is touched."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"cannot write the {what} in '{folder}': '{existing}' is not a folder")
+    probe = temporary_for(existing / "probe")
+    try:
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"cannot write the {what} in '{folder}' ({error.strerror or error})") from error
+
+
+def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
+    """The files to rig and where each result goes; refuses clashing outputs and a report in the way."""
     if not args.inputs:
-        raise UsageError("give at least one .blend file, folder or glob")
+        raise UsageError("give at least one input file, folder or glob")
     if args.in_place and args.out:
         raise UsageError("--out and --in-place exclude each other")
     if not (args.in_place or args.out or args.dry_run):
         raise UsageError("say where results go: --out DIR (inputs stay untouched) or --in-place")
     if args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    inputs = expand_inputs(args.inputs, None if args.in_place else args.out)
     jobs: list[Job] = []
-    outputs: set[Path] = set()
-    for source, relative in expand_inputs(args.inputs):
-        target = source if args.in_place or args.out is None else args.out / relative
-        key = target.resolve()
+    outputs: dict[Path, Path] = {}
+    for source, relative in inputs.found:
+        target = source if args.in_place or args.out is None else _output(relative, args.out)
+        key = Path(os.path.realpath(target))
         if key in outputs:
-            raise UsageError(f"two inputs would be written to the same output '{target}'")
-        outputs.add(key)
-        jobs.append(Job(str(source), str(target), in_place=args.in_place, dry_run=args.dry_run))
-    return jobs
+            if args.in_place:  # the same file reached twice (a link and its target): rig it once
+                inputs.notes.append(f"'{source}' is the same file as '{outputs[key]}': rigged once")
+                continue
+            raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}'")
+        outputs[key] = source
+        jobs.append(Job(str(source), str(target), in_place=args.in_place, dry_run=args.dry_run,
+                        overwrite=args.overwrite, allow_newer=args.allow_newer, armature=args.armature))
+    if args.report is not None:
+        report = Path(os.path.realpath(args.report))
+        taken = {Path(os.path.realpath(source)) for source, _ in inputs.found} | set(outputs)
+        if args.config is not None:
+            taken.add(Path(os.path.realpath(args.config)))
+        if report in taken or report.is_dir():
+            raise UsageError(f"--report '{args.report}' is an input, an output or a folder: "
+                             "it would be overwritten; give another file")
+        _writable(report.parent, "report")
+    if args.out is not None and not args.dry_run:
+        _writable(args.out, "rigged files")
+    return jobs, inputs
 
 
 def _result_from_json(data: dict) -> FileResult:
@@ -110,21 +267,60 @@ def _result_from_json(data: dict) -> FileResult:
     return FileResult(**data, armatures=armatures)
 
 
-def run_worker(config: Config, armature: str | None) -> int:
-    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on stdout."""
-    print(_READY_MARK, flush=True)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        result = rig_file(Job(**json.loads(line)), config, armature)
-        sys.stdout.write(_RESULT_MARK + json.dumps(asdict(result)) + "\n")
-        sys.stdout.flush()
-    return EXIT_OK
+class _Stop:
+    """The first SIGINT or SIGTERM: remembered, and raised as ``Interrupted`` once.
+
+    Later ones are let go, so the clean stop (workers, report) is never cut short.
+    """
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum:
+            return
+        self.signum = signum
+        interrupt(signum)
+
+    def install(self) -> Callable[[], None]:
+        previous = {number: signal.signal(number, self) for number in (signal.SIGINT, signal.SIGTERM)}
+
+        def restore() -> None:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+        return restore
 
 
-def _in_process(jobs: list[Job], config: Config, armature: str | None) -> Iterator[FileResult]:
-    for job in jobs:
-        yield rig_file(job, config, armature)
+def _send(result: FileResult) -> None:
+    sys.stdout.write(_RESULT_MARK + json.dumps(asdict(result)) + "\n")
+    sys.stdout.flush()
+
+
+def run_worker(config: Config, stop: _Stop) -> int:
+    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on stdout.
+
+    SIGTERM stops the file at hand (its temporary output removed) and the worker.
+    """
+    try:
+        print(_READY_MARK, flush=True)
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            job = Job(**json.loads(line))
+            result = new_result(job)
+            try:
+                rig_file(job, config, result)
+            finally:
+                # A file saved before the signal is told, whole: the main process must know.
+                if result.status == "rigged" or not stop.signum:
+                    with interrupts_held():
+                        _send(result)
+            if stop.signum:
+                break
+    except Interrupted:
+        pass
+    return 128 + stop.signum if stop.signum else EXIT_OK
 
 
 def _pipe(stream: IO[str] | None) -> IO[str]:
@@ -133,67 +329,127 @@ def _pipe(stream: IO[str] | None) -> IO[str]:
     return stream
 
 
-def _with_workers(jobs: list[Job], helpers: int, worker_command: list[str], args: argparse.Namespace,
-                  config: Config) -> Iterator[FileResult]:
-    """Rig in this Blender and in ``helpers`` more, each taking the next file when free.
+_Answer = tuple[int, FileResult] | None
 
-    This process starts at once; the helpers join when their Blender has started,
-    so a short run never waits for them, and a helper that got no file is stopped.
+
+class _Pool:
+    """Worker Blenders, each started once and taking the next file whenever it is free
+    (as does the main process, between its own files).
+
+    One thread per worker feeds it and reads its answers, so no worker waits for another.
+    A worker that dies fails only the file it held ("worker died"), and a new one takes
+    its place while files remain.
     """
-    extra = ["--worker"] + (["--config", str(args.config)] if args.config else []) + \
-        (["--armature", args.armature] if args.armature else [])
-    workers = [subprocess.Popen(worker_command + extra, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, bufsize=1) for _ in range(helpers)]
-    answers: queue.Queue[tuple[int, FileResult | str | None]] = queue.Queue()
 
-    def listen(index: int) -> None:
-        # One reader per worker: a pipe read by select() and readline() together can hide
-        # a second buffered line, so each worker's lines go through a queue instead.
-        for line in _pipe(workers[index].stdout):
-            if line.startswith(_READY_MARK):
-                answers.put((index, _READY_MARK))
-            elif line.startswith(_RESULT_MARK):
-                answers.put((index, _result_from_json(json.loads(line[len(_RESULT_MARK):]))))
-        answers.put((index, None))
+    def __init__(self, command: list[str], count: int, jobs: Sequence[Job]) -> None:
+        self.command = command
+        self.pending = deque(enumerate(jobs))
+        self.answers: queue.Queue[_Answer] = queue.Queue()
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.processes: list[subprocess.Popen] = []
+        self.threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(count)]
+        for thread in self.threads:
+            thread.start()
 
-    for index in range(helpers):
-        threading.Thread(target=listen, args=(index,), daemon=True).start()
-    pending = deque(jobs)
-    busy: dict[int, Job] = {}
-    used: set[int] = set()
+    def take(self) -> tuple[int, Job] | None:
+        with self.lock:
+            return None if self.stopping or not self.pending else self.pending.popleft()
 
-    def handle(index: int, message: FileResult | str | None) -> Iterator[FileResult]:
-        if isinstance(message, FileResult):
-            busy.pop(index, None)
-            yield message
-        elif message is None and index in busy:  # the worker died: its file failed, the others go on
-            job = busy.pop(index)
-            yield FileResult(job.input, job.output, error="the worker Blender stopped while rigging it")
-            return
-        if message is not None and pending:
-            job = pending.popleft()
-            busy[index] = job
-            used.add(index)
-            pipe = _pipe(workers[index].stdin)
-            pipe.write(json.dumps(asdict(job)) + "\n")
-            pipe.flush()
+    def _start(self) -> subprocess.Popen:
+        # A session of its own: a Ctrl-C on the terminal reaches only the main process,
+        # which stops the workers itself, knowing which file each one holds.
+        process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True)
+        with self.lock:
+            self.processes.append(process)
+        return process
 
-    try:
-        while pending or busy:
-            while not answers.empty():
-                yield from handle(*answers.get())
-            if pending:
-                yield rig_file(pending.popleft(), config, args.armature)
-            elif busy:
-                yield from handle(*answers.get())
-    finally:
-        for index, worker in enumerate(workers):
-            if index in used:
-                _pipe(worker.stdin).close()
+    def _answer(self, process: subprocess.Popen) -> FileResult | None:
+        """The worker's next result, or None when it is gone."""
+        for line in _pipe(process.stdout):
+            if line.startswith(_RESULT_MARK):
+                return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
+        return None
+
+    def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
+        code = process.wait()
+        clean_stale(Path(job.output).parent)
+        if self.stopping:
+            return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
+
+    def _serve(self) -> None:
+        failed_starts = 0
+        while failed_starts < 2:
+            with self.lock:
+                if self.stopping or not self.pending:
+                    return
+            process = self._start()
+            if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
+                process.wait()
+                failed_starts += 1
+                continue
+            failed_starts = 0
+            while (item := self.take()) is not None:
+                index, job = item
+                try:
+                    _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
+                    _pipe(process.stdin).flush()
+                except OSError:
+                    result = None
+                else:
+                    result = self._answer(process)
+                if result is None:
+                    self.answers.put((index, self._lost(job, process)))
+                    break
+                self.answers.put((index, result))
             else:
-                worker.kill()
-        for worker in workers:
-            worker.wait(timeout=60)
+                _pipe(process.stdin).close()
+                process.wait()
+                return
+        self.answers.put(None)  # this worker could not start: its share falls to the main process
+
+    def collect(self, record: Callable[[int, FileResult], None], *, wait: Callable[[], bool]) -> None:
+        """Record the results that came in; while ``wait()`` says so, wait for more (until no worker is left).
+
+        An interrupt waits while a result is taken and recorded, so none is dropped
+        between the two.
+        """
+        while True:
+            with interrupts_held():
+                try:
+                    answer = self.answers.get(timeout=0.2) if wait() else self.answers.get_nowait()
+                except queue.Empty:
+                    if not wait() or (not any(thread.is_alive() for thread in self.threads)
+                                      and self.answers.empty()):
+                        return
+                    continue
+                if answer is not None:
+                    record(*answer)
+
+    def stop(self) -> None:
+        """Stop every worker (SIGTERM: each removes its temporary file), then make sure they are gone."""
+        with self.lock:
+            self.stopping = True
+            processes = list(self.processes)
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    def leftover(self) -> Iterable[tuple[int, FileResult]]:
+        """Answers that came in while stopping."""
+        while not self.answers.empty():
+            answer = self.answers.get()
+            if answer is not None:
+                yield answer
 
 
 class Progress:
@@ -206,37 +462,50 @@ class Progress:
 
     def update(self, result: FileResult) -> None:
         self.done += 1
-        name = Path(result.input).name
         if self.tty:
             width = 30
             filled = width * self.done // max(self.total, 1)
+            name = Path(result.input).name
             sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {name[:40]:40}")
-            if self.done == self.total:
+            if result.status in ("failed", "interrupted"):
+                sys.stderr.write(f"\n{_line(result)}\n")
+            elif self.done == self.total:
                 sys.stderr.write("\n")
-            if result.status == "failed":
-                sys.stderr.write(f"\nfailed: {result.input}: {result.error}\n")
+            sys.stderr.flush()
         else:
             print(f"[{self.done}/{self.total}] {_line(result)}", flush=True)
 
+    def finish(self) -> None:
+        if self.tty and 0 < self.done < self.total:
+            sys.stderr.write("\n")
+
 
 def _line(result: FileResult) -> str:
-    if result.status == "failed":
-        return f"FAILED {result.input}: {result.error}"
-    limbs = "; ".join(" > ".join(chain) for armature in result.armatures for chain in armature.limbs)
+    if result.status in ("failed", "interrupted", "not started"):
+        return f"{result.status.upper()} {result.input}: {result.error}"
     if result.status == "planned":
         return f"planned {result.input}\n" + "\n".join(
-            plan for armature in result.armatures for plan in armature.planned)
+            f"  {armature.name}: {plan}" for armature in result.armatures for plan in armature.planned)
+    limbs = "; ".join(f"{armature.name}: " + ", ".join(" > ".join(chain) for chain in armature.limbs)
+                      for armature in result.armatures if armature.limbs)
     timing = result.seconds_open + result.seconds_rig + result.seconds_save
     return f"rigged {result.input} -> {result.output} ({limbs}; {timing:.2f} s)"
 
 
-def summary(results: list[FileResult], seconds: float) -> str:
-    counts = {status: sum(1 for result in results if result.status == status)
-              for status in ("rigged", "planned", "failed")}
+_STATUSES = ("rigged", "planned", "failed", "interrupted", "not started")
+
+
+def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
+    counts = {status: sum(1 for result in results if result.status == status) for status in _STATUSES}
     limbs = sum(result.limb_count for result in results)
-    lines = [f"{len(results)} file(s) in {seconds:.1f} s: {counts['rigged']} rigged ({limbs} limbs), "
-             f"{counts['planned']} planned, {counts['failed']} failed"]
-    lines.extend(f"  failed: {result.input}: {result.error}" for result in results if result.status == "failed")
+    armatures = sum(1 for result in results for armature in result.armatures if armature.limbs)
+    lines = [f"{len(results)} file(s) in {seconds:.1f} s: {counts['rigged']} rigged ({limbs} limbs on "
+             f"{armatures} armature(s)), " + ", ".join(f"{counts[status]} {status}" for status in _STATUSES[1:]
+                                                      if counts[status] or status in ("planned", "failed"))]
+    lines.extend(f"  {result.status}: {result.input}: {result.error}" for result in results
+                 if result.status in ("failed", "interrupted"))
+    if counts["not started"]:
+        lines.append(f"  not started: {counts['not started']} file(s) (listed in the report)")
     skipped = [f"  skipped in {Path(result.input).name} ({armature.name}): {reason}"
                for result in results for armature in result.armatures for reason in armature.skipped]
     lines.extend(skipped[:20])
@@ -244,44 +513,119 @@ def summary(results: list[FileResult], seconds: float) -> str:
         lines.append(f"  ... and {len(skipped) - 20} more skipped (see the JSON report)")
     lines.extend(f"  warning: {Path(result.input).name}: {warning}" for result in results
                  for warning in result.warnings)
+    lines.extend(f"  note: {note}" for note in notes)
     return "\n".join(lines)
+
+
+def _worker_arguments(args: argparse.Namespace) -> list[str]:
+    return ["--worker"] + (["--config", str(args.config)] if args.config else [])
+
+
+def _write_report(path: Path, report: dict) -> None:
+    def write(temporary: Path) -> None:
+        temporary.write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_atomically(path, write, keep_backup=False)
+
+
+def _usage(message: str) -> int:
+    print(f"ik_rigger: {message}", file=sys.stderr)
+    print(_USAGE, file=sys.stderr)
+    return EXIT_USAGE
 
 
 def main(argv: Sequence[str], worker_command: list[str]) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender."""
+    stop = _Stop()
+    restore = stop.install()
+    try:
+        return _main(argv, worker_command, stop)
+    except Interrupted:
+        print("ik_rigger: interrupted before any file was opened", file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop) -> int:
     try:
         args = parser().parse_args(list(argv))
-        config = load_config(args.config) if args.config else Config()
+        config = load_config(args.config, config_schema()) if args.config else Config()
         if args.worker:
-            return run_worker(config, args.armature)
-        jobs = plan_jobs(args)
-    except (UsageError, RigError) as error:
-        message = error.message if isinstance(error, RigError) else str(error)
-        print(f"ik_rigger: {message}", file=sys.stderr)
-        print("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--config FILE] "
-              "[--armature NAME] [--jobs N] [--report FILE.json]", file=sys.stderr)
-        return EXIT_USAGE
+            return run_worker(config, stop)
+        jobs, inputs = plan_jobs(args)
+    except UsageError as error:
+        return _usage(str(error))
+    except RigError as error:
+        return _usage(error.message)
     started = time.perf_counter()
+    for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
+        inputs.notes.extend(f"removed '{path}', left by a run that was killed" for path in clean_stale(folder))
     progress = Progress(len(jobs))
     count = min(args.jobs, len(jobs))
     if count > 1 and not worker_command:
         print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
         count = 1
-    stream = _with_workers(jobs, count - 1, worker_command, args, config) if count > 1 else \
-        _in_process(jobs, config, args.armature)
-    results = []
-    for result in stream:
-        results.append(result)
+    results: dict[int, FileResult] = {}
+    started_files: dict[int, FileResult] = {}
+    # This process rigs too, from the start: the workers join when their Blender has started.
+    pool = _Pool(worker_command + _worker_arguments(args), count - 1, jobs) if count > 1 else None
+    queued = deque(enumerate(jobs))
+    take = pool.take if pool is not None else lambda: queued.popleft() if queued else None
+
+    def record(index: int, result: FileResult) -> None:
+        if stop.signum and result.status == "failed":  # what the interrupt cut short is not the file's fault
+            result.status, result.error = "interrupted", "stopped by the interrupt"
+        results[index] = result
         progress.update(result)
+
+    try:
+        while not stop.signum and (item := take()) is not None:
+            index, job = item
+            started_files[index] = new_result(job)
+            record(index, rig_file(job, config, started_files[index]))
+            if pool is not None:
+                pool.collect(record, wait=lambda: False)
+        if pool is not None:
+            pool.collect(record, wait=lambda: len(results) < len(jobs) and not stop.signum)
+    except Interrupted:
+        pass
+    finally:
+        if pool is not None:
+            pool.stop()
+            for index, result in pool.leftover():
+                results.setdefault(index, result)
+        progress.finish()
+    for index, job in enumerate(jobs):
+        if index in started_files and index not in results:  # the file the interrupt came during
+            results[index] = started_files[index]
+            if results[index].status != "rigged":
+                results[index].status, results[index].error = "interrupted", "stopped by the interrupt"
+        elif index not in results:
+            results[index] = FileResult(job.input, job.output, status="not started",
+                                        error="not started: the run was interrupted")
+    ordered = inputs.failed + [results[index] for index in range(len(jobs))]
+    if not ordered:
+        inputs.notes.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
     seconds = time.perf_counter() - started
-    text = summary(results, seconds)
+    text = summary(ordered, inputs.notes, seconds)
     print(text, flush=True)
-    if args.report:
-        report = {"files": [asdict(result) for result in results], "summary": text, "seconds": seconds,
-                  "jobs": count}
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return EXIT_OK if all(result.status != "failed" for result in results) else EXIT_FAILED
+    for result in ordered:
+        if result.details:
+            print(f"ik_rigger: {result.input}:\n{result.details}", file=sys.stderr)
+    code = 128 + stop.signum if stop.signum else \
+        EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
+    report = {"files": [asdict(result) for result in ordered], "notes": inputs.notes, "summary": text,
+              "seconds": seconds, "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0,
+              "exit_code": code, "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
+    try:
+        if args.report:
+            _write_report(args.report, report)
+    except OSError as error:
+        print(f"ik_rigger: cannot write the report '{args.report}' ({error.strerror or error})", file=sys.stderr)
+        code = code or EXIT_FAILED
+    return code
 
 
 def worker_command_for(script: Path | None) -> list[str]:

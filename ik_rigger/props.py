@@ -142,11 +142,9 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
                                      "that had other than Blender's defaults")
     uid: StringProperty(name="Limb ID", description="Identifies the bones IK Rigger made for this limb, which "
                         "carry it, so they are found again after renames")
-    # The IK/FK switch is not here: it is the custom property "ik_fk" on the handle's pose
-    # bone, so the rig plays where IK Rigger is not installed and a library override can set it.
-    stretch: FloatProperty(name="Stretch", description="How far the chain bones stretch to reach the handle "
-                           "(0 is none)", default=0.0, min=0.0, max=1.0,
-                           update=lambda self, context: records.set_stretch(self.id_data, self, self.stretch))
+    # The IK/FK switch, the IK weight and the stretch are not here: they are custom properties
+    # on the handle's pose bone, so the rig plays where IK Rigger is not installed and a library
+    # override can set them.
 
     def created(self) -> list[str]:
         """The bones IK Rigger made for this limb: handle, pole and clone (those it has)."""

@@ -186,10 +186,9 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
         column.use_property_split = True
         column.use_property_decorate = False
         handle = obj.pose.bones.get(parts.handle) if parts.handle else None
-        for key, text in ((records.IK_FK, "IK/FK"), (records.IK_WEIGHT, "IK Weight")):
+        for key, text in ((records.IK_FK, "IK/FK"), (records.IK_WEIGHT, "IK Weight"), (records.STRETCH, "Stretch")):
             if handle is not None and key in handle:
                 column.prop(handle, f'["{key}"]', text=text, slider=True)
-        column.prop(limb, "stretch", slider=True)
         ik = records.ik_constraint(obj, parts)
         if ik is not None:
             row = column.row(align=True)

@@ -168,6 +168,8 @@ def bone_lines(obj: bpy.types.Object) -> list[BoneLine]:
     palettes = drawn_palettes(obj)
     lines = []
     for pose_bone in obj.pose.bones:
+        if pose_bone.bone.hide:
+            continue  # hidden in Blender too: the rig's own mechanism
         palette, color = palettes[pose_bone.name]
         solved = evaluated.pose.bones[pose_bone.name]
         lines.append(BoneLine(

@@ -17,9 +17,10 @@ def test_build_list_snap_and_remove_without_the_context():
     assert [limb.name for limb in built] == ["shin.L", "shin.R"]
     limb = api.limbs(obj)[0]
     assert limb.chain == ("thigh.L", "shin.L") and limb.extremity == "foot.L" and limb.side == "L"
-    assert limb.parts == ("CHAIN", "HANDLE", "POLE", "CLONE", "POLE_LINE")
+    assert limb.parts == ("CHAIN", "HANDLE", "POLE", "CLONE", "POLE_LINE", "TARGET", "REACH")
     assert limb.bones == {"HANDLE": "foot_IK.L", "POLE": "shin_IK_pole.L", "CLONE": "foot_IK_clone.L",
-                          "POLE_LINE": "shin_IK_pole_line.L"}
+                          "POLE_LINE": "shin_IK_pole_line.L", "TARGET": "foot_IK_target.L",
+                          "REACH": "thigh_IK_reach.L"}
     assert limb.ik_fk == 1.0 and limb.missing == ()
     assert obj.data.bones["shin_IK_pole.L"].parent.name == "foot_IK.L"
     # Snap: FK takes the IK pose exactly and the switch goes to FK.

@@ -85,7 +85,9 @@ def test_handle_and_pole_sit_outside_the_chain():
         ancestors = {bone.name for bone in made.parent_recursive}
         assert not ancestors & {"thigh.L", "shin.L", "hips"}
     ik = obj.pose.bones["shin.L"].constraints[record.constraints[0].constraint]
-    assert ik.type == "IK" and ik.subtarget == record.handle and ik.pole_subtarget == record.pole
+    # The IK aims at the stretch target, which follows the handle (never further than Maximum Stretch).
+    target = obj.data.bones[ik.subtarget]
+    assert ik.type == "IK" and target.parent.name == record.handle and ik.pole_subtarget == record.pole
     assert ik.chain_count == 2 and ik.target == obj and ik.pole_target == obj
     # The pole stands in front of the knee, on the side the chain bends (-Y here).
     knee = bones["shin.L"].head_local

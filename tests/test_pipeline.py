@@ -136,7 +136,8 @@ def test_ik_fk_is_a_documented_animatable_property_of_the_handle():
             assert [path[-len('["ik_weight"]'):] for path in paths][-1] == '["ik_weight"]'
         else:
             assert curve.driver.type == "AVERAGE"
-        assert paths[0].endswith('["ik_fk"]')
+        # The chain's IK stretch follows the handle's stretch; the constraints its IK/FK.
+        assert paths[0].endswith('["stretch"]' if curve.data_path.endswith("ik_stretch") else '["ik_fk"]')
         kinds.add(curve.driver.type)
     assert kinds == {"SCRIPTED", "AVERAGE"}
 
@@ -191,7 +192,9 @@ def test_rebuilding_an_earlier_rig_upgrades_it():
     assert obj.ik_rigger.version == records.RECORD_VERSION
     paths = {variable.targets[0].data_path for curve in obj.animation_data.drivers
              for variable in curve.driver.variables}
-    assert paths == {f'pose.bones["foot_IK.{side}"]["{key}"]' for side in "LR" for key in ("ik_fk", "ik_weight")}
+    # The rebuilt left limb's chain stretch is driven now too.
+    assert paths == {f'pose.bones["foot_IK.{side}"]["{key}"]' for side in "LR" for key in ("ik_fk", "ik_weight")} \
+        | {'pose.bones["foot_IK.L"]["stretch"]'}
 
 
 def _link_and_override(character: Path) -> bpy.types.Object:
@@ -291,7 +294,8 @@ def test_rebuild_after_renaming_the_handle_keeps_it_and_makes_no_orphan():
     assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
     assert len(obj.data.bones) == count
     assert obj.ik_rigger.limbs["shin.L"].handle == "left foot control"
-    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == "left foot control"
+    target = obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget
+    assert obj.data.bones[target].parent.name == "left foot control"
 
 
 def _delete_bone(obj: bpy.types.Object, name: str) -> None:
@@ -403,10 +407,10 @@ def test_long_bone_names_build_with_readable_unique_names(stem):
     count = len(obj.data.bones)
     for _ in range(2):  # a second run rebuilds in place: no strays
         assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
-    assert len(obj.data.bones) == count + 4  # handle, pole, clone, pole line
+    assert len(obj.data.bones) == count + 6  # handle, pole, clone, pole line, stretch target and reach
     limb = obj.ik_rigger.limbs[0]
     made = [item.name for item in limb.made_bones]
-    assert len(set(made)) == 4
+    assert len(set(made)) == 6
     for name in made:
         assert len(name.encode("utf-8")) <= 63 and name in obj.data.bones
     assert limb.pole.endswith("_IK_pole.L")
@@ -463,7 +467,9 @@ def test_quotes_in_bone_names_keep_drivers_valid_and_snapping_keyed():
     for curve in obj.animation_data.drivers:
         assert curve.driver.is_valid, curve.data_path
         for variable in curve.driver.variables:
-            assert variable.targets[0].id.path_resolve(variable.targets[0].data_path) == 1.0
+            # Each reads a switch that exists: ik_fk and ik_weight at 1, stretch at 0.
+            value = variable.targets[0].id.path_resolve(variable.targets[0].data_path)
+            assert value == (0.0 if variable.name == "stretch" else 1.0)
     limb = obj.ik_rigger.limbs[0]
     assert bpy.ops.ik_rigger.snap_ik_to_fk(keyframe=True) == {"FINISHED"}
     assert bpy.ops.ik_rigger.snap_fk_to_ik(keyframe=True) == {"FINISHED"}

@@ -152,8 +152,8 @@ def test_ik_fk_blend_drives_ik_and_extremity_together():
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
     kinds = {c.type: c.influence for item in limb.constraints
              for c in [evaluated.pose.bones[item.name].constraints[item.constraint]]}
-    # The IK and the foot's copy follow the switch; the pole line keeps drawing.
-    assert kinds == {"IK": 0.0, "COPY_ROTATION": 0.0, "STRETCH_TO": 1.0}
+    # The IK and the foot's copy follow the switch; the pole line and the stretch limit keep working.
+    assert kinds == {"IK": 0.0, "COPY_ROTATION": 0.0, "STRETCH_TO": 1.0, "LIMIT_DISTANCE": 1.0}
     rest_thigh = obj.data.bones["thigh.L"].matrix_local
     expected = rest_thigh @ Euler((0.3, 0.0, 0.0)).to_matrix().to_4x4()
     assert rotation_degrees(expected, posed["thigh.L"]) < 0.01
@@ -170,9 +170,12 @@ def test_stretch_reaches_past_the_chain_length():
     target = evaluate(obj)[limb.handle].translation
     end = evaluate(obj)["shin.L"] @ Vector((0.0, obj.data.bones["shin.L"].length, 0.0))
     assert (end - target).length > 0.1 * length
-    limb.stretch = 0.5
-    assert obj.pose.bones["thigh.L"].ik_stretch == pytest.approx(0.5)
+    handle = obj.pose.bones[limb.handle]
+    handle["stretch"] = 0.5
+    obj.update_tag()
     posed = evaluate(obj)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    assert evaluated.pose.bones["thigh.L"].ik_stretch == pytest.approx(0.5)
     shin = posed["shin.L"]
     end = shin @ Vector((0.0, obj.data.bones["shin.L"].length, 0.0))
     assert (end - target).length < 1e-2 * length

@@ -13,22 +13,70 @@
     both_sides = true
     pole_parent = "HANDLE"
 
-A mistake in the config is a usage error: the whole run stops before any file opens.
+    [import.fbx]               # settings for an importer (fbx, gltf, bvh), over the batch's own
+    global_scale = 0.01
+
+Every value is checked against the schema the caller passes in: the build options as
+their one declaration says (``option_specs``: type, range, allowed values), so a config
+can never ask for what the panel could not. A mistake is a usage error: the whole run stops before any
+file opens, naming the key, where it is and what is allowed.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import math
 import tomllib
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .errors import RigError
-from .plan import LimbOptions
+from .options import LimbOptions, schema
 
-_OPTION_TYPES = {field.name: field.type for field in fields(LimbOptions)}
-_PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool, "str": str}
+# Blender stores integer properties in 32 bits.
+_INT_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option as its declaration states it: kind, default, hard limits, allowed values."""
+
+    kind: str  # "bool", "int", "float", "str" or "enum"
+    default: Any = None
+    description: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    items: tuple[str, ...] = ()
+
+    def allowed(self) -> str:
+        """What this option accepts, in words."""
+        if self.kind == "enum":
+            return "one of " + ", ".join(f'"{item}"' for item in self.items)
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "str":
+            return "a string"
+        low = "" if self.minimum is None else f" from {self.minimum:g}"
+        high = "" if self.maximum is None else f" up to {self.maximum:g}"
+        kind = "an integer" if self.kind == "int" else "a finite number"
+        return kind + (low + high if low or high else "")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """What a config may say: the build options, a limb's own ``both_sides`` and each importer's settings.
+
+    ``importer`` gives one input format's settings; it is asked only when the config
+    sets some, so a run without an ``[import]`` section never loads an importer.
+    """
+
+    options: Mapping[str, OptionSpec]
+    both_sides: OptionSpec
+    formats: tuple[str, ...] = ()
+    importer: Callable[[str], Mapping[str, OptionSpec]] | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +107,8 @@ class Config:
 
     defaults: LimbOptions = LimbOptions()
     armatures: tuple[ArmatureConfig, ...] = ()
+    # Per input format (fbx, gltf, bvh), importer settings over the batch's own.
+    imports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def for_armature(self, armature: str, filename: str) -> ArmatureConfig | None:
         """The first section that matches, if any."""
@@ -69,58 +119,136 @@ class Config:
         return any(section.name == armature and section.matches(armature, filename) for section in self.armatures)
 
 
-def _options(table: dict[str, Any], base: LimbOptions, where: str) -> LimbOptions:
+def _unknown(where: str, key: str, known: Mapping[str, Any] | tuple[str, ...], what: str) -> RigError:
+    names = sorted(known)
+    close = difflib.get_close_matches(key, names, n=1)
+    guess = f" (did you mean '{close[0]}'?)" if close else ""
+    return RigError(f"{where}: unknown {what} '{key}'{guess}", hint=f"Use one of: {', '.join(names)}.")
+
+
+def check_value(key: str, value: Any, spec: OptionSpec, where: str) -> Any:
+    """``value`` as the option's type, or a ``RigError`` naming the key and what it accepts."""
+    wrong = RigError(f"{where}: '{key}' = {value!r} is not allowed", hint=f"'{key}' takes {spec.allowed()}.")
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise wrong
+        return value
+    if spec.kind in ("str", "enum"):
+        if not isinstance(value, str) or (spec.kind == "enum" and value not in spec.items):
+            raise wrong
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise wrong
+    if spec.kind == "int":
+        if not isinstance(value, int):
+            raise wrong
+        low = -_INT_LIMIT if spec.minimum is None else spec.minimum
+        high = _INT_LIMIT if spec.maximum is None else spec.maximum
+    else:
+        value = float(value)
+        low = -math.inf if spec.minimum is None else spec.minimum
+        high = math.inf if spec.maximum is None else spec.maximum
+        if not math.isfinite(value):
+            raise wrong
+    if not low <= value <= high:
+        raise wrong
+    return value
+
+
+def _table(value: Any, where: str, example: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RigError(f"{where} should be a table, not {value!r}", hint=f"Write it as {example}.")
+    return value
+
+
+def _tables(value: Any, where: str, example: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise RigError(f"{where} should be a list of tables, not {value!r}", hint=f"Write each one as {example}.")
+    return value
+
+
+def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: str) -> LimbOptions:
     values: dict[str, Any] = {}
     for key, value in table.items():
-        if key not in _OPTION_TYPES:
-            raise RigError(f"{where}: unknown option '{key}'",
-                           hint=f"Use one of: {', '.join(sorted(_OPTION_TYPES))}.")
-        wanted = _PYTHON_TYPES[str(_OPTION_TYPES[key])]
-        if not isinstance(value, wanted) or (wanted is not bool and isinstance(value, bool)):
-            raise RigError(f"{where}: option '{key}' should be {_OPTION_TYPES[key]}, not {value!r}",
-                           hint="Fix the value in the config file.")
-        values[key] = float(cast(float, value)) if _OPTION_TYPES[key] == "float" else value
+        if key not in schema.options:
+            raise _unknown(where, key, schema.options, "option")
+        values[key] = check_value(key, value, schema.options[key], where)
     return replace(base, **values)
 
 
-def parse_config(text: str, source: str = "config") -> Config:
+def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, where: str) -> ArmatureConfig:
+    keys = {"name": OptionSpec("str"), "file": OptionSpec("str"), "detect": OptionSpec("bool")}
+    for key in table:
+        if key not in (*keys, "limb"):
+            raise _unknown(where, key, (*keys, "limb"), "key")
+    plain = {key: check_value(key, table[key], spec, where) for key, spec in keys.items() if key in table}
+    limbs = []
+    for number, limb in enumerate(_tables(table.get("limb", []), f"{where} 'limb'", "[[armature.limb]]")):
+        limb = dict(limb)
+        place = f"{where} limb #{number + 1}"
+        last = limb.pop("last", None)
+        if not isinstance(last, str) or not last:
+            raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
+                           hint='Add last = "shin.L" (for example).')
+        both_sides = check_value("both_sides", limb.pop("both_sides", False), schema.both_sides, place)
+        limbs.append(LimbRequest(last, _options(limb, defaults, schema, place), both_sides))
+    return ArmatureConfig(**plain, limbs=tuple(limbs))
+
+
+def _imports(table: dict[str, Any], schema: Schema, where: str) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for fmt, settings in table.items():
+        if fmt not in schema.formats or schema.importer is None:
+            raise _unknown(where, fmt, schema.formats, "input format")
+        place = f"{where}.{fmt}"
+        specs = schema.importer(fmt)
+        checked = {}
+        for key, value in _table(settings, place, f"[import.{fmt}]").items():
+            if key not in specs:
+                raise _unknown(place, key, specs, "importer setting")
+            checked[key] = check_value(key, value, specs[key], place)
+        found[fmt] = checked
+    return found
+
+
+def parse_config(text: str, schema: Schema, source: str = "config") -> Config:
     """Read a config from TOML text; raises ``RigError`` naming what is wrong and where."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise RigError(f"{source} is not valid TOML ({error})", hint="Fix the file's syntax.") from error
-    unknown = set(data) - {"defaults", "armature"}
-    if unknown:
-        raise RigError(f"{source}: unknown section(s) {', '.join(sorted(unknown))}",
-                       hint="Use [defaults] and [[armature]] sections.")
-    defaults = _options(data.get("defaults", {}), LimbOptions(), f"{source} [defaults]")
-    sections = []
-    for index, table in enumerate(data.get("armature", [])):
-        where = f"{source} [[armature]] #{index + 1}"
-        unknown = set(table) - {"name", "file", "detect", "limb"}
-        if unknown:
-            raise RigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}",
-                           hint="Use name, file, detect and [[armature.limb]].")
-        limbs = []
-        for number, limb in enumerate(table.get("limb", [])):
-            limb = dict(limb)
-            place = f"{where} limb #{number + 1}"
-            last = limb.pop("last", None)
-            if not isinstance(last, str) or not last:
-                raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
-                               hint='Add last = "shin.L" (for example).')
-            both_sides = limb.pop("both_sides", False)
-            limbs.append(LimbRequest(last, _options(limb, defaults, place), bool(both_sides)))
-        sections.append(ArmatureConfig(name=str(table.get("name", "*")), file=str(table.get("file", "*")),
-                                       detect=bool(table.get("detect", True)), limbs=tuple(limbs)))
-    return Config(defaults=defaults, armatures=tuple(sections))
+    for key in data:
+        if key not in ("defaults", "armature", "import"):
+            raise _unknown(source, key, ("armature", "defaults", "import"), "section")
+    defaults = _options(_table(data.get("defaults", {}), f"{source} 'defaults'", "[defaults]"), LimbOptions(),
+                        schema, f"{source} [defaults]")
+    sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}")
+                for index, table in enumerate(_tables(data.get("armature", []), f"{source} 'armature'",
+                                                      "[[armature]]"))]
+    imports = _imports(_table(data.get("import", {}), f"{source} 'import'", "[import.fbx]"), schema,
+                       f"{source} [import]")
+    return Config(defaults=defaults, armatures=tuple(sections), imports=imports)
 
 
-def load_config(path: Path) -> Config:
-    """Read a config file; a missing or unreadable file is a ``RigError``."""
+def load_config(path: Path, schema: Schema) -> Config:
+    """Read a config file; a missing, unreadable or non-UTF-8 file is a ``RigError``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
-        raise RigError(f"cannot read the config file '{path}' ({error.strerror})",
+        raise RigError(f"cannot read the config file '{path}' ({error.strerror or error})",
                        hint="Check the path given to --config.") from error
-    return parse_config(text, path.name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RigError(f"the config file '{path}' is not UTF-8 text (byte {error.start})",
+                       hint="Save it as UTF-8.") from error
+    return parse_config(text, schema, path.name)
+
+
+def option_specs() -> dict[str, OptionSpec]:
+    """The build options as a config may set them, read from their one declaration (``core.options``)."""
+    return {declared.name: OptionSpec("enum" if declared.option.items else declared.kind, default=declared.default,
+                                      description=declared.option.description, minimum=declared.option.minimum,
+                                      maximum=declared.option.maximum,
+                                      items=tuple(item[0] for item in declared.option.items))
+            for declared in schema()}

@@ -26,6 +26,8 @@ TAG_HANDLE = "IK"
 TAG_POLE = "IK_pole"
 TAG_CLONE = "IK_clone"
 TAG_POLE_LINE = "IK_pole_line"
+TAG_TARGET = "IK_target"
+TAG_REACH = "IK_reach"
 TAG_ORIGIN = "origin"
 TAG_HIP = "root"
 

@@ -119,7 +119,9 @@ class LimbOptions:
     shapes: bool = option(True, "Bone Shapes", "Give the IK handle and the pole custom shapes (a ring and a "
                           "diamond, sized to the limb), kept in one hidden collection shared by every rig in the "
                           "file")
-    use_stretch: bool = option(False, "Stretch", "Let the chain stretch to reach the handle")
+    max_stretch: float = option(1.5, "Maximum Stretch", "How far the chain may reach, as a factor of its "
+                                "length, when the handle's Stretch is 1 (the handle itself always moves freely)",
+                                minimum=1.0, maximum=10.0, soft_maximum=3.0)
     use_rotation: bool = option(False, "Follow Handle Rotation", "The chain also turns to match the handle's "
                                 "rotation (the IK constraint's Rotation), weighed by its Rotation Weight")
     hinge_joints: bool = option(False, "Hinge Joints", "The middle joints bend only about their hinge, from "
@@ -139,12 +141,21 @@ class Declared:
     option: Option
 
 
-def schema() -> Iterator[Declared]:
-    """Every build option, in the order the panels show them."""
+def _declared() -> tuple[Declared, ...]:
+    found = []
     for entry in fields(LimbOptions):
         kind = entry.type if isinstance(entry.type, str) else entry.type.__name__
         default = entry.default if entry.default is not MISSING else None
-        yield Declared(entry.name, kind, default, entry.metadata["option"])
+        found.append(Declared(entry.name, kind, default, entry.metadata["option"]))
+    return tuple(found)
+
+
+_SCHEMA = _declared()
+
+
+def schema() -> Iterator[Declared]:
+    """Every build option, in the order the panels show them."""
+    return iter(_SCHEMA)
 
 
 def check(options: LimbOptions, bone: str = "") -> None:

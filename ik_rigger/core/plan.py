@@ -24,14 +24,18 @@ PALETTE_CHAIN = "THEME01"  # red
 PALETTE_CONTROL = "THEME04"  # blue: IK handle and pole
 PALETTE_ORIGIN = "THEME03"  # green: origin and parents
 PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
+PALETTE_MECHANISM = "DEFAULT"  # bones only the rig itself moves, hidden
 
 ROLE_HANDLE = "HANDLE"
 ROLE_POLE = "POLE"
 ROLE_CLONE = "CLONE"
 ROLE_POLE_LINE = "POLE_LINE"
+ROLE_TARGET = "TARGET"
+ROLE_REACH = "REACH"
 
 CONSTRAINT_IK = "IK Rigger IK"
 CONSTRAINT_POLE_LINE = "IK Rigger Pole Line"
+CONSTRAINT_REACH = "IK Rigger Reach"
 CONSTRAINT_COPY_ROTATION = "IK Rigger Copy Rotation"
 CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
 CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
@@ -116,6 +120,7 @@ class NewBone:
     parent: str | None
     palette: str
     collection: str
+    hidden: bool = False  # mechanism only the rig moves: hidden so nobody grabs it
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,19 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     handle_vector = end_bone.direction if extremity else end_bone.direction.normalized() * 0.25 * length
     new_bones.append(NewBone(ROLE_HANDLE, handle, joints[-1], joints[-1] + handle_vector, end_bone.z_axis,
                              handle_parent, PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
+    # Stretch: the IK aims at a target that follows the handle but never lies further than the
+    # limb's Maximum Stretch from the chain's root (a point that moves with the body, not the chain).
+    target = new_name(extremity or last, naming.TAG_TARGET)
+    new_bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + handle_vector * 0.5, end_bone.z_axis,
+                             handle, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    reach = new_name(chain[0], naming.TAG_REACH)
+    along = (joints[1] - joints[0]).normalized()
+    new_bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
+                             (joints[-1] - joints[0]).normalized(), skeleton[chain[0]].parent, PALETTE_MECHANISM,
+                             naming.COLLECTION_MECHANISM, hidden=True))
+    reach_limit = ConstraintPlan(target, "LIMIT_DISTANCE", CONSTRAINT_REACH, reach, settings=(
+        ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * options.max_stretch), ("owner_space", "POSE"),
+        ("target_space", "POSE")), driven=False)
 
     pole = None
     pole_angle = options.pole_angle
@@ -382,10 +400,12 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
             pole_angle = geometry.pole_angle(root_head, root_tail, root_x, joints[-1], position)
 
     constraints = [ConstraintPlan(
-        owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=handle, pole_subtarget=pole or "",
+        owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=target, pole_subtarget=pole or "",
+        # Stretch is always allowed here: how far each bone stretches is its ik_stretch,
+        # which the handle's "stretch" drives (0: not at all).
         settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
-                  ("use_stretch", options.use_stretch), ("use_tail", True), ("use_rotation", options.use_rotation)),
-    ), *extra_constraints]
+                  ("use_stretch", True), ("use_tail", True), ("use_rotation", options.use_rotation)),
+    ), reach_limit, *extra_constraints]
     clone = None
     if extremity:
         clone = new_name(extremity, naming.TAG_CLONE)

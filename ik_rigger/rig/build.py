@@ -51,7 +51,7 @@ from .upgrade import upgrade
 ANIMATION_MODES = ("BAKE", "FK", "IGNORE")
 _CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",
                       "owner_space", "target_space", "mix_mode", "chain_count", "pole_angle", "iterations",
-                      "use_stretch", "use_tail", "use_rotation", "weight")
+                      "use_stretch", "use_tail", "use_rotation", "weight", "limit_mode", "distance", "head_tail")
 
 
 @dataclass
@@ -384,6 +384,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         bone.align_roll(new.z_axis)
         bone.use_deform = False
         bone.color.palette = new.palette
+        bone.hide = new.hidden
         for collection in list(bone.collections):
             collection.unassign(bone)
         attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS else "mechanism_collection"
@@ -682,8 +683,25 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     else:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options)
-    if limb.stretch:
-        records.set_stretch(obj, limb, limb.stretch)
+    _drive_stretch(obj, limb_plan, journal)
+
+
+def _drive_stretch(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
+    """The chain bones' IK stretch follows the handle's ``stretch``: one value per limb."""
+    for name in limb_plan.chain:
+        pose_bone = obj.pose.bones[name]
+        if records.drives_stretch(obj, pose_bone):
+            source = _stretch_source(obj, pose_bone)
+            journal.data(lambda name=name, source=source: records.drive_stretch(obj, obj.pose.bones[name], source))
+        else:
+            journal.data(lambda name=name: obj.pose.bones[name].driver_remove("ik_stretch"))
+        records.drive_stretch(obj, pose_bone, limb_plan.handle)
+
+
+def _stretch_source(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> str:
+    """The handle whose ``stretch`` drives the bone now."""
+    curve = obj.animation_data.drivers.find(pose_bone.path_from_id("ik_stretch"))
+    return curve.driver.variables[0].targets[0].data_path.split('"')[1]
 
 
 def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebuilt | None, journal: Journal) -> None:

@@ -1,41 +1,105 @@
-"""Rig one .blend file safely: open without running its scripts, rig, save atomically.
+"""Rig one file safely: open it without running its scripts (or import it), rig, save atomically.
 
 Used by the batch command (``cli``); each call handles one file in this Blender and
 returns a plain, JSON-ready result. Nothing here raises for a bad file: problems
-become the result's ``error``, so one broken file never stops a run.
+become the result's ``error``, so one broken file never stops a run. Only an
+interrupt (``Interrupted``) goes through, after the file's temporary output is removed.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gzip
 import os
+import re
 import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import addon_utils
 import bpy
 
-from ..core.config import Config
+from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
 from .auto import detected_requests
 from .build import build_limbs, mirrored_request, plan_limbs
 from .skeleton import read_skeleton
+from .upgrade import upgrade
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Blender writes zstd files in the seekable format, which ends with this footer.
 _ZSTD_SEEKABLE_FOOTER = b"\xb1\xea\x92\x8f"
+# "BLENDER-v402" (before 5.0) or "BLENDER17-01v0502": the version that saved the file.
+_HEADER_VERSION = re.compile(rb"^BLENDER(?:[-_][vV](\d)(\d\d)|\d\d-\d\d[vV](\d\d)(\d\d))")
 TEMP_SUFFIX = ".ik_rigger-tmp"
+# ".NAME.PID.ik_rigger-tmp", and Blender's own "@" file while it writes that one. A
+# leading dot and a suffix no input has: no later run takes one for an input.
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)" + re.escape(TEMP_SUFFIX) + "@?$")
+_LOAD_REPORT = re.compile(r"^(?:Warning|Error): (.*)$")
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: stop the file at hand (its temporary output removed) and the run.
+
+    A BaseException, like KeyboardInterrupt, so no handler of a file's own problems
+    takes it for one.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class Importer:
+    """How one foreign format comes in: Blender's bundled importer and the batch's settings for it."""
+
+    module: str  # the bundled add-on that registers the operator
+    operator: str  # "category.name" under bpy.ops
+    settings: Mapping[str, Any]
+
+
+# Settings that keep the skeleton as it was authored: no re-oriented or added bones, no
+# scaling beyond the file's own units, and the motion at its own frame rate. A config's
+# [import.FORMAT] section overrides any of them (README, "Batch").
+IMPORTERS: dict[str, Importer] = {
+    "fbx": Importer("io_scene_fbx", "import_scene.fbx", {
+        "use_anim": True, "automatic_bone_orientation": False, "ignore_leaf_bones": False,
+        "force_connect_children": False, "primary_bone_axis": "Y", "secondary_bone_axis": "X",
+        "global_scale": 1.0, "bake_space_transform": False, "use_custom_props": True,
+    }),
+    # glTF has no bone tails; Blender's heuristic is the one that round-trips the rest pose.
+    "gltf": Importer("io_scene_gltf2", "import_scene.gltf", {
+        "bone_heuristic": "BLENDER", "guess_original_bind_pose": True, "merge_vertices": False,
+    }),
+    "bvh": Importer("io_anim_bvh", "import_anim.bvh", {
+        "target": "ARMATURE", "global_scale": 1.0, "frame_start": 1, "use_fps_scale": False,
+        "update_scene_fps": True, "update_scene_duration": True, "rotate_mode": "NATIVE",
+    }),
+}
+INPUT_FORMATS = {".blend": "blend", ".fbx": "fbx", ".glb": "gltf", ".gltf": "gltf", ".bvh": "bvh"}
+
+
+def input_format(path: Path) -> str | None:
+    """The format a path's suffix names, whatever its case; None when it is no input."""
+    return INPUT_FORMATS.get(path.suffix.lower())
 
 
 @dataclass
 class ArmatureResult:
+    """One armature of a file: ``status`` is rigged, planned or untouched (nothing it is sure of)."""
+
     name: str
+    status: str = "untouched"
     limbs: list[list[str]] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -44,12 +108,13 @@ class ArmatureResult:
 
 @dataclass
 class FileResult:
-    """What happened to one input file; ``status`` is rigged, planned or failed."""
+    """What happened to one input file; ``status`` is rigged, planned, failed or interrupted."""
 
     input: str
     output: str | None
     status: str = "failed"
     error: str = ""
+    details: str = ""  # the traceback, when IK Rigger itself failed on the file
     warnings: list[str] = field(default_factory=list)
     armatures: list[ArmatureResult] = field(default_factory=list)
     seconds_open: float = 0.0
@@ -63,28 +128,69 @@ class FileResult:
 
 @dataclass(frozen=True)
 class Job:
-    """One file to rig and where its result goes (``output`` is the input for --in-place)."""
+    """One file to rig, where its result goes and how (``output`` is the input for --in-place)."""
 
     input: str
     output: str
     in_place: bool = False
     dry_run: bool = False
+    overwrite: bool = False
+    allow_newer: bool = False
+    armature: str | None = None
+
+
+def _flush_c_stdout() -> None:
+    """Blender prints through C's stdio, whose buffer must be out before fd 1 changes."""
+    if os.name == "posix":
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextmanager
+def blender_output() -> Iterator[list[str]]:
+    """Hold back what Blender prints (to the process's stdout) and hand its lines over on exit,
+    so its warnings can be reported while the batch command's own lines stay readable."""
+    lines: list[str] = []
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield lines
+        finally:
+            sys.stdout.flush()
+            _flush_c_stdout()
+            os.dup2(saved, 1)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode("utf-8", errors="replace").splitlines())
 
 
 @contextmanager
 def quiet() -> Iterator[None]:
-    """Hold back what Blender itself prints (read and save notices) so the batch
-    command's own lines stay readable; Blender writes them to the process's stdout."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "wb") as sink:
-            os.dup2(sink.fileno(), 1)
+    """Hold back what Blender itself prints (read and save notices)."""
+    with blender_output():
         yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+
+
+def load_reports(lines: list[str]) -> list[str]:
+    """Blender's warnings and errors among the lines it printed, without its prefixes."""
+    found = [match.group(1).strip() for line in lines if (match := _LOAD_REPORT.match(line.strip()))]
+    return list(dict.fromkeys(found))
+
+
+def _header_version(head: bytes) -> tuple[int, int] | None:
+    match = _HEADER_VERSION.match(head)
+    if match is None:
+        return None
+    major, minor = (int(part) for part in (match.group(1, 2) if match.group(1) else match.group(3, 4)))
+    return major, minor
+
+
+def is_compressed(path: Path) -> bool:
+    """True for a .blend Blender wrote compressed (zstd, or gzip before 3.0)."""
+    with path.open("rb") as stream:
+        head = stream.read(4)
+    return head.startswith(_GZIP_MAGIC) or head.startswith(_ZSTD_MAGIC)
 
 
 def check_blend_file(path: Path) -> None:
@@ -92,11 +198,11 @@ def check_blend_file(path: Path) -> None:
     if not path.exists():
         raise RigError(f"'{path}' does not exist", hint="Check the path.")
     if not path.is_file():
-        raise RigError(f"'{path}' is not a file", hint="Give .blend files or folders holding them.")
+        raise RigError(f"'{path}' is not a regular file", hint="Give .blend files or folders holding them.")
     truncated = RigError(f"'{path}' is truncated (its end is missing)",
                          hint="Use an intact copy of the file (a .blend1 backup, for one).")
     with path.open("rb") as stream:
-        head = stream.read(12)
+        head = stream.read(24)
         stream.seek(max(path.stat().st_size - 64, 0))
         tail = stream.read()
     if head.startswith(_ZSTD_MAGIC):
@@ -118,59 +224,215 @@ def check_blend_file(path: Path) -> None:
         raise truncated
 
 
-def open_untrusted(path: Path) -> None:
-    """Open a .blend with Python auto-run off: no registered text and no driver expression runs."""
+def _newer_than_this(version: tuple[int, int]) -> bool:
+    return version > tuple(bpy.app.version[:2])
+
+
+def _version_text(version: tuple[int, ...]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
+    """Open a .blend with Python auto-run off (no registered text and no driver expression runs).
+
+    Returns Blender's load warnings (missing libraries, for one). A file saved by a newer
+    Blender is refused unless ``allow_newer``: saving it here would drop what this
+    version does not know.
+    """
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False
     try:
-        with quiet():
+        with blender_output() as lines:
             bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
     except RuntimeError as error:
+        with path.open("rb") as stream:
+            version = _header_version(stream.read(24))
+        if version is not None and _newer_than_this(version):
+            raise RigError(f"'{path}' was saved by Blender {_version_text(version)}, which this Blender "
+                           f"({_version_text(bpy.app.version)}) cannot read",
+                           hint=f"Rig it with Blender {_version_text(version)} or newer.") from error
         raise RigError(f"Blender cannot read '{path}' ({str(error).strip()})",
                        hint="The file may be corrupt; use an intact copy.") from error
+    warnings = [text for text in load_reports(lines) if "newer Blender" not in text]
+    version = tuple(bpy.data.version[:2])
+    if _newer_than_this(version):
+        loss = (f"saved by Blender {_version_text(version)}, newer than this Blender "
+                f"({_version_text(bpy.app.version)}): saving it here loses what this version does not know")
+        if not allow_newer:
+            raise RigError(f"'{path}' was {loss}", hint=f"Rig it with Blender {_version_text(version)} or newer, "
+                           "or pass --allow-newer to accept the loss.")
+        warnings.insert(0, f"{loss} (--allow-newer)")
+    return warnings
 
 
-def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool) -> None:
-    """Write through ``write(temporary)`` beside ``target``, then rename it into place.
+def _operator(importer: Importer) -> Any:
+    if addon_utils.check(importer.module)[1] is False:
+        addon_utils.enable(importer.module)
+    category, name = importer.operator.split(".")
+    return getattr(getattr(bpy.ops, category), name)
+
+
+# Importer properties a config must not set: the batch gives the file itself.
+_IMPORTER_OWN = {"filepath", "filename", "directory", "files", "filter_glob"}
+_RNA_KINDS = {"BOOLEAN": "bool", "INT": "int", "FLOAT": "float", "STRING": "str", "ENUM": "enum"}
+
+
+def importer_options(fmt: str) -> dict[str, OptionSpec]:
+    """The settings a config may give ``fmt``'s importer, as the operator itself declares them."""
+    specs = {}
+    for prop in _operator(IMPORTERS[fmt]).get_rna_type().properties:
+        kind = _RNA_KINDS.get(prop.type)
+        if prop.identifier in _IMPORTER_OWN or prop.identifier == "rna_type" or kind is None or \
+                getattr(prop, "is_array", False) or getattr(prop, "is_enum_flag", False):
+            continue
+        specs[prop.identifier] = OptionSpec(
+            kind, default=prop.default, description=prop.description,
+            minimum=getattr(prop, "hard_min", None), maximum=getattr(prop, "hard_max", None),
+            items=tuple(item.identifier for item in prop.enum_items) if kind == "enum" else ())
+    return specs
+
+
+def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
+    """Bring an .fbx, .glb/.gltf or .bvh into an empty scene; returns the importer's warnings."""
+    if not path.is_file():
+        raise RigError(f"'{path}' is not a regular file" if path.exists() else f"'{path}' does not exist",
+                       hint="Check the path.")
+    importer = IMPORTERS[fmt]
+    operator = _operator(importer)
+    settings = {**importer.settings, **config.imports.get(fmt, {})}
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True, load_ui=False)
+    try:
+        with blender_output() as lines:
+            done = operator(filepath=str(path), **settings)
+    except RuntimeError as error:
+        problem = next((line for line in reversed(str(error).strip().splitlines()) if line.strip()), "")
+        raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({problem.strip()})",
+                       hint="The file may be corrupt or use what the importer does not support.") from error
+    if "FINISHED" not in done:
+        raise RigError(f"Blender's {fmt.upper()} importer did not import '{path}'",
+                       hint="Check the file in Blender: File > Import.")
+    return load_reports(lines)
+
+
+def temporary_for(target: Path) -> Path:
+    """This process's temporary file for ``target``, beside it."""
+    return target.with_name(f".{target.name}.{os.getpid()}{TEMP_SUFFIX}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def clean_stale(folder: Path) -> list[Path]:
+    """Remove the temporary files that killed runs (processes no longer alive) left in ``folder``."""
+    removed: list[Path] = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if match is None or int(match.group("pid")) == os.getpid() or _alive(int(match.group("pid"))):
+            continue
+        try:
+            entry.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(entry)
+    return removed
+
+
+# The signal an interrupt() call held back while a save was being committed, if any.
+_holding: list[int] = []
+
+
+def interrupt(signum: int) -> None:
+    """Stop the file at hand for SIGINT or SIGTERM: raise ``Interrupted`` now, or right after
+    the save being committed (a signal handler calls this)."""
+    if _holding:
+        _holding[0] = signum
+        return
+    raise Interrupted(signum)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Interrupts wait for the end of the block, so that a file is either saved and recorded
+    as such, or neither. (Masking the signals would not do: Blender's own threads would
+    take them, and Python runs its handler regardless.)"""
+    _holding.append(0)
+    try:
+        yield
+    finally:
+        signum = _holding.pop()
+    if signum:
+        raise Interrupted(signum)
+
+
+def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool,
+                    overwrite: bool = True, committed: Callable[[], None] | None = None) -> None:
+    """Write through ``write(temporary)`` beside ``target``, then move it into place.
 
     An interrupted run leaves either the old file or the complete new one, never a
-    broken one. ``keep_backup`` keeps the old file as ``.blend1``, as Blender does.
+    broken one, and no temporary file once Python unwinds. ``keep_backup`` keeps the old
+    file as ``.blend1``, as Blender does; without ``overwrite`` a ``target`` that exists
+    (even one that appeared while writing) is left alone and the save fails.
+    ``committed`` runs with the move, before any interrupt is let through.
     """
-    temporary = target.with_name(target.name + TEMP_SUFFIX)
+    temporary = temporary_for(target)
     try:
         write(temporary)
-        if keep_backup and target.exists():
-            shutil.copy2(target, target.with_name(target.name + "1"))
-        os.replace(temporary, target)
+        with interrupts_held():
+            if target.exists():
+                if not overwrite:
+                    raise FileExistsError(17, "it exists (--overwrite replaces it)", str(target))
+                shutil.copymode(target, temporary)
+                if keep_backup:
+                    shutil.copy2(target, target.with_name(target.name + "1"))
+            if overwrite:
+                os.replace(temporary, target)
+            else:
+                # A hard link fails where a file exists: nothing that appeared meanwhile is replaced.
+                os.link(temporary, target)
+            if committed is not None:
+                committed()
     finally:
-        if temporary.exists():
-            temporary.unlink()
+        for leftover in (temporary, temporary.with_name(temporary.name + "@")):
+            if leftover.exists():
+                leftover.unlink()
 
 
-def _write_blend(temporary: Path) -> None:
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False, compress=False)
-    if not temporary.exists():
-        raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
+def _writer(compress: bool) -> Callable[[Path], None]:
+    def write(temporary: Path) -> None:
+        try:
+            with quiet():
+                bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
+                                            compress=compress)
+        except RuntimeError as error:
+            raise RigError(f"Blender cannot write '{temporary.parent}' ({str(error).strip()})",
+                           hint="Check that the folder can be written.") from error
+        if not temporary.exists():
+            raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
+
+    return write
 
 
-def _armatures(filter_name: str | None, config: Config, filename: str) -> list[bpy.types.Object]:
+def _armatures(job: Job) -> list[bpy.types.Object]:
     armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.library is None]
-    if filter_name:
-        chosen = [obj for obj in armatures if obj.name == filter_name]
+    if job.armature:
+        chosen = [obj for obj in armatures if obj.name == job.armature]
         if not chosen:
             names = ", ".join(sorted(obj.name for obj in armatures)) or "none"
-            raise RigError(f"no armature named '{filter_name}' (armatures: {names})", hint="Check --armature.")
+            raise RigError(f"no armature named '{job.armature}' (armatures: {names})", hint="Check --armature.")
         return chosen
     if not armatures:
         raise RigError("the file has no armature", hint="Batch rigging needs a character with an armature.")
-    named = [obj for obj in armatures if config.names_armature(obj.name, filename)]
-    if named:
-        return named
-    if len(armatures) > 1:
-        names = ", ".join(sorted(obj.name for obj in armatures))
-        raise RigError(f"the file has several armatures ({names})",
-                       hint="Pick one with --armature NAME, or name them in the --config file.")
-    return armatures
+    return sorted(armatures, key=lambda obj: obj.name)
 
 
 def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
@@ -195,48 +457,148 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     return requests
 
 
-def rig_file(job: Job, config: Config, armature: str | None = None) -> FileResult:
-    """Open, rig and save one file; every user-side problem ends up in the result."""
-    result = FileResult(job.input, None if job.dry_run else job.output)
-    source, target = Path(job.input), Path(job.output)
+def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> None:
+    # Files open out of Edit mode, so the bones read here stay current for the build.
+    skeleton = read_skeleton(obj)
+    requests = _requests(obj, skeleton, config, filename, entry)
+    # A rig from an earlier IK Rigger plays only where the add-on is installed.
+    upgraded = [] if job.dry_run else upgrade(obj)
+    entry.notes.extend(upgraded)
+    if not requests:
+        if upgraded:
+            entry.status = "rigged"
+        else:
+            entry.notes.append("no limbs it is sure of: left as it is")
+        return
+    if job.dry_run:
+        entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
+        entry.status = "planned"
+        return
+    plans = build_limbs(obj, requests, skeleton)
+    entry.limbs = [list(plan.chain) for plan in plans]
+    entry.notes.extend(note for plan in plans for note in plan.notes)
+    entry.status = "rigged"
+    # Motion already on the armature (an animated file, an imported clip) is kept by
+    # build_limbs as each limb's ``animation`` option says; its notes say what was kept.
+
+
+@contextmanager
+def _geometry_asleep() -> Iterator[None]:
+    """Other objects disabled in viewports while rigging, and given back as they were before saving.
+
+    Each mode switch re-evaluates every visible object that depends on the armature (a
+    character's skinned meshes, with their shape keys: most of the time rigging would
+    take), yet rigging reads none of it. What a visible armature depends on (a
+    constraint's target) Blender still evaluates. Linked and overridden objects are left
+    alone: a change to them would be saved as an override.
+    """
+    asleep = [obj for obj in bpy.data.objects if obj.type != "ARMATURE" and obj.library is None
+              and obj.override_library is None and not obj.hide_viewport]
+    for obj in asleep:
+        obj.hide_viewport = True
     try:
-        if not job.in_place and not job.dry_run and target.resolve() == source.resolve():
-            raise RigError(f"the output would overwrite the input '{source}'",
-                           hint="Use --out with another folder, or --in-place.")
-        check_blend_file(source)
+        yield
+    finally:
+        for obj in asleep:
+            obj.hide_viewport = False
+
+
+def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) -> None:
+    with _geometry_asleep():
+        _rig_each(job, config, filename, result)
+
+
+def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
+    seen: dict[str, str] = {}
+    for obj in _armatures(job):
+        entry = ArmatureResult(obj.name)
+        result.armatures.append(entry)
+        # Two objects sharing one armature share its bones: rigging the first rigs those.
+        if obj.data.name in seen:
+            entry.notes.append(f"shares its bones with '{seen[obj.data.name]}': not rigged twice")
+            continue
+        seen[obj.data.name] = obj.name
+        try:
+            _rig_armature(obj, job, config, filename, entry)
+        except RigError as error:
+            raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
+    if not any(entry.status != "untouched" for entry in result.armatures):
+        names = ", ".join(f"'{entry.name}'" for entry in result.armatures)
+        raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
+
+
+def _check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
+    if fmt is None:
+        raise RigError(f"'{source}' is not an input IK Rigger reads",
+                       hint=f"Give {', '.join(sorted(INPUT_FORMATS))} files.")
+    if job.dry_run:
+        return
+    if job.in_place:
+        if fmt != "blend":
+            raise RigError(f"'{source}' is not a .blend: it cannot be rigged in place",
+                           hint="Use --out DIR; it is written there as a .blend.")
+        return
+    if target.resolve() == source.resolve():
+        raise RigError(f"the output would overwrite the input '{source}'",
+                       hint="Use --out with another folder, or --in-place.")
+    if target.exists() and not job.overwrite:
+        raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
+
+
+def new_result(job: Job) -> FileResult:
+    """The result of ``job`` before any work: failed, with no reason yet."""
+    return FileResult(job.input, None if job.dry_run else job.output)
+
+
+def rig_file(job: Job, config: Config, result: FileResult | None = None) -> FileResult:
+    """Open (or import), rig and save one file; every problem of the file ends up in the result.
+
+    A caller that passes its own ``result`` still has it, as far as the file got, when an
+    interrupt unwinds through here.
+    """
+    result = new_result(job) if result is None else result
+    source = Path(job.input)
+    # In place, a symbolic link stays a link: the file it points to is the one rewritten.
+    target = Path(os.path.realpath(source)) if job.in_place else Path(job.output)
+    fmt = input_format(source)
+    try:
+        _check_target(job, source, target, fmt)
         started = time.perf_counter()
-        open_untrusted(source)
+        if fmt == "blend":
+            check_blend_file(source)
+            compress = is_compressed(source)
+            result.warnings.extend(open_untrusted(source, job.allow_newer))
+        else:
+            compress = False
+            result.warnings.extend(import_foreign(source, str(fmt), config))
         result.seconds_open = time.perf_counter() - started
         started = time.perf_counter()
-        for obj in _armatures(armature, config, source.name):
-            entry = ArmatureResult(obj.name)
-            result.armatures.append(entry)
-            # Files open out of Edit mode, so the bones read here stay current for the build.
-            skeleton = read_skeleton(obj)
-            requests = _requests(obj, skeleton, config, source.name, entry)
-            if not requests:
-                raise RigError(f"no limbs found on the armature '{obj.name}'",
-                               hint="Name the limbs in a --config file.")
-            if job.dry_run:
-                entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
-                continue
-            plans = build_limbs(obj, requests, skeleton)
-            entry.limbs = [list(plan.chain) for plan in plans]
-            entry.notes.extend(note for plan in plans for note in plan.notes)
+        _rig_armatures(job, config, source.name, result)
         result.seconds_rig = time.perf_counter() - started
         if job.dry_run:
             result.status = "planned"
             return result
         started = time.perf_counter()
-        if not target.parent.is_dir():
-            target.parent.mkdir(parents=True, exist_ok=True)
-        save_atomically(target, _write_blend, keep_backup=job.in_place)
-        result.seconds_save = time.perf_counter() - started
-        result.status = "rigged"
+
+        def committed() -> None:
+            result.seconds_save = time.perf_counter() - started
+            result.status = "rigged"
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        save_atomically(target, _writer(compress), keep_backup=job.in_place, overwrite=job.overwrite or job.in_place,
+                        committed=committed)
+    except Interrupted:
+        if result.status != "rigged":
+            result.status, result.error = "interrupted", "stopped by the interrupt"
+        raise
     except RigError as error:
         result.error = error.message
     except OSError as error:
-        result.error = f"cannot write '{target}' ({error.strerror or error})"
-    result.warnings = [note for entry in result.armatures for note in entry.notes]
+        where = error.filename or target
+        result.error = f"'{where}': {error.strerror or error}"
+    except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
+        result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
+        result.details = traceback.format_exc()
+    finally:
+        result.warnings.extend(f"{entry.name}: {note}" for entry in result.armatures for note in entry.notes)
     return result
-

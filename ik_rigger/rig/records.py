@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import bpy
 
 from ..core.errors import RigError
-from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE
+from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_REACH, ROLE_TARGET
 
 MARK = "_ik_rigger"
 IK_FK = "ik_fk"
@@ -32,15 +32,20 @@ IK_FK_DESCRIPTION = ("IK/FK switch of this limb: 1 is IK (the chain follows this
 IK_WEIGHT = "ik_weight"
 IK_WEIGHT_DESCRIPTION = ("How strongly the IK pulls the chain toward this handle, 0 to 1, on top of IK/FK (the "
                          "effector weight of other IK systems): animate it to ease the IK in and out")
+STRETCH = "stretch"
+STRETCH_DESCRIPTION = ("How far the chain bones stretch to reach this handle: 0 never (bone lengths and scales stay "
+                       "as they are), 1 fully, up to the limb's Maximum Stretch")
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
 # 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
 RECORD_VERSION = 1
 
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE)
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_TARGET, ROLE_REACH)
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
 # Which made bone each kind of constraint IK Rigger adds aims at.
-_TARGET_ROLE = {"IK": ROLE_HANDLE, "COPY_ROTATION": ROLE_CLONE, "COPY_SCALE": ROLE_CLONE,
-                "COPY_TRANSFORMS": ROLE_CLONE, "COPY_LOCATION": ROLE_CLONE, "STRETCH_TO": ROLE_POLE}
+# (The IK constraint of a limb built before stretch targets arrived aims at the handle itself.)
+_TARGET_ROLES = {"IK": (ROLE_TARGET, ROLE_HANDLE), "COPY_ROTATION": (ROLE_CLONE,), "COPY_SCALE": (ROLE_CLONE,),
+                 "COPY_TRANSFORMS": (ROLE_CLONE,), "COPY_LOCATION": (ROLE_CLONE,), "STRETCH_TO": (ROLE_POLE,),
+                 "LIMIT_DISTANCE": (ROLE_REACH,)}
 
 
 def quoted(name: str) -> str:
@@ -136,8 +141,8 @@ def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
 
 
 def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]]) -> bool:
-    role = _TARGET_ROLE.get(constraint.type)
-    return role is not None and constraint.target == obj and constraint.subtarget in targets.get(role, set())
+    roles = _TARGET_ROLES.get(constraint.type, ())
+    return constraint.target == obj and any(constraint.subtarget in targets.get(role, set()) for role in roles)
 
 
 def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list[tuple[str, str]]:
@@ -188,7 +193,7 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
         parts.chain = [name for name in recorded_chain if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
     copy_owner = next((owner for owner, name in parts.constraints
-                       if _TARGET_ROLE.get(pose_bones[owner].constraints[name].type) == ROLE_CLONE), None)
+                       if _TARGET_ROLES.get(pose_bones[owner].constraints[name].type) == (ROLE_CLONE,)), None)
     if copy_owner is not None:
         parts.extremity = copy_owner
     elif limb.extremity and limb.extremity in bones:
@@ -281,24 +286,26 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def _ensure_switch(pose_bone: bpy.types.PoseBone, key: str, value: float, description: str) -> bool:
+def _ensure_switch(pose_bone: bpy.types.PoseBone, key: str, value: float, default: float, description: str) -> bool:
     if pose_bone.get(key) is not None:
         return False
     pose_bone[key] = float(value)
     ui = pose_bone.id_properties_ui(key)
-    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=1.0, subtype="FACTOR", description=description)
+    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=default, subtype="FACTOR",
+              description=description)
     # Animators work on a library override of the character: the switch must be theirs to set.
     pose_bone.property_overridable_library_set(f'["{key}"]', True)
     return True
 
 
 def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
-    """Give the handle's pose bone the ``ik_fk`` and ``ik_weight`` switches; returns those it added."""
+    """Give the handle's pose bone the limb's switches (``ik_fk``, ``ik_weight``, ``stretch``);
+    returns those it added."""
     pose_bone = obj.pose.bones[handle]
-    added = [key for key, start, description in ((IK_FK, value, IK_FK_DESCRIPTION),
-                                                 (IK_WEIGHT, 1.0, IK_WEIGHT_DESCRIPTION))
-             if _ensure_switch(pose_bone, key, start, description)]
-    return added
+    return [key for key, start, default, description in (
+        (IK_FK, value, 1.0, IK_FK_DESCRIPTION), (IK_WEIGHT, 1.0, 1.0, IK_WEIGHT_DESCRIPTION),
+        (STRETCH, 0.0, 0.0, STRETCH_DESCRIPTION))
+        if _ensure_switch(pose_bone, key, start, default, description)]
 
 
 def ik_fk(obj: bpy.types.Object, parts: Parts) -> float:
@@ -350,11 +357,31 @@ def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, han
         driver.expression = " * ".join(keys)
 
 
-def set_stretch(obj: bpy.types.Object, limb, value: float) -> None:
-    """Stretch needs both the IK constraint's switch and each chain bone's IK stretch."""
-    parts = resolve(obj, limb)
-    ik = ik_constraint(obj, parts)
-    if ik is not None:
-        ik.use_stretch = value > 0.0
-    for name in parts.chain:
-        obj.pose.bones[name].ik_stretch = value
+def set_stretch(obj: bpy.types.Object, parts: Parts, value: float) -> None:
+    """Set the limb's stretch (the handle's ``stretch``) and have the drivers see it."""
+    if parts.handle is None:
+        raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
+    obj.pose.bones[parts.handle][STRETCH] = float(value)
+    obj.update_tag()
+
+
+def drive_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: str) -> None:
+    """Drive a chain bone's IK stretch by the handle's ``stretch`` (an average: no Python)."""
+    driver = pose_bone.driver_add("ik_stretch").driver
+    for variable in list(driver.variables):
+        driver.variables.remove(variable)
+    driver.type = "AVERAGE"
+    variable = driver.variables.new()
+    variable.name = STRETCH
+    variable.type = "SINGLE_PROP"
+    variable.targets[0].id_type = "OBJECT"
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = f'pose.bones["{quoted(handle)}"]["{STRETCH}"]'
+
+
+def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool:
+    """True when the bone's IK stretch is driven by a handle's ``stretch`` (IK Rigger's driver)."""
+    data = obj.animation_data
+    curve = data.drivers.find(pose_bone.path_from_id("ik_stretch")) if data is not None else None
+    return curve is not None and any(variable.targets[0].data_path.endswith(f'["{STRETCH}"]')
+                                     for variable in curve.driver.variables)

@@ -103,6 +103,8 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
         pose_bone = obj.pose.bones[name]
+        if records.drives_stretch(obj, pose_bone):
+            pose_bone.driver_remove("ik_stretch")
         state = states.get(name)
         pose_bone.color.palette = state.palette if state else "DEFAULT"
         pose_bone.ik_stretch = state.ik_stretch if state else 0.0

@@ -62,10 +62,27 @@ def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Co
     return collection
 
 
+# The shape objects last found or made, so a build does not search the file's objects per bone.
+_FOUND: dict[str, bpy.types.Object] = {}
+
+
+def _known(role: str) -> bpy.types.Object | None:
+    obj = _FOUND.get(role)
+    try:
+        if obj is not None and obj.get(MARK) == role and obj.name in bpy.data.objects:
+            return obj
+    except ReferenceError:  # removed, or another file was loaded since
+        pass
+    _FOUND.pop(role, None)
+    return None
+
+
 def shape(role: str, scene: bpy.types.Scene, journal: Journal | None = None) -> bpy.types.Object:
     """The shared shape object for a control of ``role``, made on first use."""
-    found = next((obj for obj in bpy.data.objects if obj.get(MARK) == role and obj.library is None), None)
+    found = _known(role) or next((obj for obj in bpy.data.objects if obj.get(MARK) == role and obj.library is None),
+                                 None)
     if found is not None:
+        _FOUND[role] = found
         return found
     label, make, _ = SHAPES[role]
     points, edges = make()
@@ -74,6 +91,7 @@ def shape(role: str, scene: bpy.types.Scene, journal: Journal | None = None) -> 
     obj = bpy.data.objects.new(f"{label} Shape", mesh)
     obj[MARK] = role
     _collection(scene, journal).objects.link(obj)
+    _FOUND[role] = obj
     if journal is not None:
         journal.data(lambda: _forget(obj, mesh))
     return obj
