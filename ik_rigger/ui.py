@@ -265,6 +265,10 @@ class IKRIG_PT_solver(IKRIG_PT_sidebar, bpy.types.Panel):
         layout.use_property_decorate = False
         pose = context.active_object.pose
         layout.prop(pose, "ik_solver")
+        if pose.ik_solver == "ITASC":
+            # Blender's iTaSC leaves constraint influence aside: the ik_fk and ik_weight drivers do nothing.
+            layout.label(text="iTaSC ignores constraint influence: IK/FK and IK Weight need Standard",
+                         icon="INFO")
         if pose.ik_solver == "ITASC" and pose.ik_param is not None:
             itasc = pose.ik_param
             for name in ("mode", "precision", "iterations", "solver"):
