@@ -28,6 +28,7 @@ import bpy
 from .core import naming
 from .core.errors import RigError
 from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET, LimbOptions
+from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import ground as _ground
 from .rig import records, snap
@@ -38,8 +39,8 @@ from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
-__all__ = ["ROLES", "Limb", "RigError", "auto_rig", "bake", "build", "limbs", "options", "plant_feet", "remove",
-           "snap_limb", "upgrade"]
+__all__ = ["ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "limbs", "options", "plant_feet",
+           "remove", "remove_aim", "snap_limb", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them.
 ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_POLE_LINE, ROLE_TARGET, ROLE_REACH)
@@ -178,6 +179,22 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     surface = _ground.check_ground(obj, ground)
     prepare(obj)
     return _ground.plant_feet(obj, surface, frames)
+
+
+def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, distance: float = 3.0,
+            influence: float = 1.0) -> list[str]:
+    """Give a head, a neck or a pair of eyes an aim target ``distance`` head sizes in front.
+
+    ``part`` is "AUTO" (``bone`` when its name says head, neck or eye, else the head), "HEAD",
+    "NECK", "EYES" or "ACTIVE" (``bone`` whatever its name). Returns the aimed bones.
+    """
+    aim_plan, _ = _aim.add_aim(obj, part, bone, distance, influence)
+    return list(aim_plan.aimed)
+
+
+def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
+    """Remove the aim rig that uses ``bone``; returns what the user should hear."""
+    return _aim.remove_aim(obj, bone)[1]
 
 
 def upgrade(obj: bpy.types.Object) -> list[str]:

@@ -81,6 +81,9 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--armature", help="rig only the armature object of this name")
     usage.add_argument("--allow-newer", action="store_true",
                        help="rig files saved by a newer Blender (saving them here loses what it does not know)")
+    usage.add_argument("--animation", choices=("bake", "fk", "ignore"),
+                       help="motion already on an armature: bake it onto the new IK controls (the default), "
+                       "leave the limbs playing it in FK, or ignore it; over the config's setting")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
@@ -518,7 +521,8 @@ def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
 
 
 def _worker_arguments(args: argparse.Namespace) -> list[str]:
-    return ["--worker"] + (["--config", str(args.config)] if args.config else [])
+    return ["--worker"] + (["--config", str(args.config)] if args.config else []) + (
+        ["--animation", args.animation] if args.animation else [])
 
 
 def _write_report(path: Path, report: dict) -> None:
@@ -552,6 +556,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop) -> int:
     try:
         args = parser().parse_args(list(argv))
         config = load_config(args.config, config_schema()) if args.config else Config()
+        if args.animation:
+            config = config.with_animation(args.animation.upper())
         if args.worker:
             return run_worker(config, stop)
         jobs, inputs = plan_jobs(args)

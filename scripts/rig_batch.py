@@ -1,10 +1,11 @@
-"""Batch-rig .blend files headless: the entry script for Blender and for the project's bpy.
+"""Batch-rig characters headless: the entry script for Blender and for the project's bpy.
 
     blender --background --factory-startup --python scripts/rig_batch.py -- ARGS
     scripts/rig_batch.sh ARGS             (the project's own bpy; sets it up first)
 
-ARGS: input files, folders and globs; --out DIR | --in-place | --dry-run;
---config FILE.toml; --armature NAME; --jobs N; --report FILE.json. See README.md.
+ARGS: input files (.blend, .fbx, .glb/.gltf, .bvh), folders and globs; --out DIR [--overwrite] |
+--in-place | --dry-run; --config FILE.toml; --armature NAME; --allow-newer; --jobs N;
+--report FILE.json. See README.md.
 """
 
 from __future__ import annotations

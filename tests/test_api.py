@@ -71,3 +71,19 @@ def test_upgrade_through_the_api():
     assert api.upgrade(obj)
     assert api.limbs(obj)[1].ik_fk == pytest.approx(0.5)
     assert api.upgrade(obj) == []
+
+
+def test_aim_through_the_api():
+    from helpers import set_active_bone
+
+    obj = make_armature([("root", (0, 0, 0), (0, 0.3, 0), None, False),
+                         ("neck", (0, 0, 1.5), (0, 0, 1.6), "root", False),
+                         ("head", (0, 0, 1.6), (0, 0, 1.85), "neck", True)], mode="OBJECT")
+    before = evaluate(obj)
+    assert api.add_aim(obj, "HEAD") == ["head"]
+    posed = evaluate(obj)
+    assert rotation_degrees(before["head"], posed["head"]) < 0.01
+    set_active_bone(obj, "head")
+    assert api.remove_aim(obj, "head") == []
+    with pytest.raises(api.RigError):
+        api.remove_aim(obj, "head")

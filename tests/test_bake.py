@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -224,13 +226,29 @@ def test_the_batch_command_keeps_the_motion(tmp_path):
     script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
     home = tmp_path / "home"
     home.mkdir()
-    result = subprocess.run(blender_command(script, str(source), "--out", str(tmp_path / "out")), cwd=tmp_path,
-                            env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "mocap.blend"))
-    rigged = next(item for item in bpy.data.objects if item.type == "ARMATURE")
-    assert len(rigged.ik_rigger.limbs) >= 4
-    assert_plays_the_same(rigged, expected, chain_length(rigged, ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]))
+    for animation, folder in (("", "out"), ("fk", "fk")):
+        report = tmp_path / f"{folder}.json"
+        result = subprocess.run(
+            blender_command(script, str(source), "--out", str(tmp_path / folder), "--report", str(report),
+                            *(["--animation", animation] if animation else [])),
+            cwd=tmp_path, env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        notes = " ".join(note for entry in json.loads(report.read_text())["files"] for armature in entry["armatures"]
+                         for note in armature["notes"])
+        bpy.ops.wm.open_mainfile(filepath=str(tmp_path / folder / "mocap.blend"))
+        rigged = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+        assert len(rigged.ik_rigger.limbs) >= 4
+        handle = rigged.pose.bones[rigged.ik_rigger.limbs[0].handle]
+        if animation == "fk":
+            assert "keeps playing its own keys" in notes
+            bpy.context.scene.frame_set(20)
+            assert handle["ik_fk"] == 0.0
+        else:
+            # The report says, per limb, how many frames were baked and how long it took.
+            assert re.search(r"kept the motion of mixamorig:LeftLeg: baked 69 frames onto its IK controls in "
+                             r"\d+\.\d+ s", notes), notes
+            assert handle["ik_fk"] == 1.0
+        assert_plays_the_same(rigged, expected, chain_length(rigged, ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]))
 
 
 def test_made_bones_of_a_baked_limb_have_keys_and_records_name_them():

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import bpy
@@ -52,7 +51,7 @@ def test_folder_to_out_with_report(tmp_path):
     before = {path: digest(path) for path in inputs}
     result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 file(s)" in result.stdout and "2 rigged (4 limbs)" in result.stdout
+    assert "2 file(s)" in result.stdout and "2 rigged (4 limbs on 2 armature(s))" in result.stdout
     assert {path: digest(path) for path in inputs} == before
     assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
     assert limbs_in(tmp_path / "out" / "sub" / "b.blend") == ["shin.L", "shin.R"]
@@ -100,7 +99,7 @@ def test_a_bad_config_is_a_usage_error(tmp_path):
     config.write_text('[defaults]\ncopy_mode = 3\n')
     result = run(str(save_character(tmp_path / "a.blend")), "--out", str(tmp_path / "out"), "--config", str(config))
     assert result.returncode == 2
-    assert "option 'copy_mode' should be str" in result.stderr
+    assert "'copy_mode' = 3 is not allowed" in result.stderr and '"ROTATION"' in result.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -111,19 +110,14 @@ def test_bad_files_are_reported_and_the_run_goes_on(tmp_path):
     truncated = folder / "truncated.blend"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     # A header and an end block around garbage: looks whole, reads as nonsense.
-    (folder / "corrupt.blend").write_bytes(b"BLENDER-v405" + bytes(range(256)) * 40 + b"ENDB" + bytes(16))
-
-    def second_armature() -> None:
-        make_armature(leg_bones(), name="Other", mode="OBJECT")
-
-    save_character(folder / "two.blend", extra=second_armature)
+    header = b"BLENDER-v%d%02d" % tuple(bpy.app.version[:2])  # this Blender's own version
+    (folder / "corrupt.blend").write_bytes(header + bytes(range(256)) * 40 + b"ENDB" + bytes(16))
 
     def no_armature() -> None:
         bpy.data.objects.remove(bpy.data.objects["Rig"])
 
     save_character(folder / "empty.blend", extra=no_armature)
-    blocker = tmp_path / "blocker"
-    blocker.write_text("a file where a folder should be")
+    before = {path: digest(path) for path in folder.iterdir()}
     result = run(str(folder), str(tmp_path / "missing.blend"), "--out", str(tmp_path / "out"),
                  "--report", str(tmp_path / "report.json"))
     assert result.returncode == 1
@@ -131,16 +125,22 @@ def test_bad_files_are_reported_and_the_run_goes_on(tmp_path):
     assert "text.blend' is not a .blend file" in out
     assert "truncated.blend' is truncated" in out
     assert "Blender cannot read" in out and "corrupt.blend" in out
-    assert "several armatures (Other, Rig)" in out and "--armature" in out
     assert "has no armature" in out
     assert "missing.blend' does not exist" in out
     assert f"rigged {good}" in out
     report = json.loads((tmp_path / "report.json").read_text())
-    assert sorted(entry["status"] for entry in report["files"]) == ["failed"] * 6 + ["rigged"]
-    # An output folder that cannot be written: the file fails, clearly.
-    result = run(str(good), "--out", str(blocker / "sub"))
-    assert result.returncode == 1
-    assert "cannot write" in result.stdout
+    assert sorted(entry["status"] for entry in report["files"]) == ["failed"] * 5 + ["rigged"]
+    assert {path: digest(path) for path in folder.iterdir()} == before
+
+
+def test_an_output_folder_that_cannot_be_written_stops_the_run_before_any_file(tmp_path):
+    source = save_character(tmp_path / "a.blend")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    result = run(str(source), "--out", str(blocker / "sub"))
+    assert result.returncode == 2
+    assert "cannot write the rigged files" in result.stderr and "is not a folder" in result.stderr
+    assert blocker.read_text() == "a file where a folder should be"
 
 
 def test_armature_filter_picks_one_of_several(tmp_path):
@@ -212,10 +212,11 @@ def test_a_run_killed_mid_save_leaves_the_old_file_whole(tmp_path):
     assert digest(target) == before
     # The next run replaces it whole, leftover temporary file and all.
     source = save_character(tmp_path / "in" / "a.blend")
-    result = run(str(source), "--out", str(tmp_path / "out"))
+    result = run(str(source), "--out", str(tmp_path / "out"), "--overwrite")
     assert result.returncode == 0, result.stdout
+    assert "left by a run that was killed" in result.stdout
     assert limbs_in(target) == ["shin.L", "shin.R"]
-    assert not list((tmp_path / "out").glob("*ik_rigger-tmp"))
+    assert not list((tmp_path / "out").glob("*ik_rigger-tmp*"))
 
 
 def test_config_names_limbs_and_options(tmp_path):
@@ -239,7 +240,7 @@ def test_config_names_limbs_and_options(tmp_path):
     assert [c.type for c in obj.pose.bones["end_A"].constraints] == ["COPY_TRANSFORMS"]
     # Without the config, nothing in those names is sure to be a leg: nothing is rigged.
     result = run(str(source), "--out", str(tmp_path / "out2"))
-    assert result.returncode == 1 and "no limbs found" in result.stdout
+    assert result.returncode == 1 and "no limbs found on the armature(s) 'Rig'" in result.stdout
 
 
 def test_dry_run_writes_nothing(tmp_path):
@@ -253,12 +254,10 @@ def test_dry_run_writes_nothing(tmp_path):
 def test_parallel_workers(tmp_path):
     for index in range(4):
         save_character(tmp_path / "in" / f"c{index}.blend")
-    started = time.perf_counter()
     result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("rigged ") >= 4
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [f"c{i}.blend" for i in range(4)]
-    assert time.perf_counter() - started < 300
 
 
 def test_blender_command_entry_runs_in_process(tmp_path):

@@ -110,6 +110,13 @@ class Config:
     # Per input format (fbx, gltf, bvh), importer settings over the batch's own.
     imports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    def with_animation(self, animation: str) -> Config:
+        """This config with every limb's ``animation`` set (the batch command's ``--animation``)."""
+        return replace(self, defaults=replace(self.defaults, animation=animation), armatures=tuple(
+            replace(section, limbs=tuple(replace(limb, options=replace(limb.options, animation=animation))
+                                         for limb in section.limbs))
+            for section in self.armatures))
+
     def for_armature(self, armature: str, filename: str) -> ArmatureConfig | None:
         """The first section that matches, if any."""
         return next((section for section in self.armatures if section.matches(armature, filename)), None)

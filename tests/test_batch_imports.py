@@ -1,0 +1,83 @@
+"""The batch command on .fbx, .glb/.gltf and .bvh inputs: imported as authored, rigged, written as .blend."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import bpy
+from helpers import DATA, both_legs, evaluate_world
+from mathutils import Vector
+from test_batch import save_character
+from test_batch_safety import report_of, run
+
+BONES = {name: Vector(head) for name, head, _tail, _parent, _connected in both_legs()}
+
+
+def _export(folder: Path) -> list[Path]:
+    """The test character as FBX (no added leaf bones) and as text glTF."""
+    save_character(folder / "source.blend")
+    fbx, gltf = folder / "hero.fbx", folder / "hero_text.gltf"
+    bpy.ops.export_scene.fbx(filepath=str(fbx), add_leaf_bones=False, bake_anim=False)
+    bpy.ops.export_scene.gltf(filepath=str(gltf), export_format="GLTF_SEPARATE", export_animations=False)
+    (folder / "source.blend").unlink()
+    return [fbx, gltf]
+
+
+def _open(path: Path) -> bpy.types.Object:
+    bpy.ops.wm.open_mainfile(filepath=str(path), use_scripts=False)
+    return next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+
+
+def _evaluated_heads(obj: bpy.types.Object) -> dict[str, Vector]:
+    return {name: matrix.translation for name, matrix in evaluate_world(obj).items()}
+
+
+def test_foreign_inputs_are_imported_rigged_and_written_as_blend(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    _export(inputs)
+    shutil.copy(DATA / "mixamo_freebvh.bvh", inputs / "mocap.BVH")
+    out = tmp_path / "out"
+    result = run(str(inputs), "--out", str(out), "--report", str(tmp_path / "report.json"), keep=[inputs])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(path.name for path in out.iterdir() if path.suffix == ".blend") == [
+        "hero.blend", "hero_text.blend", "mocap.blend"]
+    report = report_of(tmp_path / "report.json")
+    assert all(entry["status"] == "rigged" for entry in report.values())
+    # The FBX keeps the skeleton where it was authored, and the rig holds it there.
+    obj = _open(out / "hero.blend")
+    assert sorted(limb.name for limb in obj.ik_rigger.limbs) == ["shin.L", "shin.R"]
+    heads = _evaluated_heads(obj)
+    for name, head in BONES.items():
+        assert (heads[name] - head).length < 1e-4 * 0.45, name
+    # The glTF character too, and the motion capture comes with its motion.
+    obj = _open(out / "hero_text.blend")
+    assert sorted(limb.name for limb in obj.ik_rigger.limbs) == ["shin.L", "shin.R"]
+    heads = _evaluated_heads(obj)
+    assert all((heads[name] - head).length < 1e-4 * 0.45 for name, head in BONES.items())
+    obj = _open(out / "mocap.blend")
+    assert len(obj.ik_rigger.limbs) >= 2
+    assert obj.animation_data is not None and obj.animation_data.action is not None
+    assert bpy.context.scene.frame_end - bpy.context.scene.frame_start + 1 >= 69
+
+
+def test_importer_settings_come_from_the_config_and_in_place_is_refused(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    fbx, _gltf = _export(inputs)
+    # Blender's glTF bone shapes leave this robot's bones too short to read as limbs.
+    robot = shutil.copy(DATA / "gltf_robot_expressive.glb", inputs / "robot.glb")
+    result = run(str(robot), "--out", str(tmp_path / "as_authored"), keep=[inputs])
+    assert result.returncode == 1 and "no limbs found on the armature(s) 'RobotArmature'" in result.stdout
+    config = tmp_path / "rig.toml"
+    config.write_text('[import.fbx]\nglobal_scale = 2.0\n\n[import.gltf]\nbone_heuristic = "TEMPERANCE"\n')
+    result = run(str(fbx), str(robot), "--out", str(tmp_path / "out"), "--config", str(config), keep=[inputs])
+    assert result.returncode == 0, result.stdout + result.stderr
+    obj = _open(tmp_path / "out" / "hero.blend")
+    heads = _evaluated_heads(obj)
+    assert all((heads[name] - 2 * head).length < 1e-4 * 0.9 for name, head in BONES.items())
+    assert len(_open(tmp_path / "out" / "robot.blend").ik_rigger.limbs) >= 2
+    result = run(str(fbx), "--in-place", keep=[inputs])
+    assert result.returncode == 1
+    assert "is not a .blend: it cannot be rigged in place. Use --out DIR" in result.stdout

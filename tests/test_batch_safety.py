@@ -1,0 +1,531 @@
+"""The batch command with a studio's files: nothing lost or hidden, interrupts, failures kept to one file.
+
+Every run is a separate process, as a user starts it, and every run checks that the
+inputs it must not touch have the same checksums afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import both_legs, leg_bones, make_armature
+from test_batch import ENTRY, digest, limbs_in, save_character
+
+TEMP_MARK = "ik_rigger-tmp"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def checksums(paths: Iterable[Path]) -> dict[Path, str]:
+    """Every file at or under ``paths`` (links not followed) with its checksum."""
+    found: dict[Path, str] = {}
+    for path in paths:
+        files = [path] if path.is_file() else sorted(item for item in path.rglob("*") if item.is_file())
+        found.update((item, digest(item)) for item in files if not item.is_symlink() and stat.S_ISREG(
+            item.stat().st_mode) and os.access(item, os.R_OK))
+    return found
+
+
+def run(*args: str, keep: Iterable[Path] = (), prefix: Iterable[str] = (), **popen) -> subprocess.CompletedProcess:
+    """The batch command in a process of its own; ``keep`` must come out byte for byte."""
+    before = checksums(keep)
+    result = subprocess.run([*prefix, sys.executable, str(ENTRY), *args], capture_output=True, text=True,
+                            timeout=300, **popen)
+    assert checksums(keep) == before, result.stdout + result.stderr
+    return result
+
+
+def report_of(path: Path) -> dict[str, dict]:
+    return {Path(entry["input"]).name: entry for entry in json.loads(path.read_text())["files"]}
+
+
+def temporaries(folder: Path) -> list[Path]:
+    return [path for path in folder.rglob("*") if TEMP_MARK in path.name]
+
+
+# Point 1: nothing lost or hidden.
+
+def test_the_report_may_not_be_an_input_an_output_or_the_config(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    out = tmp_path / "out"
+    config = tmp_path / "rig.toml"
+    config.write_text("[defaults]\n")
+    for report, extra in ((source, ("--out", str(out))), (out / "a.blend", ("--out", str(out))),
+                          (source, ("--in-place",)), (config, ("--out", str(out), "--config", str(config)))):
+        result = run(str(tmp_path / "in"), *extra, "--report", str(report), keep=[tmp_path / "in", config])
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "is an input, an output or a folder" in result.stderr
+        assert not out.exists()
+        assert not (tmp_path / "in" / "a.blend1").exists()
+
+
+def test_out_is_never_searched_and_its_files_never_overwritten_unless_asked(tmp_path):
+    inputs = tmp_path / "in"
+    save_character(inputs / "a.blend")
+    save_character(inputs / "b.blend")
+    out = inputs / "rigged"
+    mine = save_character(out / "a.blend", name="Mine")  # the user's own file, where an output would go
+    result = run(str(inputs), "--out", str(out), "--report", str(tmp_path / "report.json"),
+                 keep=[inputs / "a.blend", inputs / "b.blend", mine])
+    assert result.returncode == 1, result.stdout
+    assert f"the output '{mine}' exists. Pass --overwrite" in result.stdout
+    assert f"not searched: '{out}' is the --out folder" in result.stdout
+    report = report_of(tmp_path / "report.json")
+    assert sorted(report) == ["a.blend", "b.blend"]
+    assert report["a.blend"]["status"] == "failed" and report["b.blend"]["status"] == "rigged"
+    assert sorted(path.name for path in out.iterdir()) == ["a.blend", "b.blend"]
+    # Asked to, it replaces the file; the rigged copies under --out are still no inputs.
+    result = run(str(inputs), "--out", str(out), "--overwrite", keep=[inputs / "a.blend", inputs / "b.blend"])
+    assert result.returncode == 0, result.stdout
+    assert "2 file(s)" in result.stdout
+    assert limbs_in(mine) == ["shin.L", "shin.R"]
+    assert sorted(path.name for path in out.iterdir()) == ["a.blend", "b.blend"]
+
+
+def test_in_place_writes_through_a_symbolic_link(tmp_path):
+    real = save_character(tmp_path / "real" / "a.blend")
+    original = digest(real)
+    link = tmp_path / "links" / "a.blend"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    result = run(str(link.parent), "--in-place")
+    assert result.returncode == 0, result.stdout
+    assert link.is_symlink() and link.resolve() == real
+    assert digest(tmp_path / "real" / "a.blend1") == original
+    assert limbs_in(real) == ["shin.L", "shin.R"]
+    assert not (tmp_path / "links" / "a.blend1").exists()
+
+
+def _save(path: Path, compress: bool) -> Path:
+    save_character(path)
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, compress=compress)
+    return path
+
+
+def test_outputs_keep_the_inputs_compression(tmp_path):
+    packed = _save(tmp_path / "in" / "packed.blend", compress=True)
+    plain = _save(tmp_path / "in" / "plain.blend", compress=False)
+    assert packed.read_bytes()[:4] == ZSTD_MAGIC and plain.read_bytes()[:7] == b"BLENDER"
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    assert (tmp_path / "out" / "packed.blend").read_bytes()[:4] == ZSTD_MAGIC
+    assert (tmp_path / "out" / "plain.blend").read_bytes()[:7] == b"BLENDER"
+    result = run(str(packed), "--in-place")
+    assert result.returncode == 0, result.stdout
+    assert packed.read_bytes()[:4] == ZSTD_MAGIC
+    assert limbs_in(packed) == ["shin.L", "shin.R"]
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_temporary_files_are_never_inputs_and_killed_runs_leftovers_are_cleaned(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    # A leftover inside the inputs: a complete .blend by content, never taken for one.
+    shutil.copy(source, tmp_path / "in" / f".b.blend.{_dead_pid()}.{TEMP_MARK}")
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = [out / f".a.blend.{_dead_pid()}.{TEMP_MARK}", out / f".c.blend.{_dead_pid()}.{TEMP_MARK}@"]
+    live = out / f".d.blend.{os.getpid()}.{TEMP_MARK}"  # a run still going (this one) keeps its file
+    for path in (*dead, live):
+        path.write_bytes(b"partial")
+    result = run(str(tmp_path / "in"), "--out", str(out), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    assert "1 file(s)" in result.stdout
+    assert all(f"removed '{path}', left by a run that was killed" in result.stdout for path in dead)
+    assert not any(path.exists() for path in dead) and live.exists()
+    assert sorted(path.name for path in out.iterdir()) == [live.name, "a.blend"]
+
+
+# Point 2: interrupts and workers that die.
+
+def _heavy(count: int, folder: Path) -> list[Path]:
+    """Characters with a mesh big enough that saving one takes a moment to catch."""
+    def mesh() -> None:
+        bpy.ops.mesh.primitive_grid_add(x_subdivisions=400, y_subdivisions=400)
+
+    first = save_character(folder / "c0.blend", extra=mesh)
+    for index in range(1, count):
+        shutil.copy(first, folder / f"c{index}.blend")
+    return sorted(folder.iterdir())
+
+
+def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False) -> Path:
+    """The first temporary file a save makes in ``folder`` (by a worker, not the main process, if
+    ``by_worker``), seen while it is being written."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        found = [entry for entry in os.listdir(folder) if TEMP_MARK in entry] if folder.exists() else []
+        found = [entry for entry in found if not by_worker or f".{process.pid}.{TEMP_MARK}" not in entry]
+        if found:
+            return folder / found[0]
+    raise AssertionError("no save was seen in progress")
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("signum,jobs", [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGTERM, 2),
+                                         (signal.SIGINT, 2)])
+def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
+    inputs = _heavy(5, tmp_path / "in")
+    before = {path: digest(path) for path in inputs}
+    config = tmp_path / "rig.toml"  # names this run's workers, to find them afterwards
+    config.write_text("[defaults]\n")
+    report = tmp_path / "report.json"
+    process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--in-place", "--jobs", str(jobs),
+                                "--config", str(config), "--report", str(report)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _catch_temporary(process, tmp_path / "in")
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signum, stdout + stderr
+    assert "Traceback" not in stderr
+    assert not temporaries(tmp_path)
+    assert not _processes_naming(str(config))
+    files = report_of(report)
+    assert json.loads(report.read_text())["interrupted_by"] == signal.Signals(signum).name
+    assert sorted(files) == [path.name for path in inputs]
+    assert any(entry["status"] in ("interrupted", "not started") for entry in files.values())
+    for path in inputs:
+        # Each input is whole: rigged (the original kept as .blend1) or untouched.
+        status = files[path.name]["status"]
+        assert status in ("rigged", "interrupted", "not started")
+        if status == "rigged":
+            assert digest(path.with_suffix(".blend1")) == before[path]
+            assert limbs_in(path) == ["shin.L", "shin.R"]
+        else:
+            assert digest(path) == before[path] and not path.with_suffix(".blend1").exists()
+
+
+def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
+    inputs = _heavy(24, tmp_path / "in")  # enough that files remain when the worker dies
+    out = tmp_path / "out"
+    report = tmp_path / "report.json"
+    before = checksums([tmp_path / "in"])
+    process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(out), "--jobs", "3",
+                                "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    temporary = _catch_temporary(process, out, by_worker=True)
+    worker = int(temporary.name.split(".")[-2])
+    os.kill(worker, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stdout + stderr
+    files = report_of(report)
+    died = [name for name, entry in files.items() if entry["status"] == "failed"]
+    assert len(died) == 1 and "worker died (signal 9) while rigging it" in files[died[0]]["error"]
+    assert sorted(name for name, entry in files.items() if entry["status"] == "rigged") == sorted(
+        path.name for path in inputs if path.name != died[0])
+    assert sorted(path.name for path in out.iterdir()) == sorted(
+        path.name for path in inputs if path.name != died[0])
+    assert not temporaries(out)
+    assert checksums([tmp_path / "in"]) == before
+    assert json.loads(report.read_text())["workers_started"] == 3  # two, and one in place of the dead one
+
+
+# Point 3: every failure is one file's failure.
+
+def _without_file_permission_override() -> list[str]:
+    """How to run a child that file permissions apply to, on a machine that runs tests as root."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: no way to drop the capability to ignore permissions")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+
+
+@pytest.fixture
+def restricted(tmp_path):
+    """A command prefix subject to file permissions; chmods are undone afterwards."""
+    prefix = _without_file_permission_override()
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    if subprocess.run([*prefix, "cat", str(probe)], capture_output=True).returncode == 0:
+        pytest.skip("file permissions cannot be made to apply to a child process here")
+    yield prefix
+    for path in tmp_path.rglob("*"):
+        if not path.is_symlink():
+            path.chmod(0o755)
+
+
+def test_unreadable_files_and_folders_fail_alone(tmp_path, restricted):
+    inputs = tmp_path / "in"
+    save_character(inputs / "ok.blend")
+    locked = save_character(inputs / "locked.blend")
+    closed = save_character(inputs / "closed" / "c.blend").parent
+    keep = [inputs]
+    locked.chmod(0)
+    closed.chmod(0)
+    result = run(str(inputs), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=keep, prefix=restricted)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"'{locked}': Permission denied" in result.stdout
+    assert f"cannot search folder '{closed}' (Permission denied)" in result.stdout
+    assert f"rigged {inputs / 'ok.blend'}" in result.stdout
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["ok.blend"]
+
+
+def test_in_place_in_a_read_only_folder_fails_the_file_and_leaves_it_whole(tmp_path, restricted):
+    source = save_character(tmp_path / "ro" / "a.blend")
+    other = save_character(tmp_path / "rw" / "b.blend")
+    (tmp_path / "ro").chmod(0o555)
+    result = run(str(source), str(other), "--in-place", keep=[source], prefix=restricted)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAILED" in result.stdout and "Permission denied" in result.stdout
+    assert sorted(path.name for path in (tmp_path / "ro").iterdir()) == ["a.blend"]
+    assert limbs_in(other) == ["shin.L", "shin.R"]
+
+
+def test_what_dooms_the_run_is_refused_before_any_file(tmp_path, restricted):
+    source = save_character(tmp_path / "in" / "a.blend")
+    sealed = tmp_path / "sealed"
+    sealed.mkdir()
+    config = tmp_path / "rig.toml"
+    config.write_text("[defaults]\n")
+    sealed.chmod(0o555)
+    for extra, message in (
+        (("--report", str(sealed / "report.json")), "cannot write the report in"),
+        (("--report", str(sealed / "deeper" / "report.json")), "cannot write the report in"),
+    ):
+        result = run(str(source), "--out", str(tmp_path / "out"), *extra, keep=[tmp_path / "in"], prefix=restricted)
+        assert result.returncode == 2 and message in result.stderr, result.stdout + result.stderr
+        assert not (tmp_path / "out").exists()
+    result = run(str(source), "--out", str(sealed / "out"), keep=[tmp_path / "in"], prefix=restricted)
+    assert result.returncode == 2 and "cannot write the rigged files" in result.stderr
+    config.chmod(0)
+    result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config), keep=[tmp_path / "in"],
+                 prefix=restricted)
+    assert result.returncode == 2 and "cannot read the config file" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_limb_in_the_config_fails_only_its_file(tmp_path):
+    inputs = tmp_path / "in"
+    save_character(inputs / "a.blend")
+    save_character(inputs / "b.blend")
+    config = tmp_path / "rig.toml"
+    config.write_text('[[armature]]\nfile = "b.blend"\ndetect = false\n\n[[armature.limb]]\nlast = "no_such_bone"\n')
+    result = run(str(inputs), "--out", str(tmp_path / "out"), "--config", str(config), keep=[inputs])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"FAILED {inputs / 'b.blend'}" in result.stdout and "armature 'Rig'" in result.stdout
+    assert "no_such_bone" in result.stdout
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
+    assert not (tmp_path / "out" / "b.blend").exists()
+
+
+def test_long_bone_names_in_a_config_limb_do_not_stop_the_run(tmp_path):
+    """Names near Blender's 63-byte limit leave no room for the made bones' suffixes."""
+    long = "x" * 57
+    bones = [("root", (0, 0, 0), (0, 0.5, 0), None, False), ("hips", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+             (f"{long}a.L", (0.2, 0, 1.0), (0.2, -0.05, 0.55), "hips", False),
+             (f"{long}b.L", (0.2, -0.05, 0.55), (0.2, 0, 0.1), f"{long}a.L", True),
+             (f"{long}c.L", (0.2, 0, 0.1), (0.2, -0.2, 0.0), f"{long}b.L", True)]
+    inputs = tmp_path / "in"
+    save_character(inputs / "long.blend", bones=bones)
+    save_character(inputs / "plain.blend")
+    config = tmp_path / "rig.toml"
+    config.write_text(f'[[armature]]\nfile = "long.blend"\ndetect = false\n\n[[armature.limb]]\nlast = "{long}b.L"\n')
+    result = run(str(inputs), "--out", str(tmp_path / "out"), "--config", str(config), "--report",
+                 str(tmp_path / "report.json"), keep=[inputs])
+    report = report_of(tmp_path / "report.json")
+    assert report["plain.blend"]["status"] == "rigged", result.stdout + result.stderr
+    assert result.returncode == (0 if report["long.blend"]["status"] == "rigged" else 1)
+    if report["long.blend"]["status"] == "rigged":
+        assert limbs_in(tmp_path / "out" / "long.blend") == [f"{long}b.L"]
+    else:
+        assert f"FAILED {inputs / 'long.blend'}" in result.stdout
+
+
+def test_ik_riggers_own_failure_on_a_file_is_that_files_failure(tmp_path, monkeypatch):
+    """A bug a file triggers is reported loudly, with its traceback, and is that file's failure."""
+    from ik_rigger.core.config import Config
+    from ik_rigger.rig import files
+
+    source = save_character(tmp_path / "a.blend")
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bone that should be there")
+
+    monkeypatch.setattr(files, "build_limbs", broken)
+    result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "a.blend")), Config())
+    assert result.status == "failed"
+    assert result.error.startswith("IK Rigger failed on this file (KeyError: 'a bone that should be there')")
+    assert "please report it" in result.error and "Traceback" in result.details and "broken" in result.details
+    assert not (tmp_path / "out").exists()
+
+
+# Point 4: the config is checked against the build options' schema before any file.
+
+@pytest.mark.parametrize("text,message", [
+    ("[defaults]\npole_distance = nan\n", "'pole_distance' = nan is not allowed. 'pole_distance' takes a finite "
+                                          "number from 0.05"),
+    ("[defaults]\niterations = -5\n", "'iterations' takes an integer from 1 up to 10000"),
+    ("[defaults]\npole_distence = 1.0\n", "did you mean 'pole_distance'"),
+])
+def test_config_mistakes_are_usage_errors(tmp_path, text, message):
+    source = save_character(tmp_path / "in" / "a.blend")
+    config = tmp_path / "rig.toml"
+    config.write_text(text)
+    result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config), keep=[tmp_path / "in"])
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# Point 5: Blender's warnings reach the user; nothing is left out without a word.
+
+def _as_newer(path: Path) -> Path:
+    """The file with its header claiming a newer Blender saved it (one minor version up)."""
+    data = bytearray(path.read_bytes())
+    major, minor = bpy.app.version[:2]
+    if data.startswith(b"BLENDER17"):  # 5.0 onwards: "BLENDER17-01v0502"
+        data[13:17] = f"{major:02d}{minor + 1:02d}".encode()
+    else:  # "BLENDER-v402"
+        data[9:12] = f"{major}{minor + 1:02d}".encode()
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_file_from_a_newer_blender_is_refused_unless_allowed(tmp_path):
+    source = _as_newer(_save(tmp_path / "in" / "a.blend", compress=False))
+    newer = f"{bpy.app.version[0]}.{bpy.app.version[1] + 1}"
+    result = run(str(source), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    assert result.returncode == 1
+    assert f"was saved by Blender {newer}, newer than this Blender" in result.stdout and "--allow-newer" in \
+        result.stdout
+    assert not (tmp_path / "out").exists()
+    result = run(str(source), "--out", str(tmp_path / "out"), "--allow-newer", "--report",
+                 str(tmp_path / "report.json"), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    assert "warning: a.blend: saved by Blender" in result.stdout
+    assert "(--allow-newer)" in report_of(tmp_path / "report.json")["a.blend"]["warnings"][0]
+
+
+def test_missing_libraries_are_warnings_in_the_terminal_and_the_report(tmp_path):
+    library = tmp_path / "library.blend"
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.data.objects.new("Prop", bpy.data.meshes.new("Prop"))
+    bpy.data.objects["Prop"].use_fake_user = True
+    bpy.ops.wm.save_as_mainfile(filepath=str(library), copy=True)
+
+    def link() -> None:
+        with bpy.data.libraries.load(str(library), link=True) as (source, target):
+            target.objects = ["Prop"]
+        bpy.context.scene.collection.objects.link(target.objects[0])
+
+    source = save_character(tmp_path / "in" / "a.blend", extra=link)
+    library.unlink()
+    result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    assert "warning: a.blend: " in result.stdout and "missing" in result.stdout
+    warnings = report_of(tmp_path / "report.json")["a.blend"]["warnings"]
+    assert any("libraries and 1 linked data-blocks are missing" in warning for warning in warnings)
+
+
+def test_what_is_not_taken_is_always_said(tmp_path):
+    inputs = tmp_path / "in"
+    save_character(inputs / "UPPER.BLEND")
+    os.mkfifo(inputs / "pipe.blend")
+    (inputs / "gone.blend").symlink_to(tmp_path / "nowhere.blend")
+    (inputs / "sub").mkdir()
+    (inputs / "sub" / "loop").symlink_to(inputs)
+    result = run(str(inputs), "--out", str(tmp_path / "out"), keep=[inputs / "UPPER.BLEND"])
+    assert result.returncode == 1, result.stdout
+    assert f"'{inputs / 'pipe.blend'}' is a FIFO, not a file" in result.stdout
+    assert f"'{inputs / 'gone.blend'}' is a broken symbolic link" in result.stdout
+    assert f"not searched again: '{inputs / 'sub' / 'loop'}' links back" in result.stdout
+    assert f"rigged {inputs / 'UPPER.BLEND'}" in result.stdout
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["UPPER.BLEND"]
+
+
+# Point 6: several characters in one file.
+
+def test_every_armature_it_is_sure_of_is_rigged_and_reported(tmp_path):
+    def more() -> None:
+        make_armature(leg_bones("L"), name="Other", mode="OBJECT")
+        make_armature([("root", (0, 0, 0), (0, 0.5, 0), None, False), ("lid", (0, 0, 0.5), (0, 0, 1), "root", False)],
+                      name="Chest", mode="OBJECT")
+
+    source = save_character(tmp_path / "in" / "three.blend", bones=both_legs(), extra=more)
+    result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    assert "Other: thigh.L > shin.L; Rig: thigh.L > shin.L, thigh.R > shin.R" in result.stdout
+    armatures = {entry["name"]: entry for entry in report_of(tmp_path / "report.json")["three.blend"]["armatures"]}
+    assert {name: entry["status"] for name, entry in armatures.items()} == {
+        "Chest": "untouched", "Other": "rigged", "Rig": "rigged"}
+    assert "no limbs it is sure of: left as it is" in armatures["Chest"]["notes"]
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "three.blend"), use_scripts=False)
+    assert {obj.name: len(obj.ik_rigger.limbs) for obj in bpy.data.objects if obj.type == "ARMATURE"} == {
+        "Chest": 0, "Other": 1, "Rig": 2}
+
+
+# Point 8: speed, and the progress bar on a terminal.
+
+def test_other_objects_come_out_as_they_were_shown(tmp_path):
+    """Rigging puts the other objects' geometry to sleep (speed); the saved file shows them as before."""
+    def objects() -> None:
+        for name, hidden in (("Body", False), ("Hidden", True)):
+            mesh = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+            bpy.context.scene.collection.objects.link(mesh)
+            mesh.hide_viewport = hidden
+            mesh.parent = bpy.data.objects["Rig"]
+
+    source = save_character(tmp_path / "in" / "a.blend", extra=objects)
+    result = run(str(source), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"), use_scripts=False)
+    shown = {obj.name: obj.hide_viewport for obj in bpy.data.objects if obj.name in ("Body", "Hidden", "Rig")}
+    assert shown == {"Body": False, "Hidden": True, "Rig": False}
+    assert len(bpy.data.objects["Rig"].ik_rigger.limbs) == 2
+
+
+def test_the_progress_bar_on_a_terminal(tmp_path):
+    import pty
+
+    for index in range(2):
+        save_character(tmp_path / "in" / f"c{index}.blend")
+    primary, secondary = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(tmp_path / "out")],
+                                   stdout=subprocess.PIPE, stderr=secondary, text=True)
+        os.close(secondary)
+        stdout, _ = process.communicate(timeout=120)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    assert process.returncode == 0, stdout
+    text = shown.decode()
+    assert "\r[###############...............] 1/2 c0.blend" in text
+    assert "\r[##############################] 2/2 c1.blend" in text
+    assert "[1/2]" not in stdout  # the per-file lines are for logs, not terminals
