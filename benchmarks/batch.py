@@ -200,6 +200,8 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
                             if name != "floor"},
         "speedup_over_one_job": {name: common.paired_ratio(walls["jobs_1"], walls[name]) for name in walls
                                  if name != "floor"},
+        "speedup_over_one_job_spread": {name: common.paired_ratios(walls["jobs_1"], walls[name]).as_dict()
+                                        for name in walls if name != "floor"},
         "per_file_seconds": {
             "open_plus_save_floor": open_save["floor"],
             "open_plus_save_ik_rigger": open_save["jobs_1"],
@@ -210,6 +212,8 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
     }
     if ceiling:
         measured["floor_speedup_in_two_processes"] = common.paired_ratio(walls["floor"], floor_in_two)
+        measured["floor_speedup_in_two_processes_spread"] = common.paired_ratios(walls["floor"],
+                                                                                 floor_in_two).as_dict()
     return measured
 
 

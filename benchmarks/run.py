@@ -94,6 +94,15 @@ def checks(results: dict) -> list[dict[str, object]]:
         check("worst reach error (fraction of chain)", worst["reach_fraction"], targets["reach_fraction"],
               f"<= {targets['reach_fraction']:g}")
         check("knee/elbow flips", worst["flips"], targets["flips"], "0")
+    if "batch" in results and results["batch"].get("realistic"):
+        heavy = results["batch"]["realistic"]
+        targets = heavy["targets"]
+        share = heavy["rig_over_open_save_per_file"]["median"]
+        check("batch: rigging's share of open and save, realistic files", share, targets["rig_over_open_save"],
+              f"<= {targets['rig_over_open_save']:.0%}")
+        check("batch: --jobs 1 time over --jobs 2 time (inverted: at least 1.7x faster)",
+              1.0 / heavy["speedup_over_one_job"]["jobs_2"], 1.0 / targets["speedup_jobs_2"],
+              f">= {targets['speedup_jobs_2']}x faster")
     if "bake" in results:
         result = results["bake"]
         check("bake of four limbs over playing the frames", result["bake_over_play"]["median"],
@@ -239,6 +248,21 @@ def table(results: dict, diagnostics: bool = True) -> str:
                         f"{per_file['rig_ik_rigger'] * 1e3:.1f} ms | "
                         f"{per_file['open_plus_save_ik_rigger'] * 1e3:.1f} ms open+save | "
                         f"{largest['rig_over_open_save']:.2f}x | - | - |")
+        heavy = result.get("realistic")
+        if heavy:
+            share, targets = heavy["rig_over_open_save_per_file"], heavy["targets"]
+            label = (f"{heavy['files']} characters of {heavy['file_megabytes']:.0f} MB ({heavy['mesh_vertices']:,} "
+                     f"vertices, {heavy['shape_keys']} shape keys)")
+            rows.append(f"| Batch, {label}: rigging's share of each file's open and save | "
+                        f"{_spread(share, 100.0, ' %', 1)} | - | - | <= {targets['rig_over_open_save'] * 100:.0f} % | "
+                        f"{_met(share['median'], targets['rig_over_open_save'], share)} |")
+            speedup = heavy["speedup_over_one_job"]["jobs_2"]
+            spread = heavy["speedup_over_one_job_spread"]["jobs_2"]
+            ceiling = heavy.get("floor_speedup_in_two_processes_spread")
+            shown = f"open+save alone in two processes: {_x(ceiling)} faster" if ceiling else "-"
+            rows.append(f"| Batch, same characters: --jobs 2 over --jobs 1 ({heavy['cores']} cores) | "
+                        f"{_x(spread)} faster | {shown} | - | >= {targets['speedup_jobs_2']}x | "
+                        f"{'yes' if speedup >= targets['speedup_jobs_2'] else '**NO**'} |")
         rows.append(f"| Blender start-up, paid by every process | - | "
                     f"{_spread(result['startup_seconds'], 1.0, ' s', 2)} | - | - | - |")
     return "\n".join(rows)

@@ -10,8 +10,6 @@ ARGS: input files (.blend, .fbx, .glb/.gltf, .bvh), folders and globs; --out DIR
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -29,15 +27,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    status = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    import bpy
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from blender_exit import leave
 
-    if not bpy.app.binary_path:
-        # As the PyPI module, leave without Blender's exit cleanup: bpy 4.2 crashes in it
-        # after an add-on has been registered, which would turn any status into 139.
-        # That cleanup would also remove Blender's temporary folder, so do it here.
-        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
-        os._exit(status)
-    sys.exit(status)
+    leave(main())

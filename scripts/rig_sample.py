@@ -16,7 +16,6 @@ toward their poles (the side view looks at the left side).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -182,13 +181,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    status = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if not bpy.app.binary_path:
-        # As the PyPI module, leave as scripts/rig_batch.py does, without Blender's exit cleanup:
-        # bpy 4.2 crashes in it once an add-on is registered. That cleanup would also remove
-        # Blender's temporary folder, so do that here.
-        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
-        os._exit(status)
-    sys.exit(status)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from blender_exit import leave
+
+    leave(main())

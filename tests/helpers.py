@@ -165,3 +165,14 @@ def same(a, b, tolerance: float = 1e-4) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return abs(a - b) <= tolerance
     return a == b
+
+
+def at_rest_alone(obj: bpy.types.Object) -> None:
+    """An imported armature with its animation and pose dropped, active and the only one selected."""
+    if obj.animation_data is not None:
+        obj.animation_data_clear()
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    bpy.context.view_layer.objects.active = obj
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, evaluate, make_armature, set_active_bone, tail
+from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone, tail
 from mathutils import Matrix
 from test_detect import FAMILIES, QUADRUPEDS, human, sided
 
@@ -23,13 +23,7 @@ def import_gltf(filename: str, **options: str) -> bpy.types.Object:
     """Import a glTF file of tests/data; its armature is active and selected, at rest, in Pose mode."""
     bpy.ops.import_scene.gltf(filepath=str(DATA / filename), **options)
     obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
-    if obj.animation_data is not None:
-        obj.animation_data_clear()
-    for pose_bone in obj.pose.bones:
-        pose_bone.matrix_basis = Matrix.Identity(4)
-    bpy.context.view_layer.objects.active = obj
-    for other in bpy.context.view_layer.objects:
-        other.select_set(other == obj)
+    at_rest_alone(obj)
     bpy.ops.object.mode_set(mode="POSE")
     return obj
 

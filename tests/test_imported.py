@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import bpy
 import pytest
-from helpers import DATA, chain_length, evaluate, import_bvh, same, set_active_bone, snapshot
+from helpers import DATA, at_rest_alone, chain_length, evaluate, import_bvh, same, set_active_bone, snapshot
 from mathutils import Matrix, Vector
 
 from ik_rigger.core.plan import LimbOptions
@@ -44,21 +44,10 @@ class Character:
     up: Vector
 
 
-def _clean(obj: bpy.types.Object) -> None:
-    """Drop imported animation and pose: the tests start from the rest pose."""
-    if obj.animation_data is not None:
-        obj.animation_data_clear()
-    for pose_bone in obj.pose.bones:
-        pose_bone.matrix_basis = Matrix.Identity(4)
-    bpy.context.view_layer.objects.active = obj
-    for other in bpy.context.view_layer.objects:
-        other.select_set(other == obj)
-
-
 def import_gltf(filename: str, heuristic: str) -> bpy.types.Object:
     bpy.ops.import_scene.gltf(filepath=str(DATA / filename), bone_heuristic=heuristic)
     obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
-    _clean(obj)
+    at_rest_alone(obj)
     return obj
 
 
@@ -331,7 +320,7 @@ BVH = {
 @pytest.mark.parametrize("filename", sorted(BVH))
 def test_bvh(filename, tmp_path):
     obj = import_bvh(filename)
-    _clean(obj)
+    at_rest_alone(obj)
     body, limbs = BVH[filename]
     # The hips are the root: the handles hang from nothing, so moving the hips leaves them.
     check_character(Character(obj, body, None, Vector((0.0, -1.0, 0.0)), Vector((0.0, 0.0, 1.0))), limbs, tmp_path)
@@ -437,7 +426,7 @@ def _fbx_round_trip(character: Character, tmp_path, export_options: dict, import
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.ops.import_scene.fbx(filepath=path, **import_options)
     obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
-    _clean(obj)
+    at_rest_alone(obj)
     return Character(obj, character.body, character.origin, character.front, character.up)
 
 

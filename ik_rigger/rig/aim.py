@@ -21,7 +21,7 @@ from ..core import aim as core_aim
 from ..core.errors import RigError
 from . import modes, records
 from .animation import bone_paths, remove_fcurves
-from .build import drop_empty_animation_data, place_made_bones, reparent_children
+from .build import drop_empty_animation_data, place_made_bones, remove_constraint, reparent_children
 from .checks import check_armature
 from .constraints import add_constraint, configure
 from .journal import Journal
@@ -216,17 +216,9 @@ def _constraints(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, existing: Ai
             configure(obj, constraint, planned)
         else:
             constraint = add_constraint(obj, planned)
-            journal.data(lambda owner=planned.owner, made=constraint.name: _remove_constraint(obj, owner, made))
+            journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.kind == "COPY_ROTATION":
             _drive(obj, constraint, aim_plan.control)
-
-
-def _remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
-    pose_bone = obj.pose.bones.get(owner)
-    constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
-    if constraint is not None:
-        constraint.driver_remove("influence")
-        pose_bone.constraints.remove(constraint)
 
 
 def _drive(obj: bpy.types.Object, constraint: bpy.types.Constraint, control: str) -> None:
@@ -235,12 +227,7 @@ def _drive(obj: bpy.types.Object, constraint: bpy.types.Constraint, control: str
     driver.type = "AVERAGE"
     for variable in list(driver.variables):
         driver.variables.remove(variable)
-    variable = driver.variables.new()
-    variable.name = core_aim.AIM
-    variable.type = "SINGLE_PROP"
-    variable.targets[0].id_type = "OBJECT"
-    variable.targets[0].id = obj
-    variable.targets[0].data_path = aim_path(control)
+    records.read_switch(driver, obj, control, core_aim.AIM)
 
 
 def _switch(obj: bpy.types.Object, control: str, value: float, journal: Journal) -> None:
@@ -283,7 +270,7 @@ def remove_aim(obj: bpy.types.Object, bone: str) -> tuple[list[str], list[str]]:
                            hint="Make an aimed bone or an aim target active.")
         made = rig.made_bones()
         for owner, name in rig.constraints:
-            _remove_constraint(obj, owner, name)
+            remove_constraint(obj, owner, name)
         messages = release_user_constraints(obj, made)
         remove_fcurves(obj, bone_paths(made), groups=made)
         drop_empty_animation_data(obj)

@@ -553,7 +553,8 @@ def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
     driver.expression = expression
 
 
-def _remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
+def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
+    """Remove a constraint by owner bone and name, with its influence driver, if it still exists."""
     pose_bone = obj.pose.bones.get(owner)
     constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
     if constraint is not None:
@@ -724,7 +725,7 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
             configure(obj, constraint, planned)
         else:
             constraint = add_constraint(obj, planned)
-            journal.data(lambda owner=planned.owner, made=constraint.name: _remove_constraint(obj, owner, made))
+            journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.driven:
             records.drive_influence(obj, constraint, limb_plan.handle)
         record = limb.constraints.add()
@@ -737,7 +738,7 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
         index = list(pose_bone.constraints).index(constraint)
         journal.data(lambda owner=owner, kind=kind, index=index, state=state:
                      _recreate_constraint(obj, owner, kind, index, state))
-        _remove_constraint(obj, owner, name)
+        remove_constraint(obj, owner, name)
 
 
 def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:

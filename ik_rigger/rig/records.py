@@ -333,6 +333,16 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
     obj.pose.bones[handle].keyframe_insert(f'["{IK_FK}"]', frame=frame, group=handle)
 
 
+def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
+    """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
+    variable = driver.variables.new()
+    variable.name = key
+    variable.type = "SINGLE_PROP"
+    variable.targets[0].id_type = "OBJECT"
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"]["{key}"]'
+
+
 def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
     """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``).
 
@@ -344,12 +354,7 @@ def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, han
         driver.variables.remove(variable)
     keys = (IK_FK, IK_WEIGHT) if constraint.type == "IK" else (IK_FK,)
     for key in keys:
-        variable = driver.variables.new()
-        variable.name = key
-        variable.type = "SINGLE_PROP"
-        variable.targets[0].id_type = "OBJECT"
-        variable.targets[0].id = obj
-        variable.targets[0].data_path = f'pose.bones["{quoted(handle)}"]["{key}"]'
+        read_switch(driver, obj, handle, key)
     if len(keys) == 1:
         driver.type = "AVERAGE"
     else:
@@ -371,12 +376,7 @@ def drive_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: 
     for variable in list(driver.variables):
         driver.variables.remove(variable)
     driver.type = "AVERAGE"
-    variable = driver.variables.new()
-    variable.name = STRETCH
-    variable.type = "SINGLE_PROP"
-    variable.targets[0].id_type = "OBJECT"
-    variable.targets[0].id = obj
-    variable.targets[0].data_path = f'pose.bones["{quoted(handle)}"]["{STRETCH}"]'
+    read_switch(driver, obj, handle, STRETCH)
 
 
 def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool:
