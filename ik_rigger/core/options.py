@@ -124,6 +124,9 @@ class LimbOptions:
                                 minimum=1.0, maximum=10.0, soft_maximum=3.0)
     use_rotation: bool = option(False, "Follow Handle Rotation", "The chain also turns to match the handle's "
                                 "rotation (the IK constraint's Rotation), weighed by its Rotation Weight")
+    foot_roll: bool = option(False, "Foot Roll", "A reverse foot for legs: a Roll control rocks the foot onto "
+                             "its heel (turned back), its ball and then its toe tip (turned forward), and spins it "
+                             "about the ball; the toe stays flat while the foot rolls on the ball")
     hinge_joints: bool = option(False, "Hinge Joints", "The middle joints bend only about their hinge, from "
                                 "straight to 150 degrees: a knee or elbow never bends backwards or sideways")
     keep_extremity_constraints: bool = option(

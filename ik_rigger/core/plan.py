@@ -8,13 +8,13 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
 from mathutils import Vector
 
-from . import body, geometry, naming, orient
+from . import body, foot_roll, geometry, naming, orient
 from .checks import MAX_CHAIN_BONES, check_chain
 from .errors import RigError
 from .options import LimbOptions, check
@@ -357,11 +357,18 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     handle_vector = end_bone.direction if extremity else end_bone.direction.normalized() * 0.25 * length
     new_bones.append(NewBone(ROLE_HANDLE, handle, joints[-1], joints[-1] + handle_vector, end_bone.z_axis,
                              handle_parent, PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
+    # What the IK target and the foot's clone hang from: the handle, or the foot roll's ball.
+    follows = handle
+    roll_constraints: list[ConstraintPlan] = []
+    toe_clone: tuple[str, str] | None = None
+    if options.foot_roll:
+        follows, toe_clone = _foot_roll(skeleton, last, extremity, joints, length, handle, new_name, new_bones,
+                                        roll_constraints)
     # Stretch: the IK aims at a target that follows the handle but never lies further than the
     # limb's Maximum Stretch from the chain's root (a point that moves with the body, not the chain).
     target = new_name(extremity or last, naming.TAG_TARGET)
     new_bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + handle_vector * 0.5, end_bone.z_axis,
-                             handle, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+                             follows, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
     reach = new_name(chain[0], naming.TAG_REACH)
     along = (joints[1] - joints[0]).normalized()
     new_bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
@@ -405,22 +412,56 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         # which the handle's "stretch" drives (0: not at all).
         settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
                   ("use_stretch", True), ("use_tail", True), ("use_rotation", options.use_rotation)),
-    ), reach_limit, *extra_constraints]
+    ), reach_limit, *extra_constraints, *roll_constraints]
     clone = None
     if extremity:
         clone = new_name(extremity, naming.TAG_CLONE)
         bone = skeleton[extremity]
-        new_bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, handle, PALETTE_CLONE,
+        new_bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, follows, PALETTE_CLONE,
                                  naming.COLLECTION_MECHANISM))
         # An extremity whose head is off the chain's end would swing about it as the
         # last bone turns: pin its head too, so it stays planted.
         pinned = (bone.head - joints[-1]).length > 1e-4 * length
         constraints.extend(_copy_constraints(extremity, clone, options.copy_mode, pinned))
+    if toe_clone is not None:
+        toe, toe_clone_name = toe_clone
+        constraints.append(ConstraintPlan(toe, "COPY_ROTATION", foot_roll.CONSTRAINT_TOE, toe_clone_name,
+                                          (("owner_space", "POSE"), ("target_space", "POSE"))))
 
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=pole, clone=clone,
                     handle_parent=handle_parent, pole_angle=pole_angle, bend_direction=direction,
                     straight=straight, new_bones=tuple(new_bones), bone_edits=tuple(edited.values()),
                     constraints=tuple(constraints), notes=tuple(notes))
+
+
+def _foot_roll(skeleton: Skeleton, last: str, extremity: str | None, joints: list[Vector], length: float,
+               handle: str, new_name: Callable[[str, str], str], new_bones: list[NewBone],
+               constraints: list[ConstraintPlan]) -> tuple[str, tuple[str, str] | None]:
+    """Plan the reverse foot; returns the ball pivot (what the IK target and clone follow) and the
+    toe with its clone, when the foot has a toe."""
+    if extremity is None:
+        raise RigError("has no foot below it, so Foot Roll has nothing to roll", bone=last,
+                       hint="Set the extremity to the foot, or turn Foot Roll off.")
+    foot = skeleton[extremity]
+    children = sorted(skeleton.children(extremity), key=lambda child: (not child.connected, child.name))
+    toe = children[0] if children else None
+    points = foot_roll.foot_points(joints[-1], foot.head, foot.tail, (toe.name, toe.head, toe.tail) if toe else None,
+                                   skeleton.up, extremity)
+    roll = foot_roll.plan_foot_roll(points, extremity, handle, 0.08 * length, new_name)
+    for role, name, head, tail, z_axis, parent in roll.bones:
+        control = role == foot_roll.ROLE_ROLL
+        new_bones.append(NewBone(role, name, head, tail, z_axis, parent,
+                                 PALETTE_CONTROL if control else PALETTE_MECHANISM,
+                                 naming.COLLECTION_CONTROLS if control else naming.COLLECTION_MECHANISM,
+                                 hidden=not control))
+    constraints.extend(ConstraintPlan(owner, kind, name, target, settings, driven=False)
+                       for owner, kind, name, target, settings in roll.constraints)
+    if toe is None:
+        return roll.ball, None
+    clone = new_name(toe.name, naming.TAG_CLONE)
+    new_bones.append(NewBone(foot_roll.ROLE_TOE_CLONE, clone, toe.head, toe.tail, toe.z_axis, roll.tip, PALETTE_CLONE,
+                             naming.COLLECTION_MECHANISM))
+    return roll.ball, (toe.name, clone)
 
 
 def _rest_x_axis(bone: BoneInfo, edit: BoneEdit | None) -> Vector:

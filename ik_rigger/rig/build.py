@@ -708,15 +708,16 @@ def _stretch_source(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> str
 def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebuilt | None, journal: Journal) -> None:
     """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed."""
     pose_bones = obj.pose.bones
-    existing: dict[tuple[str, str], str] = {}
+    # Matched by owner, kind and name: a bone may carry two of IK Rigger's constraints of one kind.
+    existing: dict[tuple[str, str, str], str] = {}
     if entry is not None:
         for owner, name in entry.parts.constraints:
             # A made bone the rebuild no longer wants took its constraints with it.
             if owner in pose_bones:
-                existing[(owner, pose_bones[owner].constraints[name].type)] = name
+                existing[(owner, pose_bones[owner].constraints[name].type, name)] = name
     limb.constraints.clear()
     for planned in limb_plan.constraints:
-        key = (planned.owner, planned.kind)
+        key = (planned.owner, planned.kind, planned.name)
         name = existing.pop(key, None)
         if name is not None:
             constraint = pose_bones[planned.owner].constraints[name]
@@ -731,7 +732,7 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name
-    for (owner, kind), name in existing.items():
+    for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]
         constraint = pose_bone.constraints[name]
         state = _constraint_state(constraint, ConstraintPlan(owner, kind, name, ""))

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import bpy
 
 from ..core.errors import RigError
-from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_REACH, ROLE_TARGET
+from ..core.foot_roll import ROLE_HEEL, ROLE_ROLL, ROLE_TIP, ROLE_TOE_CLONE, ROLE_TOE_PIVOT
+from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET
 
 MARK = "_ik_rigger"
 IK_FK = "ik_fk"
@@ -39,11 +40,13 @@ STRETCH_DESCRIPTION = ("How far the chain bones stretch to reach this handle: 0 
 # 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
 RECORD_VERSION = 1
 
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_TARGET, ROLE_REACH)
+ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_TARGET, ROLE_REACH, ROLE_POLE_LINE, ROLE_ROLL, ROLE_HEEL,
+         ROLE_TIP, ROLE_TOE_PIVOT, ROLE_TOE_CLONE)
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
 # Which made bone each kind of constraint IK Rigger adds aims at.
 # (The IK constraint of a limb built before stretch targets arrived aims at the handle itself.)
-_TARGET_ROLES = {"IK": (ROLE_TARGET, ROLE_HANDLE), "COPY_ROTATION": (ROLE_CLONE,), "COPY_SCALE": (ROLE_CLONE,),
+_TARGET_ROLES = {"IK": (ROLE_TARGET, ROLE_HANDLE), "COPY_ROTATION": (ROLE_CLONE, ROLE_TOE_CLONE),
+                 "COPY_SCALE": (ROLE_CLONE,), "TRANSFORM": (ROLE_ROLL,),
                  "COPY_TRANSFORMS": (ROLE_CLONE,), "COPY_LOCATION": (ROLE_CLONE,), "STRETCH_TO": (ROLE_POLE,),
                  "LIMIT_DISTANCE": (ROLE_REACH,)}
 
@@ -192,8 +195,10 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
     else:
         parts.chain = [name for name in recorded_chain if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
+    clones = {name for name in (made.get(ROLE_CLONE), _recorded_made(limb).get(ROLE_CLONE)) if name}
     copy_owner = next((owner for owner, name in parts.constraints
-                       if _TARGET_ROLES.get(pose_bones[owner].constraints[name].type) == (ROLE_CLONE,)), None)
+                       if pose_bones[owner].constraints[name].type != "IK"
+                       and pose_bones[owner].constraints[name].subtarget in clones), None)
     if copy_owner is not None:
         parts.extremity = copy_owner
     elif limb.extremity and limb.extremity in bones:

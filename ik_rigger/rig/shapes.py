@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import bpy
 
+from ..core.foot_roll import ROLE_ROLL
 from ..core.plan import ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE
 from .journal import Journal
 
@@ -45,7 +46,7 @@ def _line() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
 
 # What each control looks like, and its size as a share of the bone's length.
 SHAPES = {ROLE_HANDLE: ("IK Handle", _ring, 1.2), ROLE_POLE: ("IK Pole", _diamond, 0.4),
-          ROLE_POLE_LINE: ("IK Pole Line", _line, 1.0)}
+          ROLE_POLE_LINE: ("IK Pole Line", _line, 1.0), ROLE_ROLL: ("IK Foot Roll", _ring, 0.5)}
 
 
 def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Collection:

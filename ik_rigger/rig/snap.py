@@ -10,6 +10,7 @@ import bpy
 from mathutils import Matrix, Vector
 
 from ..core import geometry
+from ..core.foot_roll import ROLE_HEEL
 from ..core.plan import ROLE_HANDLE
 from . import records
 
@@ -51,6 +52,8 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     """
     parts = records.require(obj, limb)
     names = parts.chain + ([parts.extremity] if parts.extremity else [])
+    # And any other bone of the user's IK Rigger's constraints move (the toe, under a foot roll).
+    names += sorted({owner for owner, _ in parts.constraints} - set(names) - set(parts.made.values()))
     pose = evaluated_pose(obj)
     for name in names:
         parent = obj.data.bones[name].parent
@@ -102,10 +105,15 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     end = fk[chain[-1]] @ Vector((0.0, last.length, 0.0))
     handle_rest = bones[handle].matrix_local
     if parts.extremity and parts.clone:
-        handle_pose = fk[parts.extremity] @ bones[parts.clone].matrix_local.inverted() @ handle_rest
+        # The clone hangs from the handle through whatever lies between (a foot roll's pivots):
+        # place the handle so the clone lands on the FK extremity, as the pivots stand now.
+        now = evaluated_pose(obj)
+        handle_pose = fk[parts.extremity] @ (now[handle].inverted() @ now[parts.clone]).inverted()
+        if ROLE_HEEL not in parts.made:
+            handle_pose.translation = end
     else:
         handle_pose = fk[chain[-1]] @ last.matrix_local.inverted() @ handle_rest
-    handle_pose.translation = end
+        handle_pose.translation = end
     obj.pose.bones[handle].matrix = handle_pose
     changed = [handle]
     if parts.pole:

@@ -1,0 +1,114 @@
+"""Reverse foot roll, planned as plain data: the foot rocks on its heel, its ball and its toe tip.
+
+Under the IK handle hang three pivots, each a bone standing up at a point where the foot
+meets the ground: the heel (under the ankle, at the back of the foot), the toe tip, and
+the ball (where the toe bends). One ROLL control drives them through Transformation
+constraints (plain Blender data, no drivers): turning ROLL about its X axis backwards
+(negative) rocks the foot onto the heel; forwards (positive) first onto the ball, and
+past ``BALL_BREAK`` degrees onto the toe tip. Turning ROLL about its Z axis spins the foot
+about the ball. The IK target and the foot's clone hang from the ball pivot; the toe's own
+clone hangs from the tip pivot, so the toe stays flat while the foot rolls onto the ball.
+
+Every pivot's X axis is the foot's side axis, so a positive turn about X lifts the toes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mathutils import Vector
+
+from . import naming
+from .errors import RigError
+from .geometry import cross
+
+ROLE_ROLL = "ROLL"
+ROLE_HEEL = "HEEL"
+ROLE_TOE_PIVOT = "TOE_PIVOT"
+ROLE_TIP = "TIP"
+ROLE_TOE_CLONE = "TOE_CLONE"
+CONSTRAINT_ROLL = "IK Rigger Foot Roll"
+CONSTRAINT_TOE = "IK Rigger Toe"
+# How far the foot rolls on its ball before it rolls on its toe tip.
+BALL_BREAK = 45.0
+
+
+@dataclass(frozen=True)
+class FootPoints:
+    """Where the foot meets the ground, in armature space, and its axes."""
+
+    heel: Vector
+    ball: Vector
+    tip: Vector
+    forward: Vector
+    side: Vector
+    up: Vector
+    toe: str | None
+
+
+def foot_points(ankle: Vector, foot_head: Vector, foot_tail: Vector, toe: tuple[str, Vector, Vector] | None,
+                up: Vector, bone: str) -> FootPoints:
+    """The heel, ball and toe tip of a foot from its bones; ``toe`` is (name, head, tail) when there is one."""
+    ball = toe[1] if toe else foot_tail
+    tip = toe[2] if toe else foot_tail
+    up = up.normalized()
+    forward = tip - ankle
+    forward = forward - up * forward.dot(up)
+    if forward.length < 1e-6:
+        raise RigError("its foot does not reach forward from the ankle, so it has no heel and toe to roll on",
+                       bone=bone, hint="Turn Foot Roll off for this limb.")
+    forward.normalize()
+    ground = min(point.dot(up) for point in (ball, tip, foot_tail))
+    heel = ankle - up * (ankle.dot(up) - ground)
+    # At the back of the foot: as far behind the ankle as the foot is long, by a fifth.
+    heel = heel - forward * 0.2 * (tip - ankle).dot(forward)
+    side = cross(forward, up).normalized()
+    return FootPoints(heel, ball, tip, forward, side, up, toe[0] if toe else None)
+
+
+@dataclass(frozen=True)
+class FootRollPlan:
+    """The foot roll's bones (role, name, head, tail, z axis, parent) and its constraints."""
+
+    bones: tuple[tuple[str, str, Vector, Vector, Vector, str], ...]
+    constraints: tuple[tuple[str, str, str, str, tuple[tuple[str, object], ...]], ...]  # owner, kind, name, target
+    ball: str
+    tip: str
+
+
+def _transform(source_axis: str, target_axis: str, low: float, high: float, to_low: float,
+               to_high: float) -> tuple[tuple[str, object], ...]:
+    """Transformation settings mapping the ROLL's local rotation about one axis onto another's, clamped."""
+    return (("map_from", "ROTATION"), ("map_to", "ROTATION"), ("owner_space", "LOCAL"), ("target_space", "LOCAL"),
+            ("use_motion_extrapolate", False), ("mix_mode_rot", "ADD"),
+            (f"map_to_{target_axis}_from", source_axis.upper()),
+            (f"from_min_{source_axis}_rot", math.radians(low)), (f"from_max_{source_axis}_rot", math.radians(high)),
+            (f"to_min_{target_axis}_rot", math.radians(to_low)), (f"to_max_{target_axis}_rot", math.radians(to_high)))
+
+
+def plan_foot_roll(points: FootPoints, foot: str, handle: str, size: float,
+                   new_name: Callable[[str, str], str]) -> FootRollPlan:
+    """The reverse foot under ``handle`` for the foot bone ``foot``; ``size`` scales the bones."""
+    up, side = points.up * size, points.side
+    # Pivots stand up with X on the side axis: their Z is the foot's back.
+    roll = new_name(foot, naming.TAG_ROLL)
+    heel = new_name(foot, naming.TAG_HEEL)
+    tip = new_name(foot, naming.TAG_TIP)
+    ball = new_name(foot, naming.TAG_BALL)
+    back = -points.forward
+    bones = [
+        (ROLE_ROLL, roll, points.heel, points.heel + back * size * 1.5, cross(side, back), handle),
+        (ROLE_HEEL, heel, points.heel, points.heel + up, back, handle),
+        (ROLE_TIP, tip, points.tip, points.tip + up, back, heel),
+        (ROLE_TOE_PIVOT, ball, points.ball, points.ball + up, back, tip),
+    ]
+    constraints = [
+        (heel, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("x", "x", -180.0, 0.0, 180.0, 0.0)),
+        (tip, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("x", "x", BALL_BREAK, 180.0, 0.0, BALL_BREAK - 180.0)),
+        # The ball takes the first part of a forward roll, and the spin about the ground's up.
+        (ball, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("x", "x", 0.0, BALL_BREAK, 0.0, -BALL_BREAK)),
+        (ball, "TRANSFORM", CONSTRAINT_ROLL + " Spin", roll, _transform("z", "y", -180.0, 180.0, 180.0, -180.0)),
+    ]
+    return FootRollPlan(tuple(bones), tuple(constraints), ball, tip)
