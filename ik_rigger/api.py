@@ -27,7 +27,7 @@ import bpy
 
 from .core import naming
 from .core.errors import RigError
-from .core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET, LimbOptions
+from .core.plan import ROLE_HANDLE, LimbOptions
 from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import ground as _ground
@@ -42,8 +42,9 @@ from .rig.upgrade import prepare
 __all__ = ["ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "limbs", "options", "plant_feet",
            "remove", "remove_aim", "snap_limb", "upgrade"]
 
-# Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them.
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_POLE_LINE, ROLE_TARGET, ROLE_REACH)
+# Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them: HANDLE, POLE, CLONE,
+# TARGET, REACH, POLE_LINE, and with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN.
+ROLES = records.ROLES
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Limb:
     extremity: str | None  # the foot or hand that copies its clone
     side: str | None  # "L", "R" or None, read from the names
     parts: tuple[str, ...]  # what the limb is made of: "CHAIN", then the made bones' roles
-    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE", "TARGET", "REACH") -> made bone name
+    bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE", "ROLL", "HEEL"...) -> made bone name
     missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
     ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
 

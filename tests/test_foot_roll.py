@@ -22,7 +22,15 @@ from mathutils import Matrix, Quaternion, Vector
 from test_build import move_handle
 from test_pose_tools import fk_pose
 
-from ik_rigger.core.foot_roll import BALL_BREAK, ROLE_HEEL, ROLE_ROLL, ROLE_TIP, ROLE_TOE_PIVOT
+from ik_rigger.core.foot_roll import (
+    BALL_BREAK,
+    ROLE_BANK_IN,
+    ROLE_BANK_OUT,
+    ROLE_HEEL,
+    ROLE_ROLL,
+    ROLE_TIP,
+    ROLE_TOE_PIVOT,
+)
 from ik_rigger.rig import records
 
 LEG = ["thigh.L", "shin.L"]
@@ -44,7 +52,8 @@ def crouch(obj: bpy.types.Object, bone: str, depth: float) -> None:
 def roll(obj: bpy.types.Object, parts: records.Parts, degrees: float, axis: str = "X") -> None:
     pose_bone = obj.pose.bones[parts.made[ROLE_ROLL]]
     pose_bone.rotation_mode = "QUATERNION"
-    pose_bone.rotation_quaternion = Quaternion(Vector({"X": (1, 0, 0), "Z": (0, 0, 1)}[axis]), math.radians(degrees))
+    direction = {"X": (1, 0, 0), "Y": (0, 1, 0), "Z": (0, 0, 1)}[axis]
+    pose_bone.rotation_quaternion = Quaternion(Vector(direction), math.radians(degrees))
 
 
 def carried(posed: dict[str, Matrix], obj: bpy.types.Object, bone: str, point: Vector) -> Vector:
@@ -156,3 +165,18 @@ def test_on_the_motion_capture_skeleton():
     roll(obj, parts, -40.0)
     posed = evaluate(obj)
     assert (carried(posed, obj, "mixamorig:LeftFoot", heel) - heel).length < 1e-4 * length
+
+
+@pytest.mark.parametrize("degrees, edge", [(20.0, ROLE_BANK_OUT), (-25.0, ROLE_BANK_IN)])
+def test_bank_tips_the_foot_up_about_one_edge(degrees, edge):
+    obj, parts = rigged()
+    bones = obj.data.bones
+    pivot = bones[parts.made[edge]].head_local.copy()
+    other = bones[parts.made[ROLE_BANK_IN if edge == ROLE_BANK_OUT else ROLE_BANK_OUT]].head_local.copy()
+    crouch(obj, "hips", 0.3)
+    roll(obj, parts, degrees, axis="Y")
+    posed = evaluate(obj)
+    length = chain_length(obj, LEG)
+    assert (carried(posed, obj, "foot.L", pivot) - pivot).length < 1e-4 * length
+    # The other edge lifts off the ground: the foot tips up, never into it.
+    assert carried(posed, obj, "foot.L", other).z > other.z + 0.01

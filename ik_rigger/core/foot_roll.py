@@ -1,13 +1,15 @@
 """Reverse foot roll, planned as plain data: the foot rocks on its heel, its ball and its toe tip.
 
-Under the IK handle hang three pivots, each a bone standing up at a point where the foot
-meets the ground: the heel (under the ankle, at the back of the foot), the toe tip, and
-the ball (where the toe bends). One ROLL control drives them through Transformation
-constraints (plain Blender data, no drivers): turning ROLL about its X axis backwards
-(negative) rocks the foot onto the heel; forwards (positive) first onto the ball, and
-past ``BALL_BREAK`` degrees onto the toe tip. Turning ROLL about its Z axis spins the foot
-about the ball. The IK target and the foot's clone hang from the ball pivot; the toe's own
-clone hangs from the tip pivot, so the toe stays flat while the foot rolls onto the ball.
+Under the IK handle hang the pivots, each a bone standing up at a point where the foot
+meets the ground: the heel (under the ankle, at the back of the foot), the toe tip, the
+two edges of the foot, and the ball (where the toe bends). One ROLL control drives them
+through Transformation constraints (plain Blender data, no drivers): turning ROLL about
+its X axis backwards (negative) rocks the foot onto the heel; forwards (positive) first
+onto the ball, and past ``BALL_BREAK`` degrees onto the toe tip. Turning ROLL about its
+Z axis spins the foot about the ball; about its Y axis (along it) banks the foot onto one
+edge or the other. The IK target and the foot's clone hang from the ball pivot; the
+toe's own clone hangs from the tip pivot, so the toe stays flat while the foot rolls on
+the ball.
 
 Every pivot's X axis is the foot's side axis, so a positive turn about X lifts the toes.
 """
@@ -29,6 +31,10 @@ ROLE_HEEL = "HEEL"
 ROLE_TOE_PIVOT = "TOE_PIVOT"
 ROLE_TIP = "TIP"
 ROLE_TOE_CLONE = "TOE_CLONE"
+ROLE_BANK_OUT = "BANK_OUT"
+ROLE_BANK_IN = "BANK_IN"
+# The foot's width, as a share of its length from heel to toe tip, for the bank's edges.
+FOOT_WIDTH = 0.3
 CONSTRAINT_ROLL = "IK Rigger Foot Roll"
 CONSTRAINT_TOE = "IK Rigger Toe"
 # How far the foot rolls on its ball before it rolls on its toe tip.
@@ -96,13 +102,21 @@ def plan_foot_roll(points: FootPoints, foot: str, handle: str, size: float,
     roll = new_name(foot, naming.TAG_ROLL)
     heel = new_name(foot, naming.TAG_HEEL)
     tip = new_name(foot, naming.TAG_TIP)
+    bank_a = new_name(foot, naming.TAG_BANK + "_a")
+    bank_b = new_name(foot, naming.TAG_BANK + "_b")
     ball = new_name(foot, naming.TAG_BALL)
     back = -points.forward
+    # The edges the foot banks on, on the ground halfway from heel to ball, either side.
+    middle = points.heel + (points.ball - points.heel) * 0.5
+    middle = middle - points.up * (middle - points.heel).dot(points.up)
+    half_width = 0.5 * FOOT_WIDTH * (points.tip - points.heel).length
     bones = [
         (ROLE_ROLL, roll, points.heel, points.heel + back * size * 1.5, cross(side, back), handle),
         (ROLE_HEEL, heel, points.heel, points.heel + up, back, handle),
         (ROLE_TIP, tip, points.tip, points.tip + up, back, heel),
-        (ROLE_TOE_PIVOT, ball, points.ball, points.ball + up, back, tip),
+        (ROLE_BANK_OUT, bank_a, middle - side * half_width, middle - side * half_width + up, back, tip),
+        (ROLE_BANK_IN, bank_b, middle + side * half_width, middle + side * half_width + up, back, bank_a),
+        (ROLE_TOE_PIVOT, ball, points.ball, points.ball + up, back, bank_b),
     ]
     constraints = [
         (heel, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("x", "x", -180.0, 0.0, 180.0, 0.0)),
@@ -110,5 +124,8 @@ def plan_foot_roll(points: FootPoints, foot: str, handle: str, size: float,
         # The ball takes the first part of a forward roll, and the spin about the ground's up.
         (ball, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("x", "x", 0.0, BALL_BREAK, 0.0, -BALL_BREAK)),
         (ball, "TRANSFORM", CONSTRAINT_ROLL + " Spin", roll, _transform("z", "y", -180.0, 180.0, 180.0, -180.0)),
+        # Turned one way the foot tips up about its -side edge, the other way about its +side edge.
+        (bank_a, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("y", "z", 0.0, 90.0, 0.0, 90.0)),
+        (bank_b, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("y", "z", -90.0, 0.0, -90.0, 0.0)),
     ]
     return FootRollPlan(tuple(bones), tuple(constraints), ball, tip)

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 import bpy
 
 from ..core.errors import RigError
-from ..core.foot_roll import ROLE_HEEL, ROLE_ROLL, ROLE_TIP, ROLE_TOE_CLONE, ROLE_TOE_PIVOT
+from ..core.foot_roll import (
+    ROLE_BANK_IN,
+    ROLE_BANK_OUT,
+    ROLE_HEEL,
+    ROLE_ROLL,
+    ROLE_TIP,
+    ROLE_TOE_CLONE,
+    ROLE_TOE_PIVOT,
+)
 from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET
 
 MARK = "_ik_rigger"
@@ -41,7 +49,7 @@ STRETCH_DESCRIPTION = ("How far the chain bones stretch to reach this handle: 0 
 RECORD_VERSION = 1
 
 ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_TARGET, ROLE_REACH, ROLE_POLE_LINE, ROLE_ROLL, ROLE_HEEL,
-         ROLE_TIP, ROLE_TOE_PIVOT, ROLE_TOE_CLONE)
+         ROLE_TIP, ROLE_TOE_PIVOT, ROLE_TOE_CLONE, ROLE_BANK_OUT, ROLE_BANK_IN)
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
 # Which made bone each kind of constraint IK Rigger adds aims at.
 # (The IK constraint of a limb built before stretch targets arrived aims at the handle itself.)
