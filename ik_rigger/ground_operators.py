@@ -6,7 +6,7 @@ import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 
 from .core.errors import RigError
-from .operators import report_error
+from .operators import armature_in, report_error
 from .rig import ground
 from .rig.upgrade import prepare
 
@@ -36,14 +36,9 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        if obj is None or obj.type != "ARMATURE":
-            cls.poll_message_set("Make an armature the active object")
+        if not armature_in(cls, context, {"POSE", "OBJECT"}):
             return False
-        if obj.mode not in {"POSE", "OBJECT"}:
-            cls.poll_message_set("Switch the armature to Pose or Object mode")
-            return False
-        if not len(obj.ik_rigger.limbs):
+        if not len(context.active_object.ik_rigger.limbs):
             cls.poll_message_set("Rig the legs first (Auto-Rig or Build)")
             return False
         return True

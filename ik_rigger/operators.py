@@ -23,14 +23,22 @@ from .rig.skeleton import read_skeleton
 AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 
 
-def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, need_bone: bool = True) -> bool:
-    """Shared poll: an editable armature in Pose or Edit mode, with an active bone."""
+def armature_in(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str]) -> bool:
+    """Shared poll: the active object is an armature in one of ``modes``; says why not."""
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
         cls.poll_message_set("Make an armature the active object")
         return False
-    if obj.mode not in {"POSE", "EDIT"}:
-        cls.poll_message_set("Switch the armature to Pose or Edit mode")
+    if obj.mode not in modes:
+        named = [mode.title() for mode in ("POSE", "EDIT", "OBJECT") if mode in modes]
+        cls.poll_message_set(f"Switch the armature to {' or '.join(named)} mode")
+        return False
+    return True
+
+
+def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, need_bone: bool = True) -> bool:
+    """Shared poll: an editable armature in Pose or Edit mode, with an active bone."""
+    if not armature_in(cls, context, {"POSE", "EDIT"}):
         return False
     if need_bone and context.active_bone is None:
         cls.poll_message_set("Make a bone active")

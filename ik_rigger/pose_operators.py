@@ -10,7 +10,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .core.errors import RigError
 from .core.plan import ROLE_HANDLE, ROLE_POLE
-from .operators import report_error
+from .operators import armature_in, report_error
 from .rig import bake, records, selection, snap
 from .rig.build import build_limbs, rest_pole_angle
 from .rig.modes import kept_mode, leave_edit_mode
@@ -37,13 +37,7 @@ def find_limb(context: bpy.types.Context, name: str = ""):
 
 def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str] | None = None) -> bool:
     """Shared poll: an armature in an allowed mode with a rigged limb to work on."""
-    obj = context.active_object
-    if obj is None or obj.type != "ARMATURE":
-        cls.poll_message_set("Make an armature the active object")
-        return False
-    allowed = modes or {"POSE", "OBJECT", "EDIT"}
-    if obj.mode not in allowed:
-        cls.poll_message_set(f"Switch the armature to {' or '.join(sorted(m.title() for m in allowed))} mode")
+    if not armature_in(cls, context, modes or {"POSE", "OBJECT", "EDIT"}):
         return False
     if find_limb(context) is None:
         cls.poll_message_set("Make a bone of a limb rigged by IK Rigger active")
@@ -315,11 +309,9 @@ Playback stays the same"""
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.active_object
-        if obj is None or obj.type != "ARMATURE":
-            cls.poll_message_set("Make an armature the active object")
+        if not armature_in(cls, context, {"POSE", "OBJECT", "EDIT"}):
             return False
-        if not needs_upgrade(obj):
+        if not needs_upgrade(context.active_object):
             cls.poll_message_set("The active armature has no rig from an earlier IK Rigger")
             return False
         return True
