@@ -180,3 +180,20 @@ def test_bank_tips_the_foot_up_about_one_edge(degrees, edge):
     assert (carried(posed, obj, "foot.L", pivot) - pivot).length < 1e-4 * length
     # The other edge lifts off the ground: the foot tips up, never into it.
     assert carried(posed, obj, "foot.L", other).z > other.z + 0.01
+
+
+def test_renamed_foot_roll_bones_rebuild_in_place_and_the_toe_removes_the_limb():
+    obj = make_armature(leg_bones(bend=0.08))
+    before = snapshot(obj)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(foot_roll=True) == {"FINISHED"}
+    parts = records.resolve(obj, obj.ik_rigger.limbs[0])
+    obj.data.bones[parts.made[ROLE_ROLL]].name = "Roll L"
+    obj.data.bones["toe.L"].name = "Zehe.L"
+    count = len(obj.data.bones)
+    assert bpy.ops.ik_rigger.build_ik(foot_roll=True) == {"FINISHED"}
+    assert len(obj.data.bones) == count and records.resolve(obj, obj.ik_rigger.limbs[0]).made[ROLE_ROLL] == "Roll L"
+    set_active_bone(obj, "Zehe.L")  # the toe its constraint moves belongs to the limb
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    obj.data.bones["Zehe.L"].name = "toe.L"
+    assert same(snapshot(obj), before)

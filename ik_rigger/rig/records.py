@@ -108,8 +108,9 @@ class Parts:
         return self.made.get(ROLE_CLONE)
 
     def bones(self) -> set[str]:
-        """Every bone the limb involves now."""
-        names = set(self.chain) | set(self.made.values())
+        """Every bone the limb involves now: chain, made bones, and the user's bones its
+        constraints move (the extremity, a foot roll's toe)."""
+        names = set(self.chain) | set(self.made.values()) | {owner for owner, _ in self.constraints}
         if self.extremity:
             names.add(self.extremity)
         return names
