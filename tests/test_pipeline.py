@@ -96,12 +96,29 @@ def test_a_rig_plays_the_same_where_ik_rigger_is_not_installed(tmp_path):
     obj = rig_both_legs()
     key_motion(obj)
     key_switch(obj, "foot_IK.L", {1: 1.0, 10: 0.0, 20: 1.0})
+    # The right leg with everything else a rig may carry: a foot roll, stretch, IK weight, shapes.
+    set_active_bone(obj, "shin.R")
+    assert bpy.ops.ik_rigger.build_ik(foot_roll=True, hinge_joints=True) == {"FINISHED"}
+    roll = next(bone for bone in obj.pose.bones if bone.name.endswith("IK_roll.R"))
+    roll.rotation_mode = "XYZ"
+    handle = obj.pose.bones["foot_IK.R"]
+    for frame, (angle, stretch, weight) in ((1, (0.0, 0.0, 1.0)), (20, (0.6, 1.0, 0.5))):
+        roll.rotation_euler = (angle, 0.0, 0.0)
+        roll.keyframe_insert("rotation_euler", frame=frame)
+        handle["stretch"], handle["ik_weight"] = stretch, weight
+        handle.keyframe_insert('["stretch"]', frame=frame)
+        handle.keyframe_insert('["ik_weight"]', frame=frame)
+        handle.location = (0.0, -0.2 * frame / 20, 0.3 * frame / 20)
+        handle.keyframe_insert("location", frame=frame)
     expected = frames_here(obj, FRAMES)
-    # The switch really changes the pose, or the comparison proves nothing.
+    # The switch, the roll and the stretch really change the pose, or the comparison proves nothing.
     assert (expected[10]["foot.L"].translation - expected[15]["foot.L"].translation).length > 0.01
+    assert rotation_degrees(expected[1]["foot.R"], expected[20]["foot.R"]) > 10.0
+    assert obj.pose.bones["foot_IK.R"].custom_shape is not None
     path = tmp_path / "hero.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
-    played = play_elsewhere(path, FRAMES, tmp_path, move="foot_IK.R")
+    # Frame 1 last: the handle is moved where it starts, within reach.
+    played = play_elsewhere(path, FRAMES[1:] + FRAMES[:1], tmp_path, move="foot_IK.L")
     assert not [name for name in played["addons"] if "ik_rigger" in name]
     assert played["invalid_drivers"] == []
     length = chain_length(obj, LEGS)
@@ -109,9 +126,9 @@ def test_a_rig_plays_the_same_where_ik_rigger_is_not_installed(tmp_path):
         assert_same_poses(expected[frame], played["frames"][str(frame)]["Hero"], length)
     # Moving a handle moves the chain: the IK works without the add-on.
     before, after = played["moved"]["before"], played["moved"]["after"]
-    handle = as_matrix(after["foot_IK.R"]).translation
-    end = as_matrix(after["shin.R"]) @ Vector((0.0, obj.data.bones["shin.R"].length, 0.0))
-    assert (as_matrix(before["shin.R"]).translation - as_matrix(after["shin.R"]).translation).length > 0.01
+    handle = as_matrix(after["foot_IK.L"]).translation
+    end = as_matrix(after["shin.L"]) @ Vector((0.0, obj.data.bones["shin.L"].length, 0.0))
+    assert (as_matrix(before["shin.L"]).translation - as_matrix(after["shin.L"]).translation).length > 0.01
     assert (end - handle).length < 1e-3 * length
 
 
