@@ -147,8 +147,10 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     # override can set them.
 
     def created(self) -> list[str]:
-        """The bones IK Rigger made for this limb: handle, pole and clone (those it has)."""
-        return [name for name in (self.handle, self.pole, self.clone) if name]
+        """The bones IK Rigger made for this limb, as last seen (a record from 0.1 lists only
+        handle, pole and clone)."""
+        made = {item.name for item in self.made_bones}
+        return sorted(made | {name for name in (self.handle, self.pole, self.clone) if name})
 
     def bones(self) -> set[str]:
         """Every bone this limb involves: chain, extremity and the bones it made."""

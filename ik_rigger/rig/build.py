@@ -675,7 +675,7 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
     handle = limb_plan.handle
-    for key in records.ensure_ik_fk(obj, handle):
+    for key in records.ensure_switches(obj, handle):
         journal.data(lambda key=key: obj.pose.bones[handle].pop(key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
     made = {new.role: new.name for new in limb_plan.new_bones}

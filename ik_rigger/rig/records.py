@@ -312,7 +312,7 @@ def _ensure_switch(pose_bone: bpy.types.PoseBone, key: str, value: float, defaul
     return True
 
 
-def ensure_ik_fk(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
+def ensure_switches(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
     """Give the handle's pose bone the limb's switches (``ik_fk``, ``ik_weight``, ``stretch``);
     returns those it added."""
     pose_bone = obj.pose.bones[handle]
@@ -374,14 +374,6 @@ def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, han
     else:
         driver.type = "SCRIPTED"
         driver.expression = " * ".join(keys)
-
-
-def set_stretch(obj: bpy.types.Object, parts: Parts, value: float) -> None:
-    """Set the limb's stretch (the handle's ``stretch``) and have the drivers see it."""
-    if parts.handle is None:
-        raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
-    obj.pose.bones[parts.handle][STRETCH] = float(value)
-    obj.update_tag()
 
 
 def drive_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: str) -> None:

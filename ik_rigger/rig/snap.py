@@ -10,11 +10,8 @@ import bpy
 from mathutils import Matrix, Vector
 
 from ..core import geometry
-from ..core.foot_roll import ROLE_HEEL
-from ..core.plan import ROLE_HANDLE
+from ..core.plan import ROLE_HANDLE, ROLE_TARGET
 from . import records
-
-_TRANSFORM_PATHS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
 def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
@@ -103,17 +100,15 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     bones = obj.data.bones
     last = bones[chain[-1]]
     end = fk[chain[-1]] @ Vector((0.0, last.length, 0.0))
-    handle_rest = bones[handle].matrix_local
+    # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
+    # whatever the switch, so the FK evaluation holds how they stand now.
     if parts.extremity and parts.clone:
-        # The clone hangs from the handle through whatever lies between (a foot roll's pivots):
-        # place the handle so the clone lands on the FK extremity, as the pivots stand now.
-        now = evaluated_pose(obj)
-        handle_pose = fk[parts.extremity] @ (now[handle].inverted() @ now[parts.clone]).inverted()
-        if ROLE_HEEL not in parts.made:
-            handle_pose.translation = end
+        handle_pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
     else:
-        handle_pose = fk[chain[-1]] @ last.matrix_local.inverted() @ handle_rest
-        handle_pose.translation = end
+        handle_pose = fk[chain[-1]] @ last.matrix_local.inverted() @ bones[handle].matrix_local
+    # Then slide it so the IK target lands on the FK chain's end.
+    target = fk[handle].inverted() @ fk[parts.made.get(ROLE_TARGET, handle)]
+    handle_pose.translation += end - (handle_pose @ target).translation
     obj.pose.bones[handle].matrix = handle_pose
     changed = [handle]
     if parts.pole:

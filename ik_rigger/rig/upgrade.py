@@ -42,7 +42,7 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
             if bone is not None and records.marker(bone) is None:
                 records.mark(bone, limb.uid, role)
         if limb.handle in obj.pose.bones:
-            records.ensure_ik_fk(obj, limb.handle, float(limb.get("ik_blend", 1.0)))
+            records.ensure_switches(obj, limb.handle, float(limb.get("ik_blend", 1.0)))
             handles[limb.name] = handles[str(index)] = limb.handle
         limb.id_properties_ensure().pop("ik_blend", None)
     _retarget(obj, handles)
