@@ -25,12 +25,14 @@ from dataclasses import dataclass, fields, replace
 
 import bpy
 
+from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
-from .core.plan import ROLE_HANDLE, LimbOptions
+from .core.plan import ROLE_HANDLE, LimbOptions, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import ground as _ground
+from .rig import parents as _parents
 from .rig import records, snap
 from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request
@@ -39,12 +41,15 @@ from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
-__all__ = ["ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "limbs", "options", "plant_feet",
-           "remove", "remove_aim", "snap_limb", "upgrade"]
+__all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_many", "limbs",
+           "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb", "switch_parent", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them: HANDLE, POLE, CLONE,
-# TARGET, REACH, POLE_LINE, and with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN.
+# TARGET, REACH, POLE_LINE; with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN;
+# with parent switching SOCKET.
 ROLES = records.ROLES
+# The parts a limb may be made of, in the order they plan (see ``ik_rigger.parts``).
+PARTS = tuple(part.name for part in limb_parts.PARTS)
 
 
 @dataclass(frozen=True)
@@ -55,10 +60,11 @@ class Limb:
     chain: tuple[str, ...]  # chain bones, root first
     extremity: str | None  # the foot or hand that copies its clone
     side: str | None  # "L", "R" or None, read from the names
-    parts: tuple[str, ...]  # what the limb is made of: "CHAIN", then the made bones' roles
+    parts: tuple[str, ...]  # the parts it is made of ("chain", "handle", "pole", "foot_roll"...), as PARTS orders them
     bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE", "ROLL", "HEEL"...) -> made bone name
     missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
     ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
+    notes: tuple[str, ...] = ()  # what building it had to tell (pre-bends, kept motion...); empty from limbs()
 
 
 def options(**values: object) -> LimbOptions:
@@ -72,16 +78,22 @@ def options(**values: object) -> LimbOptions:
     return replace(LimbOptions(), **values)  # type: ignore[arg-type]
 
 
-def _limb(obj: bpy.types.Object, record) -> Limb:
+def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     parts = records.resolve(obj, record)
     names = set(obj.data.bones.keys())
     last = parts.chain[-1] if parts.chain else record.name
     return Limb(
         name=record.name, chain=tuple(parts.chain), extremity=parts.extremity,
         side=naming.split_side(last, names).side,
-        parts=("CHAIN", *(role for role in ROLES if role in parts.made)),
-        bones=dict(parts.made), missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts),
+        parts=_parts_used(record, parts),
+        bones=dict(parts.made), missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts), notes=tuple(notes),
     )
+
+
+def _parts_used(record, parts: records.Parts) -> tuple[str, ...]:
+    chosen = record.to_options()
+    return tuple(part.name for part in limb_parts.PARTS
+                 if (any(role in parts.made for role in part.roles) if part.roles else part.used(chosen)))
 
 
 def limbs(obj: bpy.types.Object) -> list[Limb]:
@@ -90,7 +102,7 @@ def limbs(obj: bpy.types.Object) -> list[Limb]:
 
 
 def _record(obj: bpy.types.Object, bone: str):
-    record = records.limb_of(obj, bone)
+    record = records.limb_of(obj, bone) or obj.ik_rigger.limbs.get(bone)  # a bone, or a limb's name
     if record is None:
         raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
                        hint="Name a bone of a rigged limb (chain, handle, pole or clone).")
@@ -100,28 +112,45 @@ def _record(obj: bpy.types.Object, bone: str):
 def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **values: object) -> list[Limb]:
     """Rig (or rebuild) the chain ending at ``last_bone``; ``values`` are build options.
 
-    ``both_sides`` also rigs the mirrored chain. Returns the limbs built.
+    ``both_sides`` also rigs the mirrored chain (a note says when there is none). Returns
+    the limbs built.
     """
     limb_options = options(**values)
     requests = [(last_bone, limb_options)]
+    alone: list[str] = []
     if both_sides:
         other = mirrored_request(obj, last_bone, limb_options)
         if other is not None:
             requests.append(other)
-    plans = build_limbs(obj, requests)
-    return [_limb(obj, records.limb_of(obj, plan.chain[-1])) for plan in plans]
+        else:
+            alone.append("no mirrored bone found; rigged one side only")
+    built = build_many(obj, requests)
+    return [replace(built[0], notes=(*alone, *built[0].notes)), *built[1:]]
 
 
-def auto_rig(obj: bpy.types.Object, **values: object) -> list[Limb]:
-    """Find the legs and arms by their names and rig those it is sure of; returns them."""
+def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
+               skeleton: Skeleton | None = None) -> list[Limb]:
+    """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
+    them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
+    plans = build_limbs(obj, requests, skeleton)
+    return [_limb(obj, records.limb_of(obj, plan.chain[-1]), plan.notes) for plan in plans]
+
+
+def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
+             **values: object) -> list[Limb]:
+    """Find the legs and arms by their names and rig those it is sure of; returns them.
+
+    The bones it was not sure of are appended to ``skipped`` as (bone, reason), when given.
+    """
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-    requests, _ = detected_requests(skeleton, options(**values))
+    requests, detection = detected_requests(skeleton, options(**values))
+    if skipped is not None:
+        skipped.extend((item.bone, item.reason) for item in detection.skipped)
     if not requests:
         raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
-    plans = build_limbs(obj, requests, skeleton)
-    return [_limb(obj, records.limb_of(obj, plan.chain[-1])) for plan in plans]
+    return build_many(obj, requests, skeleton)
 
 
 def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:
@@ -149,6 +178,25 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         if key:
             records.key_ik_fk(obj, parts, at)
     return changed
+
+
+def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: bool = False,
+                  frame: int | None = None) -> list[str]:
+    """Make the handle (and pole) of the limb of ``bone`` follow ``parent`` without moving them.
+
+    ``parent`` is a number (0 the origin) or a label ("Origin", "Root", "Torso", "Other"); the
+    limb must have been built with ``parent_switch=True``. ``key`` keys the switch and the
+    controls at ``frame`` (default: the scene's current frame). Returns the bones kept in place.
+    """
+    record = _record(obj, bone)
+    prepare(obj)
+    at = bpy.context.scene.frame_current if frame is None else frame
+    return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
+
+
+def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
+    """What the handle of the limb of ``bone`` may follow, by ``parent`` number ("Origin (root)"...)."""
+    return _parents.parent_choices(obj, records.resolve(obj, _record(obj, bone)))
 
 
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,

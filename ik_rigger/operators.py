@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from mathutils import Vector
 
+from . import api
 from .core.chain import ChainSpec
 from .core.errors import RigError
-from .core.options import BEND_DIRECTION_ITEMS
+from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings
 from .rig import records
-from .rig.auto import detected_requests
-from .rig.build import build_limbs, mirrored_request
 from .rig.chain import add_chain
-from .rig.modes import kept_mode, leave_edit_mode
-from .rig.remove import remove_limb
-from .rig.skeleton import read_skeleton
 
 AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 
@@ -82,23 +79,14 @@ Run it again on a rigged limb to update it in place"""
             chain = records.resolve(obj, limb).chain
             if chain:
                 last = chain[-1]
-        options = self.to_options()
-        requests = [(last, options)]
         try:
-            if self.both_sides:
-                other = mirrored_request(obj, last, options)
-                if other is None:
-                    self.report({"WARNING"}, f"'{last}': no mirrored bone found; rigged one side only")
-                else:
-                    requests.append(other)
-            plans = build_limbs(obj, requests)
+            built = api.build(obj, last, both_sides=self.both_sides, **asdict(self.to_options()))
         except RigError as error:
             return report_error(self, error)
-        for limb_plan in plans:
-            for note in limb_plan.notes:
+        for limb in built:
+            for note in limb.notes:
                 self.report({"WARNING"}, note)
-        chains = ", ".join(" > ".join(limb_plan.chain) for limb_plan in plans)
-        self.report({"INFO"}, f"Rigged {chains}")
+        self.report({"INFO"}, f"Rigged {', '.join(' > '.join(limb.chain) for limb in built)}")
         return {"FINISHED"}
 
 
@@ -116,24 +104,19 @@ Limbs it is not sure of are skipped and listed, never guessed"""
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
+        skipped: list[tuple[str, str]] = []
         try:
-            if obj.mode == "EDIT":
-                with kept_mode(obj):
-                    leave_edit_mode(obj)  # detection reads bones, which Edit mode leaves stale
-                    skeleton = read_skeleton(obj)
-            else:
-                skeleton = read_skeleton(obj)
-            requests, detection = detected_requests(skeleton, self.to_options())
-            for skipped in detection.skipped:
-                self.report({"WARNING"}, f"Skipped '{skipped.bone}': {skipped.reason}")
-            if not requests:
+            built = api.auto_rig(obj, skipped=skipped, **asdict(self.to_options()))
+        except RigError as error:
+            for bone, reason in skipped:
+                self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
+            if error.problem.startswith("no limbs found"):
                 self.report({"ERROR"}, f"No limbs found on '{obj.name}'; rig them one by one with Build IK Limb")
                 return {"CANCELLED"}
-            # Out of Edit mode the bones just read are current: the build needs not read them again.
-            plans = build_limbs(obj, requests, skeleton if obj.mode != "EDIT" else None)
-        except RigError as error:
             return report_error(self, error)
-        self.report({"INFO"}, f"Rigged {len(plans)} limb(s): " + ", ".join(plan.chain[-1] for plan in plans))
+        for bone, reason in skipped:
+            self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
+        self.report({"INFO"}, f"Rigged {len(built)} limb(s): " + ", ".join(limb.name for limb in built))
         return {"FINISHED"}
 
 
@@ -157,13 +140,15 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
         return True
 
     def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        name = records.limb_of(obj, context.active_bone.name).name
         try:
-            removal = remove_limb(context.active_object, context.active_bone.name, self.keep_motion)
+            messages = api.remove(obj, context.active_bone.name, keep_motion=self.keep_motion)
         except RigError as error:
             return report_error(self, error)
-        for message in removal.messages:
+        for message in messages:
             self.report({"WARNING"}, message[0].upper() + message[1:])
-        self.report({"INFO"}, f"Removed the IK limb ending at '{removal.name}'")
+        self.report({"INFO"}, f"Removed the IK limb ending at '{name}'")
         return {"FINISHED"}
 
 

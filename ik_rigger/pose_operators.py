@@ -3,16 +3,18 @@ selecting a limb's bones, and tuning a built limb."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
+from . import api
 from .core.errors import RigError
-from .core.plan import ROLE_HANDLE, ROLE_POLE
+from .core.plan import ROLE_POLE
 from .operators import armature_in, report_error
-from .rig import bake, records, selection, snap
-from .rig.build import build_limbs, rest_pole_angle
+from .rig import records, selection
+from .rig.build import rest_pole_angle
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.upgrade import needs_upgrade, prepare, upgrade
 
@@ -62,9 +64,8 @@ class SnapOperator(LimbOperator):
     """Mixin: snap one way, optionally switch the blend, optionally key it all."""
 
     keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
-    # Set by each snap: the function that snaps and the blend that shows its result.
-    snap_limb = staticmethod(snap.snap_fk_to_ik)
-    blend_after = 0.0
+    # Set by each snap: which way it snaps ("FK": FK takes the IK pose; "IK": the other way).
+    direction = "FK"
     modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
@@ -72,14 +73,8 @@ class SnapOperator(LimbOperator):
         limb = find_limb(context, self.limb)
         frame = context.scene.frame_current
         try:
-            prepare(obj)
-            # Everything that can refuse is checked before the first key goes in.
-            parts = records.require(obj, limb, ROLE_HANDLE)
-            names = self.snap_limb(obj, limb, keyframe=self.keyframe, frame=frame)
-            if self.switch:
-                records.set_ik_fk(obj, parts, self.blend_after)
-                if self.keyframe:
-                    records.key_ik_fk(obj, parts, frame)
+            names = api.snap_limb(obj, limb.name if limb is not None else "", self.direction, key=self.keyframe,
+                                  frame=frame, switch=self.switch)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")
@@ -94,8 +89,7 @@ class IKRIG_OT_snap_fk_to_ik(SnapOperator, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     switch: BoolProperty(name="Switch to FK", description="Also set the limb's IK/FK to full FK", default=True)
-    snap_limb = staticmethod(snap.snap_fk_to_ik)
-    blend_after = 0.0
+    direction = "FK"
 
 
 class IKRIG_OT_snap_ik_to_fk(SnapOperator, bpy.types.Operator):
@@ -106,8 +100,7 @@ class IKRIG_OT_snap_ik_to_fk(SnapOperator, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     switch: BoolProperty(name="Switch to IK", description="Also set the limb's IK/FK to full IK", default=True)
-    snap_limb = staticmethod(snap.snap_ik_to_fk)
-    blend_after = 1.0
+    direction = "IK"
 
 
 class IKRIG_OT_fk_pivot(bpy.types.Operator):
@@ -238,10 +231,10 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
                 automatic = parts.pole is not None and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6
                 options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
                                   pole_angle_auto=options.pole_angle_auto and (automatic or parts.pole is None))
-            plans = build_limbs(obj, [(name, options)])
+            built = api.build_many(obj, [(name, options)])
         except RigError as error:
             return report_error(self, error)
-        for note in plans[0].notes:
+        for note in built[0].notes:
             self.report({"WARNING"}, note)
         remade = list(parts.missing)
         self.report({"INFO"}, f"Rebuilt the limb ending at '{name}'" + (f"; made again {', '.join(remade)}"
@@ -287,13 +280,13 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
                         "set the start before the end")
             return {"CANCELLED"}
         try:
-            prepare(obj)
-            limbs = list(obj.ik_rigger.limbs) if self.all_limbs else [find_limb(context, self.limb)]
-            results = bake.bake_limbs(obj, limbs, self.direction, range(self.frame_start, self.frame_end + 1),
-                                      switch=self.key_switch, clear=self.clear_other)
+            began = time.perf_counter()
+            limbs = None if self.all_limbs else [find_limb(context, self.limb).name]
+            results = api.bake(obj, self.direction, range(self.frame_start, self.frame_end + 1), limbs,
+                               switch=self.key_switch, clear=self.clear_other)
         except RigError as error:
             return report_error(self, error)
-        total = sum(result.seconds for result in results)
+        total = time.perf_counter() - began
         self.report({"INFO"}, f"Baked {len(results)} limb(s), frames {self.frame_start} to {self.frame_end}, "
                     f"{self.direction.replace('_', ' ').lower()}, in {total:.2f} s")
         return {"FINISHED"}
@@ -329,5 +322,31 @@ Playback stays the same"""
         return {"FINISHED"}
 
 
+class IKRIG_OT_switch_parent(LimbOperator, bpy.types.Operator):
+    """Make the limb's IK handle (and its pole) follow another parent without moving them (the limb must
+be built with Parent Switching)"""
+
+    bl_idname = "ik_rigger.switch_parent"
+    bl_label = "Switch Parent"
+    bl_options = {"REGISTER", "UNDO"}
+
+    parent: IntProperty(name="Parent", description="What to follow, by number: 0 is the origin; the limb's "
+                        "panel lists the rest", min=0, default=0)
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key the switch and the handle and pole where they "
+                           "are, at the current frame")
+    modes = {"POSE", "OBJECT"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        limb = find_limb(context, self.limb)
+        try:
+            kept = api.switch_parent(obj, limb.name, self.parent, key=self.keyframe, frame=context.scene.frame_current)
+        except RigError as error:
+            return report_error(self, error)
+        self.report({"INFO"}, f"{limb.name} follows parent {self.parent}; kept in place: {', '.join(kept)}")
+        return {"FINISHED"}
+
+
 classes = (IKRIG_OT_snap_fk_to_ik, IKRIG_OT_snap_ik_to_fk, IKRIG_OT_fk_pivot, IKRIG_OT_select_limb_bones,
-           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb, IKRIG_OT_bake, IKRIG_OT_upgrade_rig)
+           IKRIG_OT_reset_pole_angle, IKRIG_OT_rebuild_limb, IKRIG_OT_bake, IKRIG_OT_upgrade_rig,
+           IKRIG_OT_switch_parent)

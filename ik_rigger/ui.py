@@ -9,6 +9,7 @@ from __future__ import annotations
 import bpy
 
 from . import aim_operators, ground_operators, operators, pose_operators
+from . import parts as limb_parts
 from .core import options
 from .core.aim import AIM
 from .core.errors import RigError
@@ -185,30 +186,14 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
         column = layout.column()
         column.use_property_split = True
         column.use_property_decorate = False
-        handle = obj.pose.bones.get(parts.handle) if parts.handle else None
-        for key, text in ((records.IK_FK, "IK/FK"), (records.IK_WEIGHT, "IK Weight"), (records.STRETCH, "Stretch")):
-            if handle is not None and key in handle:
-                column.prop(handle, f'["{key}"]', text=text, slider=True)
-        ik = records.ik_constraint(obj, parts)
-        if ik is not None:
-            row = column.row(align=True)
-            row.prop(ik, "pole_angle")
-            row.operator(pose_operators.IKRIG_OT_reset_pole_angle.bl_idname, text="", icon="FILE_REFRESH").limb = \
-                limb.name
-            column.prop(ik, "chain_count")
-            column.prop(ik, "iterations")
-            column.prop(ik, "use_rotation", text="Follow Handle Rotation")
-            column.prop(ik, "weight", text="Position Weight")
-            sub = column.row()
-            sub.active = ik.use_rotation
-            sub.prop(ik, "orient_weight", text="Rotation Weight")
-        column.prop(limb, "pole_parent")
-        column.prop(limb, "copy_mode")
+        # Each part draws its own live settings: switches on the handle, the IK constraint's, its options.
+        for part in limb_parts.with_hook("draw"):
+            part.draw(column, obj, limb, parts)
         column.operator(pose_operators.IKRIG_OT_rebuild_limb.bl_idname, icon="FILE_REFRESH").limb = limb.name
         row = layout.row(align=True)
-        for part, text in (("HANDLE", "Handle"), ("POLE", "Pole"), ("CHAIN", "Chain")):
+        for which, text in (("HANDLE", "Handle"), ("POLE", "Pole"), ("CHAIN", "Chain")):
             button = row.operator(pose_operators.IKRIG_OT_select_limb_bones.bl_idname, text=text)
-            button.part = part
+            button.part = which
             button.limb = limb.name
 
 

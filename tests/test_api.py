@@ -17,7 +17,8 @@ def test_build_list_snap_and_remove_without_the_context():
     assert [limb.name for limb in built] == ["shin.L", "shin.R"]
     limb = api.limbs(obj)[0]
     assert limb.chain == ("thigh.L", "shin.L") and limb.extremity == "foot.L" and limb.side == "L"
-    assert limb.parts == ("CHAIN", "HANDLE", "POLE", "CLONE", "TARGET", "REACH", "POLE_LINE")
+    assert limb.parts == ("chain", "handle", "stretch", "pole", "pole_line", "ik", "clone")
+    assert {"HANDLE", "POLE", "CLONE", "TARGET", "REACH", "POLE_LINE"} == set(limb.bones)
     assert limb.bones == {"HANDLE": "foot_IK.L", "POLE": "shin_IK_pole.L", "CLONE": "foot_IK_clone.L",
                           "POLE_LINE": "shin_IK_pole_line.L", "TARGET": "foot_IK_target.L",
                           "REACH": "thigh_IK_reach.L"}
@@ -93,4 +94,4 @@ def test_foot_roll_bones_by_role():
     obj = make_armature(both_legs(), mode="OBJECT")
     limb = api.build(obj, "shin.L", foot_roll=True)[0]
     assert {"ROLL", "HEEL", "TOE_PIVOT", "TIP", "TOE_CLONE", "POLE_LINE"} <= set(limb.bones)
-    assert limb.parts[:2] == ("CHAIN", "HANDLE") and "ROLL" in limb.parts
+    assert limb.parts[:3] == ("chain", "handle", "foot_roll") and "ROLL" in limb.bones

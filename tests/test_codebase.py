@@ -26,8 +26,9 @@ def test_no_bare_except(path):
     assert not bare, f"bare except at lines {bare}"
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")), ids=lambda path: path.name)
-def test_core_is_pure(path):
+@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")) + sorted((PACKAGE / "parts").glob("*.py")),
+                         ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_core_and_parts_are_pure(path):
     tree = ast.parse(path.read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}

@@ -22,7 +22,7 @@ from mathutils import Matrix, Quaternion, Vector
 from test_build import move_handle
 from test_pose_tools import fk_pose
 
-from ik_rigger.core.foot_roll import (
+from ik_rigger.parts.foot_roll import (
     BALL_BREAK,
     ROLE_BANK_IN,
     ROLE_BANK_OUT,

@@ -396,7 +396,7 @@ def test_a_build_that_fails_anywhere_leaves_the_armature_as_it_was(monkeypatch, 
     if rebuild:
         assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
     before = snapshot(obj)
-    target = {"edit": (records, "mark", 5), "constraints": (records, "drive_influence", 3),
+    target = {"edit": (records, "mark", 5), "constraints": (records, "drive", 3),
               "records": (build, "_set_version", 1)}[stage]
     _fail_on(monkeypatch, *target)
     with pytest.raises(InjectedError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mathutils import Quaternion, Vector
+from mathutils import Matrix, Quaternion, Vector
 
 # Below this sideways deviation (as an angle seen from the chain's root) a chain
 # counts as straight: Blender's solver leaves a chain bent by 0.01 degree unbent
@@ -169,3 +169,24 @@ def pole_angle(root_head: Vector, root_tail: Vector, root_x_axis: Vector, chain_
     if toward_pole.length < _EPSILON or x_side.length < _EPSILON:
         return 0.0
     return -signed_angle(x_side, toward_pole, bone_axis)
+
+
+def pole_for(root: Vector, y_axis: Vector, x_axis: Vector, end: Vector, angle: float,
+              distance: float) -> Vector:
+    """A pole position for which the IK solver keeps this root orientation.
+
+    Inverts ``pole_angle``: the in-plane direction must be the root's X
+    axis turned about the bone by minus the pole ``angle``; the plane holds root and end.
+    """
+    toward = Matrix.Rotation(-angle, 3, (y_axis.x, y_axis.y, y_axis.z)) @ x_axis
+    normal = cross(y_axis, toward)
+    chain = end - root
+    along = y_axis.dot(chain)
+    if abs(along) > 1e-9:
+        normal = normal - y_axis * (normal.dot(chain) / along)
+    side = cross(normal, chain).normalized()
+    middle = root + chain * 0.5
+    for candidate in (middle + side * distance, middle - side * distance):
+        if abs(pole_angle(root, root + y_axis, x_axis, end, candidate) - angle) < 1e-4:
+            return candidate
+    return middle + side * distance

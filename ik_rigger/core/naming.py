@@ -20,19 +20,11 @@ from dataclasses import dataclass
 LEFT = "L"
 RIGHT = "R"
 
-# Tags for the bones IK Rigger creates; one place so detection, removal and
-# the panel agree on what a made bone is called.
+# Tags of the bones every limb has, which detection knows not to take for the user's;
+# each part names the rest of its bones itself.
 TAG_HANDLE = "IK"
 TAG_POLE = "IK_pole"
 TAG_CLONE = "IK_clone"
-TAG_POLE_LINE = "IK_pole_line"
-TAG_TARGET = "IK_target"
-TAG_ROLL = "IK_roll"
-TAG_HEEL = "IK_heel"
-TAG_TIP = "IK_tip"
-TAG_BALL = "IK_ball"
-TAG_BANK = "IK_bank"
-TAG_REACH = "IK_reach"
 TAG_ORIGIN = "origin"
 TAG_HIP = "root"
 

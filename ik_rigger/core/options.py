@@ -1,8 +1,9 @@
-"""The build options, each declared once.
+"""The build options, each declared once, by the part it belongs to.
 
-``LimbOptions`` is the declaration: every field gives an option's name, type and
-default, and its metadata (``option(...)``) the rest: label, description, range,
-choices, where the panel shows it. Everything else is derived from it:
+Each part (``ik_rigger.parts``) declares its options as the fields of a small frozen
+dataclass: name, type and default, and in its metadata (``option(...)``) the rest:
+label, description, range, choices, where the panel shows it. ``LimbOptions`` gathers
+every part's fields, in the parts' order. Everything else is derived from it:
 
 - the Blender properties of the build operators, the sidebar's settings and each
   limb's record (``props.LimbSettings``);
@@ -14,124 +15,37 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from typing import TYPE_CHECKING, Any
 
-from .checks import MAX_CHAIN_BONES
+from ..parts import PARTS
+from ..parts.base import Option, option
 from .errors import RigError
-from .geometry import AXES
 
-Item = tuple[str, str, str]
-
-COPY_MODE_ITEMS: tuple[Item, ...] = (
-    ("ROTATION", "Rotation", "The extremity copies the rotation of its clone (the guide's setup)"),
-    ("ROTATION_SCALE", "Rotation and Scale", "The extremity copies rotation and scale, so scaling the handle "
-     "scales it"),
-    ("TRANSFORMS", "Transforms", "The extremity copies its clone's whole transform"),
-)
-PARENT_MODE_ITEMS: tuple[Item, ...] = (
-    ("AUTO", "Automatic", "The bone above the chain's parent (the guide's Origin); none if there is none"),
-    ("NONE", "None", "No parent"),
-    ("BONE", "Bone", "The bone named below"),
-)
-EXTREMITY_MODE_ITEMS: tuple[Item, ...] = (
-    ("AUTO", "Automatic", "The child of the last chain bone that continues the limb (foot or hand)"),
-    ("NONE", "None", "No extremity: no clone and no copy constraint"),
-    ("BONE", "Bone", "The bone named below"),
-)
-POLE_PARENT_ITEMS: tuple[Item, ...] = (
-    ("ORIGIN", "Origin", "The pole follows the handle's parent, so it stays put when the handle moves"),
-    ("HANDLE", "Handle", "The pole follows the IK handle, so the knee or elbow turns with the foot or hand"),
-)
-ANIMATION_ITEMS: tuple[Item, ...] = (
-    ("BAKE", "Bake onto the Controls", "Key the new handle, pole and clone from the motion, so the IK rig plays "
-     "the same (nothing happens on an armature without animation)"),
-    ("FK", "Leave Playing in FK", "Key the limb's IK/FK to FK, so it plays its own keys as before"),
-    ("IGNORE", "Ignore", "Leave the motion alone: the IK overrides the chain's keys"),
-)
-BEND_DIRECTION_ITEMS: tuple[Item, ...] = (
-    ("AUTO", "Automatic", "Knees bend toward the foot, elbows backwards"),
-    *((key, ("+" if key.endswith("POS") else "-") + key[0], f"Bend a straight chain toward armature {key[0]} "
-       f"{'positive' if key.endswith('POS') else 'negative'}") for key in AXES),
-)
-
-@dataclass(frozen=True)
-class Option:
-    """What an option's field does not say by itself."""
-
-    label: str
-    description: str
-    minimum: float | None = None
-    maximum: float | None = None
-    soft_maximum: float | None = None
-    items: tuple[Item, ...] = ()
-    subtype: str = "NONE"  # Blender's property subtype: "ANGLE" for angles in radians
-    panel: str = "advanced"  # "basic": the Build panel; "advanced": its Advanced sub-panel
-    shown_when: tuple[str, object] | None = None  # (option, value): shown only then
-    bone: bool = False  # a bone name, picked from the armature's bones
-    # Whether Blender's property may clamp to the range. Off where a value past it must be refused
-    # with a message, not quietly changed (Blender's IK counts at most 255 bones).
-    clamp: bool = True
+__all__ = ["Declared", "LimbOptions", "Option", "check", "option", "schema"]
 
 
-def option(default: Any, label: str, description: str, **details: Any) -> Any:
-    """A ``LimbOptions`` field: its default, and its ``Option`` as metadata."""
-    return field(default=default, metadata={"option": Option(label, description, **details)})
+def _assemble() -> type:
+    """``LimbOptions``: every part's options as one frozen dataclass, in the parts' order."""
+    found: list[tuple[str, Any, Any]] = []
+    owners: dict[str, str] = {}
+    for part in PARTS:
+        for entry in fields(part.options):
+            if entry.name in owners:
+                raise TypeError(f"the option {entry.name} is declared by both {owners[entry.name]} and {part.name}")
+            owners[entry.name] = part.name
+            found.append((entry.name, entry.type, field(default=entry.default, metadata=entry.metadata)))
+    assembled = make_dataclass("LimbOptions", found, frozen=True)
+    assembled.__module__ = __name__
+    assembled.__doc__ = ("What a user can choose for one limb, every part's options together; the defaults are "
+                         "the guide's rig.")
+    return assembled
 
 
-@dataclass(frozen=True)
-class LimbOptions:
-    """What a user can choose for one limb; the defaults are the guide's rig."""
-
-    chain_length: int = option(2, "Chain Length", "Bones in the IK chain, ending at the active bone", minimum=2,
-                               maximum=MAX_CHAIN_BONES, soft_maximum=16, panel="basic", clamp=False)
-    use_pole: bool = option(True, "Pole Target", "Add a pole target in front of the middle joint", panel="basic")
-    pole_parent: str = option("ORIGIN", "Pole Parent", "What the pole target follows", items=POLE_PARENT_ITEMS,
-                              panel="basic")
-    pole_line: bool = option(True, "Pole Line", "Draw a thin line from the knee or elbow to the pole target, so "
-                             "animators see where the pole is", shown_when=("use_pole", True))
-    pole_distance: float = option(0.5, "Pole Distance", "How far the pole stands from the middle joint, as a "
-                                  "fraction of the chain's length", minimum=0.05, soft_maximum=3.0)
-    handle_parent_mode: str = option("AUTO", "Handle Parent", "What the IK handle follows", items=PARENT_MODE_ITEMS)
-    handle_parent: str = option("", "Handle Parent Bone", "The IK handle's parent when set to Bone",
-                                shown_when=("handle_parent_mode", "BONE"), bone=True)
-    extremity_mode: str = option("AUTO", "Extremity", "The foot or hand that stays planted with the handle",
-                                 items=EXTREMITY_MODE_ITEMS, panel="basic")
-    extremity_name: str = option("", "Extremity Bone", "The extremity when set to Bone", panel="basic",
-                                 shown_when=("extremity_mode", "BONE"), bone=True)
-    copy_mode: str = option("ROTATION", "Extremity Copies", "What the extremity copies from its clone",
-                            items=COPY_MODE_ITEMS, panel="basic")
-    animation: str = option("BAKE", "Animation", "What happens to motion already on the chain, its parents or the "
-                            "extremity", items=ANIMATION_ITEMS, panel="basic")
-    pole_angle_auto: bool = option(True, "Automatic Pole Angle", "Compute the pole angle from the rest pose so "
-                                   "nothing twists")
-    pole_angle: float = option(0.0, "Pole Angle", "The pole angle when not automatic", minimum=-math.pi,
-                               maximum=math.pi, subtype="ANGLE", shown_when=("pole_angle_auto", False))
-    bend_direction: str = option("AUTO", "Bend Direction", "Side a straight chain bends to (a bent chain bends the "
-                                 "way it already does)", items=BEND_DIRECTION_ITEMS)
-    prebend_straight: bool = option(True, "Pre-bend Straight Chains", "Bow a perfectly straight chain by 1 degree, "
-                                    "ends fixed, so IK can bend it")
-    fix_orientation: bool = option(
-        False, "Fix Bone Orientation", "Point the chain bones' tails at the next joint (the last one's at the foot "
-        "or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where it is at "
-        "rest, but existing poses and keys of those bones turn them differently")
-    iterations: int = option(500, "Iterations", "IK solver iterations", minimum=1, maximum=10000)
-    shapes: bool = option(True, "Bone Shapes", "Give the IK handle and the pole custom shapes (a ring and a "
-                          "diamond, sized to the limb), kept in one hidden collection shared by every rig in the "
-                          "file")
-    max_stretch: float = option(1.5, "Maximum Stretch", "How far the chain may reach, as a factor of its "
-                                "length, when the handle's Stretch is 1 (the handle itself always moves freely)",
-                                minimum=1.0, maximum=10.0, soft_maximum=3.0)
-    use_rotation: bool = option(False, "Follow Handle Rotation", "The chain also turns to match the handle's "
-                                "rotation (the IK constraint's Rotation), weighed by its Rotation Weight")
-    foot_roll: bool = option(False, "Foot Roll", "A reverse foot for legs: a Roll control rocks the foot onto "
-                             "its heel (turned back), its ball and then its toe tip (turned forward), and spins it "
-                             "about the ball; the toe stays flat while the foot rolls on the ball")
-    hinge_joints: bool = option(False, "Hinge Joints", "The middle joints bend only about their hinge, from "
-                                "straight to 150 degrees: a knee or elbow never bends backwards or sideways")
-    keep_extremity_constraints: bool = option(
-        False, "Keep Extremity Constraints", "Keep the extremity's own constraints and add IK Rigger's after them "
-        "(which override them while IK is on); off refuses to build over them")
+if TYPE_CHECKING:
+    LimbOptions = Any
+else:
+    LimbOptions = _assemble()
 
 
 @dataclass(frozen=True)

@@ -8,142 +8,53 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field, replace
-from itertools import islice
+from dataclasses import dataclass, field
+from typing import Any
 
 from mathutils import Vector
 
-from . import body, foot_roll, geometry, naming, orient
+from .. import parts as limb_parts
+from ..parts.base import Draft
+from ..parts.clone import (
+    CONSTRAINT_COPY_LOCATION,
+    CONSTRAINT_COPY_ROTATION,
+    CONSTRAINT_COPY_SCALE,
+    CONSTRAINT_COPY_TRANSFORMS,
+    ROLE_CLONE,
+)
+from ..parts.handle import ROLE_HANDLE
+from ..parts.ik import CONSTRAINT_IK
+from ..parts.parents import resolve_origin
+from ..parts.pole import ROLE_POLE
+from ..parts.pole_line import CONSTRAINT_POLE_LINE, ROLE_POLE_LINE
+from ..parts.stretch import CONSTRAINT_REACH, ROLE_REACH, ROLE_TARGET
+from . import body, geometry, naming, orient
 from .checks import MAX_CHAIN_BONES, check_chain
 from .errors import RigError
+from .model import (
+    PALETTE_CHAIN,
+    PALETTE_CLONE,
+    PALETTE_CONTROL,
+    PALETTE_MECHANISM,
+    PALETTE_ORIGIN,
+    BoneEdit,
+    BoneInfo,
+    ConstraintPlan,
+    Driven,
+    NewBone,
+    PoseDriver,
+    PropertyPlan,
+    Skeleton,
+)
 from .options import LimbOptions, check
 
-# The guide's colours, as Blender bone colour palettes.
-PALETTE_CHAIN = "THEME01"  # red
-PALETTE_CONTROL = "THEME04"  # blue: IK handle and pole
-PALETTE_ORIGIN = "THEME03"  # green: origin and parents
-PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
-PALETTE_MECHANISM = "DEFAULT"  # bones only the rig itself moves, hidden
-
-ROLE_HANDLE = "HANDLE"
-ROLE_POLE = "POLE"
-ROLE_CLONE = "CLONE"
-ROLE_POLE_LINE = "POLE_LINE"
-ROLE_TARGET = "TARGET"
-ROLE_REACH = "REACH"
-
-CONSTRAINT_IK = "IK Rigger IK"
-CONSTRAINT_POLE_LINE = "IK Rigger Pole Line"
-CONSTRAINT_REACH = "IK Rigger Reach"
-CONSTRAINT_COPY_ROTATION = "IK Rigger Copy Rotation"
-CONSTRAINT_COPY_SCALE = "IK Rigger Copy Scale"
-CONSTRAINT_COPY_TRANSFORMS = "IK Rigger Copy Transforms"
-CONSTRAINT_COPY_LOCATION = "IK Rigger Copy Location"
-
-
-
-@dataclass(frozen=True)
-class BoneInfo:
-    """One bone at rest, in armature space."""
-
-    name: str
-    parent: str | None
-    head: Vector
-    tail: Vector
-    x_axis: Vector
-    z_axis: Vector
-    connected: bool = False
-
-    @property
-    def length(self) -> float:
-        return (self.tail - self.head).length
-
-    @property
-    def direction(self) -> Vector:
-        return self.tail - self.head
-
-
-@dataclass(frozen=True)
-class Skeleton:
-    """The rest skeleton of one armature, as ``rig.skeleton`` reads it.
-
-    ``up`` and ``front`` are the world's up and Blender's front (-Y) seen from inside
-    the armature (through its object's matrix); ``core.body`` says where the
-    character itself faces.
-    """
-
-    bones: dict[str, BoneInfo]
-    up: Vector = field(default_factory=lambda: Vector((0.0, 0.0, 1.0)))
-    front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.bones
-
-    def __getitem__(self, name: str) -> BoneInfo:
-        return self.bones[name]
-
-    def children(self, name: str) -> list[BoneInfo]:
-        return [bone for bone in self.bones.values() if bone.parent == name]
-
-    def ancestors(self, name: str) -> Iterator[str]:
-        """Parent, grandparent, ... of ``name``, nearest first."""
-        parent = self.bones[name].parent
-        while parent is not None:
-            yield parent
-            parent = self.bones[parent].parent
-
-    def is_below(self, name: str, ancestor: str) -> bool:
-        """True when ``name`` is ``ancestor`` or one of its descendants."""
-        return name == ancestor or ancestor in self.ancestors(name)
-
-    def lineage(self, name: str, count: int) -> list[str]:
-        """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""
-        if name not in self.bones:
-            return []
-        return [name, *islice(self.ancestors(name), count - 1)]
-
-    def without(self, names: Collection[str]) -> Skeleton:
-        """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
-        return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
-
-
-@dataclass(frozen=True)
-class NewBone:
-    """A bone IK Rigger creates; never deforms."""
-
-    role: str
-    name: str
-    head: Vector
-    tail: Vector
-    z_axis: Vector
-    parent: str | None
-    palette: str
-    collection: str
-    hidden: bool = False  # mechanism only the rig moves: hidden so nobody grabs it
-
-
-@dataclass(frozen=True)
-class BoneEdit:
-    """A user bone moved at rest (only to pre-bend a straight chain)."""
-
-    name: str
-    head: Vector
-    tail: Vector
-    z_axis: Vector
-
-
-@dataclass(frozen=True)
-class ConstraintPlan:
-    """A constraint to add to ``owner`` with its settings as (property, value) pairs."""
-
-    owner: str
-    kind: str
-    name: str
-    subtarget: str
-    settings: tuple[tuple[str, object], ...] = ()
-    pole_subtarget: str = ""
-    driven: bool = True  # the influence follows the limb's IK/FK switch
+__all__ = [
+    "CONSTRAINT_COPY_LOCATION", "CONSTRAINT_COPY_ROTATION", "CONSTRAINT_COPY_SCALE", "CONSTRAINT_COPY_TRANSFORMS",
+    "CONSTRAINT_IK", "CONSTRAINT_POLE_LINE", "CONSTRAINT_REACH", "PALETTE_CHAIN", "PALETTE_CLONE", "PALETTE_CONTROL",
+    "PALETTE_MECHANISM", "PALETTE_ORIGIN", "ROLE_CLONE", "ROLE_HANDLE", "ROLE_POLE", "ROLE_POLE_LINE", "ROLE_REACH",
+    "ROLE_TARGET", "BoneEdit", "BoneInfo", "ConstraintPlan", "Driven", "LimbOptions", "LimbPlan", "NewBone",
+    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "chain_ending_at", "plan_limb",
+]
 
 
 @dataclass(frozen=True)
@@ -164,6 +75,9 @@ class LimbPlan:
     bone_edits: tuple[BoneEdit, ...]
     constraints: tuple[ConstraintPlan, ...]
     notes: tuple[str, ...] = field(default=())
+    properties: tuple[PropertyPlan, ...] = ()
+    drivers: tuple[PoseDriver, ...] = ()
+    hinges: tuple[Any, ...] = ()  # core.joints.Hinge per hinged middle joint
 
     def describe(self) -> str:
         """A few lines for a dry run or a report."""
@@ -217,32 +131,6 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
         return children[0].name
     return None
-
-
-def _resolve_handle_parent(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
-    root_parent = skeleton[chain[0]].parent
-    if options.handle_parent_mode == "NONE":
-        return None
-    if options.handle_parent_mode == "AUTO":
-        return skeleton[root_parent].parent if root_parent else None
-    name = options.handle_parent
-    _check_control_parent(skeleton, chain, name, "handle")
-    return name
-
-
-def _check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, what: str) -> None:
-    if name not in skeleton:
-        raise RigError(f"is not a bone of this armature, so the {what} cannot be parented to it", bone=name,
-                       hint="Pick an existing bone above the chain, or leave the parent automatic.")
-    if any(skeleton.is_below(name, bone) for bone in chain):
-        raise RigError(
-            f"is part of the chain {chain[0]} > {chain[-1]} or below it; parenting the {what} to it would make a "
-            "dependency cycle", bone=name, hint="Pick a bone above the chain's parent, such as the root or origin.")
-    root_parent = skeleton[chain[0]].parent
-    if root_parent and skeleton.is_below(name, root_parent):
-        raise RigError(
-            f"moves with the chain's parent '{root_parent}', so the {what} would drag the limb along with the body",
-            bone=name, hint=f"Pick a bone above '{root_parent}', such as the root or origin.")
 
 
 def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
@@ -317,7 +205,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         heads = [skeleton[name].head for name in chain]
         skeleton = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
     check_chain(skeleton, chain)
-    handle_parent = _resolve_handle_parent(skeleton, chain, options)
+    handle_parent = resolve_origin(skeleton, chain, options)
     known = set(skeleton.bones)
     side = naming.split_side(last, known).side
 
@@ -343,146 +231,21 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     elif straight:
         notes.append(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
 
-    length = geometry.chain_length(joints)
     names = taken | known
-    new_bones: list[NewBone] = []
-
-    def new_name(source: str, tag: str) -> str:
-        name = naming.derived_name(source, tag, names, known)
-        names.add(name)
-        return name
-
-    end_bone = skeleton[extremity] if extremity else skeleton[last]
-    handle = new_name(extremity or last, naming.TAG_HANDLE)
-    handle_vector = end_bone.direction if extremity else end_bone.direction.normalized() * 0.25 * length
-    new_bones.append(NewBone(ROLE_HANDLE, handle, joints[-1], joints[-1] + handle_vector, end_bone.z_axis,
-                             handle_parent, PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
-    # What the IK target and the foot's clone hang from: the handle, or the foot roll's ball.
-    follows = handle
-    roll_constraints: list[ConstraintPlan] = []
-    toe_clone: tuple[str, str] | None = None
-    if options.foot_roll:
-        follows, toe_clone = _foot_roll(skeleton, last, extremity, joints, length, handle, new_name, new_bones,
-                                        roll_constraints)
-    # Stretch: the IK aims at a target that follows the handle but never lies further than the
-    # limb's Maximum Stretch from the chain's root (a point that moves with the body, not the chain).
-    target = new_name(extremity or last, naming.TAG_TARGET)
-    new_bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + handle_vector * 0.5, end_bone.z_axis,
-                             follows, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
-    reach = new_name(chain[0], naming.TAG_REACH)
-    along = (joints[1] - joints[0]).normalized()
-    new_bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
-                             (joints[-1] - joints[0]).normalized(), skeleton[chain[0]].parent, PALETTE_MECHANISM,
-                             naming.COLLECTION_MECHANISM, hidden=True))
-    reach_limit = ConstraintPlan(target, "LIMIT_DISTANCE", CONSTRAINT_REACH, reach, settings=(
-        ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * options.max_stretch), ("owner_space", "POSE"),
-        ("target_space", "POSE")), driven=False)
-
-    pole = None
-    pole_angle = options.pole_angle
-    extra_constraints: list[ConstraintPlan] = []
-    if options.use_pole:
-        middle = chain[len(chain) // 2]
-        pole = new_name(middle, naming.TAG_POLE)
-        distance = max(options.pole_distance, 0.05) * length
-        position = geometry.pole_position(joints, direction, distance)
-        pole_parent = handle if options.pole_parent == "HANDLE" else handle_parent
-        if options.pole_parent == "ORIGIN" and pole_parent is not None:
-            _check_control_parent(skeleton, chain, pole_parent, "pole")
-        new_bones.append(NewBone(ROLE_POLE, pole, position, position + direction * 0.1 * length,
-                                 (joints[-1] - joints[0]).normalized(), pole_parent, PALETTE_CONTROL,
-                                 naming.COLLECTION_CONTROLS))
-        if options.pole_line:
-            # A thin line from the knee or elbow to the pole, so animators see where the pole is.
-            line = new_name(middle, naming.TAG_POLE_LINE)
-            knee = joints[len(chain) // 2]
-            new_bones.append(NewBone(ROLE_POLE_LINE, line, knee, position, (joints[-1] - joints[0]).normalized(),
-                                     middle, PALETTE_CONTROL, naming.COLLECTION_MECHANISM))
-            extra_constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole, driven=False))
-        if options.pole_angle_auto:
-            root = skeleton[chain[0]]
-            root_edit = edited.get(chain[0])
-            root_head, root_tail = (root_edit.head, root_edit.tail) if root_edit else (root.head, root.tail)
-            root_x = _rest_x_axis(root, root_edit)
-            pole_angle = geometry.pole_angle(root_head, root_tail, root_x, joints[-1], position)
-
-    constraints = [ConstraintPlan(
-        owner=last, kind="IK", name=CONSTRAINT_IK, subtarget=target, pole_subtarget=pole or "",
-        # Stretch is always allowed here: how far each bone stretches is its ik_stretch,
-        # which the handle's "stretch" drives (0: not at all).
-        settings=(("chain_count", len(chain)), ("pole_angle", pole_angle), ("iterations", options.iterations),
-                  ("use_stretch", True), ("use_tail", True), ("use_rotation", options.use_rotation)),
-    ), reach_limit, *extra_constraints, *roll_constraints]
-    clone = None
-    if extremity:
-        clone = new_name(extremity, naming.TAG_CLONE)
-        bone = skeleton[extremity]
-        new_bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, follows, PALETTE_CLONE,
-                                 naming.COLLECTION_MECHANISM))
-        # An extremity whose head is off the chain's end would swing about it as the
-        # last bone turns: pin its head too, so it stays planted.
-        pinned = (bone.head - joints[-1]).length > 1e-4 * length
-        constraints.extend(_copy_constraints(extremity, clone, options.copy_mode, pinned))
-    if toe_clone is not None:
-        toe, toe_clone_name = toe_clone
-        constraints.append(ConstraintPlan(toe, "COPY_ROTATION", foot_roll.CONSTRAINT_TOE, toe_clone_name,
-                                          (("owner_space", "POSE"), ("target_space", "POSE"))))
-
-    return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=pole, clone=clone,
-                    handle_parent=handle_parent, pole_angle=pole_angle, bend_direction=direction,
-                    straight=straight, new_bones=tuple(new_bones), bone_edits=tuple(edited.values()),
-                    constraints=tuple(constraints), notes=tuple(notes))
-
-
-def _foot_roll(skeleton: Skeleton, last: str, extremity: str | None, joints: list[Vector], length: float,
-               handle: str, new_name: Callable[[str, str], str], new_bones: list[NewBone],
-               constraints: list[ConstraintPlan]) -> tuple[str, tuple[str, str] | None]:
-    """Plan the reverse foot; returns the ball pivot (what the IK target and clone follow) and the
-    toe with its clone, when the foot has a toe."""
-    if extremity is None:
-        raise RigError("has no foot below it, so Foot Roll has nothing to roll", bone=last,
-                       hint="Set the extremity to the foot, or turn Foot Roll off.")
-    foot = skeleton[extremity]
-    children = sorted(skeleton.children(extremity), key=lambda child: (not child.connected, child.name))
-    toe = children[0] if children else None
-    points = foot_roll.foot_points(joints[-1], foot.head, foot.tail, (toe.name, toe.head, toe.tail) if toe else None,
-                                   skeleton.up, extremity)
-    roll = foot_roll.plan_foot_roll(points, extremity, handle, 0.08 * length, new_name)
-    for role, name, head, tail, z_axis, parent in roll.bones:
-        control = role == foot_roll.ROLE_ROLL
-        new_bones.append(NewBone(role, name, head, tail, z_axis, parent,
-                                 PALETTE_CONTROL if control else PALETTE_MECHANISM,
-                                 naming.COLLECTION_CONTROLS if control else naming.COLLECTION_MECHANISM,
-                                 hidden=not control))
-    constraints.extend(ConstraintPlan(owner, kind, name, target, settings, driven=False)
-                       for owner, kind, name, target, settings in roll.constraints)
-    if toe is None:
-        return roll.ball, None
-    clone = new_name(toe.name, naming.TAG_CLONE)
-    new_bones.append(NewBone(foot_roll.ROLE_TOE_CLONE, clone, toe.head, toe.tail, toe.z_axis, roll.tip, PALETTE_CLONE,
-                             naming.COLLECTION_MECHANISM))
-    return roll.ball, (toe.name, clone)
-
-
-def _rest_x_axis(bone: BoneInfo, edit: BoneEdit | None) -> Vector:
-    """The bone's X axis at rest, after its edit if it has one (Blender's X is Y cross Z)."""
-    if edit is None:
-        return bone.x_axis
-    return geometry.cross((edit.tail - edit.head).normalized(), edit.z_axis)
-
-
-def _copy_constraints(extremity: str, clone: str, mode: str, pinned: bool) -> list[ConstraintPlan]:
-    # Pose (armature) space, not world space: world-space copies shear under a
-    # non-uniformly scaled armature object.
-    pose_space = (("owner_space", "POSE"), ("target_space", "POSE"))
-    if mode == "TRANSFORMS":
-        return [ConstraintPlan(extremity, "COPY_TRANSFORMS", CONSTRAINT_COPY_TRANSFORMS, clone, pose_space)]
-    plans = [ConstraintPlan(extremity, "COPY_ROTATION", CONSTRAINT_COPY_ROTATION, clone, pose_space)]
-    if pinned:
-        plans.insert(0, ConstraintPlan(extremity, "COPY_LOCATION", CONSTRAINT_COPY_LOCATION, clone, pose_space))
-    if mode == "ROTATION_SCALE":
-        plans.append(ConstraintPlan(extremity, "COPY_SCALE", CONSTRAINT_COPY_SCALE, clone, pose_space))
-    return plans
+    handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
+    names.add(handle)
+    draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
+                  length=geometry.chain_length(joints), bend=direction, straight=straight, edited=edited,
+                  handle_parent=handle_parent, names=names, known=known, handle=handle, notes=notes)
+    for part in limb_parts.PARTS:
+        part.plan(draft)
+    new_bones = draft.bones
+    made = {bone.role: bone.name for bone in new_bones}
+    return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
+                    clone=made.get(ROLE_CLONE), handle_parent=handle_parent, pole_angle=draft.pole_angle,
+                    bend_direction=direction, straight=straight, new_bones=tuple(new_bones),
+                    bone_edits=tuple(edited.values()), constraints=tuple(draft.constraints), notes=tuple(draft.notes),
+                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=tuple(draft.hinges))
 
 
 def _check_options(options: LimbOptions, last: str) -> None:

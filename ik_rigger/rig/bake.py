@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
+from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
 from .animation import fcurve_owners
 from .journal import Journal
-from .snap import pole_for
 
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
@@ -311,84 +311,72 @@ def local_basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_r
 
 
 def fk_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
-    """The bones whose motion an FK-to-IK bake reads: chain, extremity, made bones' parents."""
+    """The bones whose motion an FK-to-IK bake reads: chain, extremity, and the user's bones the made
+    bones hang from or follow (their parents, a parent socket's choices)."""
     names = set(parts.chain)
     if parts.extremity:
         names.add(parts.extremity)
-    for made in parts.made.values():
-        parent = obj.data.bones[made].parent
-        if parent is not None and parent.name not in parts.made.values():
+    made = set(parts.made.values())
+    for name in made:
+        parent = obj.data.bones[name].parent
+        if parent is not None and parent.name not in made:
             names.add(parent.name)
+        for constraint in obj.pose.bones[name].constraints:
+            names.update(target.subtarget for target in getattr(constraint, "targets", ())
+                         if constraint.type == "ARMATURE" and target.subtarget in obj.data.bones
+                         and target.subtarget not in made)
     return names
+
+
+@dataclass
+class Bake:
+    """What the parts' ``bake_to_ik`` hooks read and write, for one limb over a recording."""
+
+    obj: bpy.types.Object
+    parts: records.Parts
+    ik: bpy.types.Constraint
+    recording: Recording
+    ends: list[Vector]  # where the FK chain ends on each frame
+    interpolation: str
+    journal: Journal | None
+    made: dict[str, list[Matrix]]  # made bones' armature-space poses, as the hooks worked them out
+
+    @property
+    def frames(self) -> Sequence[int]:
+        return self.recording.frames
+
+    def poses_of(self, name: str) -> list[Matrix]:
+        """A bone's poses on each frame: worked out by a hook, else as recorded."""
+        return self.made[name] if name in self.made else self.recording.poses[name]
+
+    @staticmethod
+    def local(rest: Matrix, parent_rest: Matrix | None) -> _Local:
+        return _Local(rest, parent_rest)
+
+    def key(self, name: str, bases: Sequence[Matrix]) -> None:
+        key_transforms(self.obj, name, self.recording.frames, bases, self.interpolation, self.journal)
 
 
 def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recording, interpolation: str = "LINEAR",
                  journal: Journal | None = None) -> int:
-    """Key the limb's handle, pole and clone so its IK plays what ``recording`` shows.
+    """Key the limb's controls so its IK plays what ``recording`` shows, part by part.
 
-    ``recording`` holds the FK motion (the chain and extremity as they played, and the
-    made bones' parents); the handle goes to the chain's end turned like the extremity,
-    the clone onto the extremity, the pole into the chain's plane as its root turns.
-    Returns the frames keyed.
+    ``recording`` holds the FK motion (the chain and extremity as they played, and what
+    the made bones hang from); each part's ``bake_to_ik`` keys its own controls: the
+    handle at the chain's end turned like the extremity, the clone onto the extremity,
+    the pole into the chain's plane as its root turns. Returns the frames keyed.
     """
     ik = records.ik_constraint(obj, parts)
-    handle = parts.handle
-    if ik is None or handle is None:
+    if ik is None or parts.handle is None:
         raise RigError("has lost its IK handle or constraint", bone=parts.chain[-1] if parts.chain else "",
                        hint="Rebuild the limb.")
-    bones = obj.data.bones
-    chain = parts.chain
-    last = bones[chain[-1]]
-    frames = recording.frames
-    poses = recording.poses
-
-    def parent_of(name: str) -> tuple[str | None, Matrix | None]:
-        parent = bones[name].parent
-        return (parent.name, parent.matrix_local) if parent is not None else (None, None)
-
-    handle_rest = bones[handle].matrix_local
-    handle_parent, handle_parent_rest = parent_of(handle)
-    handle_local = _Local(handle_rest, handle_parent_rest)
-    # The handle turns like the extremity (through its clone), or like the last chain bone.
-    follows = parts.extremity if parts.extremity and parts.clone else chain[-1]
-    to_handle = (bones[parts.clone].matrix_local if follows != chain[-1] else last.matrix_local).inverted() \
-        @ handle_rest
+    last = obj.data.bones[parts.chain[-1]]
     tip = Vector((0.0, last.length, 0.0))
-    ends = [pose @ tip for pose in poses[chain[-1]]]
-    handle_poses = []
-    handle_bases = []
-    for number, end in enumerate(ends):
-        wanted = poses[follows][number] @ to_handle
-        wanted.translation = end
-        handle_poses.append(wanted)
-        handle_bases.append(handle_local.basis(wanted, poses[handle_parent][number] if handle_parent else None))
-    key_transforms(obj, handle, frames, handle_bases, interpolation, journal)
-    made_poses = {handle: handle_poses}
-    if parts.clone and parts.extremity:
-        clone_local = _Local(bones[parts.clone].matrix_local, handle_rest)
-        bases = [clone_local.basis(pose, handle_poses[number]) for number, pose in enumerate(poses[parts.extremity])]
-        key_transforms(obj, parts.clone, frames, bases, interpolation, journal)
-    if parts.pole:
-        pole_rest = bones[parts.pole].matrix_local
-        pole_parent, pole_parent_rest = parent_of(parts.pole)
-        distance = max((pole_rest.translation - bones[chain[0]].head_local).length, 1e-6)
-        pole_local = _Local(pole_rest, pole_parent_rest)
-        bases = []
-        for number, end in enumerate(ends):
-            root = poses[chain[0]][number]
-            position = pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(), end,
-                                 ik.pole_angle, distance)
-            if pole_parent is None:
-                parent_pose = None
-            else:
-                parent_pose = made_poses[pole_parent][number] if pole_parent in made_poses else \
-                    poses[pole_parent][number]
-            placed = (parent_pose @ pole_local.offset) if parent_pose is not None and pole_local.offset is not None \
-                else pole_rest.copy()
-            placed.translation = position
-            bases.append(pole_local.basis(placed, parent_pose))
-        key_transforms(obj, parts.pole, frames, bases, interpolation, journal)
-    return len(frames)
+    bake = Bake(obj, parts, ik, recording, [pose @ tip for pose in recording.poses[last.name]], interpolation,
+                journal, {})
+    for part in limb_parts.with_hook("bake_to_ik"):
+        part.bake_to_ik(bake)
+    return len(recording.frames)
 
 
 # IK to FK ------------------------------------------------------------------------------

@@ -27,8 +27,6 @@ from ..core.checks import check_mirrored
 from ..core.errors import RigError
 from ..core.plan import (
     PALETTE_CHAIN,
-    ROLE_CLONE,
-    ROLE_POLE_LINE,
     ConstraintPlan,
     LimbOptions,
     LimbPlan,
@@ -148,30 +146,12 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if bone is not None:
                 used[bone] = last
         check_limb(obj, skeleton, limb_plan, options, ours)
-        # Hinges are worked out (and refused) here, before anything changes.
-        hinges.append(joints.hinges(_joint_rests(base, limb_plan), limb_plan.bend_direction)
-                      if options.hinge_joints else [])
+        hinges.append(list(limb_plan.hinges))
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
     return plans, rebuilt, hinges
-
-
-def _joint_rests(skeleton: Skeleton, limb_plan: LimbPlan) -> list[joints.JointRest]:
-    """The chain's bones at rest as the build leaves them (pre-bent ones turned)."""
-    edits = {edit.name: edit for edit in limb_plan.bone_edits}
-    rests = []
-    for name in limb_plan.chain:
-        bone = skeleton[name]
-        edit = edits.get(name)
-        if edit is None:
-            rests.append(joints.JointRest(name, bone.direction, bone.x_axis, bone.z_axis))
-        else:
-            direction = edit.tail - edit.head
-            rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
-                                          edit.z_axis))
-    return rests
 
 
 class _Motion:
@@ -246,8 +226,13 @@ def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
                         for new in limb_plan.new_bones),
         constraints=tuple(replace(planned, owner=renamed.get(planned.owner, planned.owner),
                                   subtarget=renamed.get(planned.subtarget, planned.subtarget),
-                                  pole_subtarget=renamed.get(planned.pole_subtarget, planned.pole_subtarget))
+                                  pole_subtarget=renamed.get(planned.pole_subtarget, planned.pole_subtarget),
+                                  influence=planned.influence.renamed(renamed) if planned.influence else None)
                           for planned in limb_plan.constraints),
+        properties=tuple(replace(planned, bone=renamed.get(planned.bone, planned.bone))
+                         for planned in limb_plan.properties),
+        drivers=tuple(replace(planned, bone=renamed.get(planned.bone, planned.bone),
+                              driven=planned.driven.renamed(renamed)) for planned in limb_plan.drivers),
     )
 
 
@@ -455,10 +440,9 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
         reused = set(entry.parts.made.values()) if entry is not None else set()
         place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
         for new in limb_plan.new_bones:
-            if new.role == ROLE_CLONE:
-                edit_bones[new.name].roll = edit_bones[limb_plan.extremity].roll
-            # The pole line only shows where the pole is: clicking it would select a bone of no use.
-            edit_bones[new.name].hide_select = new.role == ROLE_POLE_LINE
+            if new.roll_like is not None:
+                edit_bones[new.name].roll = edit_bones[new.roll_like].roll
+            edit_bones[new.name].hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:
@@ -466,10 +450,21 @@ def _edit_bones(obj: bpy.types.Object, rig, plans: list[LimbPlan], rebuilt: dict
                     log_bone(journal, armature, bone)
             notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
             for name in unwanted:
+                _drop_drivers(obj, name)  # its constraints go with it; their drivers would stay, invalid
                 edit_bones.remove(edit_bones[name])
                 journal.after_bones(doomed[name])
         _prebend(journal, armature, limb_plan, originals)
     return uids, originals, notes
+
+
+def _drop_drivers(obj: bpy.types.Object, bone: str) -> None:
+    """Remove the drivers of a bone's pose data (its constraints' influence); the bone's undo makes them again."""
+    data = obj.animation_data
+    if data is None:
+        return
+    prefix = f'pose.bones["{records.quoted(bone)}"]'
+    for fcurve in [fcurve for fcurve in data.drivers if fcurve.data_path.startswith(prefix)]:
+        data.drivers.remove(fcurve)
 
 
 def _prebend(journal: Journal, armature: bpy.types.Armature, limb_plan: LimbPlan, originals: dict) -> None:
@@ -520,26 +515,24 @@ def _set_version(obj: bpy.types.Object, journal: Journal) -> None:
 def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan) -> dict:
     keys = [key for key in _CONSTRAINT_BASICS if hasattr(constraint, key)] + [key for key, _ in planned.settings]
     state = {key: getattr(constraint, key) for key in keys}
-    data = constraint.id_data.animation_data
-    fcurve = data.drivers.find(constraint.path_from_id("influence")) if data is not None else None
-    if fcurve is None:
-        state["_driver"] = None
-    else:
-        driver = fcurve.driver
-        state["_driver"] = (driver.type, driver.expression, [
-            (variable.name, variable.targets[0].id, variable.targets[0].data_path) for variable in driver.variables])
+    if constraint.type == "ARMATURE":
+        state["_targets"] = [(target.target, target.subtarget, target.weight) for target in constraint.targets]
+    state["_driver"] = _driver_of(constraint.id_data, constraint.path_from_id("influence"))
     return state
 
 
-def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
-    for key, value in state.items():
-        if key != "_driver":
-            setattr(constraint, key, value)
-    if state["_driver"] is None:
-        constraint.driver_remove("influence")
-        return
-    kind, expression, variables = state["_driver"]
-    driver = constraint.driver_add("influence").driver
+def _driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
+    """A driver's type, expression and variables (name, object, path), to make it again; None if undriven."""
+    data = obj.animation_data
+    fcurve = data.drivers.find(path) if data is not None else None
+    if fcurve is None:
+        return None
+    driver = fcurve.driver
+    return (driver.type, driver.expression, [(variable.name, variable.targets[0].id, variable.targets[0].data_path)
+                                             for variable in driver.variables])
+
+
+def _set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
     for variable in list(driver.variables):
         driver.variables.remove(variable)
     for name, target, path in variables:
@@ -551,6 +544,21 @@ def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
         variable.targets[0].data_path = path
     driver.type = kind
     driver.expression = expression
+
+
+def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
+    for key, value in state.items():
+        if not key.startswith("_"):
+            setattr(constraint, key, value)
+    if "_targets" in state:
+        constraint.targets.clear()
+        for target, subtarget, weight in state["_targets"]:
+            added = constraint.targets.new()
+            added.target, added.subtarget, added.weight = target, subtarget, weight
+    if state["_driver"] is None:
+        constraint.driver_remove("influence")
+        return
+    _set_driver(constraint.driver_add("influence").driver, *state["_driver"])
 
 
 def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
@@ -674,9 +682,9 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
-    handle = limb_plan.handle
-    for key in records.ensure_switches(obj, handle):
-        journal.data(lambda key=key: obj.pose.bones[handle].pop(key, None))
+    for planned in limb_plan.properties:
+        if records.ensure_property(obj, planned):
+            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
@@ -684,25 +692,24 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
     else:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options)
-    _drive_stretch(obj, limb_plan, journal)
+    _pose_drivers(obj, limb_plan, journal)
 
 
-def _drive_stretch(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
-    """The chain bones' IK stretch follows the handle's ``stretch``: one value per limb."""
-    for name in limb_plan.chain:
-        pose_bone = obj.pose.bones[name]
-        if records.drives_stretch(obj, pose_bone):
-            source = _stretch_source(obj, pose_bone)
-            journal.data(lambda name=name, source=source: records.drive_stretch(obj, obj.pose.bones[name], source))
-        else:
-            journal.data(lambda name=name: obj.pose.bones[name].driver_remove("ik_stretch"))
-        records.drive_stretch(obj, pose_bone, limb_plan.handle)
+def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
+    """The drivers on pose bones' own properties (each chain bone's IK stretch follows the handle's
+    ``stretch``), each logged with the driver it replaces."""
+    for planned in limb_plan.drivers:
+        pose_bone = obj.pose.bones[planned.bone]
+        before = _driver_of(obj, pose_bone.path_from_id(planned.path))
 
+        def undo(planned=planned, before=before) -> None:
+            restored = obj.pose.bones[planned.bone]
+            restored.driver_remove(planned.path)
+            if before is not None:
+                _set_driver(restored.driver_add(planned.path).driver, *before)
 
-def _stretch_source(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> str:
-    """The handle whose ``stretch`` drives the bone now."""
-    curve = obj.animation_data.drivers.find(pose_bone.path_from_id("ik_stretch"))
-    return curve.driver.variables[0].targets[0].data_path.split('"')[1]
+        journal.data(undo)
+        records.drive(obj, pose_bone, planned.path, planned.driven)
 
 
 def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebuilt | None, journal: Journal) -> None:
@@ -727,8 +734,8 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebui
         else:
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
-        if planned.driven:
-            records.drive_influence(obj, constraint, limb_plan.handle)
+        if planned.influence is not None:
+            records.drive(obj, constraint, "influence", planned.influence)
         record = limb.constraints.add()
         record.name = planned.owner
         record.constraint = constraint.name

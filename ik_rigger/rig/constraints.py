@@ -21,8 +21,14 @@ def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan) -> bpy.types.
 
 def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan) -> None:
     """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``."""
-    constraint.target = obj
-    constraint.subtarget = planned.subtarget
+    if planned.kind == "ARMATURE":
+        # One bone the owner follows fully (an Armature constraint's targets have no single subtarget).
+        constraint.targets.clear()
+        target = constraint.targets.new()
+        target.target, target.subtarget, target.weight = obj, planned.subtarget, 1.0
+    else:
+        constraint.target = obj
+        constraint.subtarget = planned.subtarget
     if planned.kind == "IK":
         constraint.pole_target = obj if planned.pole_subtarget else None
         constraint.pole_subtarget = planned.pole_subtarget

@@ -22,41 +22,24 @@ from dataclasses import dataclass, field
 
 import bpy
 
+from .. import parts as limb_parts
 from ..core.errors import RigError
-from ..core.foot_roll import (
-    ROLE_BANK_IN,
-    ROLE_BANK_OUT,
-    ROLE_HEEL,
-    ROLE_ROLL,
-    ROLE_TIP,
-    ROLE_TOE_CLONE,
-    ROLE_TOE_PIVOT,
-)
-from ..core.plan import ROLE_CLONE, ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE, ROLE_REACH, ROLE_TARGET
+from ..core.model import Driven, PropertyPlan
+from ..parts.clone import ROLE_CLONE
+from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
+from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
+from ..parts.pole import ROLE_POLE
+from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 
 MARK = "_ik_rigger"
-IK_FK = "ik_fk"
-IK_FK_DESCRIPTION = ("IK/FK switch of this limb: 1 is IK (the chain follows this handle), 0 is FK (the chain and "
-                     "the foot or hand follow their own rotations)")
-IK_WEIGHT = "ik_weight"
-IK_WEIGHT_DESCRIPTION = ("How strongly the IK pulls the chain toward this handle, 0 to 1, on top of IK/FK (the "
-                         "effector weight of other IK systems): animate it to ease the IK in and out")
-STRETCH = "stretch"
-STRETCH_DESCRIPTION = ("How far the chain bones stretch to reach this handle: 0 never (bone lengths and scales stay "
-                       "as they are), 1 fully, up to the limb's Maximum Stretch")
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
 # 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
 RECORD_VERSION = 1
 
-ROLES = (ROLE_HANDLE, ROLE_POLE, ROLE_CLONE, ROLE_TARGET, ROLE_REACH, ROLE_POLE_LINE, ROLE_ROLL, ROLE_HEEL,
-         ROLE_TIP, ROLE_TOE_PIVOT, ROLE_TOE_CLONE, ROLE_BANK_OUT, ROLE_BANK_IN)
+# Every role of a made bone, part by part (the parts also say which made bone each kind of
+# constraint they add aims at, which is how those constraints are known after renames).
+ROLES = limb_parts.roles()
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
-# Which made bone each kind of constraint IK Rigger adds aims at.
-# (The IK constraint of a limb built before stretch targets arrived aims at the handle itself.)
-_TARGET_ROLES = {"IK": (ROLE_TARGET, ROLE_HANDLE), "COPY_ROTATION": (ROLE_CLONE, ROLE_TOE_CLONE),
-                 "COPY_SCALE": (ROLE_CLONE,), "TRANSFORM": (ROLE_ROLL,),
-                 "COPY_TRANSFORMS": (ROLE_CLONE,), "COPY_LOCATION": (ROLE_CLONE,), "STRETCH_TO": (ROLE_POLE,),
-                 "LIMIT_DISTANCE": (ROLE_REACH,)}
 
 
 def quoted(name: str) -> str:
@@ -152,32 +135,37 @@ def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
     return _marked_bones(obj).get(limb.uid, {})
 
 
-def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]]) -> bool:
-    roles = _TARGET_ROLES.get(constraint.type, ())
-    return constraint.target == obj and any(constraint.subtarget in targets.get(role, set()) for role in roles)
+def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]],
+             owner: str, aims: dict[str, tuple[str, ...]]) -> bool:
+    """A constraint the record lists is IK Rigger's when it aims at one of the limb's made bones of a
+    role its kind aims at (``aims``), or sits on a made bone (a parent socket's Armature constraints
+    aim at the user's bones)."""
+    if any(owner in names for names in targets.values()):
+        return True
+    return getattr(constraint, "target", None) == obj and any(constraint.subtarget in targets.get(role, set())
+                                                               for role in aims.get(constraint.type, ()))
 
 
 def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list[tuple[str, str]]:
     """(owner, name) of the limb's own constraints that still exist."""
     # A constraint still aims at the name of a deleted made bone: match that too.
     recorded = _recorded_made(limb)
-    targets: dict[str, set[str]] = {}
-    for role in ROLES:
-        targets[role] = {name for name in (made.get(role), recorded.get(role)) if name}
+    targets = {role: {name for name in (made.get(role), recorded.get(role)) if name} for role in {*made, *recorded}}
+    aims = limb_parts.targets()
     names = {item.constraint for item in limb.constraints}
     pose_bones = obj.pose.bones
     found = []
     for item in limb.constraints:
         pose_bone = pose_bones.get(item.name)
         constraint = pose_bone.constraints.get(item.constraint) if pose_bone is not None else None
-        if constraint is None or not _is_ours(constraint, obj, targets):
+        if constraint is None or not _is_ours(constraint, obj, targets, item.name, aims):
             break
         found.append((item.name, item.constraint))
     else:
         return found
     # An owner was renamed: look for the recorded constraints on every bone.
     return [(pose_bone.name, constraint.name) for pose_bone in pose_bones for constraint in pose_bone.constraints
-            if constraint.name in names and _is_ours(constraint, obj, targets)]
+            if constraint.name in names and _is_ours(constraint, obj, targets, pose_bone.name, aims)]
 
 
 def resolve(obj: bpy.types.Object, limb) -> Parts:
@@ -207,7 +195,7 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
     clones = {name for name in (made.get(ROLE_CLONE), _recorded_made(limb).get(ROLE_CLONE)) if name}
     copy_owner = next((owner for owner, name in parts.constraints
                        if pose_bones[owner].constraints[name].type != "IK"
-                       and pose_bones[owner].constraints[name].subtarget in clones), None)
+                       and getattr(pose_bones[owner].constraints[name], "subtarget", None) in clones), None)
     if copy_owner is not None:
         parts.extremity = copy_owner
     elif limb.extremity and limb.extremity in bones:
@@ -300,26 +288,32 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def _ensure_switch(pose_bone: bpy.types.PoseBone, key: str, value: float, default: float, description: str) -> bool:
-    if pose_bone.get(key) is not None:
-        return False
-    pose_bone[key] = float(value)
-    ui = pose_bone.id_properties_ui(key)
-    ui.update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=default, subtype="FACTOR",
-              description=description)
+def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
+    """Give the made bone's pose bone the planned custom property, if it has none yet (a rebuild keeps
+    the value and keys it has, with the range brought up to date); returns whether it was added."""
+    pose_bone = obj.pose.bones[planned.bone]
+    added = pose_bone.get(planned.key) is None
+    if added:
+        pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
+    ui = pose_bone.id_properties_ui(planned.key)
+    if planned.integer:
+        ui.update(min=int(planned.minimum), max=int(planned.maximum), soft_min=int(planned.minimum),
+                  soft_max=int(planned.maximum), default=int(planned.value), description=planned.description)
+    else:
+        ui.update(min=planned.minimum, max=planned.maximum, soft_min=planned.minimum, soft_max=planned.maximum,
+                  default=planned.value, subtype="FACTOR", description=planned.description)
     # Animators work on a library override of the character: the switch must be theirs to set.
-    pose_bone.property_overridable_library_set(f'["{key}"]', True)
-    return True
+    pose_bone.property_overridable_library_set(f'["{planned.key}"]', True)
+    return added
 
 
 def ensure_switches(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
     """Give the handle's pose bone the limb's switches (``ik_fk``, ``ik_weight``, ``stretch``);
-    returns those it added."""
-    pose_bone = obj.pose.bones[handle]
-    return [key for key, start, default, description in (
-        (IK_FK, value, 1.0, IK_FK_DESCRIPTION), (IK_WEIGHT, 1.0, 1.0, IK_WEIGHT_DESCRIPTION),
-        (STRETCH, 0.0, 0.0, STRETCH_DESCRIPTION))
-        if _ensure_switch(pose_bone, key, start, default, description)]
+    returns those it added (for rigs from before they were planned with the limb)."""
+    return [planned.key for planned in (PropertyPlan(handle, IK_FK, value, 0.0, 1.0, IK_FK_DESCRIPTION),
+                                        PropertyPlan(handle, IK_WEIGHT, 1.0, 0.0, 1.0, IK_WEIGHT_DESCRIPTION),
+                                        PropertyPlan(handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
+            if obj.pose.bones[handle].get(planned.key) is None and ensure_property(obj, planned)]
 
 
 def ik_fk(obj: bpy.types.Object, parts: Parts) -> float:
@@ -357,32 +351,24 @@ def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key:
     variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"]["{key}"]'
 
 
-def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
-    """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``).
-
-    An average of one variable, or a product Blender evaluates as a simple expression,
-    never Python: the drivers run with auto-run off and where IK Rigger is not installed.
-    """
-    driver = constraint.driver_add("influence").driver
+def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
+    """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
+    Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger."""
+    driver = owner.driver_add(path).driver
     for variable in list(driver.variables):
         driver.variables.remove(variable)
-    keys = (IK_FK, IK_WEIGHT) if constraint.type == "IK" else (IK_FK,)
-    for key in keys:
-        read_switch(driver, obj, handle, key)
-    if len(keys) == 1:
-        driver.type = "AVERAGE"
-    else:
+    for key, bone in driven.variables:
+        read_switch(driver, obj, bone, key)
+    if driven.expression:
         driver.type = "SCRIPTED"
-        driver.expression = " * ".join(keys)
+        driver.expression = driven.expression
+    else:
+        driver.type = "AVERAGE"
 
 
-def drive_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: str) -> None:
-    """Drive a chain bone's IK stretch by the handle's ``stretch`` (an average: no Python)."""
-    driver = pose_bone.driver_add("ik_stretch").driver
-    for variable in list(driver.variables):
-        driver.variables.remove(variable)
-    driver.type = "AVERAGE"
-    read_switch(driver, obj, handle, STRETCH)
+def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
+    """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``)."""
+    drive(obj, constraint, "influence", influence(handle) if constraint.type == "IK" else switch(handle))
 
 
 def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool:

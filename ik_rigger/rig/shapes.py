@@ -1,7 +1,7 @@
 """Custom bone shapes for the controls, made in code: no asset files.
 
-One wire mesh object per kind of control (a ring for the IK handle, a diamond for the
-pole, a line from the knee to the pole), shared by every limb of every rig in the file
+One wire mesh object per kind of control, as its part declares it (a ring for the IK
+handle, a diamond for the pole, a line from the knee to the pole), shared by every limb of every rig in the file
 and kept in one hidden collection.
 Objects and collection carry the ID property ``_ik_rigger_shape`` so they are found
 again after renames, never made twice, and removed with the last bone that uses them.
@@ -10,43 +10,15 @@ A custom shape is plain Blender data: it shows where IK Rigger is not installed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 import bpy
 
-from ..core.foot_roll import ROLE_ROLL
-from ..core.plan import ROLE_HANDLE, ROLE_POLE, ROLE_POLE_LINE
+from .. import parts
 from .journal import Journal
 
 MARK = "_ik_rigger_shape"
 COLLECTION = "IK Rigger Shapes"
-_SEGMENTS = 24
-
-
-def _ring() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
-    """A flat ring around the bone's head, across the bone (the handle: grab it around the foot)."""
-    points = [(math.cos(2 * math.pi * i / _SEGMENTS), 0.0, math.sin(2 * math.pi * i / _SEGMENTS))
-              for i in range(_SEGMENTS)]
-    return points, [(i, (i + 1) % _SEGMENTS) for i in range(_SEGMENTS)]
-
-
-def _diamond() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
-    """An octahedron at the bone's head (the pole: a point to aim the knee at)."""
-    points = [(1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0),
-              (0.0, 0.0, -1.0)]
-    edges = [(a, b) for a in range(6) for b in range(a + 1, 6) if a // 2 != b // 2]
-    return points, edges
-
-
-def _line() -> tuple[list[tuple[float, float, float]], list[tuple[int, int]]]:
-    """One edge along the bone: the pole line stretches from the knee to the pole."""
-    return [(0.0, 0.0, 0.0), (0.0, 1.0, 0.0)], [(0, 1)]
-
-
-# What each control looks like, and its size as a share of the bone's length.
-SHAPES = {ROLE_HANDLE: ("IK Handle", _ring, 1.2), ROLE_POLE: ("IK Pole", _diamond, 0.4),
-          ROLE_POLE_LINE: ("IK Pole Line", _line, 1.0), ROLE_ROLL: ("IK Foot Roll", _ring, 0.5)}
 
 
 def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Collection:
@@ -85,11 +57,10 @@ def shape(role: str, scene: bpy.types.Scene, journal: Journal | None = None) -> 
     if found is not None:
         _FOUND[role] = found
         return found
-    label, make, _ = SHAPES[role]
-    points, edges = make()
-    mesh = bpy.data.meshes.new(f"{label} Shape")
-    mesh.from_pydata(points, edges, [])
-    obj = bpy.data.objects.new(f"{label} Shape", mesh)
+    planned = parts.shapes()[role]
+    mesh = bpy.data.meshes.new(f"{planned.label} Shape")
+    mesh.from_pydata(planned.points, planned.edges, [])
+    obj = bpy.data.objects.new(f"{planned.label} Shape", mesh)
     obj[MARK] = role
     _collection(scene, journal).objects.link(obj)
     _FOUND[role] = obj
@@ -105,8 +76,9 @@ def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
 
 def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Scene, journal: Journal) -> None:
     """Pose or Object mode: the made controls (role -> bone) get their custom shapes."""
+    declared = parts.shapes()  # what each control looks like (role -> shape), as the parts declare
     for role, name in made.items():
-        if role not in SHAPES:
+        if role not in declared:
             continue
         pose_bone = obj.pose.bones[name]
         before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
@@ -118,7 +90,7 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Sc
 
         journal.data(undo)
         pose_bone.custom_shape = shape(role, scene, journal)
-        size = SHAPES[role][2]
+        size = declared[role].size
         pose_bone.custom_shape_scale_xyz = (size, size, size)
 
 

@@ -6,11 +6,13 @@ own transform never enters. Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bpy
 from mathutils import Matrix, Vector
 
-from ..core import geometry
-from ..core.plan import ROLE_HANDLE, ROLE_TARGET
+from .. import parts as limb_parts
+from ..parts.handle import ROLE_HANDLE
 from . import records
 
 
@@ -33,7 +35,8 @@ def _local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose
     )
 
 
-def _key(obj: bpy.types.Object, names: list[str], frame: int) -> None:
+def key_pose(obj: bpy.types.Object, names: list[str], frame: int) -> None:
+    """Key the bones' location, rotation (in their rotation mode) and scale at ``frame``."""
     for name in names:
         pose_bone = obj.pose.bones[name]
         rotation = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
@@ -57,71 +60,40 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
         obj.pose.bones[name].matrix_basis = _local_from_pose(obj, name, pose[name],
                                                              pose[parent.name] if parent else None)
     if keyframe:
-        _key(obj, names, frame)
+        key_pose(obj, names, frame)
     return names
 
 
-def pole_for(root: Vector, y_axis: Vector, x_axis: Vector, end: Vector, pole_angle: float,
-              distance: float) -> Vector:
-    """A pole position for which the IK solver keeps this root orientation.
+@dataclass
+class Snap:
+    """What the parts' ``snap_to_fk`` hooks read: the limb, its FK pose, where the FK chain ends."""
 
-    Inverts ``geometry.pole_angle``: the in-plane direction must be the root's X
-    axis turned about the bone by minus the pole angle; the plane holds root and end.
-    """
-    toward = Matrix.Rotation(-pole_angle, 3, y_axis) @ x_axis
-    normal = geometry.cross(y_axis, toward)
-    chain = end - root
-    along = y_axis.dot(chain)
-    if abs(along) > 1e-9:
-        normal = normal - y_axis * (normal.dot(chain) / along)
-    side = geometry.cross(normal, chain).normalized()
-    middle = root + chain * 0.5
-    for candidate in (middle + side * distance, middle - side * distance):
-        if abs(geometry.pole_angle(root, root + y_axis, x_axis, end, candidate) - pole_angle) < 1e-4:
-            return candidate
-    return middle + side * distance
+    obj: bpy.types.Object
+    parts: records.Parts
+    ik: bpy.types.Constraint
+    fk: dict[str, Matrix]
+    end: Vector
+
+    def evaluate(self) -> None:
+        """Let what the hooks set so far land (a pole hanging from the handle)."""
+        evaluated_pose(self.obj)
 
 
 def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame: int = 0) -> list[str]:
-    """Move the IK handle to the FK chain's end and the pole into its bend plane.
+    """Put the IK controls where the FK pose is, part by part: the handle at the FK chain's end
+    turned like the extremity, the pole into its bend plane.
 
-    The handle also takes the extremity's FK rotation (through its clone), so that
-    switching the limb to IK shows the same pose. Returns the bones changed.
+    Switching the limb to IK then shows the same pose. Returns the bones changed.
     """
     parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
-    chain = parts.chain
     ik = records.ik_constraint(obj, parts)
-    handle = parts.handle
-    assert handle is not None  # required above
     blend = records.ik_fk(obj, parts)
     records.set_ik_fk(obj, parts, 0.0)
     fk = evaluated_pose(obj)
     records.set_ik_fk(obj, parts, blend)
-    bones = obj.data.bones
-    last = bones[chain[-1]]
-    end = fk[chain[-1]] @ Vector((0.0, last.length, 0.0))
-    # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
-    # whatever the switch, so the FK evaluation holds how they stand now.
-    if parts.extremity and parts.clone:
-        handle_pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
-    else:
-        handle_pose = fk[chain[-1]] @ last.matrix_local.inverted() @ bones[handle].matrix_local
-    # Then slide it so the IK target lands on the FK chain's end.
-    target = fk[handle].inverted() @ fk[parts.made.get(ROLE_TARGET, handle)]
-    handle_pose.translation += end - (handle_pose @ target).translation
-    obj.pose.bones[handle].matrix = handle_pose
-    changed = [handle]
-    if parts.pole:
-        evaluated_pose(obj)  # the pole may be the handle's child: let the new handle pose land first
-        root = fk[chain[0]]
-        rest_root = bones[chain[0]].head_local
-        distance = (bones[parts.pole].head_local - rest_root).length
-        pole_position = pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
-                                  end, ik.pole_angle, max(distance, 1e-6))
-        pole_pose = obj.pose.bones[parts.pole].matrix.copy()
-        pole_pose.translation = pole_position
-        obj.pose.bones[parts.pole].matrix = pole_pose
-        changed.append(parts.pole)
+    last = obj.data.bones[parts.chain[-1]]
+    snap = Snap(obj, parts, ik, fk, fk[last.name] @ Vector((0.0, last.length, 0.0)))
+    changed = [name for part in limb_parts.with_hook("snap_to_fk") for name in part.snap_to_fk(snap)]
     if keyframe:
-        _key(obj, changed, frame)
+        key_pose(obj, changed, frame)
     return changed

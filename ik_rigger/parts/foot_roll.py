@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mathutils import Vector
 
-from . import naming
-from .errors import RigError
-from .geometry import cross
+from ..core import naming
+from ..core.errors import RigError
+from ..core.geometry import cross
+from ..core.model import PALETTE_CLONE, PALETTE_CONTROL, PALETTE_MECHANISM, ConstraintPlan, NewBone
+from .base import Draft, Part, option
+from .clone import TAG_CLONE
+from .handle import RING, switch
 
 ROLE_ROLL = "ROLL"
 ROLE_HEEL = "HEEL"
@@ -33,6 +37,11 @@ ROLE_TIP = "TIP"
 ROLE_TOE_CLONE = "TOE_CLONE"
 ROLE_BANK_OUT = "BANK_OUT"
 ROLE_BANK_IN = "BANK_IN"
+TAG_ROLL = "IK_roll"
+TAG_HEEL = "IK_heel"
+TAG_TIP = "IK_tip"
+TAG_BALL = "IK_ball"
+TAG_BANK = "IK_bank"
 # The foot's width, as a share of its length from heel to toe tip, for the bank's edges.
 FOOT_WIDTH = 0.3
 CONSTRAINT_ROLL = "IK Rigger Foot Roll"
@@ -99,12 +108,12 @@ def plan_foot_roll(points: FootPoints, foot: str, handle: str, size: float,
     """The reverse foot under ``handle`` for the foot bone ``foot``; ``size`` scales the bones."""
     up, side = points.up * size, points.side
     # Pivots stand up with X on the side axis: their Z is the foot's back.
-    roll = new_name(foot, naming.TAG_ROLL)
-    heel = new_name(foot, naming.TAG_HEEL)
-    tip = new_name(foot, naming.TAG_TIP)
-    bank_a = new_name(foot, naming.TAG_BANK + "_a")
-    bank_b = new_name(foot, naming.TAG_BANK + "_b")
-    ball = new_name(foot, naming.TAG_BALL)
+    roll = new_name(foot, TAG_ROLL)
+    heel = new_name(foot, TAG_HEEL)
+    tip = new_name(foot, TAG_TIP)
+    bank_a = new_name(foot, TAG_BANK + "_a")
+    bank_b = new_name(foot, TAG_BANK + "_b")
+    ball = new_name(foot, TAG_BALL)
     back = -points.forward
     # The edges the foot banks on, on the ground halfway from heel to ball, either side.
     middle = points.heel + (points.ball - points.heel) * 0.5
@@ -129,3 +138,49 @@ def plan_foot_roll(points: FootPoints, foot: str, handle: str, size: float,
         (bank_b, "TRANSFORM", CONSTRAINT_ROLL, roll, _transform("y", "z", -90.0, 0.0, -90.0, 0.0)),
     ]
     return FootRollPlan(tuple(bones), tuple(constraints), ball, tip)
+
+
+@dataclass(frozen=True)
+class Options:
+    foot_roll: bool = option(False, "Foot Roll", "A reverse foot for legs: a Roll control rocks the foot onto "
+                             "its heel (turned back), its ball and then its toe tip (turned forward), and spins it "
+                             "about the ball; the toe stays flat while the foot rolls on the ball")
+
+
+def plan(draft: Draft) -> None:
+    """The reverse foot under the handle; the IK target and the foot's clone then hang from its ball."""
+    if not draft.options.foot_roll:
+        return
+    skeleton, extremity = draft.skeleton, draft.extremity
+    if extremity is None:
+        raise RigError("has no foot below it, so Foot Roll has nothing to roll", bone=draft.last,
+                       hint="Set the extremity to the foot, or turn Foot Roll off.")
+    foot = skeleton[extremity]
+    children = sorted(skeleton.children(extremity), key=lambda child: (not child.connected, child.name))
+    toe = children[0] if children else None
+    points = foot_points(draft.joints[-1], foot.head, foot.tail, (toe.name, toe.head, toe.tail) if toe else None,
+                         skeleton.up, extremity)
+    roll = plan_foot_roll(points, extremity, draft.handle, 0.08 * draft.length, draft.new_name)
+    for role, name, head, tail, z_axis, parent in roll.bones:
+        control = role == ROLE_ROLL
+        draft.bones.append(NewBone(role, name, head, tail, z_axis, parent,
+                                   PALETTE_CONTROL if control else PALETTE_MECHANISM,
+                                   naming.COLLECTION_CONTROLS if control else naming.COLLECTION_MECHANISM,
+                                   hidden=not control))
+    draft.constraints.extend(ConstraintPlan(owner, kind, name, target, settings)
+                             for owner, kind, name, target, settings in roll.constraints)
+    draft.follow = roll.ball
+    if toe is None:
+        return
+    clone = draft.new_name(toe.name, TAG_CLONE)
+    draft.bones.append(NewBone(ROLE_TOE_CLONE, clone, toe.head, toe.tail, toe.z_axis, roll.tip, PALETTE_CLONE,
+                               naming.COLLECTION_MECHANISM))
+    draft.constraints.append(ConstraintPlan(toe.name, "COPY_ROTATION", CONSTRAINT_TOE, clone,
+                                            (("owner_space", "POSE"), ("target_space", "POSE")),
+                                            influence=switch(draft.handle)))
+
+
+PART = Part("foot_roll", Options, plan,
+            roles=(ROLE_ROLL, ROLE_HEEL, ROLE_TIP, ROLE_BANK_OUT, ROLE_BANK_IN, ROLE_TOE_PIVOT, ROLE_TOE_CLONE),
+            shapes={ROLE_ROLL: replace(RING, label="IK Foot Roll", size=0.5)},
+            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)})

@@ -1,0 +1,169 @@
+"""The plain data a limb's plan is made of: the skeleton it reads, the changes it makes.
+
+Everything here is frozen and free of Blender: ``rig.skeleton`` reads a ``Skeleton``
+from an armature, the parts (``ik_rigger.parts``) plan ``NewBone``s, ``BoneEdit``s,
+``ConstraintPlan``s, ``PropertyPlan``s and ``PoseDriver``s, and ``rig.build`` writes
+them to Blender.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field, replace
+from itertools import islice
+
+from mathutils import Vector
+
+# The guide's colours, as Blender bone colour palettes.
+PALETTE_CHAIN = "THEME01"  # red
+PALETTE_CONTROL = "THEME04"  # blue: IK handle and pole
+PALETTE_ORIGIN = "THEME03"  # green: origin and parents
+PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
+PALETTE_MECHANISM = "DEFAULT"  # bones only the rig itself moves, hidden
+
+
+@dataclass(frozen=True)
+class Driven:
+    """A driver that reads custom properties of bones: Blender evaluates it without Python.
+
+    ``variables`` pairs each variable's name (the property's key) with the bone holding
+    it; an empty ``expression`` is the average of the variables (with one, its value),
+    otherwise it is a simple expression of them (products, comparisons).
+    """
+
+    variables: tuple[tuple[str, str], ...]
+    expression: str = ""
+
+    def renamed(self, names: dict[str, str]) -> Driven:
+        return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables))
+
+
+@dataclass(frozen=True)
+class PropertyPlan:
+    """A custom property on a made bone's pose bone: a switch animators key (library-overridable).
+
+    Made once: a rebuild keeps the value (and keys) it has, and only updates the range and
+    description.
+    """
+
+    bone: str
+    key: str
+    value: float
+    minimum: float
+    maximum: float
+    description: str
+    integer: bool = False  # an int (a choice by number) rather than a 0..1 factor
+
+
+@dataclass(frozen=True)
+class PoseDriver:
+    """A driver on a pose bone's own property (``ik_stretch``), reading made bones' switches."""
+
+    bone: str
+    path: str
+    driven: Driven
+
+
+@dataclass(frozen=True)
+class BoneInfo:
+    """One bone at rest, in armature space."""
+
+    name: str
+    parent: str | None
+    head: Vector
+    tail: Vector
+    x_axis: Vector
+    z_axis: Vector
+    connected: bool = False
+
+    @property
+    def length(self) -> float:
+        return (self.tail - self.head).length
+
+    @property
+    def direction(self) -> Vector:
+        return self.tail - self.head
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """The rest skeleton of one armature, as ``rig.skeleton`` reads it.
+
+    ``up`` and ``front`` are the world's up and Blender's front (-Y) seen from inside
+    the armature (through its object's matrix); ``core.body`` says where the
+    character itself faces.
+    """
+
+    bones: dict[str, BoneInfo]
+    up: Vector = field(default_factory=lambda: Vector((0.0, 0.0, 1.0)))
+    front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.bones
+
+    def __getitem__(self, name: str) -> BoneInfo:
+        return self.bones[name]
+
+    def children(self, name: str) -> list[BoneInfo]:
+        return [bone for bone in self.bones.values() if bone.parent == name]
+
+    def ancestors(self, name: str) -> Iterator[str]:
+        """Parent, grandparent, ... of ``name``, nearest first."""
+        parent = self.bones[name].parent
+        while parent is not None:
+            yield parent
+            parent = self.bones[parent].parent
+
+    def is_below(self, name: str, ancestor: str) -> bool:
+        """True when ``name`` is ``ancestor`` or one of its descendants."""
+        return name == ancestor or ancestor in self.ancestors(name)
+
+    def lineage(self, name: str, count: int) -> list[str]:
+        """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""
+        if name not in self.bones:
+            return []
+        return [name, *islice(self.ancestors(name), count - 1)]
+
+    def without(self, names: Collection[str]) -> Skeleton:
+        """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
+        return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
+
+
+@dataclass(frozen=True)
+class NewBone:
+    """A bone IK Rigger creates; never deforms."""
+
+    role: str
+    name: str
+    head: Vector
+    tail: Vector
+    z_axis: Vector
+    parent: str | None
+    palette: str
+    collection: str
+    hidden: bool = False  # mechanism only the rig moves: hidden so nobody grabs it
+    selectable: bool = True  # False for what only shows something (the pole line): clicking it is of no use
+    roll_like: str | None = None  # a bone whose roll it takes exactly (a clone, its original)
+
+
+@dataclass(frozen=True)
+class BoneEdit:
+    """A user bone moved at rest (only to pre-bend a straight chain)."""
+
+    name: str
+    head: Vector
+    tail: Vector
+    z_axis: Vector
+
+
+@dataclass(frozen=True)
+class ConstraintPlan:
+    """A constraint to add to ``owner`` with its settings as (property, value) pairs."""
+
+    owner: str
+    kind: str
+    name: str
+    subtarget: str
+    settings: tuple[tuple[str, object], ...] = ()
+    pole_subtarget: str = ""
+    influence: Driven | None = None  # a driver on the influence, or none (always 1)

@@ -1,0 +1,140 @@
+"""What a part is: its options, its roles, its plan, and its hooks.
+
+A limb is composed of parts (``ik_rigger.parts.PARTS``). Each part is one module that
+declares a ``PART``:
+
+- ``options``: a frozen dataclass whose fields, made with ``option(...)``, are the
+  part's build options. ``core.options.LimbOptions`` gathers every part's fields, and
+  the Blender properties, the panels, the records and the batch config's validation
+  come from there.
+- ``roles``: the roles of the bones it makes (``"HANDLE"``, ``"ROLL"``...), the shapes
+  of those that are controls, and which roles each kind of constraint it adds aims
+  at (how its constraints are recognised after the user renames them).
+- ``plan``: a pure function (no Blender) that adds the part's bones, constraints,
+  custom properties and drivers to a ``Draft``, as plain data.
+- hooks, each optional, called by the Blender layer with the limb's current pieces
+  (``rig.records.Parts``): ``draw`` (its live settings in the Limbs panel),
+  ``snap_to_fk`` (place its controls on an FK pose, for IK-from-FK snapping) and
+  ``bake_to_ik`` (key its controls from recorded FK motion). Hooks receive Blender
+  objects but never import Blender, so this package stays importable anywhere.
+
+Parts plan in the order they are registered: a part may read what earlier parts made
+(``Draft.made``) and the anchors they set (``Draft.controls_parent``, ``Draft.follow``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mathutils import Vector
+
+from ..core import naming
+from ..core.model import BoneEdit, ConstraintPlan, NewBone, PoseDriver, PropertyPlan, Skeleton
+
+Item = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Option:
+    """What an option's field does not say by itself."""
+
+    label: str
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    soft_maximum: float | None = None
+    items: tuple[Item, ...] = ()
+    subtype: str = "NONE"  # Blender's property subtype: "ANGLE" for angles in radians
+    panel: str = "advanced"  # "basic": the Build panel; "advanced": its Advanced sub-panel
+    shown_when: tuple[str, object] | None = None  # (option, value): shown only then
+    bone: bool = False  # a bone name, picked from the armature's bones
+    # Whether Blender's property may clamp to the range. Off where a value past it must be refused
+    # with a message, not quietly changed (Blender's IK counts at most 255 bones).
+    clamp: bool = True
+
+
+def option(default: Any, label: str, description: str, **details: Any) -> Any:
+    """A part's option field: its default, and its ``Option`` as metadata."""
+    return field(default=default, metadata={"option": Option(label, description, **details)})
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A control's custom shape as wire geometry in the bone's space, scaled by ``size`` times its length."""
+
+    label: str
+    points: tuple[tuple[float, float, float], ...]
+    edges: tuple[tuple[int, int], ...]
+    size: float
+
+
+@dataclass
+class Draft:
+    """One limb while its parts plan it.
+
+    The fields up to ``names`` are the limb as the chain was read (after the chain's own
+    checks, orientation fixes and pre-bend); the parts fill the lists after them.
+    """
+
+    skeleton: Skeleton
+    options: Any  # core.options.LimbOptions
+    chain: tuple[str, ...]
+    extremity: str | None
+    side: str | None
+    joints: list[Vector]  # the chain's joints at rest, root first, the last bone's tail last
+    length: float
+    bend: Vector  # the side the chain bends to
+    straight: bool
+    edited: dict[str, BoneEdit]
+    handle_parent: str | None  # the guide's Origin: what the controls follow by default
+    names: set[str]  # every bone name in use: new names never collide with them
+    known: set[str]  # the armature's bone names
+    handle: str  # the IK handle's name, chosen first: every part's switches live on it
+    bones: list[NewBone] = field(default_factory=list)
+    constraints: list[ConstraintPlan] = field(default_factory=list)
+    properties: list[PropertyPlan] = field(default_factory=list)
+    drivers: list[PoseDriver] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    controls_parent: str | None = None  # what the handle (and a pole at the origin) hang from
+    follow: str | None = None  # what the IK target and the extremity's clone hang from
+    pole_angle: float = 0.0
+    hinges: list[Any] = field(default_factory=list)  # core.joints.Hinge per hinged middle joint
+
+    def new_name(self, source: str, tag: str) -> str:
+        """A free name for a bone made from ``source`` (tag before its side suffix, 63 bytes at most)."""
+        name = naming.derived_name(source, tag, self.names, self.known)
+        self.names.add(name)
+        return name
+
+    def made(self, role: str) -> str | None:
+        """The name of the bone of ``role`` an earlier part made, if any."""
+        return next((bone.name for bone in self.bones if bone.role == role), None)
+
+    @property
+    def last(self) -> str:
+        return self.chain[-1]
+
+    @property
+    def end_bone(self) -> str:
+        """The bone the handle takes its shape from: the extremity, else the chain's last bone."""
+        return self.extremity or self.chain[-1]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a limb; see the module's description."""
+
+    name: str
+    options: type
+    plan: Callable[[Draft], None]
+    roles: tuple[str, ...] = ()
+    shapes: Mapping[str, Shape] = field(default_factory=dict)
+    targets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # constraint type -> roles it aims at
+    # Whether a limb with these options uses the part, for parts that make no bones (a part that
+    # makes bones is used when one of them exists).
+    used: Callable[[Any], bool] = lambda options: True
+    draw: Callable[..., None] | None = None  # (layout, obj, limb, parts)
+    snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
+    bake_to_ik: Callable[..., None] | None = None  # (bake)

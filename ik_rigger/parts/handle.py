@@ -1,0 +1,98 @@
+"""The IK handle: the control at the chain's end that the limb reaches for.
+
+It stands at the chain's end, shaped like the extremity (or a quarter of the chain
+along the last bone), unconnected, hanging from what ``parents`` chose (the guide's
+Origin by default), never from the chain. It carries the limb's IK/FK switch
+``ik_fk``, which every IK Rigger constraint's influence reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import naming
+from ..core.model import PALETTE_CONTROL, Driven, NewBone, PropertyPlan
+from .base import Draft, Part, Shape
+
+ROLE_HANDLE = "HANDLE"
+IK_FK = "ik_fk"
+IK_FK_DESCRIPTION = ("IK/FK switch of this limb: 1 is IK (the chain follows this handle), 0 is FK (the chain and "
+                     "the foot or hand follow their own rotations)")
+_SEGMENTS = 24
+RING = Shape("IK Handle",
+             tuple((math.cos(2 * math.pi * i / _SEGMENTS), 0.0, math.sin(2 * math.pi * i / _SEGMENTS))
+                   for i in range(_SEGMENTS)),
+             tuple((i, (i + 1) % _SEGMENTS) for i in range(_SEGMENTS)), 1.2)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The handle has no options of its own: its parent is the ``parents`` part's."""
+
+
+def switch(handle: str) -> Driven:
+    """The influence of a constraint that is on in IK and off in FK."""
+    return Driven(((IK_FK, handle),))
+
+
+def plan(draft: Draft) -> None:
+    skeleton = draft.skeleton
+    end = skeleton[draft.end_bone]
+    vector = end.direction if draft.extremity else end.direction.normalized() * 0.25 * draft.length
+    head = draft.joints[-1]
+    draft.bones.append(NewBone(ROLE_HANDLE, draft.handle, head, head + vector, end.z_axis, draft.controls_parent,
+                               PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
+    draft.properties.append(PropertyPlan(draft.handle, IK_FK, 1.0, 0.0, 1.0, IK_FK_DESCRIPTION))
+    draft.follow = draft.handle
+
+
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if handle is not None and IK_FK in handle:
+        layout.prop(handle, f'["{IK_FK}"]', text="IK/FK", slider=True)
+
+
+def snap_to_fk(snap: Any) -> list[str]:
+    """The handle where the FK pose puts the extremity (through its clone), slid so the bone
+    the IK aims at lands on the FK chain's end."""
+    parts, fk, bones = snap.parts, snap.fk, snap.obj.data.bones
+    handle, chain = parts.handle, parts.chain
+    if parts.extremity and parts.clone:
+        pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
+    else:
+        pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[handle].matrix_local
+    # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
+    # whatever the switch, so the FK evaluation holds how they stand now.
+    aimed = snap.ik.subtarget if snap.ik.subtarget in fk else handle
+    target = fk[handle].inverted() @ fk[aimed]
+    pose.translation += snap.end - (pose @ target).translation
+    snap.obj.pose.bones[handle].matrix = pose
+    return [handle]
+
+
+def bake_to_ik(bake: Any) -> None:
+    """The handle at the chain's end on every frame, turned like the extremity (through its
+    clone) or like the last chain bone."""
+    parts, bones = bake.parts, bake.obj.data.bones
+    handle, chain = parts.handle, parts.chain
+    rest = bones[handle].matrix_local
+    parent = bones[handle].parent
+    local = bake.local(rest, parent.matrix_local if parent is not None else None)
+    follows = parts.extremity if parts.extremity and parts.clone else chain[-1]
+    to_handle = bones[parts.clone if follows != chain[-1] else chain[-1]].matrix_local.inverted() @ rest
+    followed = bake.poses_of(follows)
+    parent_poses = bake.poses_of(parent.name) if parent is not None else None
+    poses, bases = [], []
+    for number, end in enumerate(bake.ends):
+        wanted = followed[number] @ to_handle
+        wanted.translation = end
+        poses.append(wanted)
+        bases.append(local.basis(wanted, parent_poses[number] if parent_poses is not None else None))
+    bake.key(handle, bases)
+    bake.made[handle] = poses
+
+
+PART = Part("handle", Options, plan, roles=(ROLE_HANDLE,), shapes={ROLE_HANDLE: RING}, draw=draw,
+            snap_to_fk=snap_to_fk, bake_to_ik=bake_to_ik)

@@ -1,0 +1,168 @@
+"""What the controls follow: the guide's Origin, or a choice switched while animating.
+
+By default the IK handle hangs from the bone above the chain's parent (the guide's
+Origin), and so does a pole at the origin. With Parent Switching, they hang from a
+hidden socket bone instead, which follows one of several parents: the origin, the
+skeleton's root, the torso (the bone the chain hangs from) and a bone the user names.
+The choice is the integer custom property ``parent`` on the handle's pose bone; each
+candidate is an Armature constraint on the socket whose influence is the simple
+expression ``parent == i``, so it plays without IK Rigger. Switching with the
+*Switch Parent* operator keeps the handle and pole where they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import naming
+from ..core.errors import RigError
+from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PropertyPlan, Skeleton
+from .base import Draft, Item, Part, option
+
+ROLE_SOCKET = "SOCKET"
+TAG_SOCKET = "IK_parent"
+PARENT = "parent"
+CONSTRAINT_PARENT = "IK Rigger Parent"
+SWITCH_OPERATOR = "ik_rigger.switch_parent"
+
+PARENT_MODE_ITEMS: tuple[Item, ...] = (
+    ("AUTO", "Automatic", "The bone above the chain's parent (the guide's Origin); none if there is none"),
+    ("NONE", "None", "No parent"),
+    ("BONE", "Bone", "The bone named below"),
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    handle_parent_mode: str = option("AUTO", "Handle Parent", "What the IK handle follows", items=PARENT_MODE_ITEMS)
+    handle_parent: str = option("", "Handle Parent Bone", "The IK handle's parent when set to Bone",
+                                shown_when=("handle_parent_mode", "BONE"), bone=True)
+    parent_switch: bool = option(False, "Parent Switching", "The handle (and a pole at the origin) follow a choice "
+                                 "animators switch and key: the origin, the root, the torso (the bone the chain "
+                                 "hangs from) or the Other Parent; switching keeps them in place")
+    other_parent: str = option("", "Other Parent", "One more bone the handle may follow when Parent Switching is "
+                               "on (a prop, the head, the other hand)", shown_when=("parent_switch", True), bone=True)
+
+
+def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], options: Any) -> str | None:
+    """The handle's parent by the options: the guide's Origin, none, or the named bone."""
+    root_parent = skeleton[chain[0]].parent
+    if options.handle_parent_mode == "NONE":
+        return None
+    if options.handle_parent_mode == "AUTO":
+        return skeleton[root_parent].parent if root_parent else None
+    name = options.handle_parent
+    check_control_parent(skeleton, chain, name, "handle")
+    return name
+
+
+def check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, what: str,
+                         follows_body: bool = False) -> None:
+    """Refuse a parent that would make a cycle (in or below the chain) or, unless ``follows_body``,
+    drag the limb along with the body (below the chain's parent)."""
+    if name not in skeleton:
+        raise RigError(f"is not a bone of this armature, so the {what} cannot be parented to it", bone=name,
+                       hint="Pick an existing bone above the chain, or leave the parent automatic.")
+    if any(skeleton.is_below(name, bone) for bone in chain):
+        raise RigError(
+            f"is part of the chain {chain[0]} > {chain[-1]} or below it; parenting the {what} to it would make a "
+            "dependency cycle", bone=name, hint="Pick a bone above the chain's parent, such as the root or origin.")
+    root_parent = skeleton[chain[0]].parent
+    if not follows_body and root_parent and skeleton.is_below(name, root_parent):
+        raise RigError(
+            f"moves with the chain's parent '{root_parent}', so the {what} would drag the limb along with the body",
+            bone=name, hint=f"Pick a bone above '{root_parent}', such as the root or origin.")
+
+
+def choices(skeleton: Skeleton, chain: tuple[str, ...], origin: str | None, other: str) -> list[tuple[str, str | None]]:
+    """The parents to switch between, as (label, bone); the first is the origin (None: the armature itself)."""
+    found: list[tuple[str, str | None]] = [("Origin", origin)]
+    lineage = [chain[0], *skeleton.ancestors(chain[0])]
+    torso = skeleton[chain[0]].parent
+    for label, bone in (("Root", lineage[-1] if len(lineage) > 1 else None), ("Torso", torso)):
+        if bone is not None and all(bone != known for _, known in found):
+            found.append((label, bone))
+    if other:
+        check_control_parent(skeleton, chain, other, "handle", follows_body=True)
+        if all(other != known for _, known in found):
+            found.append(("Other", other))
+    return found
+
+
+def plan(draft: Draft) -> None:
+    """The socket the controls hang from when switching is on; else the origin itself."""
+    draft.controls_parent = draft.handle_parent
+    if not draft.options.parent_switch:
+        return
+    found = choices(draft.skeleton, draft.chain, draft.handle_parent, draft.options.other_parent)
+    socket = draft.new_name(draft.end_bone, TAG_SOCKET)
+    end = draft.joints[-1]
+    along = (draft.joints[-1] - draft.joints[0]).normalized()
+    draft.bones.append(NewBone(ROLE_SOCKET, socket, end, end + along * 0.05 * draft.length, draft.bend, None,
+                               PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    handle = draft.handle
+    for index, (label, bone) in enumerate(found):
+        if bone is None:
+            continue  # the armature itself: the socket stays where it is at rest
+        draft.constraints.append(ConstraintPlan(
+            socket, "ARMATURE", f"{CONSTRAINT_PARENT} {index}: {label}", bone,
+            influence=Driven(((PARENT, handle),), f"{PARENT} == {index}")))
+    described = ", ".join(f"{index} {label}" + (f" ({bone})" if bone else " (the armature)")
+                          for index, (label, bone) in enumerate(found))
+    draft.properties.append(PropertyPlan(handle, PARENT, 0, 0, len(found) - 1,
+                                         f"What the IK handle and pole follow: {described}. Switch it with Switch "
+                                         "Parent to keep them in place", integer=True))
+    draft.controls_parent = socket
+
+
+def labels(obj: Any, socket: str | None, count: int) -> list[str]:
+    """Each choice's label, read from the socket's constraints (``count`` choices in all)."""
+    found = ["Armature"] * count
+    if socket is None or socket not in obj.pose.bones:
+        return found
+    for constraint in obj.pose.bones[socket].constraints:
+        head, _, label = constraint.name.partition(": ")
+        number = head.removeprefix(CONSTRAINT_PARENT + " ")
+        if number.isdigit() and int(number) < count:
+            bone = constraint.targets[0].subtarget if len(constraint.targets) else ""
+            found[int(number)] = f"{label} ({bone})" if bone else label
+    return found
+
+
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    """The parent choices as buttons: pressing one switches without moving the controls."""
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if handle is None or PARENT not in handle:
+        return
+    ui = handle.id_properties_ui(PARENT).as_dict()
+    count = int(ui.get("max", 0)) + 1
+    column = layout.column(align=True)
+    column.label(text="Follows")
+    current = int(handle[PARENT])
+    for index, label in enumerate(labels(obj, parts.made.get(ROLE_SOCKET), count)):
+        button = column.operator(SWITCH_OPERATOR, text=label, depress=index == current)
+        button.limb = limb.name
+        button.parent = index
+
+
+def bake_to_ik(bake: Any) -> None:
+    """The socket's poses over the recording, from the parent it follows now."""
+    socket = bake.parts.made.get(ROLE_SOCKET)
+    if socket is None:
+        return
+    bones = bake.obj.data.bones
+    rest = bones[socket].matrix_local
+    handle = bake.obj.pose.bones.get(bake.parts.handle or "")
+    index = int(handle.get(PARENT, 0)) if handle is not None else 0
+    followed = next((constraint.targets[0].subtarget for constraint in bake.obj.pose.bones[socket].constraints
+                     if constraint.type == "ARMATURE" and len(constraint.targets)
+                     and constraint.name.startswith(f"{CONSTRAINT_PARENT} {index}:")), None)
+    if not followed:
+        bake.made[socket] = [rest.copy() for _ in bake.frames]
+        return
+    offset = bones[followed].matrix_local.inverted() @ rest
+    bake.made[socket] = [pose @ offset for pose in bake.poses_of(followed)]
+
+
+PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik)

@@ -1,0 +1,38 @@
+"""The pole line: a thin, non-deforming line from the knee or elbow to the pole target,
+so animators see where the pole is (a Stretch To constraint keeps it on the pole)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core import naming
+from ..core.model import PALETTE_CONTROL, ConstraintPlan, NewBone
+from .base import Draft, Part, Shape, option
+from .pole import ROLE_POLE
+
+ROLE_POLE_LINE = "POLE_LINE"
+TAG_POLE_LINE = "IK_pole_line"
+CONSTRAINT_POLE_LINE = "IK Rigger Pole Line"
+LINE = Shape("IK Pole Line", ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0)), ((0, 1),), 1.0)
+
+
+@dataclass(frozen=True)
+class Options:
+    pole_line: bool = option(True, "Pole Line", "Draw a thin line from the knee or elbow to the pole target, so "
+                             "animators see where the pole is", shown_when=("use_pole", True))
+
+
+def plan(draft: Draft) -> None:
+    pole = next((bone for bone in draft.bones if bone.role == ROLE_POLE), None)
+    if pole is None or not draft.options.pole_line:
+        return
+    middle = draft.chain[len(draft.chain) // 2]
+    line = draft.new_name(middle, TAG_POLE_LINE)
+    knee = draft.joints[len(draft.chain) // 2]
+    draft.bones.append(NewBone(ROLE_POLE_LINE, line, knee, pole.head, (draft.joints[-1] - draft.joints[0]).normalized(),
+                               middle, PALETTE_CONTROL, naming.COLLECTION_MECHANISM, selectable=False))
+    draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name))
+
+
+PART = Part("pole_line", Options, plan, roles=(ROLE_POLE_LINE,), shapes={ROLE_POLE_LINE: LINE},
+            targets={"STRETCH_TO": (ROLE_POLE,)})

@@ -1,0 +1,63 @@
+"""Stretch: one value per limb, the custom property ``stretch`` on the handle.
+
+The IK aims at a hidden TARGET that follows the handle (or the foot roll's ball) but
+never lies further than Maximum Stretch times the chain's length from REACH, a point at
+the chain's root that moves with the body (a Limit Distance constraint). Every chain
+bone's IK stretch is driven by the handle's ``stretch`` (an average of one variable: no
+Python), so at 0 the bones keep their length and scale, and at 1 the chain reaches the
+target. The IK constraint always allows stretch; the bones' values decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import naming
+from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
+from .base import Draft, Part, option
+
+ROLE_TARGET = "TARGET"
+ROLE_REACH = "REACH"
+TAG_TARGET = "IK_target"
+TAG_REACH = "IK_reach"
+CONSTRAINT_REACH = "IK Rigger Reach"
+STRETCH = "stretch"
+STRETCH_DESCRIPTION = ("How far the chain bones stretch to reach this handle: 0 never (bone lengths and scales stay "
+                       "as they are), 1 fully, up to the limb's Maximum Stretch")
+
+
+@dataclass(frozen=True)
+class Options:
+    max_stretch: float = option(1.5, "Maximum Stretch", "How far the chain may reach, as a factor of its "
+                                "length, when the handle's Stretch is 1 (the handle itself always moves freely)",
+                                minimum=1.0, maximum=10.0, soft_maximum=3.0)
+
+
+def plan(draft: Draft) -> None:
+    skeleton, joints, length = draft.skeleton, draft.joints, draft.length
+    end = skeleton[draft.end_bone]
+    vector = end.direction if draft.extremity else end.direction.normalized() * 0.25 * length
+    target = draft.new_name(draft.end_bone, TAG_TARGET)
+    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + vector * 0.5, end.z_axis, draft.follow,
+                               PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    reach = draft.new_name(draft.chain[0], TAG_REACH)
+    along = (joints[1] - joints[0]).normalized()
+    draft.bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
+                               (joints[-1] - joints[0]).normalized(), skeleton[draft.chain[0]].parent,
+                               PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    draft.constraints.append(ConstraintPlan(target, "LIMIT_DISTANCE", CONSTRAINT_REACH, reach, settings=(
+        ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * draft.options.max_stretch),
+        ("owner_space", "POSE"), ("target_space", "POSE"))))
+    draft.properties.append(PropertyPlan(draft.handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
+    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),))) for name in draft.chain)
+
+
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if handle is not None and STRETCH in handle:
+        layout.prop(handle, f'["{STRETCH}"]', text="Stretch", slider=True)
+
+
+PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
+            draw=draw)

@@ -1,0 +1,84 @@
+"""Switch what a limb's handle and pole follow, without moving them.
+
+The choice is the handle's integer property ``parent`` (see ``parts.parents``). Changing
+it alone would make the controls jump to where the new parent carries them; switching
+puts them back where they were, in armature space, and can key the switch.
+Runs in Object or Pose mode; no mode switch.
+"""
+
+from __future__ import annotations
+
+import bpy
+
+from ..core.errors import RigError
+from ..parts.handle import ROLE_HANDLE
+from ..parts.parents import PARENT, ROLE_SOCKET, labels
+from . import records
+from .animation import fcurve_owners
+from .snap import evaluated_pose, key_pose
+
+
+def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
+    """The labels of what the limb's handle may follow, in the order of ``parent``'s values."""
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if handle is None or PARENT not in handle:
+        return []
+    count = int(handle.id_properties_ui(PARENT).as_dict().get("max", 0)) + 1
+    return labels(obj, parts.made.get(ROLE_SOCKET), count)
+
+
+def _index(choices: list[str], parent: int | str, limb: str) -> int:
+    if isinstance(parent, int) and not isinstance(parent, bool):
+        if 0 <= parent < len(choices):
+            return parent
+    else:
+        wanted = str(parent).lower()
+        for index, label in enumerate(choices):
+            if label.lower() == wanted or label.lower().split(" (")[0] == wanted:
+                return index
+    listed = ", ".join(f"{index} {label}" for index, label in enumerate(choices))
+    raise RigError(f"has no parent '{parent}' to follow", bone=limb, hint=f"Pick one of: {listed}.")
+
+
+def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: bool = False,
+                  frame: int = 0) -> list[str]:
+    """Make the limb's handle (and a pole hanging with it) follow ``parent`` (its number or label),
+    keeping them where they are; returns the bones kept in place."""
+    parts = records.require(obj, limb, ROLE_HANDLE)
+    choices = parent_choices(obj, parts)
+    if not choices:
+        raise RigError("was built without Parent Switching", bone=limb.name,
+                       hint="Rebuild the limb with Parent Switching on.")
+    index = _index(choices, parent, limb.name)
+    handle = parts.handle
+    assert handle is not None  # required above
+    bones = obj.data.bones
+    # The pole moves with the switch when it hangs from the socket too; under the handle it follows it.
+    kept = [handle] + [name for name in (parts.pole,) if name and bones[name].parent is not None
+                       and bones[name].parent.name == parts.made.get(ROLE_SOCKET)]
+    before = evaluated_pose(obj)
+    obj.pose.bones[handle][PARENT] = index
+    obj.update_tag()
+    evaluated_pose(obj)
+    for name in kept:
+        obj.pose.bones[name].matrix = before[name]
+    evaluated_pose(obj)
+    if keyframe:
+        pose_bone = obj.pose.bones[handle]
+        pose_bone.keyframe_insert(f'["{PARENT}"]', frame=frame, group=handle)
+        curve = _parent_curve(obj, pose_bone)
+        if curve is not None:
+            for point in curve.keyframe_points:
+                point.interpolation = "CONSTANT"  # a switch, not a blend
+        key_pose(obj, kept, frame)
+    return kept
+
+
+def _parent_curve(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone):
+    """The F-curve keying ``parent`` (on 4.2's flat actions and on 5.x's layered ones)."""
+    path = pose_bone.path_from_id(f'["{PARENT}"]')
+    for owner in fcurve_owners(obj):
+        curve = owner.fcurves.find(path)
+        if curve is not None:
+            return curve
+    return None

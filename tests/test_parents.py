@@ -1,0 +1,201 @@
+"""Parent switching: the handle and pole follow a choice animators switch and key, without a jump."""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import pytest
+from helpers import (
+    DATA,
+    all_fcurves,
+    both_legs,
+    chain_length,
+    evaluate,
+    make_armature,
+    rotation_degrees,
+    same,
+    snapshot,
+)
+from mathutils import Matrix, Vector
+
+from ik_rigger import api
+from ik_rigger.core.errors import RigError
+
+CHAIN = ("thigh.L", "shin.L")
+
+
+def rig(**options) -> bpy.types.Object:
+    obj = make_armature(both_legs(), mode="OBJECT")
+    api.build(obj, "shin.L", parent_switch=True, **options)
+    return obj
+
+
+def turn(obj: bpy.types.Object, bone: str, degrees: float, offset: tuple[float, ...] = (0.0, 0.0, 0.0)) -> None:
+    """Pose a user bone: turned about armature Z through its head, and moved."""
+    pose_bone = obj.pose.bones[bone]
+    rest = obj.data.bones[bone].matrix_local
+    pose_bone.matrix = Matrix.Translation(rest.translation + Vector(offset)) @ Matrix.Rotation(
+        math.radians(degrees), 4, "Z") @ Matrix.Translation(-rest.translation) @ rest
+
+
+def moved(before: Matrix, after: Matrix, length: float) -> bool:
+    return (before.translation - after.translation).length > 1e-3 * length or rotation_degrees(before, after) > 0.1
+
+
+def test_choices_and_the_default_is_the_guides_origin():
+    obj = rig()
+    limb = api.limbs(obj)[0]
+    assert "SOCKET" in limb.bones and "parents" in limb.parts
+    assert api.parent_choices(obj, "shin.L") == ["Origin (root)", "Torso (hips)"]
+    handle, socket = limb.bones["HANDLE"], limb.bones["SOCKET"]
+    assert obj.data.bones[handle].parent.name == socket
+    assert obj.data.bones[limb.bones["POLE"]].parent.name == socket
+    assert obj.pose.bones[handle]["parent"] == 0
+    # Following the origin: the body moving leaves the foot planted; the root moving carries it.
+    length = chain_length(obj, CHAIN)
+    before = evaluate(obj)
+    turn(obj, "hips", 30.0, Vector((0.1, 0.0, -0.05)))
+    after = evaluate(obj)
+    assert not moved(before[handle], after[handle], length)
+    turn(obj, "root", 20.0, Vector((0.3, 0.0, 0.0)))
+    assert moved(before[handle], evaluate(obj)[handle], length)
+
+
+@pytest.mark.parametrize("choice", [1, "Torso", "torso (hips)"])
+def test_switching_keeps_handle_and_pole_in_place_then_they_follow_the_new_parent(choice):
+    obj = rig()
+    limb = api.limbs(obj)[0]
+    handle, pole = limb.bones["HANDLE"], limb.bones["POLE"]
+    length = chain_length(obj, CHAIN)
+    turn(obj, "hips", 25.0, Vector((0.05, 0.02, -0.1)))
+    obj.pose.bones[handle].location = (0.05, -0.1, 0.08)
+    before = evaluate(obj)
+    assert api.switch_parent(obj, "shin.L", choice) == [handle, pole]
+    after = evaluate(obj)
+    assert obj.pose.bones[handle]["parent"] == 1
+    for name in (handle, pole, *CHAIN, "foot.L"):
+        assert (after[name].translation - before[name].translation).length < 1e-5 * length, name
+        assert rotation_degrees(after[name], before[name]) < 0.01, name
+    # Now the hips carry the foot with them.
+    turn(obj, "hips", -10.0)
+    assert moved(after[handle], evaluate(obj)[handle], length)
+    # And back to the origin, still without a jump.
+    again = evaluate(obj)
+    api.switch_parent(obj, "shin.L", "Origin")
+    back = evaluate(obj)
+    for name in (handle, pole):
+        assert (back[name].translation - again[name].translation).length < 1e-5 * length, name
+        assert rotation_degrees(back[name], again[name]) < 0.01, name
+
+
+def test_a_keyed_switch_plays_back():
+    obj = rig()
+    limb = api.limbs(obj)[0]
+    handle = limb.bones["HANDLE"]
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    api.switch_parent(obj, "shin.L", 0, key=True, frame=1)
+    scene.frame_set(10)
+    api.switch_parent(obj, "shin.L", "Torso", key=True, frame=10)
+    keyed = {curve.data_path: curve for curve in all_fcurves(obj)}
+    path = f'pose.bones["{handle}"]["parent"]'
+    assert path in keyed and all(point.interpolation == "CONSTANT" for point in keyed[path].keyframe_points)
+    scene.frame_set(5)
+    assert obj.pose.bones[handle]["parent"] == 0
+    scene.frame_set(12)
+    assert obj.pose.bones[handle]["parent"] == 1
+    # The keyed torso follow: moving the hips moves the foot on frame 12.
+    posed = evaluate(obj)
+    turn(obj, "hips", 15.0)
+    assert moved(posed[handle], evaluate(obj)[handle], chain_length(obj, CHAIN))
+
+
+def test_other_parent_and_pole_under_the_handle():
+    obj = make_armature(both_legs() + [("prop", (0.5, -0.5, 1.0), (0.5, -0.5, 1.2), "root", False)], mode="OBJECT")
+    api.build(obj, "shin.L", parent_switch=True, other_parent="prop", pole_parent="HANDLE")
+    assert api.parent_choices(obj, "shin.L") == ["Origin (root)", "Torso (hips)", "Other (prop)"]
+    limb = api.limbs(obj)[0]
+    handle, pole = limb.bones["HANDLE"], limb.bones["POLE"]
+    assert obj.data.bones[pole].parent.name == handle
+    before = evaluate(obj)
+    assert api.switch_parent(obj, "shin.L", "Other") == [handle]  # the pole rides on the handle
+    turn(obj, "prop", 40.0, Vector((0.0, 0.2, 0.0)))
+    after = evaluate(obj)
+    assert moved(before[handle], after[handle], chain_length(obj, CHAIN))
+    assert moved(before[pole], after[pole], chain_length(obj, CHAIN))
+
+
+def test_refusals_name_the_limb_and_change_nothing():
+    obj = make_armature(both_legs(), mode="OBJECT")
+    api.build(obj, "shin.L")
+    before = snapshot(obj)
+    with pytest.raises(RigError, match="without Parent Switching"):
+        api.switch_parent(obj, "shin.L", 1)
+    assert same(before, snapshot(obj))
+    api.build(obj, "shin.L", parent_switch=True)
+    before = snapshot(obj)
+    for wrong in (5, -1, "Elbow", True):
+        with pytest.raises(RigError, match="shin.L.*Pick one of: 0 Origin"):
+            api.switch_parent(obj, "shin.L", wrong)
+    assert same(before, snapshot(obj))
+    with pytest.raises(RigError, match="thigh.L"):
+        api.build(obj, "shin.L", parent_switch=True, other_parent="thigh.L")  # a cycle: in the chain
+    with pytest.raises(RigError, match="nowhere"):
+        api.build(obj, "shin.L", parent_switch=True, other_parent="nowhere")
+    assert same(before, snapshot(obj))
+
+
+def test_rebuild_without_switching_and_remove_give_the_armature_back():
+    obj = make_armature(both_legs(), mode="OBJECT")
+    before = snapshot(obj)
+    api.build(obj, "shin.L", parent_switch=True)
+    api.switch_parent(obj, "shin.L", 1)
+    api.build(obj, "shin.L", parent_switch=False)
+    limb = api.limbs(obj)[0]
+    assert "SOCKET" not in limb.bones and obj.data.bones[limb.bones["HANDLE"]].parent.name == "root"
+    assert not any("parent ==" in curve.driver.expression for curve in obj.animation_data.drivers)
+    api.build(obj, "shin.L", parent_switch=True)
+    api.remove(obj, "shin.L")
+    assert same(before, snapshot(obj))
+
+
+def test_the_operator_switches_from_the_panel():
+    obj = rig()
+    bpy.ops.object.mode_set(mode="POSE")
+    obj.data.bones.active = obj.data.bones["shin.L"]
+    handle = api.limbs(obj)[0].bones["HANDLE"]
+    assert bpy.ops.ik_rigger.switch_parent(parent=1, keyframe=True) == {"FINISHED"}
+    assert obj.pose.bones[handle]["parent"] == 1
+    with pytest.raises(RuntimeError, match="shin.L.*no parent '7'"):
+        bpy.ops.ik_rigger.switch_parent(parent=7)
+    assert obj.pose.bones[handle]["parent"] == 1
+
+
+def test_motion_capture_arm_switches_and_keeps_its_motion_when_baked():
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    scene = bpy.context.scene
+    frames = range(scene.frame_start, scene.frame_end + 1, 7)
+    bones = ("mixamorig:LeftArm", "mixamorig:LeftForeArm", "mixamorig:LeftHand")
+    played = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        played[frame] = {name: matrix.copy() for name, matrix in evaluate(obj).items() if name in bones}
+    api.build(obj, "mixamorig:LeftForeArm", parent_switch=True)
+    choices = api.parent_choices(obj, "mixamorig:LeftForeArm")
+    assert choices[0] == "Origin (mixamorig:Spine2)" and "Root (mixamorig:Hips)" in choices
+    length = chain_length(obj, bones[:2])
+    for frame in frames:
+        scene.frame_set(frame)
+        posed = evaluate(obj)
+        for name in bones:
+            assert (posed[name].translation - played[frame][name].translation).length < 1e-4 * length, (frame, name)
+            assert rotation_degrees(posed[name], played[frame][name]) < 0.01, (frame, name)
+    scene.frame_set(frames[3])
+    before = evaluate(obj)
+    api.switch_parent(obj, "mixamorig:LeftForeArm", "Root")
+    after = evaluate(obj)
+    for name in bones:
+        assert (after[name].translation - before[name].translation).length < 1e-5 * length * 10, name
+
