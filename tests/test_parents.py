@@ -109,6 +109,11 @@ def test_a_keyed_switch_plays_back():
     posed = evaluate(obj)
     turn(obj, "hips", 15.0)
     assert moved(posed[handle], evaluate(obj)[handle], chain_length(obj, CHAIN))
+    # Once the choice is animated, a switch that is not keyed would not hold: refused, nothing changed.
+    before = snapshot(obj)
+    with pytest.raises(RigError, match="shin.L.*Insert Keyframes"):
+        api.switch_parent(obj, "shin.L", 0)
+    assert same(before, snapshot(obj))
 
 
 def test_other_parent_and_pole_under_the_handle():
@@ -199,3 +204,30 @@ def test_motion_capture_arm_switches_and_keeps_its_motion_when_baked():
     for name in bones:
         assert (after[name].translation - before[name].translation).length < 1e-5 * length * 10, name
 
+
+
+def test_a_keyed_switch_plays_the_same_where_ik_rigger_is_not_installed(tmp_path):
+    from test_pipeline import assert_same_poses, frames_here, play_elsewhere
+
+    obj = rig()
+    handle = api.limbs(obj)[0].bones["HANDLE"]
+    hips = obj.pose.bones["hips"]
+    hips.rotation_mode = "XYZ"
+    for frame, angle in ((1, 0.0), (10, 0.3), (20, -0.3)):
+        hips.rotation_euler = (0.0, 0.0, angle)
+        hips.keyframe_insert("rotation_euler", frame=frame)
+    bpy.context.scene.frame_set(1)
+    api.switch_parent(obj, "shin.L", "Origin", key=True, frame=1)
+    bpy.context.scene.frame_set(10)
+    api.switch_parent(obj, "shin.L", "Torso", key=True, frame=10)
+    frames = [1, 5, 10, 15, 20]
+    expected = frames_here(obj, frames)
+    # The switch really changes what the foot does, or the comparison proves nothing.
+    assert moved(expected[10][handle], expected[20][handle], chain_length(obj, CHAIN))
+    assert not moved(expected[1][handle], expected[5][handle], chain_length(obj, CHAIN))
+    path = tmp_path / "switching.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, frames, tmp_path)
+    assert played["invalid_drivers"] == []
+    for frame in frames:
+        assert_same_poses(expected[frame], played["frames"][str(frame)][obj.name], chain_length(obj, CHAIN))

@@ -43,7 +43,11 @@ def _index(choices: list[str], parent: int | str, limb: str) -> int:
 def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: bool = False,
                   frame: int = 0) -> list[str]:
     """Make the limb's handle (and a pole hanging with it) follow ``parent`` (its number or label),
-    keeping them where they are; returns the bones kept in place."""
+    keeping them where they are; returns the bones kept in place.
+
+    ``keyframe`` keys the old choice and the controls as they were on the frame before, and
+    the new choice and the controls kept in place on ``frame``, so the switch plays as a cut.
+    """
     parts = records.require(obj, limb, ROLE_HANDLE)
     choices = parent_choices(obj, parts)
     if not choices:
@@ -56,22 +60,39 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     # The pole moves with the switch when it hangs from the socket too; under the handle it follows it.
     kept = [handle] + [name for name in (parts.pole,) if name and bones[name].parent is not None
                        and bones[name].parent.name == parts.made.get(ROLE_SOCKET)]
+    pose_bone = obj.pose.bones[handle]
+    if not keyframe and _parent_curve(obj, pose_bone) is not None:
+        raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
+                       bone=limb.name, hint="Switch with Insert Keyframes on.")
     before = evaluated_pose(obj)
-    obj.pose.bones[handle][PARENT] = index
+    if keyframe:
+        # The frame before holds the old choice where it was: the switch happens between the two frames.
+        _key_switch(obj, handle, kept, frame - 1)
+    pose_bone[PARENT] = index
+    if keyframe:
+        _key_parent(obj, pose_bone, frame)  # before the update, which plays the keys
     obj.update_tag()
     evaluated_pose(obj)
     for name in kept:
         obj.pose.bones[name].matrix = before[name]
-    evaluated_pose(obj)
     if keyframe:
-        pose_bone = obj.pose.bones[handle]
-        pose_bone.keyframe_insert(f'["{PARENT}"]', frame=frame, group=handle)
-        curve = _parent_curve(obj, pose_bone)
-        if curve is not None:
-            for point in curve.keyframe_points:
-                point.interpolation = "CONSTANT"  # a switch, not a blend
         key_pose(obj, kept, frame)
     return kept
+
+
+def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int) -> None:
+    """Key the choice and the controls kept in place at ``frame``."""
+    _key_parent(obj, obj.pose.bones[handle], frame)
+    key_pose(obj, kept, frame)
+
+
+def _key_parent(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, frame: int) -> None:
+    """Key the choice at ``frame``: constant, a switch and not a blend."""
+    pose_bone.keyframe_insert(f'["{PARENT}"]', frame=frame, group=pose_bone.name)
+    curve = _parent_curve(obj, pose_bone)
+    if curve is not None:
+        for point in curve.keyframe_points:
+            point.interpolation = "CONSTANT"
 
 
 def _parent_curve(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone):
