@@ -5,10 +5,9 @@ from __future__ import annotations
 import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 
+from . import api
 from .core.errors import RigError
 from .operators import armature_in, report_error
-from .rig import ground
-from .rig.upgrade import prepare
 
 
 def _mesh_names(_self: bpy.types.Operator, context: bpy.types.Context, _text: str) -> list[str]:
@@ -63,10 +62,7 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
                 return {"CANCELLED"}
             frames = range(start, end + 1)
         try:
-            surface = self._ground(context)
-            ground.check_ground(obj, surface)
-            prepare(obj)
-            result = ground.plant_feet(obj, surface, frames)
+            result = api.plant_feet(obj, self._ground(context), frames)
         except RigError as error:
             return report_error(self, error)
         lowered = f", hips '{result.hips}' lowered up to {result.drop:.4g}" if result.hips else ""
