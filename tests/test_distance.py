@@ -301,3 +301,67 @@ def test_the_limbs_panel_shows_the_limit_and_changes_nothing():
     assert same(snapshot(obj), before)
     plain, _ = rig("NONE", name="Plain")
     assert ("prop", "LimitDistanceConstraint", "limit_mode") not in draw(ui.IKRIG_PT_limbs, plain)
+
+
+def itasc_distance(obj: bpy.types.Object, limb: api.Limb) -> bpy.types.Constraint:
+    found = [constraint for constraint in obj.pose.bones["shin.L"].constraints
+             if constraint.type == "IK" and constraint.ik_type == "DISTANCE"]
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.mark.parametrize("limit", LIMITS)
+def test_the_itasc_method_is_blenders_own_distance_constraint_after_the_limbs_ik(limit):
+    obj = make_armature(both_legs(), mode="OBJECT")
+    limb = api.build(obj, "shin.L", distance_limit=limit, distance_radius=RADIUS, distance_method="ITASC")[0]
+    constraints = obj.pose.bones["shin.L"].constraints
+    distance = itasc_distance(obj, limb)
+    assert [constraint.ik_type for constraint in constraints if constraint.type == "IK"] == ["COPY_POSE", "DISTANCE"]
+    assert distance.subtarget == limb.bones["DISTANCE_CENTER"] and distance.chain_count == 2
+    assert distance.limit_mode == {"INSIDE": "LIMITDIST_INSIDE", "ON_SURFACE": "LIMITDIST_ONSURFACE",
+                                   "OUTSIDE": "LIMITDIST_OUTSIDE"}[limit]
+    assert distance.distance == pytest.approx(RADIUS * chain_length(obj, CHAIN), rel=1e-6)
+    assert not [constraint for constraint in obj.pose.bones[limb.bones["TARGET"]].constraints
+                if constraint.name.startswith("IK Rigger Distance")]
+    # The limb's IK is still the one snapping, the panel and baking work with.
+    parts = api.records.resolve(obj, obj.ik_rigger.limbs[0])
+    assert api.records.ik_constraint(obj, parts).ik_type == "COPY_POSE"
+
+
+def test_under_standard_the_itasc_distance_does_nothing_and_under_itasc_it_pulls_toward_the_limit():
+    plain = make_armature(both_legs(), name="Plain", mode="OBJECT")
+    api.build(plain, "shin.L")
+    obj = make_armature(both_legs(), name="Limited", mode="OBJECT")
+    limb = api.build(obj, "shin.L", distance_limit="INSIDE", distance_radius=RADIUS, distance_method="ITASC")[0]
+    length = chain_length(obj, CHAIN)
+    offset = Vector((0.0, -0.35, 0.3)) * length
+    for rig_object in (plain, obj):
+        move_handle(rig_object, "foot_IK.L", offset)
+    # Standard: the Distance's influence is 0 (its driver reads the solver), the limb plays as without it.
+    expected, posed = evaluate(plain), evaluate(obj)
+    for name in (*CHAIN, "foot.L"):
+        assert (expected[name].translation - posed[name].translation).length < 1e-5 * length, name
+        assert rotation_degrees(expected[name], posed[name]) < 0.01, name
+    assert itasc_distance(obj, limb).influence == pytest.approx(0.0)
+    # iTaSC: the solver weighs the limit against the handle, so the hand ends nearer the sphere than without it.
+    for rig_object in (plain, obj):
+        use_solver(rig_object, "ITASC")
+    centre = obj.data.bones[limb.bones["DISTANCE_CENTER"]].head_local
+    free = (end_of(evaluate(plain), plain) - centre).length
+    held = (end_of(evaluate(obj), obj) - centre).length
+    assert itasc_distance(obj, limb).influence == pytest.approx(1.0)
+    assert free > RADIUS * length and held < free - 0.05 * length
+
+
+def test_the_itasc_method_plays_where_ik_rigger_is_not_installed(tmp_path):
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    use_solver(obj, "ITASC")
+    limb = api.build(obj, "shin.L", distance_limit="INSIDE", distance_radius=RADIUS, distance_method="ITASC")[0]
+    length = chain_length(obj, CHAIN)
+    move_handle(obj, limb.bones["HANDLE"], Vector((0.0, -0.35, 0.3)) * length)
+    expected = evaluate(obj)
+    path = tmp_path / "hero.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, [1], tmp_path)
+    assert played["invalid_drivers"] == []
+    assert_same_poses(expected, played["frames"]["1"]["Hero"], length)

@@ -33,6 +33,8 @@ class Driven:
 
     variables: tuple[tuple[str, str], ...]
     expression: str = ""
+    # More variables, each reading a path of the armature object itself (its IK solver...).
+    object_paths: tuple[tuple[str, str], ...] = ()
 
     def renamed(self, names: dict[str, str]) -> Driven:
         return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables))

@@ -11,8 +11,12 @@ the stretch's reach limit; its influence is the handle's ``ik_fk``. The chain re
 the limited target like any other, so the hand keeps the limit under either IK solver,
 wherever the chain can reach, and the pole still turns the knee or elbow.
 
-Why not iTaSC's own Distance (an IK constraint of the type Distance on the chain's last
-bone), as measured on Blender 4.2 and 5.2:
+Distance Method *iTaSC Distance* uses iTaSC's own Distance instead (an IK constraint of the
+type Distance on the chain's last bone, after the limb's IK, as Blender's manual describes),
+for riggers who want the solver itself to weigh the limit. Its influence is the handle's
+``ik_fk`` times ``solver == 1`` (a driver reading the armature's solver), so under the
+Standard solver it does nothing. Why it is not the default, as measured on Blender 4.2 and
+5.2:
 
 - iTaSC in Animation mode, its default, does not hold it: alone on a chain, On Surface
   leaves the end up to 0.3 of the chain's length off the sphere; beside the IK that
@@ -29,7 +33,7 @@ bone), as measured on Blender 4.2 and 5.2:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core import naming
@@ -57,12 +61,24 @@ SPHERE = Shape("IK Distance",
                tuple((3 * i + k, 3 * ((i + 1) % _SEGMENTS) + k) for i in range(_SEGMENTS) for k in range(3)), 1.0)
 
 
+METHOD_ITEMS: tuple[Item, ...] = (
+    ("LIMIT", "Limit Distance", "A Limit Distance on the IK target: the limit holds under either solver and the "
+     "pole keeps turning the knee or elbow"),
+    ("ITASC", "iTaSC Distance", "Blender's own iTaSC Distance (an IK constraint of the type Distance, as the manual "
+     "describes): active only under the iTaSC solver, where it weighs the limit against reaching the handle, "
+     "holds it loosely in Animation mode and stops the pole from turning the chain"),
+)
+# The armature's solver as a driver reads it: 0 Standard, 1 iTaSC.
+SOLVER_PATH = "pose.ik_solver"
+
+
 @dataclass(frozen=True)
 class Options:
     distance_limit: str = option("NONE", "Distance Limit", "Keep the hand inside, on or outside a sphere around a "
                                  "control (the Distance Center), under either IK solver", items=LIMIT_ITEMS)
     distance_radius: float = option(0.25, "Distance Radius", "The sphere's radius, as a fraction of the chain's "
                                     "length", minimum=0.01, maximum=10.0, soft_maximum=2.0)
+    distance_method: str = option("LIMIT", "Distance Method", "How the limit is kept", items=METHOD_ITEMS)
 
 
 def plan(draft: Draft) -> None:
@@ -77,6 +93,17 @@ def plan(draft: Draft) -> None:
     name = draft.new_name(draft.end_bone, TAG_CENTER)
     draft.bones.append(NewBone(ROLE_DISTANCE_CENTER, name, centre, centre - inward * radius, draft.bend,
                                draft.controls_parent, PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
+    if draft.options.distance_method == "ITASC":
+        # On the chain's last bone, after the limb's IK; the Standard solver would take it for a plain IK
+        # and pull the hand onto the centre, so its influence is 0 unless the armature solves with iTaSC.
+        on = switch(draft.handle)
+        draft.constraints.append(ConstraintPlan(
+            draft.last, "IK", CONSTRAINT_DISTANCE, name,
+            settings=(("ik_type", "DISTANCE"), ("limit_mode", mode), ("distance", radius),
+                      ("chain_count", len(draft.chain)), ("use_tail", True)),
+            influence=replace(on, expression=f"{on.variables[0][0]} * (solver == 1)",
+                              object_paths=(("solver", SOLVER_PATH),))))
+        return
     draft.constraints.append(ConstraintPlan(target, "LIMIT_DISTANCE", CONSTRAINT_DISTANCE, name, settings=(
         ("limit_mode", mode), ("distance", radius), ("owner_space", "POSE"), ("target_space", "POSE")),
         influence=switch(draft.handle)))
@@ -86,7 +113,7 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     centre = parts.made.get(ROLE_DISTANCE_CENTER)
     limit = next((constraint for owner, name in parts.constraints
                   for constraint in (obj.pose.bones[owner].constraints[name],)
-                  if constraint.type == "LIMIT_DISTANCE" and constraint.subtarget == centre), None)
+                  if constraint.type in ("LIMIT_DISTANCE", "IK") and constraint.subtarget == centre), None)
     if centre is None or limit is None:
         return
     layout.prop(limit, "limit_mode", text="Distance Limit")
@@ -94,4 +121,4 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("distance", Options, plan, roles=(ROLE_DISTANCE_CENTER,), shapes={ROLE_DISTANCE_CENTER: SPHERE},
-            targets={"LIMIT_DISTANCE": (ROLE_DISTANCE_CENTER,)}, draw=draw)
+            targets={"LIMIT_DISTANCE": (ROLE_DISTANCE_CENTER,), "IK": (ROLE_DISTANCE_CENTER,)}, draw=draw)

@@ -270,8 +270,9 @@ def constraints_of(obj: bpy.types.Object, parts: Parts) -> Iterator[tuple[bpy.ty
 
 
 def ik_constraint(obj: bpy.types.Object, parts: Parts) -> bpy.types.Constraint | None:
-    """The limb's IK constraint, if it still exists."""
-    return next((constraint for _, constraint in constraints_of(obj, parts) if constraint.type == "IK"), None)
+    """The limb's IK constraint (the one reaching for the handle, not an iTaSC Distance), if it still exists."""
+    return next((constraint for _, constraint in constraints_of(obj, parts)
+                 if constraint.type == "IK" and constraint.ik_type == "COPY_POSE"), None)
 
 
 def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts:
@@ -359,6 +360,13 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
         driver.variables.remove(variable)
     for key, bone in driven.variables:
         read_switch(driver, obj, bone, key)
+    for name, path in driven.object_paths:
+        variable = driver.variables.new()
+        variable.name = name
+        variable.type = "SINGLE_PROP"
+        variable.targets[0].id_type = "OBJECT"
+        variable.targets[0].id = obj
+        variable.targets[0].data_path = path
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
