@@ -4,10 +4,11 @@ A limb's record (``props.IKRIG_PG_limb``) remembers names, and names go stale wh
 the user renames a bone. So everything IK Rigger makes carries data that moves with
 a rename, and the record's names are only a cache:
 
-- each made bone (handle, pole, clone) has the ID property ``_ik_rigger`` =
-  ``{"limb": uid, "role": role}`` on its ``Bone`` (hidden in the UI by the underscore);
-- each constraint IK Rigger adds targets one of those bones (the IK constraint the
-  handle, the copy constraints the clone) and keeps the name the record lists;
+- each made bone has the ID property ``_ik_rigger`` = ``{"limb": uid, "role": role}`` on
+  its ``Bone`` (hidden in the UI by the underscore);
+- each constraint IK Rigger adds aims at one of those bones, of a role its part declares
+  for that kind of constraint (the IK constraint its target, the copy constraints the
+  clone), or sits on one (a parent socket's), and keeps the name the record lists;
 - the chain is the IK constraint's owner and its ``chain_count - 1`` parents, the
   extremity the owner of the copy constraints.
 
