@@ -335,23 +335,55 @@ def _pipe(stream: IO[str] | None) -> IO[str]:
 _Answer = tuple[int, FileResult] | None
 
 
+def _start_worker(command: list[str]) -> subprocess.Popen:
+    """One worker Blender, in a session of its own: a Ctrl-C on the terminal reaches only the
+    main process, which stops the workers itself, knowing which file each one holds."""
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, bufsize=1, start_new_session=True)
+
+
+def _dismiss(workers: Iterable[subprocess.Popen]) -> None:
+    """Stop workers that hold no file (started ahead, and not needed): none outlives the run."""
+    workers = list(workers)
+    for process in workers:
+        if process.poll() is None:
+            process.terminate()
+    for process in workers:
+        process.communicate()
+
+
+def _largest_first(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
+    """The jobs with their indices, largest input first (input order among equals): the big files
+    start early and the small ones fill the end, so no process waits long for the last file."""
+    def size(item: tuple[int, Job]) -> int:
+        try:
+            return os.stat(item[1].input).st_size
+        except OSError:
+            return 0
+
+    return sorted(enumerate(jobs), key=size, reverse=True)
+
+
 class _Pool:
     """Worker Blenders, each started once and taking the next file whenever it is free
-    (as does the main process, between its own files).
+    (as does the main process, between its own files), the largest first.
 
     One thread per worker feeds it and reads its answers, so no worker waits for another.
     A worker that dies fails only the file it held ("worker died"), and a new one takes
-    its place while files remain.
+    its place while files remain. Workers started ahead (``ready``, by the entry script
+    while this Blender loaded) are used first.
     """
 
-    def __init__(self, command: list[str], count: int, jobs: Sequence[Job]) -> None:
+    def __init__(self, command: list[str], count: int, jobs: Sequence[Job],
+                 ready: Sequence[subprocess.Popen] = ()) -> None:
         self.command = command
-        self.pending = deque(enumerate(jobs))
+        self.pending = deque(_largest_first(jobs))
         self.answers: queue.Queue[_Answer] = queue.Queue()
         self.lock = threading.Lock()
         self.stopping = False
-        self.processes: list[subprocess.Popen] = []
-        self.threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(count)]
+        self.processes: list[subprocess.Popen] = list(ready[:count])
+        firsts = [*self.processes, *[None] * (count - len(self.processes))]
+        self.threads = [threading.Thread(target=self._serve, args=(first,), daemon=True) for first in firsts]
         for thread in self.threads:
             thread.start()
 
@@ -360,10 +392,7 @@ class _Pool:
             return None if self.stopping or not self.pending else self.pending.popleft()
 
     def _start(self) -> subprocess.Popen:
-        # A session of its own: a Ctrl-C on the terminal reaches only the main process,
-        # which stops the workers itself, knowing which file each one holds.
-        process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True)
+        process = _start_worker(self.command)
         with self.lock:
             self.processes.append(process)
         return process
@@ -383,13 +412,16 @@ class _Pool:
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
 
-    def _serve(self) -> None:
+    def _serve(self, first: subprocess.Popen | None) -> None:
         failed_starts = 0
         while failed_starts < 2:
             with self.lock:
                 if self.stopping or not self.pending:
+                    if first is not None:
+                        _pipe(first.stdin).close()  # a worker started ahead that no file needs: it ends
                     return
-            process = self._start()
+            process = first if first is not None else self._start()
+            first = None
             if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
                 process.wait()
                 failed_starts += 1
@@ -539,20 +571,27 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def main(argv: Sequence[str], worker_command: list[str]) -> int:
-    """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender."""
+def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = ()) -> int:
+    """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
+
+    ``ready``: workers already started with ``argv`` (see scripts/rig_batch.py): the run
+    takes those it needs and stops the others, whatever happens; workers it starts itself
+    (more, or in place of one that died) get only the options a worker reads.
+    """
     stop = _Stop()
     restore = stop.install()
+    spare = list(ready)
     try:
-        return _main(argv, worker_command, stop)
+        return _main(argv, worker_command, stop, spare)
     except Interrupted:
         print("ik_rigger: interrupted before any file was opened", file=sys.stderr)
         return 128 + stop.signum
     finally:
+        _dismiss(spare)
         restore()
 
 
-def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop) -> int:
+def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen]) -> int:
     try:
         args = parser().parse_args(list(argv))
         config = load_config(args.config, config_schema()) if args.config else Config()
@@ -575,8 +614,14 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop) -> int:
         count = 1
     results: dict[int, FileResult] = {}
     started_files: dict[int, FileResult] = {}
-    # This process rigs too, from the start: the workers join when their Blender has started.
-    pool = _Pool(worker_command + _worker_arguments(args), count - 1, jobs) if count > 1 else None
+    # This process rigs too, from the start (one process per core with --jobs at the core
+    # count): the workers join when their Blender has started.
+    pool = None
+    if count > 1:
+        ready = [spare.pop() for _ in range(min(count - 1, len(spare)))]
+        pool = _Pool(worker_command + _worker_arguments(args), count - 1, jobs, ready)
+    _dismiss(spare)  # those no file needs: not left waiting through the run
+    spare.clear()
     queued = deque(enumerate(jobs))
     take = pool.take if pool is not None else lambda: queued.popleft() if queued else None
 

@@ -219,18 +219,22 @@ def test_a_run_killed_mid_save_leaves_the_old_file_whole(tmp_path):
     assert not list((tmp_path / "out").glob("*ik_rigger-tmp*"))
 
 
+# A leg in names no detection is sure of, and the config that names it.
+_ODD_BONES = [
+    ("root", (0, 0, 0), (0, 0.5, 0), None, False),
+    ("pelvis", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+    ("upper_A", (0.2, 0, 1.0), (0.2, -0.05, 0.55), "pelvis", False),
+    ("lower_A", (0.2, -0.05, 0.55), (0.2, 0, 0.1), "upper_A", True),
+    ("end_A", (0.2, 0, 0.1), (0.2, -0.2, 0.0), "lower_A", True),
+]
+_ODD_CONFIG = ('[defaults]\ncopy_mode = "TRANSFORMS"\n\n[[armature]]\nname = "Rig"\ndetect = false\n\n'
+               '[[armature.limb]]\nlast = "lower_A"\npole_parent = "HANDLE"\n')
+
+
 def test_config_names_limbs_and_options(tmp_path):
-    bones = [
-        ("root", (0, 0, 0), (0, 0.5, 0), None, False),
-        ("pelvis", (0, 0, 1.0), (0, 0, 1.2), "root", False),
-        ("upper_A", (0.2, 0, 1.0), (0.2, -0.05, 0.55), "pelvis", False),
-        ("lower_A", (0.2, -0.05, 0.55), (0.2, 0, 0.1), "upper_A", True),
-        ("end_A", (0.2, 0, 0.1), (0.2, -0.2, 0.0), "lower_A", True),
-    ]
-    source = save_character(tmp_path / "odd.blend", bones=bones)
+    source = save_character(tmp_path / "odd.blend", bones=_ODD_BONES)
     config = tmp_path / "rig.toml"
-    config.write_text('[defaults]\ncopy_mode = "TRANSFORMS"\n\n[[armature]]\nname = "Rig"\ndetect = false\n\n'
-                      '[[armature.limb]]\nlast = "lower_A"\npole_parent = "HANDLE"\n')
+    config.write_text(_ODD_CONFIG)
     result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config))
     assert result.returncode == 0, result.stdout
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "odd.blend"))
@@ -258,6 +262,35 @@ def test_parallel_workers(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("rigged ") >= 4
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [f"c{i}.blend" for i in range(4)]
+
+
+def test_parallel_workers_rig_by_the_config(tmp_path):
+    """With --jobs 2 the worker (started ahead of the main Blender, with the same command line)
+    reads the config too: without it nothing in these names is rigged."""
+    for index in range(4):
+        save_character(tmp_path / "in" / f"c{index}.blend", bones=_ODD_BONES)
+    config = tmp_path / "rig.toml"
+    config.write_text(_ODD_CONFIG)
+    report = tmp_path / "report.json"
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "2", "--config", str(config),
+                 "--report", str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(report.read_text())["workers_started"] == 1
+    for index in range(4):
+        bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / f"c{index}.blend"))
+        assert [c.type for c in bpy.data.objects["Rig"].pose.bones["end_A"].constraints] == ["COPY_TRANSFORMS"]
+
+
+def test_workers_take_the_largest_files_first(tmp_path):
+    jobs = []
+    for name, size in (("a", 10), ("b", 300), ("c", 20), ("d", 300), ("gone", None)):
+        path = tmp_path / f"{name}.blend"
+        if size is not None:
+            path.write_bytes(b"x" * size)
+        jobs.append(cli.Job(str(path), str(tmp_path / "out" / path.name)))
+    order = [Path(job.input).stem for _, job in cli._largest_first(jobs)]
+    assert order == ["b", "d", "c", "a", "gone"]
+    assert [index for index, _ in cli._largest_first(jobs)] == [1, 3, 2, 0, 4]
 
 
 def test_blender_command_entry_runs_in_process(tmp_path):

@@ -243,6 +243,23 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     assert json.loads(report.read_text())["workers_started"] == 3  # two, and one in place of the dead one
 
 
+def test_workers_started_ahead_never_outlive_the_run(tmp_path):
+    """--jobs 2 starts a worker before the main Blender loads; when no file needs it (one file), or
+    the command line is wrong, it is stopped before the run returns."""
+    source = save_character(tmp_path / "in" / "a.blend")
+    config = tmp_path / "rig.toml"  # names this run's processes, to find them afterwards
+    config.write_text("[defaults]\n")
+    report = tmp_path / "report.json"
+    result = run(str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--config", str(config),
+                 "--report", str(report), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(report.read_text())["workers_started"] == 0
+    assert not _processes_naming(str(config))
+    result = run(str(source), "--jobs", "2", "--config", str(config), keep=[tmp_path / "in"])
+    assert result.returncode == 2 and "say where results go" in result.stderr
+    assert not _processes_naming(str(config))
+
+
 # Point 3: every failure is one file's failure.
 
 def _without_file_permission_override() -> list[str]:
@@ -367,7 +384,7 @@ def test_ik_riggers_own_failure_on_a_file_is_that_files_failure(tmp_path, monkey
     def broken(*args, **kwargs):
         raise KeyError("a bone that should be there")
 
-    monkeypatch.setattr(files, "build_limbs", broken)
+    monkeypatch.setattr(files.api, "build_many", broken)
     result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "a.blend")), Config())
     assert result.status == "failed"
     assert result.error.startswith("IK Rigger failed on this file (KeyError: 'a bone that should be there')")
@@ -484,22 +501,46 @@ def test_every_armature_it_is_sure_of_is_rigged_and_reported(tmp_path):
 
 # Point 8: speed, and the progress bar on a terminal.
 
+def _body_and_hidden() -> None:
+    """Two meshes beside the rig: one shown, one disabled in viewports."""
+    for name, hidden in (("Body", False), ("Hidden", True)):
+        mesh = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+        bpy.context.scene.collection.objects.link(mesh)
+        mesh.hide_viewport = hidden
+        mesh.parent = bpy.data.objects["Rig"]
+
+
 def test_other_objects_come_out_as_they_were_shown(tmp_path):
     """Rigging puts the other objects' geometry to sleep (speed); the saved file shows them as before."""
-    def objects() -> None:
-        for name, hidden in (("Body", False), ("Hidden", True)):
-            mesh = bpy.data.objects.new(name, bpy.data.meshes.new(name))
-            bpy.context.scene.collection.objects.link(mesh)
-            mesh.hide_viewport = hidden
-            mesh.parent = bpy.data.objects["Rig"]
-
-    source = save_character(tmp_path / "in" / "a.blend", extra=objects)
+    source = save_character(tmp_path / "in" / "a.blend", extra=_body_and_hidden)
     result = run(str(source), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
     assert result.returncode == 0, result.stdout
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"), use_scripts=False)
     shown = {obj.name: obj.hide_viewport for obj in bpy.data.objects if obj.name in ("Body", "Hidden", "Rig")}
     assert shown == {"Body": False, "Hidden": True, "Rig": False}
     assert len(bpy.data.objects["Rig"].ik_rigger.limbs) == 2
+
+
+def test_objects_asleep_from_the_load_are_given_back_when_rigging_fails(tmp_path, monkeypatch):
+    """The other objects sleep from the file's load through rigging, and are shown again even when
+    rigging fails; nothing of it stays hooked into Blender."""
+    from ik_rigger.core.config import Config
+    from ik_rigger.rig import files
+
+    source = save_character(tmp_path / "a.blend", extra=_body_and_hidden)
+    handlers = list(bpy.app.handlers.version_update)
+    while_rigging: dict[str, bool] = {}
+
+    def broken(*args, **kwargs):
+        while_rigging.update((obj.name, obj.hide_viewport) for obj in bpy.data.objects)
+        raise KeyError("a bone that should be there")
+
+    monkeypatch.setattr(files.api, "build_many", broken)
+    result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "a.blend")), Config())
+    assert result.status == "failed" and "KeyError" in result.error
+    assert while_rigging == {"Body": True, "Hidden": True, "Rig": False}
+    assert {obj.name: obj.hide_viewport for obj in bpy.data.objects} == {"Body": False, "Hidden": True, "Rig": False}
+    assert list(bpy.app.handlers.version_update) == handlers
 
 
 def test_the_progress_bar_on_a_terminal(tmp_path):

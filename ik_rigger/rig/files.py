@@ -26,11 +26,12 @@ from typing import Any
 import addon_utils
 import bpy
 
+from .. import api
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
 from .auto import detected_requests
-from .build import build_limbs, mirrored_request, plan_limbs
+from .build import mirrored_request, plan_limbs
 from .skeleton import read_skeleton
 from .upgrade import upgrade
 
@@ -410,7 +411,7 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
 def _writer(compress: bool) -> Callable[[Path], None]:
     def write(temporary: Path) -> None:
         try:
-            with quiet():
+            with interrupts_held(), quiet():  # see rig_file
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
                                             compress=compress)
         except RuntimeError as error:
@@ -474,38 +475,79 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
         entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
         entry.status = "planned"
         return
-    plans = build_limbs(obj, requests, skeleton)
-    entry.limbs = [list(plan.chain) for plan in plans]
-    entry.notes.extend(note for plan in plans for note in plan.notes)
+    built = api.build_many(obj, requests, skeleton)
+    entry.limbs = [list(limb.chain) for limb in built]
+    entry.notes.extend(note for limb in built for note in limb.notes)
     entry.status = "rigged"
     # Motion already on the armature (an animated file, an imported clip) is kept by
-    # build_limbs as each limb's ``animation`` option says; its notes say what was kept.
+    # the build as each limb's ``animation`` option says; its notes say what was kept.
+
+
+# The objects put to sleep for the file at hand (see _geometry_asleep).
+_asleep: list[bpy.types.Object] = []
+
+
+def _put_to_sleep() -> None:
+    """Disable in viewports the objects rigging never reads: every visible object but the
+    armatures and the linked or overridden ones (a change to those would be saved as an override)."""
+    for obj in bpy.data.objects:
+        if obj.type != "ARMATURE" and obj.library is None and obj.override_library is None \
+                and not obj.hide_viewport:
+            obj.hide_viewport = True
+            _asleep.append(obj)
+
+
+@bpy.app.handlers.persistent
+def _asleep_on_load(*_args: object) -> None:
+    # Blender calls version_update handlers on a file it has just read, before it first
+    # evaluates it. Persistent: a file load drops the other handlers before calling these.
+    _put_to_sleep()
 
 
 @contextmanager
 def _geometry_asleep() -> Iterator[None]:
-    """Other objects disabled in viewports while rigging, and given back as they were before saving.
+    """From opening a file (its load, before Blender first evaluates it) to saving it: the
+    objects rigging never reads put to sleep, and shown again, unevaluated, for the save.
 
-    Each mode switch re-evaluates every visible object that depends on the armature (a
-    character's skinned meshes, with their shape keys: most of the time rigging would
-    take), yet rigging reads none of it. What a visible armature depends on (a
-    constraint's target) Blender still evaluates. Linked and overridden objects are left
-    alone: a change to them would be saved as an override.
+    A character's skinned meshes, with their shape keys, are most of what Blender would
+    evaluate: once as the file loads, again at each of rigging's mode switches, and once
+    more as the save brings the scene up to date. What a visible armature depends on (a
+    constraint's target) Blender still evaluates. An import is put to sleep once it is in
+    (``_put_to_sleep`` at rigging).
     """
-    asleep = [obj for obj in bpy.data.objects if obj.type != "ARMATURE" and obj.library is None
-              and obj.override_library is None and not obj.hide_viewport]
-    for obj in asleep:
-        obj.hide_viewport = True
+    _asleep.clear()
+    bpy.app.handlers.version_update.append(_asleep_on_load)
     try:
         yield
     finally:
-        for obj in asleep:
-            obj.hide_viewport = False
+        while _asleep_on_load in bpy.app.handlers.version_update:
+            bpy.app.handlers.version_update.remove(_asleep_on_load)
+        _shown_unevaluated(_asleep)
+        _asleep.clear()
+
+
+def _shown_unevaluated(objects: list[bpy.types.Object]) -> None:
+    """Clear ``hide_viewport`` on ``objects`` without telling the dependency graph.
+
+    The file is saved and closed next, and the save reads the objects' data, not their
+    evaluation; yet every operator call (the save's too) first brings the scene up to
+    date, which, told of the change, would evaluate the skinned meshes after all.
+    ``foreach_set`` writes the flags without that notice.
+    """
+    if not objects:
+        return
+    shown = {obj.as_pointer() for obj in objects}
+    flags = [False] * len(bpy.data.objects)
+    bpy.data.objects.foreach_get("hide_viewport", flags)
+    for index, obj in enumerate(bpy.data.objects):
+        if obj.as_pointer() in shown:
+            flags[index] = False
+    bpy.data.objects.foreach_set("hide_viewport", flags)
 
 
 def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) -> None:
-    with _geometry_asleep():
-        _rig_each(job, config, filename, result)
+    _put_to_sleep()  # what the load did not: an import's objects
+    _rig_each(job, config, filename, result)
 
 
 def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
@@ -563,17 +605,20 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
     fmt = input_format(source)
     try:
         _check_target(job, source, target, fmt)
-        started = time.perf_counter()
-        if fmt == "blend":
-            check_blend_file(source)
-            compress = is_compressed(source)
-            result.warnings.extend(open_untrusted(source, job.allow_newer))
-        else:
-            compress = False
-            result.warnings.extend(import_foreign(source, str(fmt), config))
-        result.seconds_open = time.perf_counter() - started
-        started = time.perf_counter()
-        _rig_armatures(job, config, source.name, result)
+        # An interrupt waits for the end of opening and rigging (then of writing): Blender runs
+        # Python inside them (handlers, importers), where it would swallow the exception.
+        with interrupts_held(), _geometry_asleep():
+            started = time.perf_counter()
+            if fmt == "blend":
+                check_blend_file(source)
+                compress = is_compressed(source)
+                result.warnings.extend(open_untrusted(source, job.allow_newer))
+            else:
+                compress = False
+                result.warnings.extend(import_foreign(source, str(fmt), config))
+            result.seconds_open = time.perf_counter() - started
+            started = time.perf_counter()
+            _rig_armatures(job, config, source.name, result)
         result.seconds_rig = time.perf_counter() - started
         if job.dry_run:
             result.status = "planned"
