@@ -196,3 +196,18 @@ def test_joint_and_solver_panels_show_blenders_own_settings(rigged):
     rigged.pose.ik_solver = "ITASC"
     log = draw(ui.IKRIG_PT_solver, rigged)
     assert ("prop", "Pose", "ik_solver") in log and ("prop", "Itasc", "precision") in log
+
+
+def test_the_limbs_panel_shows_every_part_a_limb_has_and_changes_nothing():
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(foot_roll=True, parent_switch=True, distance_limit="INSIDE",
+                                      hinge_joints=True) == {"FINISHED"}
+    before = snapshot(obj)
+    log = draw(ui.IKRIG_PT_limbs, obj)
+    assert same(snapshot(obj), before)
+    shown = {entry[2] for entry in log if entry[0] == "prop"}
+    assert {'["ik_fk"]', '["ik_weight"]', '["stretch"]', "pole_parent", "copy_mode", "pole_angle",
+            "custom_shape_scale_xyz", "hide", "limit_mode", "distance"} <= shown
+    assert any(entry[0] == "prop" and entry[2].startswith("rotation_") for entry in log)  # the foot roll
+    assert ("operator", "ik_rigger.switch_parent") in log  # parent switching

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from mathutils import Vector
 
@@ -180,7 +181,20 @@ def plan(draft: Draft) -> None:
                                             influence=switch(draft.handle)))
 
 
+_ROTATIONS = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
+
+
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    """The Roll control's own rotation: X rolls heel to toe, Y banks, Z spins on the ball."""
+    name = parts.made.get(ROLE_ROLL)
+    roll = obj.pose.bones.get(name) if name else None
+    if roll is None:
+        return
+    layout.label(text=f"Foot Roll ({name}): X roll, Y bank, Z spin")
+    layout.prop(roll, _ROTATIONS.get(roll.rotation_mode, "rotation_euler"), text="Roll")
+
+
 PART = Part("foot_roll", Options, plan,
             roles=(ROLE_ROLL, ROLE_HEEL, ROLE_TIP, ROLE_BANK_OUT, ROLE_BANK_IN, ROLE_TOE_PIVOT, ROLE_TOE_CLONE),
             shapes={ROLE_ROLL: replace(RING, label="IK Foot Roll", size=0.5)},
-            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)})
+            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw)

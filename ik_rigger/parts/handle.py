@@ -50,8 +50,12 @@ def plan(draft: Draft) -> None:
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
-    if handle is not None and IK_FK in handle:
+    if handle is None:
+        return
+    if IK_FK in handle:
         layout.prop(handle, f'["{IK_FK}"]', text="IK/FK", slider=True)
+    if handle.custom_shape is not None:  # the Bone Shapes option: the ring's size, Blender's own setting
+        layout.prop(handle, "custom_shape_scale_xyz", text="Handle Shape Size")
 
 
 def snap_to_fk(snap: Any) -> list[str]:

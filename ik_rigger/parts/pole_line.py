@@ -4,6 +4,7 @@ so animators see where the pole is (a Stretch To constraint keeps it on the pole
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..core import naming
 from ..core.model import PALETTE_CONTROL, ConstraintPlan, NewBone
@@ -34,5 +35,13 @@ def plan(draft: Draft) -> None:
     draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name))
 
 
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    """Hide or show the line (Blender's own bone visibility)."""
+    name = parts.made.get(ROLE_POLE_LINE)
+    line = obj.data.bones.get(name) if name else None
+    if line is not None:
+        layout.prop(line, "hide", text="Hide Pole Line")
+
+
 PART = Part("pole_line", Options, plan, roles=(ROLE_POLE_LINE,), shapes={ROLE_POLE_LINE: LINE},
-            targets={"STRETCH_TO": (ROLE_POLE,)})
+            targets={"STRETCH_TO": (ROLE_POLE,)}, draw=draw)
