@@ -536,12 +536,7 @@ def _set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
     for variable in list(driver.variables):
         driver.variables.remove(variable)
     for name, target, path in variables:
-        variable = driver.variables.new()
-        variable.name = name
-        variable.type = "SINGLE_PROP"
-        variable.targets[0].id_type = "OBJECT"
-        variable.targets[0].id = target
-        variable.targets[0].data_path = path
+        records.add_variable(driver, name, target, path)
     driver.type = kind
     driver.expression = expression
 

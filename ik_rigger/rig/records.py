@@ -343,14 +343,19 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
     obj.pose.bones[handle].keyframe_insert(f'["{IK_FK}"]', frame=frame, group=handle)
 
 
-def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
-    """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
+def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, path: str) -> None:
+    """Give ``driver`` a variable ``name`` reading the property at ``path`` of the object ``obj``."""
     variable = driver.variables.new()
-    variable.name = key
+    variable.name = name
     variable.type = "SINGLE_PROP"
     variable.targets[0].id_type = "OBJECT"
     variable.targets[0].id = obj
-    variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"]["{key}"]'
+    variable.targets[0].data_path = path
+
+
+def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
+    """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
+    add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
 
 
 def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
@@ -362,12 +367,7 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
     for key, bone in driven.variables:
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:
-        variable = driver.variables.new()
-        variable.name = name
-        variable.type = "SINGLE_PROP"
-        variable.targets[0].id_type = "OBJECT"
-        variable.targets[0].id = obj
-        variable.targets[0].data_path = path
+        add_variable(driver, name, obj, path)
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
