@@ -231,3 +231,26 @@ def test_a_keyed_switch_plays_the_same_where_ik_rigger_is_not_installed(tmp_path
     assert played["invalid_drivers"] == []
     for frame in frames:
         assert_same_poses(expected[frame], played["frames"][str(frame)][obj.name], chain_length(obj, CHAIN))
+
+
+def test_renamed_controls_with_odd_names_still_switch_and_remove_cleanly():
+    obj = make_armature(both_legs(), mode="OBJECT")
+    before = snapshot(obj)
+    api.build(obj, "shin.L", parent_switch=True)
+    limb = api.limbs(obj)[0]
+    obj.data.bones[limb.bones["HANDLE"]].name = 'pied "gauche" [IK]'
+    obj.data.bones[limb.bones["SOCKET"]].name = "socket ü"
+    limb = api.limbs(obj)[0]
+    assert limb.bones["HANDLE"] == 'pied "gauche" [IK]' and limb.bones["SOCKET"] == "socket ü"
+    assert api.parent_choices(obj, 'pied "gauche" [IK]') == ["Origin (root)", "Torso (hips)"]
+    length = chain_length(obj, CHAIN)
+    posed = evaluate(obj)
+    assert api.switch_parent(obj, "shin.L", "Torso")[0] == 'pied "gauche" [IK]'
+    after = evaluate(obj)
+    assert (after['pied "gauche" [IK]'].translation - posed['pied "gauche" [IK]'].translation).length < 1e-5 * length
+    turn(obj, "hips", 20.0)
+    assert moved(after['pied "gauche" [IK]'], evaluate(obj)['pied "gauche" [IK]'], length)
+    assert all(curve.driver.is_valid for curve in obj.animation_data.drivers)
+    obj.pose.bones["hips"].matrix_basis = Matrix.Identity(4)
+    api.remove(obj, "shin.L")
+    assert same(before, snapshot(obj))
