@@ -357,6 +357,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     with their rig's ``uid`` and role, then parented."""
     armature = obj.data
     edit_bones = armature.edit_bones
+    collections: dict[str, bpy.types.BoneCollection] = {}
     for new in planned:
         if new.name in reused:
             bone = edit_bones[new.name]
@@ -372,8 +373,11 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         bone.hide = new.hidden
         for collection in list(bone.collections):
             collection.unassign(bone)
-        attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS else "mechanism_collection"
-        bone_collection(obj, attribute, new.collection, journal).assign(bone)
+        if new.collection not in collections:
+            attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
+                else "mechanism_collection"
+            collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
+        collections[new.collection].assign(bone)
         records.mark(bone, uid, new.role)
     for new in planned:
         edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
