@@ -7,7 +7,7 @@ from bpy.props import EnumProperty, FloatProperty, StringProperty
 
 from .core import aim
 from .core.errors import RigError
-from .operators import armature_poll, report_error
+from .operators import armature_poll, report_error, report_warnings
 from .rig.aim import add_aim, aim_rig_of, find_aim_rigs, remove_aim
 
 PART_ITEMS = [
@@ -78,8 +78,7 @@ class IKRIG_OT_remove_aim(bpy.types.Operator):
             aimed, messages = remove_aim(context.active_object, bone)
         except RigError as error:
             return report_error(self, error)
-        for message in messages:
-            self.report({"WARNING"}, message[0].upper() + message[1:])
+        report_warnings(self, messages)
         self.report({"INFO"}, f"Removed the aim of {', '.join(aimed)}")
         return {"FINISHED"}
 

@@ -43,6 +43,12 @@ def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, nee
     return True
 
 
+def report_warnings(operator: bpy.types.Operator, messages: list[str]) -> None:
+    """Each sentence the rig layer had for the user, as a warning starting with a capital."""
+    for message in messages:
+        operator.report({"WARNING"}, message[0].upper() + message[1:])
+
+
 def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
     operator.report({"ERROR"}, error.message)
     return {"CANCELLED"}
@@ -146,8 +152,7 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
             messages = api.remove(obj, context.active_bone.name, keep_motion=self.keep_motion)
         except RigError as error:
             return report_error(self, error)
-        for message in messages:
-            self.report({"WARNING"}, message[0].upper() + message[1:])
+        report_warnings(self, messages)
         self.report({"INFO"}, f"Removed the IK limb ending at '{name}'")
         return {"FINISHED"}
 

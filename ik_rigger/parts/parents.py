@@ -116,6 +116,11 @@ def plan(draft: Draft) -> None:
     draft.controls_parent = socket
 
 
+def choice_count(handle: Any) -> int:
+    """How many parents the handle's pose bone may follow: its ``parent`` property's range."""
+    return int(handle.id_properties_ui(PARENT).as_dict().get("max", 0)) + 1
+
+
 def labels(obj: Any, socket: str | None, count: int) -> list[str]:
     """Each choice's label, read from the socket's constraints (``count`` choices in all)."""
     found = ["Armature"] * count
@@ -135,12 +140,10 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
     if handle is None or PARENT not in handle:
         return
-    ui = handle.id_properties_ui(PARENT).as_dict()
-    count = int(ui.get("max", 0)) + 1
     column = layout.column(align=True)
     column.label(text="Follows")
     current = int(handle[PARENT])
-    for index, label in enumerate(labels(obj, parts.made.get(ROLE_SOCKET), count)):
+    for index, label in enumerate(labels(obj, parts.made.get(ROLE_SOCKET), choice_count(handle))):
         button = column.operator(SWITCH_OPERATOR, text=label, depress=index == current)
         button.limb = limb.name
         button.parent = index

@@ -16,6 +16,7 @@ from typing import Any
 from ..core import naming
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
 from .base import Draft, Part, option
+from .handle import ROLE_HANDLE
 
 ROLE_TARGET = "TARGET"
 ROLE_REACH = "REACH"
@@ -36,11 +37,11 @@ class Options:
 
 def plan(draft: Draft) -> None:
     skeleton, joints, length = draft.skeleton, draft.joints, draft.length
-    end = skeleton[draft.end_bone]
-    vector = end.direction if draft.extremity else end.direction.normalized() * 0.25 * length
+    handle = next(bone for bone in draft.bones if bone.role == ROLE_HANDLE)
     target = draft.new_name(draft.end_bone, TAG_TARGET)
-    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + vector * 0.5, end.z_axis, draft.follow,
-                               PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + (handle.tail - handle.head) * 0.5,
+                               handle.z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
+                               hidden=True))
     reach = draft.new_name(draft.chain[0], TAG_REACH)
     along = (joints[1] - joints[0]).normalized()
     draft.bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,

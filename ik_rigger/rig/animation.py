@@ -28,6 +28,15 @@ def fcurve_owners(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
         yield action
 
 
+def existing_fcurve(obj: bpy.types.Object, path: str, index: int = 0):
+    """The F-curve of ``obj``'s active action animating ``path`` (and ``index``), if there is one."""
+    for owner in fcurve_owners(obj):
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            return curve
+    return None
+
+
 def remove_fcurves(obj: bpy.types.Object, unwanted: Callable[[str], bool], groups: Collection[str] = ()) -> int:
     """Remove the F-curves of ``obj``'s action whose data path is ``unwanted``, and the named
     groups once empty; returns how many F-curves went."""

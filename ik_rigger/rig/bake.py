@@ -24,7 +24,7 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import fcurve_owners
+from .animation import existing_fcurve, fcurve_owners
 from .journal import Journal
 
 # Interpolation enum values, as foreach_set wants them.
@@ -161,14 +161,6 @@ def _fcurve(obj: bpy.types.Object, action: bpy.types.Action, path: str, index: i
     return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
 
 
-def _existing_fcurve(obj: bpy.types.Object, path: str, index: int):
-    for owner in fcurve_owners(obj):
-        curve = owner.fcurves.find(path, index=index)
-        if curve is not None:
-            return curve
-    return None
-
-
 def _snapshot_points(curve) -> dict[str, list]:
     points = curve.keyframe_points
     count = len(points)
@@ -205,7 +197,7 @@ def _drop_range(curve, first: float, last: float) -> None:
 
 
 def _restore_points(obj: bpy.types.Object, path: str, index: int, saved: dict[str, list]) -> None:
-    curve = _existing_fcurve(obj, path, index)
+    curve = existing_fcurve(obj, path, index)
     if curve is not None:
         _set_points(curve, saved)
 
@@ -221,7 +213,7 @@ def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames:
                values: Sequence[float], interpolation: str, journal: Journal | None = None) -> None:
     """Key ``path[index]`` at ``frames``, replacing the keys it had between the first and last."""
     action = _action_for(obj, journal)
-    existing = _existing_fcurve(obj, path, index)
+    existing = existing_fcurve(obj, path, index)
     curve = existing if existing is not None else _fcurve(obj, action, path, index, group)
     if journal is not None:
         if existing is None:

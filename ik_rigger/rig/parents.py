@@ -12,9 +12,9 @@ import bpy
 
 from ..core.errors import RigError
 from ..parts.handle import ROLE_HANDLE
-from ..parts.parents import PARENT, ROLE_SOCKET, labels
+from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records
-from .animation import fcurve_owners
+from .animation import existing_fcurve
 from .snap import evaluated_pose, key_pose
 
 
@@ -23,8 +23,7 @@ def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
     if handle is None or PARENT not in handle:
         return []
-    count = int(handle.id_properties_ui(PARENT).as_dict().get("max", 0)) + 1
-    return labels(obj, parts.made.get(ROLE_SOCKET), count)
+    return labels(obj, parts.made.get(ROLE_SOCKET), choice_count(handle))
 
 
 def _index(choices: list[str], parent: int | str, limb: str) -> int:
@@ -61,7 +60,7 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     kept = [handle] + [name for name in (parts.pole,) if name and bones[name].parent is not None
                        and bones[name].parent.name == parts.made.get(ROLE_SOCKET)]
     pose_bone = obj.pose.bones[handle]
-    if not keyframe and _parent_curve(obj, pose_bone) is not None:
+    if not keyframe and existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]')) is not None:
         raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
                        bone=limb.name, hint="Switch with Insert Keyframes on.")
     before = evaluated_pose(obj)
@@ -89,17 +88,7 @@ def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int)
 def _key_parent(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, frame: int) -> None:
     """Key the choice at ``frame``: constant, a switch and not a blend."""
     pose_bone.keyframe_insert(f'["{PARENT}"]', frame=frame, group=pose_bone.name)
-    curve = _parent_curve(obj, pose_bone)
+    curve = existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]'))
     if curve is not None:
         for point in curve.keyframe_points:
             point.interpolation = "CONSTANT"
-
-
-def _parent_curve(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone):
-    """The F-curve keying ``parent`` (on 4.2's flat actions and on 5.x's layered ones)."""
-    path = pose_bone.path_from_id(f'["{PARENT}"]')
-    for owner in fcurve_owners(obj):
-        curve = owner.fcurves.find(path)
-        if curve is not None:
-            return curve
-    return None
