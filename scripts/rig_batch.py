@@ -34,6 +34,15 @@ def _jobs_asked(argv: list[str]) -> int:
     return jobs
 
 
+# The core a worker started ahead keeps to (see keep_to_one_core).
+_CORE_VARIABLE = "IK_RIGGER_BATCH_CORE"
+
+
+def _cores() -> list[int]:
+    """The cores this process may run on, in order."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
 def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     """With --jobs N, start up to N - 1 worker Blenders (at most one per other core) before this
     process loads Blender, so that their start-up and this one's overlap rather than follow
@@ -42,21 +51,54 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     Only as the PyPI module, where Blender is not loaded yet. Each worker is given the
     whole command line, so it reads the same config and options as this process; the
     batch command takes them over, or stops those it does not need (fewer files, a
-    usage error).
+    usage error). With one process per core, each worker is told the core it keeps to
+    (see ``keep_to_one_core``).
     """
     if "bpy" in sys.modules or "--" in argv or "--worker" in argv:
         return []
-    count = min(_jobs_asked(argv), os.cpu_count() or 1) - 1
+    cores = _cores()
+    count = min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", *argv]
-    # As the batch command starts its own workers (cli._start_worker): pipes for the
-    # protocol, and a session of their own, out of the terminal's Ctrl-C.
-    return [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, bufsize=1, start_new_session=True) for _ in range(max(count, 0))]
+    workers = []
+    for index in range(max(count, 0)):
+        environment = dict(os.environ)
+        if count + 1 >= len(cores) > 1:
+            environment[_CORE_VARIABLE] = str(cores[index + 1])
+        # As the batch command starts its own workers (cli._start_worker): pipes for the
+        # protocol, and a session of their own, out of the terminal's Ctrl-C.
+        workers.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                        env=environment))
+    return workers
+
+
+def keep_to_one_core(argv: list[str], workers: int) -> None:
+    """With a process per core, keep this one to its own core, before Blender loads.
+
+    Blender sizes its thread pools (its task scheduler, numpy's BLAS) to the cores it
+    may use when it loads: a Blender per core would each start a thread per core, whose
+    waiting threads spin on the cores the other processes work on, and the system would
+    move the processes between cores. Kept to one core (this process to the first,
+    each worker started ahead to its own), each Blender works in one thread on a core
+    of its own. With fewer processes than cores, Blender keeps its threads. Only as the
+    PyPI module (a Blender binary has loaded already).
+    """
+    cores = _cores()
+    core = os.environ.pop(_CORE_VARIABLE, None)
+    if core is None and "--worker" not in argv and workers and workers + 1 >= len(cores) > 1:
+        core = str(cores[0])
+    if core is None or not core.isdigit() or "bpy" in sys.modules:
+        return
+    try:
+        os.sched_setaffinity(0, {int(core)})
+    except OSError:  # a core taken away meanwhile: run as usual
+        pass
 
 
 def main() -> int:
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     ready = workers_ahead(argv)
+    keep_to_one_core(argv, len(ready))
 
     import ik_rigger
     from ik_rigger import cli

@@ -312,3 +312,42 @@ def test_worker_protocol(tmp_path):
     result = json.loads(lines[1][len("IK-RIGGER-RESULT "):])
     assert result["status"] == "rigged" and result["armatures"][0]["limbs"]
     assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
+
+
+_KEEP_TO_CORES = """
+import json, os, sys
+sys.path.insert(0, {scripts!r})
+import rig_batch
+two = sorted(os.sched_getaffinity(0))[:2]
+os.sched_setaffinity(0, two)  # a machine of two cores, whatever this one has
+argv = {argv!r}
+workers = rig_batch.workers_ahead(argv)
+worker_cores = []
+for worker in workers:
+    assert any(line.startswith("IK-RIGGER-READY") for line in worker.stdout)
+    worker_cores.append(sorted(os.sched_getaffinity(worker.pid)))
+    worker.stdin.close()
+    worker.wait()
+rig_batch.keep_to_one_core(argv, len(workers))
+print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers": worker_cores,
+                  "variable": os.environ.get("IK_RIGGER_BATCH_CORE")}}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two cores and Linux's affinity calls")
+@pytest.mark.parametrize("jobs", ["2", "3", "1"])
+def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, tmp_path):
+    """With as many processes as cores, the main process keeps to the first core and the worker
+    started ahead to the second, from before Blender loads (so each Blender works in one thread);
+    with fewer processes than cores, neither is held."""
+    code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
+                                                                  "--jobs", jobs])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    first, second = seen["two"]
+    if jobs == "1":
+        assert seen == {"two": [first, second], "main": [first, second], "workers": [], "variable": None}
+    else:  # --jobs 3 on two cores is two processes too
+        assert seen == {"two": [first, second], "main": [first], "workers": [[second]], "variable": None}
