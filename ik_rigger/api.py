@@ -28,7 +28,7 @@ import bpy
 from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
-from .core.plan import ROLE_HANDLE, LimbOptions, Skeleton
+from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import ground as _ground
@@ -80,20 +80,29 @@ def options(**values: object) -> LimbOptions:
 
 def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     parts = records.resolve(obj, record)
-    names = set(obj.data.bones.keys())
     last = parts.chain[-1] if parts.chain else record.name
     return Limb(
         name=record.name, chain=tuple(parts.chain), extremity=parts.extremity,
-        side=naming.split_side(last, names).side,
-        parts=_parts_used(record, parts),
+        side=naming.split_side(last, set(obj.data.bones.keys())).side,
+        parts=_parts_used(record.to_options(), parts.made),
         bones=dict(parts.made), missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts), notes=tuple(notes),
     )
 
 
-def _parts_used(record, parts: records.Parts) -> tuple[str, ...]:
-    chosen = record.to_options()
+def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: set[str]) -> Limb:
+    """A limb just built, read from its plan: what ``_limb`` would find, without looking for it."""
+    made = {new.role: new.name for new in plan.new_bones}
+    handle = obj.pose.bones[plan.handle]
+    return Limb(
+        name=plan.chain[-1], chain=tuple(plan.chain), extremity=plan.extremity,
+        side=naming.split_side(plan.chain[-1], names).side, parts=_parts_used(chosen, made), bones=made,
+        missing=(), ik_fk=float(handle.get(records.IK_FK, 1.0)), notes=tuple(plan.notes),
+    )
+
+
+def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if (any(role in parts.made for role in part.roles) if part.roles else part.used(chosen)))
+                 if (any(role in made for role in part.roles) if part.roles else part.used(chosen)))
 
 
 def limbs(obj: bpy.types.Object) -> list[Limb]:
@@ -133,7 +142,8 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
     them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
     plans = build_limbs(obj, requests, skeleton)
-    return [_limb(obj, records.limb_of(obj, plan.chain[-1]), plan.notes) for plan in plans]
+    names = set(obj.data.bones.keys())
+    return [_built(obj, plan, chosen, names) for plan, (_, chosen) in zip(plans, requests)]
 
 
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import bpy
 import pytest
 from helpers import DATA, both_legs, chain_length, evaluate, make_armature, rotation_degrees
@@ -95,3 +97,19 @@ def test_foot_roll_bones_by_role():
     limb = api.build(obj, "shin.L", foot_roll=True)[0]
     assert {"ROLL", "HEEL", "TOE_PIVOT", "TIP", "TOE_CLONE", "POLE_LINE"} <= set(limb.bones)
     assert limb.parts[:3] == ("chain", "handle", "foot_roll") and "ROLL" in limb.bones
+
+
+@pytest.mark.parametrize("values", [{}, {"foot_roll": True, "parent_switch": True, "pole_parent": "HANDLE"},
+                                    {"max_stretch": 1.0, "use_pole": False, "extremity_mode": "NONE"},
+                                    {"distance_limit": "INSIDE", "hinge_joints": True}])
+def test_what_a_build_returns_is_what_the_records_say(values):
+    """The limbs a build returns (read from its plans) equal those read back from the armature,
+    for fresh limbs and for a rebuild that renamed a control meanwhile."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    built = api.build(obj, "shin.L", both_sides=True, **values)
+    assert [limb.notes for limb in built] and built == [
+        replace(limb, notes=returned.notes) for limb, returned in zip(api.limbs(obj), built)]
+    obj.pose.bones[built[0].bones["HANDLE"]].name = "Left Foot Control"
+    again = api.build(obj, "shin.L", **values)
+    assert again[0].bones["HANDLE"] == "Left Foot Control"
+    assert again[0] == replace(api.limbs(obj)[0], notes=again[0].notes)

@@ -271,14 +271,13 @@ class _Names(dict[str, _Name]):
         return read
 
 
-_LOWER_WORDS = tuple(sorted({*_RULE_OF_LOWER, *_NUMBERED}))
+_LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*_RULE_OF_LOWER, *_NUMBERED}))))
 _NOT_LETTERS = re.compile(r"[^a-z]")
 
 
 def _may_be_lower(name: str) -> bool:
     """Cheap test before reading a name: a lower bone's letters hold its word (``Fore_Arm``)."""
-    letters = _NOT_LETTERS.sub("", name.lower())
-    return any(word in letters for word in _LOWER_WORDS)
+    return _LOWER_WORDS.search(_NOT_LETTERS.sub("", name.lower())) is not None
 
 
 def _angle_cosine(a: Vector, b: Vector) -> float:

@@ -38,7 +38,7 @@ from ..core.plan import (
 )
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
-from .checks import check_armature, check_limb
+from .checks import check_armature, check_limb, solver_constraints
 from .constraints import add_constraint, configure
 from .journal import Journal
 from .orient import keep_bone_children
@@ -130,6 +130,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     used = {bone: rig.limbs[index].name for index, parts in enumerate(resolved) if index not in rebuilt_indexes
             for bone in parts.bones()}
     ours = {pair for parts in resolved for pair in parts.constraints}
+    solvers = solver_constraints(obj)
     # Made bones keep their names through a rebuild, so no new bone may take one.
     taken: set[str] = set(made_all)
     plans = []
@@ -145,7 +146,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
                 used[bone] = last
-        check_limb(obj, skeleton, limb_plan, options, ours)
+        check_limb(obj, skeleton, limb_plan, options, ours, solvers)
         hinges.append(list(limb_plan.hinges))
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)
@@ -358,6 +359,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     armature = obj.data
     edit_bones = armature.edit_bones
     collections: dict[str, bpy.types.BoneCollection] = {}
+    placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
     for new in planned:
         if new.name in reused:
             bone = edit_bones[new.name]
@@ -379,8 +381,9 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
         collections[new.collection].assign(bone)
         records.mark(bone, uid, new.role)
+        placed[new.name] = bone
     for new in planned:
-        edit_bones[new.name].parent = edit_bones[new.parent] if new.parent is not None else None
+        placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
 
 
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:

@@ -43,22 +43,28 @@ def check_armature(obj: bpy.types.Object) -> None:
                                "on every axis, then try again.")
 
 
+def solver_constraints(obj: bpy.types.Object) -> list[tuple[str, bpy.types.Constraint]]:
+    """Every IK and Spline IK constraint on ``obj``'s bones, with its bone: read once per build."""
+    return [(pose_bone.name, constraint) for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
+            if constraint.type in _IK_TYPES]
+
+
 def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions,
-               ours: Collection[tuple[str, str]]) -> None:
+               ours: Collection[tuple[str, str]], solvers: list[tuple[str, bpy.types.Constraint]]) -> None:
     """Refuse a planned limb that would fight constraints already on the armature.
 
     ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild
-    replaces. Another IK or Spline IK that moves a chain bone or the extremity is
-    always refused: the two solvers would pull the same bone. The extremity's own
-    constraints that IK Rigger's copy constraints would come after and override are
-    refused unless ``options.keep_extremity_constraints``: then they stay first, and
-    apply while IK is off (Blender appends the constraints the build adds).
+    replaces; ``solvers`` the armature's IK and Spline IK constraints (``solver_constraints``).
+    Another IK or Spline IK that moves a chain bone or the extremity is always refused:
+    the two solvers would pull the same bone. The extremity's own constraints that IK
+    Rigger's copy constraints would come after and override are refused unless
+    ``options.keep_extremity_constraints``: then they stay first, and apply while IK is
+    off (Blender appends the constraints the build adds).
     """
     guarded = list(limb_plan.chain) + ([limb_plan.extremity] if limb_plan.extremity else [])
-    for pose_bone in obj.pose.bones:
-        for constraint in pose_bone.constraints:
-            if constraint.type in _IK_TYPES and (pose_bone.name, constraint.name) not in ours:
-                _check_ik(skeleton, pose_bone.name, constraint, guarded)
+    for owner, constraint in solvers:
+        if (owner, constraint.name) not in ours:
+            _check_ik(skeleton, owner, constraint, guarded)
     if limb_plan.extremity and not options.keep_extremity_constraints:
         _check_extremity(obj, limb_plan, limb_plan.extremity, ours)
 
