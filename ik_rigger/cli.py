@@ -335,11 +335,30 @@ def _pipe(stream: IO[str] | None) -> IO[str]:
 _Answer = tuple[int, FileResult] | None
 
 
-def _start_worker(command: list[str]) -> subprocess.Popen:
+def _start_worker(command: list[str], core: int | None = None) -> subprocess.Popen:
     """One worker Blender, in a session of its own: a Ctrl-C on the terminal reaches only the
-    main process, which stops the workers itself, knowing which file each one holds."""
-    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, bufsize=1, start_new_session=True)
+    main process, which stops the workers itself, knowing which file each one holds.
+
+    ``core``: the one core it keeps to, set as it starts (long before Blender sizes its
+    thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
+    """
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, bufsize=1, start_new_session=True)
+    if core is not None:
+        try:
+            os.sched_setaffinity(process.pid, {core})
+        except OSError:  # gone already, or the core with it: it runs as it can
+            pass
+    return process
+
+
+def _own_core(process: subprocess.Popen) -> int | None:
+    """The one core a worker keeps to, if it keeps to one."""
+    try:
+        cores = os.sched_getaffinity(process.pid) if hasattr(os, "sched_getaffinity") else set()
+    except OSError:
+        return None
+    return next(iter(cores)) if len(cores) == 1 else None
 
 
 def _dismiss(workers: Iterable[subprocess.Popen]) -> None:
@@ -391,8 +410,8 @@ class _Pool:
         with self.lock:
             return None if self.stopping or not self.pending else self.pending.popleft()
 
-    def _start(self) -> subprocess.Popen:
-        process = _start_worker(self.command)
+    def _start(self, core: int | None) -> subprocess.Popen:
+        process = _start_worker(self.command, core)
         with self.lock:
             self.processes.append(process)
         return process
@@ -414,19 +433,21 @@ class _Pool:
 
     def _serve(self, first: subprocess.Popen | None) -> None:
         failed_starts = 0
+        core = None  # the core this slot's workers keep to, if they keep to one
         while failed_starts < 2:
             with self.lock:
                 if self.stopping or not self.pending:
                     if first is not None:
                         _pipe(first.stdin).close()  # a worker started ahead that no file needs: it ends
                     return
-            process = first if first is not None else self._start()
+            process = first if first is not None else self._start(core)
             first = None
             if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
                 process.wait()
                 failed_starts += 1
                 continue
             failed_starts = 0
+            core = _own_core(process)
             while (item := self.take()) is not None:
                 index, job = item
                 try:

@@ -43,6 +43,11 @@ def _cores() -> list[int]:
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
+def _one_per_core(argv: list[str], cores: list[int]) -> bool:
+    """Whether the run asks for exactly one process per core (more is the user's to schedule)."""
+    return len(cores) > 1 and _jobs_asked(argv) == len(cores)
+
+
 def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     """With --jobs N, start up to N - 1 worker Blenders (at most one per other core) before this
     process loads Blender, so that their start-up and this one's overlap rather than follow
@@ -62,7 +67,7 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     workers = []
     for index in range(max(count, 0)):
         environment = dict(os.environ)
-        if count + 1 >= len(cores) > 1:
+        if _one_per_core(argv, cores):
             environment[_CORE_VARIABLE] = str(cores[index + 1])
         # As the batch command starts its own workers (cli._start_worker): pipes for the
         # protocol, and a session of their own, out of the terminal's Ctrl-C.
@@ -72,20 +77,22 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     return workers
 
 
-def keep_to_one_core(argv: list[str], workers: int) -> None:
-    """With a process per core, keep this one to its own core, before Blender loads.
+def keep_to_one_core(argv: list[str]) -> None:
+    """With one process per core (``--jobs`` at the core count), keep this one to its own core,
+    before Blender loads.
 
     Blender sizes its thread pools (its task scheduler, numpy's BLAS) to the cores it
     may use when it loads: a Blender per core would each start a thread per core, whose
     waiting threads spin on the cores the other processes work on, and the system would
     move the processes between cores. Kept to one core (this process to the first,
-    each worker started ahead to its own), each Blender works in one thread on a core
-    of its own. With fewer processes than cores, Blender keeps its threads. Only as the
-    PyPI module (a Blender binary has loaded already).
+    each worker started ahead to the one it is told), each Blender works in one thread
+    on a core of its own; a worker started later in place of one that died takes that
+    one's core (``cli._Pool``). With fewer processes than cores, Blender keeps its
+    threads. Only as the PyPI module (a Blender binary has loaded already).
     """
     cores = _cores()
     core = os.environ.pop(_CORE_VARIABLE, None)
-    if core is None and "--worker" not in argv and workers and workers + 1 >= len(cores) > 1:
+    if core is None and "--worker" not in argv and _one_per_core(argv, cores):
         core = str(cores[0])
     if core is None or not core.isdigit() or "bpy" in sys.modules:
         return
@@ -98,7 +105,7 @@ def keep_to_one_core(argv: list[str], workers: int) -> None:
 def main() -> int:
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     ready = workers_ahead(argv)
-    keep_to_one_core(argv, len(ready))
+    keep_to_one_core(argv)
 
     import ik_rigger
     from ik_rigger import cli

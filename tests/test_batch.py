@@ -328,7 +328,7 @@ for worker in workers:
     worker_cores.append(sorted(os.sched_getaffinity(worker.pid)))
     worker.stdin.close()
     worker.wait()
-rig_batch.keep_to_one_core(argv, len(workers))
+rig_batch.keep_to_one_core(argv)
 print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers": worker_cores,
                   "variable": os.environ.get("IK_RIGGER_BATCH_CORE")}}))
 """
@@ -338,16 +338,27 @@ print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers
                     reason="needs two cores and Linux's affinity calls")
 @pytest.mark.parametrize("jobs", ["2", "3", "1"])
 def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, tmp_path):
-    """With as many processes as cores, the main process keeps to the first core and the worker
+    """With --jobs at the core count, the main process keeps to the first core and the worker
     started ahead to the second, from before Blender loads (so each Blender works in one thread);
-    with fewer processes than cores, neither is held."""
+    with fewer processes than cores, or more (the user's to schedule), none is held."""
     code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
                                                                   "--jobs", jobs])
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     first, second = seen["two"]
-    if jobs == "1":
-        assert seen == {"two": [first, second], "main": [first, second], "workers": [], "variable": None}
-    else:  # --jobs 3 on two cores is two processes too
-        assert seen == {"two": [first, second], "main": [first], "workers": [[second]], "variable": None}
+    held = {"1": ([first, second], []), "2": ([first], [[second]]), "3": ([first, second], [[first, second]])}[jobs]
+    assert seen == {"two": [first, second], "main": held[0], "workers": held[1], "variable": None}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux's affinity calls")
+@pytest.mark.parametrize("value", ["abc", "99999", "", "-1"])
+def test_a_core_that_is_not_one_is_ignored(value):
+    """A worker told a core that is no core (a stray environment variable) runs as it can."""
+    code = (f"import os, sys; sys.path.insert(0, {str(ENTRY.parent)!r}); import rig_batch; "
+            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core(['--worker']); "
+            "print(os.sched_getaffinity(0) == before, 'IK_RIGGER_BATCH_CORE' in os.environ)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]

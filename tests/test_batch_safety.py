@@ -163,13 +163,15 @@ def _heavy(count: int, folder: Path) -> list[Path]:
     return sorted(folder.iterdir())
 
 
-def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False) -> Path:
+def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False,
+                     not_by: Iterable[int] = ()) -> Path:
     """The first temporary file a save makes in ``folder`` (by a worker, not the main process, if
-    ``by_worker``), seen while it is being written."""
+    ``by_worker``; by none of the processes ``not_by``), seen while it is being written."""
     deadline = time.monotonic() + 120
+    others = {*not_by, *([process.pid] if by_worker else [])}
     while time.monotonic() < deadline and process.poll() is None:
         found = [entry for entry in os.listdir(folder) if TEMP_MARK in entry] if folder.exists() else []
-        found = [entry for entry in found if not by_worker or f".{process.pid}.{TEMP_MARK}" not in entry]
+        found = [entry for entry in found if not any(f".{pid}.{TEMP_MARK}" in entry for pid in others)]
         if found:
             return folder / found[0]
     raise AssertionError("no save was seen in progress")
@@ -226,8 +228,7 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     before = checksums([tmp_path / "in"])
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(out), "--jobs", "3",
                                 "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    temporary = _catch_temporary(process, out, by_worker=True)
-    worker = int(temporary.name.split(".")[-2])
+    worker = _worker_of(_catch_temporary(process, out, by_worker=True))
     os.kill(worker, signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stdout + stderr
@@ -241,6 +242,38 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     assert not temporaries(out)
     assert checksums([tmp_path / "in"]) == before
     assert json.loads(report.read_text())["workers_started"] == 3  # two, and one in place of the dead one
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two cores and Linux's affinity calls")
+def test_a_worker_in_place_of_a_dead_one_keeps_to_its_core(tmp_path):
+    """With one process per core (--jobs 2 on two cores), the worker that takes a dead one's place
+    keeps to the dead one's core, as the main process keeps to its own."""
+    inputs = _heavy(24, tmp_path / "in")
+    out = tmp_path / "out"
+    report = tmp_path / "report.json"
+    two = sorted(os.sched_getaffinity(0))[:2]
+    # The batch on a machine of two cores, whatever this one has.
+    on_two = (f"import os, sys; os.sched_setaffinity(0, {set(two)!r}); "
+              "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+    process = subprocess.Popen([sys.executable, "-c", on_two, str(ENTRY), str(tmp_path / "in"), "--out", str(out),
+                                "--jobs", "2", "--report", str(report)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = _worker_of(_catch_temporary(process, out, by_worker=True))
+    assert os.sched_getaffinity(first) == {two[1]} and os.sched_getaffinity(process.pid) == {two[0]}
+    os.kill(first, signal.SIGKILL)
+    second = _worker_of(_catch_temporary(process, out, by_worker=True, not_by=[first]))
+    assert os.sched_getaffinity(second) == {two[1]}
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stdout + stderr
+    files = report_of(report)
+    assert sorted(entry["status"] for entry in files.values()) == ["failed"] + ["rigged"] * (len(inputs) - 1)
+    assert json.loads(report.read_text())["workers_started"] == 2
+
+
+def _worker_of(temporary: Path) -> int:
+    """The process writing ``temporary`` (its name carries the writer's process id)."""
+    return int(temporary.name.split(".")[-2])
 
 
 def test_workers_started_ahead_never_outlive_the_run(tmp_path):
