@@ -134,7 +134,7 @@ def _startup(repeats: int) -> common.Stats:
     return common.Stats.of([_run([sys.executable, "-c", _STARTUP_ONLY])[0] for _ in range(repeats)])
 
 
-def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, list[dict]]:
+def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, dict]:
     out = Path(tempfile.mkdtemp(dir=work))
     report = work / f"report_{out.name}.json"
     try:
@@ -142,13 +142,13 @@ def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, list[dict]]:
                            "--jobs", str(jobs), "--report", str(report)])
     finally:
         shutil.rmtree(out)  # realistic outputs are large: keep one run's at a time
-    files = json.loads(report.read_text(encoding="utf-8"))["files"]
-    for entry in files:
+    written = json.loads(report.read_text(encoding="utf-8"))
+    for entry in written["files"]:
         limbs = sum(len(armature["limbs"]) for armature in entry["armatures"])
         if entry["status"] != "rigged" or limbs != LIMBS_PER_FILE:
             raise RuntimeError(f"the batch command rigged {limbs} limb(s) with status {entry['status']}: "
                                f"{entry['error']}")
-    return seconds, files
+    return seconds, written
 
 
 def _floor(paths: list[Path], work: Path) -> tuple[float, list[dict]]:
@@ -207,6 +207,8 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
     first or last; each run starts settled (``_settle``)."""
     folder = paths[0].parent
     walls: dict[str, list[float]] = {"floor": [], **{f"jobs_{jobs}": [] for jobs in job_counts}}
+    # The batch's own time from its first file to its last (its report's), without Blender's start-up.
+    loops: dict[str, list[float]] = {f"jobs_{jobs}": [] for jobs in job_counts}
     floor_in_two: list[float] = []
     per_file: dict[str, list[list[dict]]] = {"floor": [], "jobs_1": []}
 
@@ -216,10 +218,11 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
         per_file["floor"].append(timings)
 
     def batch(jobs: int) -> None:
-        seconds, files = _batch(folder, work, jobs)
+        seconds, report = _batch(folder, work, jobs)
         walls[f"jobs_{jobs}"].append(seconds)
+        loops[f"jobs_{jobs}"].append(report["seconds"])
         if jobs == 1:
-            per_file["jobs_1"].append(files)
+            per_file["jobs_1"].append(report["files"])
 
     ways: list[Callable[[], None]] = [floor, *([lambda: floor_in_two.append(_floor_in_two(paths, work))]
                                                if ceiling else []),
@@ -247,6 +250,9 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
                                  if name != "floor"},
         "speedup_over_one_job_spread": {name: common.paired_ratios(walls["jobs_1"], walls[name]).as_dict()
                                         for name in walls if name != "floor"},
+        # The same once Blender has started: the files themselves, from the batch's reports.
+        "speedup_after_startup_spread": {name: common.paired_ratios(loops["jobs_1"], loops[name]).as_dict()
+                                         for name in loops},
         "per_file_seconds": {
             "open_plus_save_floor": open_save["floor"],
             "open_plus_save_ik_rigger": open_save["jobs_1"],

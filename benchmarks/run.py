@@ -263,6 +263,10 @@ def table(results: dict, diagnostics: bool = True) -> str:
             rows.append(f"| Batch, same characters: --jobs 2 over --jobs 1 ({heavy['cores']} cores) | "
                         f"{_x(spread)} faster | {shown} | - | >= {targets['speedup_jobs_2']}x | "
                         f"{'yes' if speedup >= targets['speedup_jobs_2'] else '**NO**'} |")
+            started = heavy.get("speedup_after_startup_spread", {}).get("jobs_2")
+            if started:
+                rows.append("| Batch, the same runs from the first file to the last (Blender started): --jobs 2 over "
+                            f"--jobs 1 | {_x(started)} faster | - | - | - | - |")
         rows.append(f"| Blender start-up, paid by every process | - | "
                     f"{_spread(result['startup_seconds'], 1.0, ' s', 2)} | - | - | - |")
     return "\n".join(rows)
