@@ -113,3 +113,14 @@ def test_what_a_build_returns_is_what_the_records_say(values):
     again = api.build(obj, "shin.L", **values)
     assert again[0].bones["HANDLE"] == "Left Foot Control"
     assert again[0] == replace(api.limbs(obj)[0], notes=again[0].notes)
+
+
+def test_a_rebuild_with_other_parts_returns_what_the_records_say():
+    """Parts turned on and off by a rebuild: the returned limb lists what is there afterwards."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    api.build(obj, "shin.L")
+    for values in ({"use_pole": False, "foot_roll": True}, {"parent_switch": True, "max_stretch": 1.0}, {}):
+        again = api.build(obj, "shin.L", **values)[0]
+        assert again == replace(api.limbs(obj)[0], notes=again.notes), values
+        assert ("POLE" in again.bones) == values.get("use_pole", True)
+        assert ("ROLL" in again.bones) == values.get("foot_roll", False)
