@@ -66,7 +66,7 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", *argv]
     workers = []
     for index in range(max(count, 0)):
-        environment = dict(os.environ)
+        environment = {name: value for name, value in os.environ.items() if name != _CORE_VARIABLE}
         if _one_per_core(argv, cores):
             environment[_CORE_VARIABLE] = str(cores[index + 1])
         # As the batch command starts its own workers (cli._start_worker): pipes for the
@@ -91,9 +91,8 @@ def keep_to_one_core(argv: list[str]) -> None:
     threads. Only as the PyPI module (a Blender binary has loaded already).
     """
     cores = _cores()
-    core = os.environ.pop(_CORE_VARIABLE, None)
-    if core is None and "--worker" not in argv and _one_per_core(argv, cores):
-        core = str(cores[0])
+    told = os.environ.pop(_CORE_VARIABLE, None)  # meant for a worker started ahead, and no other process
+    core = told if "--worker" in argv else str(cores[0]) if _one_per_core(argv, cores) else None
     if core is None or not core.isdigit() or "bpy" in sys.modules:
         return
     try:

@@ -336,14 +336,20 @@ print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two cores and Linux's affinity calls")
+@pytest.mark.parametrize("stray", [None, "0", "1"])
 @pytest.mark.parametrize("jobs", ["2", "3", "1"])
-def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, tmp_path):
+def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_path):
     """With --jobs at the core count, the main process keeps to the first core and the worker
     started ahead to the second, from before Blender loads (so each Blender works in one thread);
-    with fewer processes than cores, or more (the user's to schedule), none is held."""
+    with fewer processes than cores, or more (the user's to schedule), none is held. A core
+    named in the user's own environment changes nothing."""
     code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
                                                                   "--jobs", jobs])
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    environment = {name: value for name, value in os.environ.items() if name != "IK_RIGGER_BATCH_CORE"}
+    if stray is not None:
+        environment["IK_RIGGER_BATCH_CORE"] = stray
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=environment)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     first, second = seen["two"]
