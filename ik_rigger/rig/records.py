@@ -345,12 +345,11 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
 
 def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, path: str) -> None:
     """Give ``driver`` a variable ``name`` reading the property at ``path`` of the object ``obj``."""
-    variable = driver.variables.new()
+    variable = driver.variables.new()  # a Single Property variable reading an object, as Blender makes it
     variable.name = name
-    variable.type = "SINGLE_PROP"
-    variable.targets[0].id_type = "OBJECT"
-    variable.targets[0].id = obj
-    variable.targets[0].data_path = path
+    target = variable.targets[0]
+    target.id = obj
+    target.data_path = path
 
 
 def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
