@@ -97,10 +97,6 @@ class SideName:
             return None
         return f"{self.namespace}{_flip_marker(self.prefix)}{self.base}{_flip_marker(self.suffix)}"
 
-    def tagged(self, tag: str) -> str:
-        """The name with ``_tag`` after the base, side marker kept in place."""
-        return f"{self.namespace}{self.prefix}{self.base}_{tag}{self.suffix}"
-
 
 def _flip_marker(marker: str) -> str:
     match = _MARKER.match(marker)
