@@ -132,6 +132,10 @@ def snapshot(obj: bpy.types.Object) -> dict:
         pose[pose_bone.name] = (
             tuple((c.name, c.type) for c in pose_bone.constraints), pose_bone.color.palette,
             rounded(pose_bone.location), rounded(pose_bone.rotation_quaternion),
+            # The bone's own IK settings, which Hinge Joints and split segments change while rigged.
+            tuple(getattr(pose_bone, f"{prefix}_{axis}") for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max",
+                                                                          "ik_stiffness") for axis in "xyz"),
+            pose_bone.ik_stretch,
         )
     collections = tuple(sorted((c.name, c.is_visible) for c in obj.data.collections_all))
     data = obj.animation_data

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import bpy
 import pytest
 from helpers import import_bvh, set_active_bone
-from mathutils import Vector
+from mathutils import Matrix, Vector
 
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, DetectedLimb, Detection, detect_limbs
@@ -402,30 +403,58 @@ def split_limbs(names: dict[str, list[str]]) -> list[Spec]:
     return specs
 
 
-@pytest.mark.parametrize(("names", "why"), [
+MAKEHUMAN_SPLIT = {"thigh": ["upperleg01.L", "upperleg02.L"], "shin": ["lowerleg01.L", "lowerleg02.L"],
+                   "foot": ["foot.L"], "upper": ["upperarm01.L", "upperarm02.L"],
+                   "fore": ["lowerarm01.L", "lowerarm02.L"], "end_hips": "toe1-1.L", "end_chest": "wrist.L"}
+DAZ_SPLIT = {"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": ["lFoot"],
+             "upper": ["lShldrBend", "lShldrTwist"], "fore": ["lForearmBend", "lForearmTwist"],
+             "end_hips": "lToe", "end_chest": "lHand"}
+
+
+@pytest.mark.parametrize(("names", "legs", "arms"), [
     # MakeHuman/MPFB's default skeleton cuts each segment in two.
-    ({"thigh": ["upperleg01.L", "upperleg02.L"], "shin": ["lowerleg01.L", "lowerleg02.L"], "foot": ["foot.L"],
-      "upper": ["upperarm01.L", "upperarm02.L"], "fore": ["lowerarm01.L", "lowerarm02.L"],
-      "end_hips": "toe1-1.L", "end_chest": "wrist.L"},
-     {"lowerleg01.L": "the thigh is split in two bones, 'upperleg01.L' > 'upperleg02.L'",
-      "lowerleg02.L": "the shin is split in two bones, 'lowerleg01.L' > 'lowerleg02.L'",
-      "lowerarm01.L": "the upper arm is split in two bones, 'upperarm01.L' > 'upperarm02.L'",
-      "lowerarm02.L": "the forearm is split in two bones, 'lowerarm01.L' > 'lowerarm02.L'"}),
-    # DAZ Genesis 3 and 8 put a twist bone between the bend bone and the next segment.
-    ({"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": ["lFoot"],
-      "upper": ["lShldrBend", "lShldrTwist"], "fore": ["lForearmBend", "lForearmTwist"],
-      "end_hips": "lToe", "end_chest": "lHand"},
-     {"lShin": "the thigh is split in two bones, 'lThighBend' > 'lThighTwist'",
-      "lForearmBend": "the upper arm is split in two bones, 'lShldrBend' > 'lShldrTwist'"}),
+    (MAKEHUMAN_SPLIT, (("upperleg01.L", "upperleg02.L", "lowerleg01.L", "lowerleg02.L"), "foot.L",
+                       ("upperleg02.L", "lowerleg02.L")),
+     (("upperarm01.L", "upperarm02.L", "lowerarm01.L", "lowerarm02.L"), "wrist.L", ("upperarm02.L", "lowerarm02.L"))),
+    # DAZ Genesis 3 and 8 put a twist bone after the bend bone: the shin has none, the forearm has.
+    (DAZ_SPLIT, (("lThighBend", "lThighTwist", "lShin"), "lFoot", ("lThighTwist",)),
+     (("lShldrBend", "lShldrTwist", "lForearmBend", "lForearmTwist"), "lHand", ("lShldrTwist", "lForearmTwist"))),
 ])
-def test_segments_split_in_two_bones_are_skipped_with_the_reason(names, why):
+def test_segments_split_in_two_bones_are_one_segment_of_the_chain(names, legs, arms):
     detection = detect_limbs(make_skeleton(split_limbs(names)))
-    assert detection.limbs == ()
-    skipped = reasons(detection)
-    assert set(skipped) == set(why)
-    for bone, reason in why.items():
-        assert reason in skipped[bone]
-        assert "would bend between them" in skipped[bone]
+    assert [(limb.kind, limb.chain, limb.extremity, limb.halves) for limb in detection.limbs] == [
+        (LEG, *legs), (ARM, *arms)]
+    # The second halves read as lower bones too, but are part of the limbs found: no skip to report.
+    assert detection.skipped == ()
+    assert f"left leg: {' > '.join(legs[0])}, foot {legs[1]}" in detection.describe()
+
+
+@pytest.mark.parametrize("names", [MAKEHUMAN_SPLIT, DAZ_SPLIT])
+def test_halves_that_do_not_continue_each_others_line_are_skipped_with_the_reason(names):
+    specs = split_limbs(names)
+    # Turn the thigh's second half 30 degrees toward the front, and the bones below with it.
+    second = names["thigh"][1]
+    pivot = Vector(next(head for name, _, head, _ in specs if name == second))
+    turn = Matrix.Rotation(math.radians(30.0), 3, "X")
+    below = {second}
+    moved = []
+    for name, parent, head, tail in specs:
+        if parent in below:
+            below.add(name)
+        if name in below:
+            head, tail = (tuple(pivot + turn @ (Vector(point) - pivot)) for point in (head, tail))
+        moved.append((name, parent, head, tail))
+    detection = detect_limbs(make_skeleton(moved))
+    assert [limb.kind for limb in detection.limbs] == [ARM]
+    reason = reasons(detection)[names["shin"][0]]
+    assert f"'{names['thigh'][0]}' > '{second}' are named as the two halves of the thigh, but they meet at 30 degrees" \
+        in reason
+
+
+def test_a_twist_bone_beside_the_chain_is_no_half_of_it():
+    """Character Creator's and Unreal's twist bones hang beside the limb bones: the chain stays two bones."""
+    detection = detect_limbs(make_skeleton(human(FAMILIES["unreal"], twists=True)))
+    assert all(limb.halves == () and len(limb.chain) == 2 for limb in detection.limbs)
 
 
 def test_clavicle_named_shoulder_is_not_in_the_chain_but_joint_named_shoulder_is():

@@ -219,7 +219,9 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
     record = obj.ik_rigger.limb_of(limb.last)
     chain = _chain(obj, limb)
     bones = obj.data.bones
-    joints = [bones[name].head_local.copy() for name in chain] + [bones[limb.last].tail_local.copy()]
+    # A bone IK only twists (the second half of a split segment) is no joint: the chain bends at the others.
+    bending = [name for name in chain if not (obj.pose.bones[name].lock_ik_x and obj.pose.bones[name].lock_ik_z)]
+    joints = [bones[name].head_local.copy() for name in bending] + [bones[limb.last].tail_local.copy()]
     length = sum((b - a).length for a, b in zip(joints, joints[1:]))
     root, end_rest = joints[0], joints[-1]
     pole = bones[record.pole].head_local
@@ -245,7 +247,7 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
         posed = evaluate(obj)
         end = posed[limb.last] @ Vector((0.0, bones[limb.last].length, 0.0))
         assert (end - target).length < 1e-3 * length, (limb.last, target, end)
-        points = [posed[name].translation for name in chain] + [end]
+        points = [posed[name].translation for name in bending] + [end]
         for before, after in zip(at_rest, sides(points, target)):
             if abs(before) > 1e-6 * length * length:
                 assert before * after > 0.0, (limb.last, target)
@@ -317,13 +319,22 @@ BVH = {
 }
 
 
+# MakeHuman's default skeleton: every segment in two bones, the thigh's meeting at 17 degrees. Its
+# file is Z-up: Blender's importer, at its default settings (Y-up), lays it along -Y, facing -Z.
+BVH["makehuman_benchmark.bvh"] = ("root", [
+    Limb(f"{segment}02.{side}", 4, f"{end}.{side}", bends)
+    for side in ("L", "R") for segment, end, bends in (("lowerarm", "wrist", None), ("lowerleg", "foot", "FRONT"))])
+
+
 @pytest.mark.parametrize("filename", sorted(BVH))
 def test_bvh(filename, tmp_path):
     obj = import_bvh(filename)
     at_rest_alone(obj)
     body, limbs = BVH[filename]
+    front, up = ((0.0, 0.0, -1.0), (0.0, -1.0, 0.0)) if filename.startswith("makehuman") else ((0.0, -1.0, 0.0),
+                                                                                                (0.0, 0.0, 1.0))
     # The hips are the root: the handles hang from nothing, so moving the hips leaves them.
-    check_character(Character(obj, body, None, Vector((0.0, -1.0, 0.0)), Vector((0.0, 0.0, 1.0))), limbs, tmp_path)
+    check_character(Character(obj, body, None, Vector(front), Vector(up)), limbs, tmp_path)
 
 
 # An invented biped in its own frame (facing -Y, Z up, metres): straight arms, legs
@@ -358,8 +369,54 @@ BIPED_LIMBS = [
 ]
 
 
+# Skeletons whose thigh, upper arm or forearm is cut in two bones along its length: each
+# family's names for the biped's bones, a pair where the segment is split.
+SPLIT_FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
+    # DAZ Genesis 3 and 8: a twist bone after the bend bone; the shin is whole.
+    "daz": {"shoulder": ("{l}Collar",), "upper_arm": ("{l}ShldrBend", "{l}ShldrTwist"),
+            "forearm": ("{l}ForearmBend", "{l}ForearmTwist"), "hand": ("{l}Hand",),
+            "thigh": ("{l}ThighBend", "{l}ThighTwist"), "shin": ("{l}Shin",), "foot": ("{l}Foot",), "toe": ("{l}Toe",)},
+    # MakeHuman and MPFB's default skeleton: every segment in two.
+    "makehuman": {"shoulder": ("clavicle.{L}",), "upper_arm": ("upperarm01.{L}", "upperarm02.{L}"),
+                  "forearm": ("lowerarm01.{L}", "lowerarm02.{L}"), "hand": ("wrist.{L}",),
+                  "thigh": ("upperleg01.{L}", "upperleg02.{L}"), "shin": ("lowerleg01.{L}", "lowerleg02.{L}"),
+                  "foot": ("foot.{L}",), "toe": ("toe1-1.{L}",)},
+}
+
+
+def split_biped(bend: float, family: str) -> list[tuple[str, Vector, Vector, str | None]]:
+    """The biped named as ``family`` names it, its split segments cut in two at their middle."""
+    names = SPLIT_FAMILIES[family]
+    renamed: dict[str, str] = {}  # each biped bone's last bone, the parent of what hangs below it
+    bones: list[tuple[str, Vector, Vector, str | None]] = []
+    for name, head, tail, parent in biped(bend):
+        base, _, side = name.partition(".")
+        parent = renamed.get(parent, parent) if parent else None
+        if base not in names:
+            bones.append((name, head, tail, parent))
+            continue
+        parts = [part.format(l=side.lower(), L=side) for part in names[base]]
+        cuts = [head.lerp(tail, index / len(parts)) for index in range(len(parts) + 1)]
+        for part, start, stop in zip(parts, cuts, cuts[1:]):
+            bones.append((part, start, stop, parent))
+            parent = part
+        renamed[name] = parts[-1]
+    return bones
+
+
+def split_limbs(family: str) -> list[Limb]:
+    names = SPLIT_FAMILIES[family]
+    limbs = []
+    for side in ("L", "R"):
+        def bones(base: str, side: str = side) -> tuple[str, ...]:
+            return tuple(part.format(l=side.lower(), L=side) for part in names[base])
+        arm, leg = bones("upper_arm") + bones("forearm"), bones("thigh") + bones("shin")
+        limbs += [Limb(arm[-1], len(arm), bones("hand")[0], "BACK"), Limb(leg[-1], len(leg), bones("foot")[0], "FRONT")]
+    return limbs
+
+
 def make_character(inside: Matrix, outside: Matrix, bend: float = 0.0, tails_off: int | None = None,
-                   gaps: bool = True, name: str = "Character") -> Character:
+                   gaps: bool = True, name: str = "Character", family: str | None = None) -> Character:
     """The biped placed in armature space by ``inside`` (4x4) and in the world by ``outside``.
 
     ``tails_off`` seeds tails turned off their next joint and random rolls, as
@@ -374,8 +431,11 @@ def make_character(inside: Matrix, outside: Matrix, bend: float = 0.0, tails_off
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     bpy.ops.object.mode_set(mode="EDIT")
-    for bone_name, head, tail, parent in biped(bend):
-        if tails_off is not None and gaps and bone_name.split(".")[0] in {"hand", "foot"}:
+    extremities = {"hand", "foot"} if family is None else {
+        part.format(l=side.lower(), L=side) for base in ("hand", "foot") for part in SPLIT_FAMILIES[family][base]
+        for side in ("L", "R")}
+    for bone_name, head, tail, parent in biped(bend) if family is None else split_biped(bend, family):
+        if tails_off is not None and gaps and (bone_name.split(".")[0] in extremities or bone_name in extremities):
             head = head + Vector((rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))) * 0.03
         if tails_off is not None:
             turn = Matrix.Rotation(rng.uniform(0.5, 2.5), 3, Vector(rng.uniform(-1, 1) for _ in range(3)))
@@ -476,3 +536,122 @@ def test_fixing_orientation_keeps_the_robots_parts_in_place(tmp_path):
     # Its bones are a hundredth of the joints' spacing: only fixed can they carry IK.
     check_character(character, [Limb("LowerArm.L", 2, "Palm2.L", "FRONT"),
                                 Limb("LowerArm.R", 2, "Palm2.R", "FRONT")], tmp_path, fix=True)
+
+
+# Segments split in two bones (DAZ Genesis, MakeHuman): the second half is in the chain, and IK
+# keeps it rigid, so the limb bends at the knee and the elbow only, never halfway along.
+
+def _check_rigid_halves(obj: bpy.types.Object, limbs: list[Limb]) -> None:
+    """Each second half stays in line with its first half while the handle moves, free only to twist;
+    the knee or elbow bends."""
+    bones = obj.data.bones
+    for limb in limbs:
+        record = obj.ik_rigger.limb_of(limb.last)
+        chain = _chain(obj, limb)
+        halves = [name for name in chain if obj.pose.bones[name].lock_ik_x and obj.pose.bones[name].lock_ik_z]
+        assert not any(obj.pose.bones[name].lock_ik_y for name in halves)
+        assert len(halves) == len(chain) - 2, (limb.last, halves)
+        handle = obj.pose.bones[record.handle]
+        length = chain_length(obj, chain)
+        rest = {name: bones[name].matrix_local for name in chain}
+        moved = bones[record.handle].matrix_local.copy()
+        moved.translation = moved.translation + (bones[chain[0]].head_local - moved.translation) * 0.3
+        handle.matrix = moved
+        posed = evaluate(obj)
+        for half in halves:
+            first = bones[half].parent.name
+            # The half keeps its place and direction on its first half: it may only twist about its own axis.
+            at_rest, now = rest[first].inverted() @ rest[half], posed[first].inverted() @ posed[half]
+            assert at_rest.col[1].xyz.angle(now.col[1].xyz, 0.0) < math.radians(0.01), half
+            assert (at_rest.translation - now.translation).length < 1e-4 * length, half
+        segments = [name for name in chain if name not in halves]
+        assert turn_degrees(posed[segments[0]].inverted() @ posed[segments[1]],
+                            rest[segments[0]].inverted() @ rest[segments[1]]) > 10.0, limb.last
+        end = posed[limb.last] @ Vector((0.0, bones[limb.last].length, 0.0))
+        assert (end - moved.translation).length < 1e-3 * length, limb.last
+        handle.matrix_basis = Matrix.Identity(4)
+
+
+def _remove_all(obj: bpy.types.Object) -> None:
+    for name in [limb.name for limb in obj.ik_rigger.limbs]:
+        set_active_bone(obj, name)
+        assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+
+
+@pytest.mark.parametrize("family", sorted(SPLIT_FAMILIES))
+@pytest.mark.parametrize("bend", [0.0, 0.05])
+def test_split_segments(family, bend, tmp_path):
+    character = make_character(Matrix.Identity(4), Matrix.Identity(4), bend, family=family)
+    limbs = split_limbs(family)
+    bpy.ops.object.mode_set(mode="POSE")
+    # A user's own IK settings on a second half, given back on removal.
+    half = _chain(character.obj, limbs[0])[1]
+    character.obj.pose.bones[half].lock_ik_y = True
+    character.obj.pose.bones[half].ik_stiffness_y = 0.3
+    before = snapshot(character.obj)
+    build_limbs(character.obj, [(limb.last, LimbOptions(chain_length=limb.length)) for limb in limbs])
+    _check_rigid_halves(character.obj, limbs)
+    assert not character.obj.pose.bones[half].lock_ik_y
+    _remove_all(character.obj)
+    # The halves' IK locks are given back with the rest.
+    assert same(snapshot(character.obj), before)
+    assert character.obj.pose.bones[half].lock_ik_y
+    character.obj.pose.bones[half].lock_ik_y = False
+    check_character(character, limbs, tmp_path)
+
+
+@pytest.mark.parametrize("family", sorted(SPLIT_FAMILIES))
+def test_split_segments_in_centimetres_y_up(family, tmp_path):
+    character = make_character(Matrix.Scale(100.0, 4) @ Y_UP, TURNED_BACK @ Matrix.Scale(0.01, 4), 0.05, family=family)
+    check_character(character, split_limbs(family), tmp_path)
+
+
+@pytest.mark.parametrize("family", sorted(SPLIT_FAMILIES))
+@pytest.mark.parametrize("axes", ["Y", "X"])
+def test_split_segments_through_fbx_found_by_auto_rig(family, axes, tmp_path):
+    export_options = {"primary_bone_axis": "X", "secondary_bone_axis": "Y"} if axes == "X" else {}
+    character = _fbx_round_trip(make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family=family),
+                                tmp_path, export_options, {})
+    obj = character.obj
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    limbs = split_limbs(family)
+    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+        limb.last: _chain(obj, limb) for limb in limbs}
+    _check_rigid_halves(obj, limbs)
+    _remove_all(obj)
+    assert same(snapshot(obj), before)
+    tails_off = axes == "X"
+    check_character(character, [replace(limb, bends=None) for limb in limbs] if tails_off else limbs, tmp_path)
+
+
+def test_makehumans_real_skeleton_found_by_auto_rig():
+    obj = import_bvh("makehuman_benchmark.bvh")
+    at_rest_alone(obj)
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    limbs = BVH["makehuman_benchmark.bvh"][1]
+    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+        limb.last: _chain(obj, limb) for limb in limbs}
+    _check_rigid_halves(obj, limbs)
+    _remove_all(obj)
+    assert same(snapshot(obj), before)
+
+
+@pytest.mark.parametrize("family", sorted(SPLIT_FAMILIES))
+def test_a_chain_starting_halfway_along_a_split_segment_is_refused(family):
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family=family).obj
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    leg = next(limb for limb in split_limbs(family) if limb.last.lower().startswith(("l", "lower")) and
+               limb.bends == "FRONT")
+    chain = _chain(obj, leg)
+    set_active_bone(obj, leg.last)
+    with pytest.raises(RuntimeError, match=f"is the second half of the segment '{chain[0]}' begins") as refused:
+        bpy.ops.ik_rigger.build_ik(chain_length=leg.length - 1)
+    assert f"'{chain[1]}'" in str(refused.value) and f"Set the chain length to {leg.length}" in str(refused.value)
+    assert same(snapshot(obj), before)
+    # The chain length the message gives works.
+    assert bpy.ops.ik_rigger.build_ik(chain_length=leg.length) == {"FINISHED"}

@@ -22,8 +22,11 @@ from helpers import (
 )
 from mathutils import Matrix, Vector
 from test_build import move_handle
+from test_imported import make_character, split_limbs
 
 from ik_rigger.core.joints import NATURAL_BEND_DEGREES
+from ik_rigger.core.plan import LimbOptions
+from ik_rigger.rig.build import build_limbs
 
 
 def local_rotation(obj: bpy.types.Object, posed: dict[str, Matrix], name: str) -> Matrix:
@@ -121,3 +124,38 @@ def test_a_hinge_off_the_bones_axes_is_refused_clearly():
                                            "Roll the bone"):
         bpy.ops.ik_rigger.build_ik(hinge_joints=True)
     assert same(snapshot(obj), before)
+
+
+@pytest.mark.parametrize("family", ["daz", "makehuman"])
+def test_hinged_knees_and_elbows_of_segments_split_in_two(family):
+    """The knee and elbow are hinged, each relative to the bone above it; the second halves only twist."""
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family=family).obj
+    bpy.ops.object.mode_set(mode="POSE")
+    limbs = split_limbs(family)
+    build_limbs(obj, [(limb.last, LimbOptions(chain_length=limb.length, hinge_joints=True)) for limb in limbs])
+    for limb in limbs:
+        record = obj.ik_rigger.limb_of(limb.last)
+        chain = [item.name for item in record.chain]
+        halves = [name for name in chain[1:] if "02" in name or "Twist" in name]
+        middle = next(name for name in chain[1:] if name not in halves)
+        for name in halves:
+            pose_bone = obj.pose.bones[name]
+            assert (pose_bone.lock_ik_x, pose_bone.lock_ik_y, pose_bone.lock_ik_z) == (True, False, True), name
+            assert not any(getattr(pose_bone, f"use_ik_limit_{axis}") for axis in "xyz"), name
+        hinged = obj.pose.bones[middle]
+        axis = "x" if hinged.use_ik_limit_x else "z"
+        low, high = getattr(hinged, f"ik_min_{axis}"), getattr(hinged, f"ik_max_{axis}")
+        # Straight from the bone above (its second half) to 150 degrees, whichever way is forward.
+        assert math.isclose(high - low, math.radians(NATURAL_BEND_DEGREES), abs_tol=1e-4)
+        length = chain_length(obj, chain)
+        move_handle(obj, record.handle, (obj.data.bones[chain[0]].head_local - obj.data.bones[chain[-1]].tail_local)
+                    * 0.4)
+        posed = evaluate(obj)
+        turn = local_rotation(obj, posed, middle).to_quaternion()
+        assert math.degrees(turn.angle) > 20.0, middle  # the knee or elbow bends
+        angle = turn.angle if turn.axis.dot(Vector((1, 0, 0) if axis == "x" else (0, 0, 1))) >= 0 else -turn.angle
+        assert low - math.radians(0.01) <= angle <= high + math.radians(0.01), middle
+        end = tail(posed[chain[-1]], obj.data.bones[chain[-1]].length)
+        target = posed[record.handle].translation
+        assert (end - target).length < 1e-3 * length, limb.last
+        obj.pose.bones[record.handle].matrix_basis = Matrix.Identity(4)

@@ -17,8 +17,9 @@ from helpers import (
     rotation_degrees,
     set_active_bone,
 )
-from mathutils import Euler, Vector
+from mathutils import Euler, Matrix, Vector
 from test_build import move_handle, tentacle
+from test_imported import make_character, split_limbs
 
 from ik_rigger.rig import selection
 from ik_rigger.rig.animation import fcurve_owners
@@ -292,3 +293,29 @@ def test_a_limb_whose_bones_were_renamed_still_snaps():
     assert bpy.ops.ik_rigger.select_limb_bones(limb="shin.L", part="CHAIN") == {"FINISHED"}
     assert set(selection.selected_bones(obj)) == {"upper leg", "shin.L"}
     assert limb.handle == "paw handle" and [item.name for item in limb.chain] == ["upper leg", "shin.L"]
+
+
+@pytest.mark.parametrize("family", ["daz", "makehuman"])
+def test_snap_both_ways_on_segments_split_in_two(family):
+    """The second halves take their twist from FK, and IK keeps them in line with their first halves."""
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family=family).obj
+    bpy.ops.object.mode_set(mode="POSE")
+    limb_spec = next(limb for limb in split_limbs(family) if limb.bends == "BACK")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    set_active_bone(obj, limb_spec.last)
+    limb = obj.ik_rigger.limb_of(limb_spec.last)
+    chain = [item.name for item in limb.chain]
+    assert len(chain) == 4
+    names = [*chain, limb.extremity]
+    length = chain_length(obj, chain)
+    move_handle(obj, limb.handle, Vector((-0.1, 0.05, -0.15)))
+    ik = evaluate(obj)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik() == {"FINISHED"}
+    assert_same_pose(obj, ik, evaluate(obj), names, length)
+    fk_pose(obj, names, seed=5)
+    for half in (chain[1], chain[3]):  # a twist bone only twists
+        obj.pose.bones[half].rotation_euler = Euler((0.0, 0.4, 0.0))
+    fk = evaluate(obj)
+    assert bpy.ops.ik_rigger.snap_ik_to_fk() == {"FINISHED"}
+    assert ik_fk(obj, limb) == 1.0
+    assert_same_pose(obj, fk, evaluate(obj), names, length)

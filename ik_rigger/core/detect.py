@@ -21,11 +21,14 @@ segment: a foot as long as the shin, continuing the leg's line down to a toe or 
 below it. Such a leg is a 3-bone chain with that toe as its extremity; a human foot,
 short and turned forward, stays the extremity of a 2-bone leg.
 
+A segment split in two bones along its length, named so (MakeHuman's ``upperleg01 >
+upperleg02``, DAZ's ``ThighBend > ThighTwist``) and in line, is one segment of the chain:
+both bones are in it, and ``split_halves`` names the second, which IK only twists.
+
 Whatever is not certain is skipped with the reason, never guessed: generated-rig
 copies (``ORG-``, ``DEF-``, ``MCH-``), bones whose sides disagree, limb segments of
-implausible proportions, segments split in two bones (an IK chain would bend between
-them), bones far shorter than their segment, and two chains that could both be the
-same limb.
+implausible proportions, halves of a segment that do not continue each other's line,
+bones far shorter than their segment, and two chains that could both be the same limb.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from mathutils import Vector
 
 from . import naming
-from .plan import Skeleton, automatic_extremity
+from .model import Skeleton, automatic_extremity
 
 LEG = "LEG"
 ARM = "ARM"
@@ -95,7 +98,8 @@ _RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
 # Whole-limb words numbered in order name successive segments: Leg01 > Leg02 is thigh > shin.
 _NUMBERED = {"leg": LEG, "arm": ARM}
 _EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
-_VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers).union(*_EXTREMITIES.values())
+_EXTREMITY_WORDS = frozenset().union(*_EXTREMITIES.values())
+_VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | _EXTREMITY_WORDS
 # A child spelling any of these is a limb bone of its own, not this limb's foot or hand.
 _NOT_EXTREMITY = {kind: _VOCABULARY - words for kind, words in _EXTREMITIES.items()}
 # Names of a digitigrade or hoofed leg's third segment (metatarsus, cannon bone), which a
@@ -126,6 +130,9 @@ _THIRD_SEGMENT_MAX_DEGREES = 45.0
 _MIN_BONE_SHARE = 0.2
 # Children whose heads lie within this share of the segment of each other start at one joint.
 _SAME_JOINT = 0.02
+# Two bones named as the halves of one segment must continue each other's line, joint to
+# joint, within this angle: a knee or an elbow, however straight, is told apart by its names.
+HALF_MAX_DEGREES = 20.0
 _EPSILON = 1e-9
 
 
@@ -138,6 +145,8 @@ class DetectedLimb:
     chain: tuple[str, ...]  # root first: (thigh, shin), (upper arm, forearm) or (thigh, shin, foot)
     extremity: str | None  # foot, hand or toe, if found
     position: str | None = None  # FRONT or HIND when the names say which pair of a quadruped's legs
+    # Chain bones that are the second half of a segment split in two (DAZ's ThighTwist): IK only twists them.
+    halves: tuple[str, ...] = ()
 
     @property
     def last(self) -> str:
@@ -170,7 +179,7 @@ class Detection:
             lines = [f"found {len(self.limbs)} limb(s):"]
             for limb in self.limbs:
                 # Below a 3-bone leg's foot is a toe, paw or hoof.
-                word = "toe" if len(limb.chain) > 2 else _EXTREMITY_WORD[limb.kind]
+                word = "toe" if len(limb.chain) - len(limb.halves) > 2 else _EXTREMITY_WORD[limb.kind]
                 end = f", {word} {limb.extremity}" if limb.extremity else ""
                 lines.append(f"  {limb.label}: {' > '.join(limb.chain)}{end}")
         else:
@@ -311,9 +320,16 @@ class _Reader:
         upper_name = self.names[upper]
         if upper_name.generated:
             return Skipped(lower, f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated)}")
-        split = self._split(upper, lower, rule)
-        if split:
-            return Skipped(lower, split)
+        if self.second_half(upper, lower):
+            return Skipped(lower, f"it is the second half of the {_SEGMENT_WORD[rule.kind][1]} '{upper}' > "
+                                  f"'{lower}', in the limb that '{upper}' ends")
+        top: tuple[str, ...] = (upper,)
+        grand = self.skeleton[upper].parent
+        if grand is not None and self.second_half(grand, upper):
+            bent = self._bent_halves(grand, upper, self.skeleton[lower].head, _SEGMENT_WORD[rule.kind][0])
+            if bent:
+                return Skipped(lower, bent)
+            top, upper, upper_name = (grand, upper), grand, self.names[grand]
         numbered = (lower_name.base in _NUMBERED and lower_name.index is not None
                     and upper_name.base == lower_name.base and upper_name.index == lower_name.index - 1)
         if not numbered and upper_name.base not in rule.uppers:
@@ -323,48 +339,55 @@ class _Reader:
             if not upper_name.contains(rule.loose_uppers):
                 return Skipped(lower, f"its parent '{upper}' is not named like {_UPPER_WORD[rule.kind]}, "
                                       f"so it is not sure to be a {what}")
-        chain: tuple[str, ...] = (upper, lower)
+        chain: tuple[str, ...] = (*top, lower)
         extremity = self._extremity(lower, rule.kind)
+        if extremity is None:
+            half = next((child.name for child in self.skeleton.children(lower)
+                         if self.second_half(lower, child.name)), None)
+            if half is not None:
+                below = self._extremity(half, rule.kind)
+                end = self.skeleton[below].head if below else self.skeleton[half].tail
+                bent = self._bent_halves(lower, half, end, _SEGMENT_WORD[rule.kind][1])
+                if not bent:
+                    chain, extremity = (*chain, half), below
+                elif not self.names[half].is_helper:  # a twist bone turning away is a helper beside the limb
+                    return Skipped(lower, bent)
         third = self._third_segment(upper, lower, extremity) if extremity else None
         if third is not None:
-            chain, extremity = (upper, lower, third[0]), third[1]
+            chain, extremity = (*chain, third[0]), third[1]
         side, disagreement = self._side(chain + ((extremity,) if extremity else ()))
         if disagreement:
             return Skipped(lower, disagreement)
-        problem = self._proportion(chain, extremity, rule.kind)
+        halves = tuple(second for first, second in zip(chain, chain[1:]) if self.second_half(first, second))
+        problem = self._proportion(chain, halves, extremity, rule.kind)
         if problem:
             return Skipped(lower, problem)
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
-        return DetectedLimb(rule.kind, side, chain, extremity, position)
+        return DetectedLimb(rule.kind, side, chain, extremity, position, halves)
 
-    def _split(self, upper: str, lower: str, rule: _Rule) -> str:
-        """Why the limb's thigh or shin (upper arm or forearm) is split in two bones, or ''.
+    def second_half(self, first: str, second: str) -> bool:
+        """Whether the names make ``second`` the second half of a limb segment that ``first`` begins.
 
-        MakeHuman's ``upperleg01 > upperleg02 > lowerleg01 > lowerleg02`` and DAZ's
-        ``ThighBend > ThighTwist > Shin`` cut a segment in two along its length: an IK
-        chain through both halves would bend between them, where no joint is.
+        MakeHuman's ``upperleg01 > upperleg02`` name both halves with one limb word,
+        numbered; DAZ's ``ThighBend > ThighTwist`` add "twist" to it. Whole-limb words
+        numbered (``Leg01 > Leg02``) are successive segments instead.
         """
-        upper_name, lower_name = self.names[upper], self.names[lower]
-        first, second = _SEGMENT_WORD[rule.kind]
-        pairs = []
-        if lower_name.base == upper_name.base and lower_name.base not in _NUMBERED:
-            pairs.append((second, upper, lower))
-        grand = self.skeleton[upper].parent
-        if grand is not None and upper_name.base not in _NUMBERED:
-            grand_name = self.names[grand]
-            twist = "twist" in upper_name.words and grand_name.base in rule.uppers and upper_name.contains(
-                frozenset({grand_name.base}))
-            if twist or (upper_name.base == grand_name.base and upper_name.base in rule.uppers):
-                pairs.append((first, grand, upper))
-        for child in self.skeleton.children(lower):
-            if self.names[child.name].base == lower_name.base and lower_name.base not in _NUMBERED:
-                pairs.append((second, lower, child.name))
-        if not pairs:
+        one, two = self.names[first], self.names[second]
+        if one.generated or two.generated or one.base not in _VOCABULARY or one.base in _EXTREMITY_WORDS:
+            return False
+        if one.base == two.base:
+            return one.base not in _NUMBERED
+        return "twist" in two.words and two.contains(frozenset({one.base}))
+
+    def _bent_halves(self, first: str, second: str, end: Vector, segment: str) -> str:
+        """Why ``first > second``, named as the two halves of one segment, are not, or ''."""
+        bones = self.skeleton
+        angle = math.degrees(in_line_angle(bones[first].head, bones[second].head, end))
+        if angle <= HALF_MAX_DEGREES:
             return ""
-        segment, one, two = pairs[0]
-        return (f"the {segment} is split in two bones, '{one}' > '{two}': an IK chain through both would bend "
-                "between them; rig it by hand if the joint between them should bend")
+        return (f"'{first}' > '{second}' are named as the two halves of the {segment}, but they meet at "
+                f"{angle:.0f} degrees, so the knee or elbow could be at either; rig it by hand")
 
     def _extremity(self, lower: str, kind: str) -> str | None:
         """The foot or hand below ``lower``: the child so named, else the child continuing the bone."""
@@ -432,22 +455,24 @@ class _Reader:
             return None, f"its bones disagree on the side ({said}), so the limb's side is not sure"
         return sides[bones[0]], ""
 
-    def _proportion(self, chain: tuple[str, ...], extremity: str | None, kind: str) -> str:
+    def _proportion(self, chain: tuple[str, ...], halves: tuple[str, ...], extremity: str | None, kind: str) -> str:
         """Why the chain's bones are not the segments of one limb by their lengths, or ''."""
         # Joint to joint from the heads: importers place tails differently, heads are the joints.
         bones = self.skeleton
-        upper, lower = chain[0], chain[1]
+        segments = [name for name in chain if name not in halves]
+        upper, lower = segments[0], segments[1]
         first = (bones[lower].head - bones[upper].head).length
         end: Vector | None = bones[extremity].head if extremity else None
-        if end is None and len(chain) == 2:
-            below = self._joint_below(lower)
+        if end is None and len(segments) == 2:
+            below = self._joint_below(chain[-1])
             end = below[0] if below else None
-        if len(chain) == 2:
-            second = (end - bones[lower].head).length if end is not None else bones[lower].length
+        if len(segments) == 2:
+            second = ((end - bones[lower].head).length if end is not None
+                      else sum(bones[name].length for name in chain[chain.index(lower):]))
         else:
-            second = (bones[chain[2]].head - bones[lower].head).length
+            second = (bones[segments[2]].head - bones[lower].head).length
         if min(first, second) < _EPSILON or max(first, second) > _MAX_SEGMENT_RATIO * min(first, second):
-            if end is not None or len(chain) > 2:
+            if end is not None or len(segments) > 2:
                 return (f"its parent '{upper}' spans {first:.3g} and it spans {second:.3g}: too unlike to be "
                         "the two halves of one limb")
             return (f"its parent '{upper}' spans {first:.3g} and it is {second:.3g} long, with no single joint "
@@ -470,6 +495,29 @@ _SHAPE_HINT = ("if an importer shortened the bones, give them tails on the next 
 def _generated_reason(prefix: str) -> str:
     return (f"it is a generated rig's {prefix}- bone, driven by that rig's own controls; "
             "rig the metarig instead")
+
+
+def in_line_angle(start: Vector, joint: Vector, end: Vector) -> float:
+    """How far (radians) the line from ``joint`` to ``end`` turns away from the line from ``start`` to ``joint``."""
+    into, out = joint - start, end - joint
+    if into.length < _EPSILON or out.length < _EPSILON:
+        return math.pi
+    return float(into.angle(out))
+
+
+def split_halves(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector]) -> frozenset[str]:
+    """The chain's bones that are the second half of a segment split in two along its length.
+
+    Named so (``ThighBend > ThighTwist``, ``upperleg01 > upperleg02``) and continuing the
+    first half's line within ``HALF_MAX_DEGREES``, joint to joint: ``joints`` are the
+    chain's heads and its end. IK must keep such a bone in line with its first half, or the
+    limb would bend halfway along the thigh or forearm.
+    """
+    reader = _Reader(skeleton)
+    return frozenset(
+        second for index, (first, second) in enumerate(zip(chain, chain[1:]), start=1)
+        if reader.second_half(first, second)
+        and math.degrees(in_line_angle(joints[index - 1], joints[index], joints[index + 1])) <= HALF_MAX_DEGREES)
 
 
 def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:

@@ -9,6 +9,7 @@ local axis is the hinge and the range, from the rest skeleton.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from mathutils import Vector
@@ -22,6 +23,10 @@ NATURAL_BEND_DEGREES = 150.0
 AXIS_TOLERANCE_DEGREES = 15.0
 
 
+# Hinge.axis of a bone that only twists, about its own Y axis, with no range.
+TWIST = "y"
+
+
 @dataclass(frozen=True)
 class Hinge:
     """One middle joint's IK settings: bend about ``axis`` ('x' or 'z') between ``minimum`` and ``maximum``
@@ -31,6 +36,12 @@ class Hinge:
     axis: str
     minimum: float
     maximum: float
+
+    @classmethod
+    def twist_only(cls, bone: str) -> Hinge:
+        """A bone IK may only twist about its own axis, with no range (the second half of a segment split in
+        two): it stays in line with its first half, and keeps the twist the animator gives it."""
+        return cls(bone, TWIST, 0.0, 0.0)
 
     @property
     def locked(self) -> tuple[str, ...]:
@@ -47,16 +58,19 @@ class JointRest:
     z_axis: Vector
 
 
-def hinges(chain: list[JointRest], bend_direction: Vector) -> list[Hinge]:
-    """The hinge of every chain bone after the first (the first keeps its ball joint).
+def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = ()) -> list[Hinge]:
+    """The hinge of every chain bone after the first (the first keeps its ball joint), but ``twists``.
 
     ``bend_direction`` is the side the chain bends to (core.plan's): with the chain's
-    axis it gives the hinge where a joint is straight at rest.
+    axis it gives the hinge where a joint is straight at rest. ``twists`` are second
+    halves of split segments: they only twist, and hold no joint.
     """
     axis = sum((bone.direction for bone in chain), Vector()).normalized()
     fallback = cross(axis, bend_direction)
     found = []
     for parent, bone in zip(chain, chain[1:]):
+        if bone.name in twists:
+            continue
         up, down = parent.direction.normalized(), bone.direction.normalized()
         normal = cross(up, down)
         if normal.length < math.sin(math.radians(0.5)):

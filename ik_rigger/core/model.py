@@ -131,6 +131,27 @@ class Skeleton:
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
 
 
+def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
+    """The child of ``last`` that continues the limb (the foot or hand), if any.
+
+    A connected child wins; otherwise the child whose head is nearest the last
+    bone's tail, as long as it starts close to it; otherwise, for an imported bone
+    whose tail points off its joint, its only child when that starts well away from
+    the bone's head (at the next joint, not a kneecap beside the knee).
+    """
+    bone = skeleton[last]
+    children = skeleton.children(last)
+    connected = [child for child in children if child.connected]
+    if connected:
+        return connected[0].name
+    near = [child for child in children if (child.head - bone.tail).length <= 0.25 * bone.length]
+    if near:
+        return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
+    if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
+        return children[0].name
+    return None
+
+
 @dataclass(frozen=True)
 class NewBone:
     """A bone IK Rigger creates; never deforms."""

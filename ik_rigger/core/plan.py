@@ -28,9 +28,10 @@ from ..parts.parents import resolve_origin
 from ..parts.pole import ROLE_POLE
 from ..parts.pole_line import CONSTRAINT_POLE_LINE, ROLE_POLE_LINE
 from ..parts.stretch import CONSTRAINT_REACH, ROLE_REACH, ROLE_TARGET
-from . import body, geometry, naming, orient
+from . import body, detect, geometry, naming, orient
 from .checks import MAX_CHAIN_BONES, check_chain
 from .errors import RigError
+from .joints import Hinge
 from .model import (
     PALETTE_CHAIN,
     PALETTE_CLONE,
@@ -45,6 +46,7 @@ from .model import (
     PoseDriver,
     PropertyPlan,
     Skeleton,
+    automatic_extremity,
 )
 from .options import LimbOptions, check
 
@@ -77,7 +79,7 @@ class LimbPlan:
     notes: tuple[str, ...] = field(default=())
     properties: tuple[PropertyPlan, ...] = ()
     drivers: tuple[PoseDriver, ...] = ()
-    hinges: tuple[Any, ...] = ()  # core.joints.Hinge per hinged middle joint
+    hinges: tuple[Any, ...] = ()  # core.joints.Hinge per hinged middle joint and per second half of a split segment
 
     def describe(self) -> str:
         """A few lines for a dry run or a report."""
@@ -110,27 +112,6 @@ def chain_ending_at(skeleton: Skeleton, last: str, length: int) -> tuple[str, ..
             hint=f"Make the chain length {len(chain)} or less, or pick a bone further down the limb.",
         )
     return tuple(reversed(chain))
-
-
-def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
-    """The child of ``last`` that continues the limb (the foot or hand), if any.
-
-    A connected child wins; otherwise the child whose head is nearest the last
-    bone's tail, as long as it starts close to it; otherwise, for an imported bone
-    whose tail points off its joint, its only child when that starts well away from
-    the bone's head (at the next joint, not a kneecap beside the knee).
-    """
-    bone = skeleton[last]
-    children = skeleton.children(last)
-    connected = [child for child in children if child.connected]
-    if connected:
-        return connected[0].name
-    near = [child for child in children if (child.head - bone.tail).length <= 0.25 * bone.length]
-    if near:
-        return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
-    if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
-        return children[0].name
-    return None
 
 
 def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
@@ -168,6 +149,25 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
+def _bending_joints(chain: tuple[str, ...], halves: frozenset[str]) -> list[int]:
+    """Indexes of the joints where the chain may bend: every head but a segment's second half's, and the end."""
+    return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
+
+
+def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:
+    """``joints`` with those at ``bending`` moved to ``moved``, and each joint between two of them
+    carried with its segment: turned and stretched as the segment is, so it keeps its place on it."""
+    carried = list(joints)
+    for (start, stop), (new_start, new_stop) in zip(zip(bending, bending[1:]), zip(moved, moved[1:])):
+        span, new_span = joints[stop] - joints[start], new_stop - new_start
+        turn = span.rotation_difference(new_span).to_matrix()
+        scale = new_span.length / span.length
+        for index in range(start, stop):
+            carried[index] = new_start + turn @ (joints[index] - joints[start]) * scale
+        carried[stop] = new_stop.copy()
+    return carried
+
+
 def _prebent_edits(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
                    bent: list[Vector]) -> list[BoneEdit]:
     """Each chain bone carried along with its joint-to-joint segment, turned the shortest way.
@@ -196,6 +196,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     """
     _check_options(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
+    _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
     original = skeleton
     if options.fix_orientation:
@@ -210,8 +211,14 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     side = naming.split_side(last, known).side
 
     joints = [skeleton[name].head.copy() for name in chain] + [skeleton[last].tail.copy()]
-    direction, straight = _bend(skeleton, chain, extremity, options, joints)
-    notes: list[str] = []
+    # Which bones are halves is read off the joints, the extremity's head ending the last segment:
+    # an imported last bone's tail may point anywhere.
+    halves = detect.split_halves(skeleton, chain, joints[:-1] + [skeleton[extremity].head if extremity else joints[-1]])
+    bending = _bending_joints(chain, halves)
+    direction, straight = _bend(skeleton, chain, extremity, options, [joints[index] for index in bending])
+    notes: list[str] = [
+        f"'{name}' is the second half of the segment '{chain[chain.index(name) - 1]}' begins: IK only twists it "
+        "(its IK locked on X and Z), so the limb bends at its joints alone" for name in chain if name in halves]
     edited: dict[str, BoneEdit] = {}
     if options.fix_orientation:
         turned = orient.orientation_edits(original, chain, joints, direction)
@@ -221,7 +228,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
             notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
                          "hinge; their existing poses and keys turn them differently now")
     if straight and options.prebend_straight:
-        bent = geometry.prebent_joints(joints, direction)
+        bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], direction), bending)
         edited.update((edit.name, edit) for edit in _prebent_edits(skeleton, chain, joints, bent))
         joints = bent
         notes.append(
@@ -236,16 +243,30 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, edited=edited,
-                  handle_parent=handle_parent, names=names, known=known, handle=handle, notes=notes)
+                  handle_parent=handle_parent, names=names, known=known, handle=handle, notes=notes, halves=halves)
     for part in limb_parts.PARTS:
         part.plan(draft)
+    twists = [Hinge.twist_only(name) for name in chain if name in halves]
     new_bones = draft.bones
     made = {bone.role: bone.name for bone in new_bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=handle_parent, pole_angle=draft.pole_angle,
                     bend_direction=direction, straight=straight, new_bones=tuple(new_bones),
                     bone_edits=tuple(edited.values()), constraints=tuple(draft.constraints), notes=tuple(draft.notes),
-                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=tuple(draft.hinges))
+                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=(*twists, *draft.hinges))
+
+
+def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], length: int) -> None:
+    """Refuse a chain that starts halfway along a segment split in two: IK would bend it there."""
+    first = chain[0]
+    parent = skeleton[first].parent
+    if parent is None or not detect.split_halves(
+            skeleton, (parent, first), [skeleton[parent].head, skeleton[first].head, skeleton[chain[1]].head]):
+        return
+    raise RigError(f"is the second half of the segment '{parent}' begins, so a chain starting there would bend "
+                   "halfway along that segment", bone=first,
+                   hint=f"Set the chain length to {length + 1}, so the chain starts at '{parent}' (Auto-Rig finds "
+                   "such limbs by itself).")
 
 
 def _check_options(options: LimbOptions, last: str) -> None:

@@ -101,6 +101,9 @@ class Draft:
     follow: str | None = None  # what the IK target and the extremity's clone hang from
     pole_angle: float = 0.0
     hinges: list[Any] = field(default_factory=list)  # core.joints.Hinge per hinged middle joint
+    # Chain bones that are the second half of a segment split in two (core.detect.split_halves): IK
+    # lets them only twist, so the chain bends only at the other heads.
+    halves: frozenset[str] = frozenset()
 
     def new_name(self, source: str, tag: str) -> str:
         """A free name for a bone made from ``source`` (tag before its side suffix, 63 bytes at most)."""
@@ -115,6 +118,22 @@ class Draft:
     @property
     def last(self) -> str:
         return self.chain[-1]
+
+    @property
+    def segments(self) -> list[str]:
+        """The chain bones that begin a segment: all but the second halves of split ones."""
+        return [name for name in self.chain if name not in self.halves]
+
+    @property
+    def bending_joints(self) -> list[Vector]:
+        """The joints where the chain bends (each segment's head) and its end."""
+        return [joint for name, joint in zip(self.chain, self.joints) if name not in self.halves] + [self.joints[-1]]
+
+    @property
+    def middle(self) -> tuple[str, Vector]:
+        """The middle segment's first bone and its head: the knee or elbow of a leg or an arm."""
+        index = len(self.segments) // 2
+        return self.segments[index], self.bending_joints[index]
 
     @property
     def end_bone(self) -> str:

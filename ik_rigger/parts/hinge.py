@@ -31,7 +31,7 @@ def plan(draft: Draft) -> None:
             direction = edit.tail - edit.head
             rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
                                           edit.z_axis))
-    draft.hinges = joints.hinges(rests, draft.bend)
+    draft.hinges = joints.hinges(rests, draft.bend, draft.halves)  # the second half of a split segment twists
 
 
 PART = Part("hinge", Options, plan, used=lambda options: bool(options.hinge_joints))

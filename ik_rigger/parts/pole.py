@@ -40,9 +40,9 @@ def plan(draft: Draft) -> None:
     draft.pole_angle = options.pole_angle
     if not options.use_pole:
         return
-    middle = chain[len(chain) // 2]
-    pole = draft.new_name(middle, TAG_POLE)
-    position = geometry.pole_position(joints, draft.bend, max(options.pole_distance, 0.05) * draft.length)
+    pole = draft.new_name(draft.middle[0], TAG_POLE)
+    position = geometry.pole_position(draft.bending_joints, draft.bend,
+                                      max(options.pole_distance, 0.05) * draft.length)
     parent = draft.handle if options.pole_parent == "HANDLE" else draft.controls_parent
     if options.pole_parent == "ORIGIN" and draft.handle_parent is not None:
         check_control_parent(draft.skeleton, chain, draft.handle_parent, "pole")

@@ -27,9 +27,8 @@ def plan(draft: Draft) -> None:
     pole = next((bone for bone in draft.bones if bone.role == ROLE_POLE), None)
     if pole is None or not draft.options.pole_line:
         return
-    middle = draft.chain[len(draft.chain) // 2]
+    middle, knee = draft.middle
     line = draft.new_name(middle, TAG_POLE_LINE)
-    knee = draft.joints[len(draft.chain) // 2]
     draft.bones.append(NewBone(ROLE_POLE_LINE, line, knee, pole.head, (draft.joints[-1] - draft.joints[0]).normalized(),
                                middle, PALETTE_CONTROL, naming.COLLECTION_MECHANISM, selectable=False))
     draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name))

@@ -6,7 +6,7 @@ import json
 
 import bpy
 
-from ..core.joints import Hinge
+from ..core.joints import TWIST, Hinge
 
 IK_KEYS = tuple(f"{prefix}_{axis}" for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max") for axis in "xyz")
 
@@ -27,6 +27,8 @@ def hinged(settings: dict[str, object], hinge: Hinge) -> dict[str, object]:
     changed = dict(settings)
     for axis in "xyz":
         changed[f"lock_ik_{axis}"] = axis in hinge.locked
+    if hinge.axis == TWIST:  # the second half of a split segment twists freely
+        return changed
     changed[f"use_ik_limit_{hinge.axis}"] = True
     changed[f"ik_min_{hinge.axis}"] = hinge.minimum
     changed[f"ik_max_{hinge.axis}"] = hinge.maximum
