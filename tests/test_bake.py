@@ -21,8 +21,11 @@ from helpers import (
     set_active_bone,
 )
 from mathutils import Euler, Matrix, Vector
+from test_imported import Limb, make_character, split_limbs
 from test_packaging import blender_command, isolated_env
 
+from ik_rigger import api
+from ik_rigger.core.geometry import PREBEND_DEGREES
 from ik_rigger.core.plan import LimbOptions
 from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
@@ -260,3 +263,60 @@ def test_made_bones_of_a_baked_limb_have_keys_and_records_name_them():
         assert any(path.startswith(f'pose.bones["{name}"]') for path in paths), name
     end = evaluate(obj)[chain[-1]] @ Vector((0.0, obj.data.bones[chain[-1]].length, 0.0))
     assert (end - evaluate(obj)[parts.handle].translation).length < 1e-4 * chain_length(obj, chain)
+
+
+@pytest.mark.parametrize("family", [None, "daz", "makehuman"])
+def test_straight_limbs_and_split_segments_keep_motion_exactly(family):
+    """Straight arms that their motion bends on every frame are not pre-bent, so their keys play on the
+    rest they were made for; and motion capture retargeted to a split skeleton bends the second halves
+    too (MakeHuman's own poses bend upperleg02 by 12 degrees): the rig plays all of it exactly."""
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family=family).obj
+    bpy.ops.object.mode_set(mode="POSE")
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
+    limbs = split_limbs(family) if family else [
+        Limb(f"{segment}.{side}", 2, None, None) for side in "LR" for segment in ("shin", "forearm")]
+    chains = {limb.last: [limb.last] for limb in limbs}
+    for limb in limbs:
+        while len(chains[limb.last]) < limb.length:
+            chains[limb.last].insert(0, obj.data.bones[chains[limb.last][0]].parent.name)
+    for frame in range(1, 25, 4):
+        phase = frame / 24 * 2 * math.pi
+        for chain in chains.values():
+            for index, name in enumerate(chain):
+                pose_bone = obj.pose.bones[name]
+                pose_bone.rotation_mode = "XYZ"
+                halfway = index % 2 == 1 if len(chain) == 4 else len(chain) == 3 and index == 1
+                pose_bone.rotation_euler = (Euler((0.08 * math.sin(phase), 0.3 * math.cos(phase), 0.05)) if halfway
+                                            else Euler((0.3 + 0.2 * math.sin(phase), 0.1 * math.cos(phase), 0.05)))
+                pose_bone.keyframe_insert("rotation_euler", frame=frame)
+    expected = played(obj, range(1, 26))
+    keys = key_snapshot(obj, user_bone_names(obj))
+    rest = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert {limb.name for limb in obj.ik_rigger.limbs} == set(chains)
+    # The arms were straight: bent by their motion, they keep their rest.
+    assert not any(limb.prebent for limb in obj.ik_rigger.limbs)
+    assert all(rotation_degrees(rest[bone.name], bone.matrix_local) < 1e-4 for bone in obj.data.bones
+               if bone.name in rest)
+    assert_plays_the_same(obj, expected, min(chain_length(obj, chain) for chain in chains.values()))
+    assert key_snapshot(obj, keys_owner(keys)) == keys
+
+
+def test_a_straight_limb_its_motion_leaves_straight_is_pre_bent_still():
+    """Left straight, IK could never bend it: the chain is pre-bent, says so, and plays within the pre-bend."""
+    obj = make_armature(leg_bones(bend=0.0))
+    hips = obj.pose.bones["hips"]
+    for frame in (1, 13, 25):
+        hips.location = (0.0, 0.1 * math.sin(frame / 24 * 2 * math.pi), 0.0)
+        hips.keyframe_insert("location", frame=frame)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
+    expected = played(obj, range(1, 26))
+    built = api.build(obj, "shin.L")
+    assert [limb.name for limb in obj.ik_rigger.limbs] == ["shin.L"]
+    assert obj.ik_rigger.limbs[0].prebent
+    assert any("was pre-bent" in note for note in built[0].notes)
+    assert any("pre-bent all the same: the motion plays within 1 degree" in note for note in built[0].notes)
+    now = played(obj, range(1, 26))
+    worst = max(rotation_degrees(expected[frame][name], now[frame][name]) for frame in expected
+                for name in ("thigh.L", "shin.L"))
+    assert 0.01 < worst <= PREBEND_DEGREES + 0.01

@@ -665,3 +665,21 @@ def test_describe_lists_limbs_and_skips():
     assert detection.limbs[0] == DetectedLimb(LEG, "L", ("thigh.L", "shin.L"), "foot.L")
     assert detection.limbs[0].last == "shin.L"
     assert detect_limbs(Skeleton({})).describe() == "found no legs or arms"
+
+
+@pytest.mark.parametrize(("shin_tail", "why"), [
+    # Three times its segment, past the foot: the handle would sit far below the ankle.
+    ((0.1, -0.02, -0.8), "IK carries its tail, far past the foot, to the handle"),
+    # A tenth of its segment: IK would move a tail far above the ankle.
+    ((0.1, -0.02, 0.5), "IK moves the chain's bone tails, which lie far from the joints"),
+])
+def test_a_last_bone_far_off_its_segment_is_skipped_unless_the_tails_are_fixed(shin_tail, why):
+    specs = [(name, parent, head, shin_tail if name == "shin.L" else tail)
+             for name, parent, head, tail in leg("thigh.L", "shin.L", "foot.L")]
+    skeleton = make_skeleton(specs)
+    detection = detect_limbs(skeleton)
+    assert detection.limbs == ()
+    assert why in reasons(detection)["shin.L"] and "Fix Bone Orientation" in reasons(detection)["shin.L"]
+    # Fix Bone Orientation points the tails at the next joints: the limb is sure then.
+    fixed = detect_limbs(skeleton, tails_fixed=True)
+    assert summary(fixed) == [(LEG, "L", ("thigh.L", "shin.L"), "foot.L")]

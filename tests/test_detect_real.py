@@ -149,3 +149,20 @@ def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
         (limb.kind, limb.side, limb.chain, limb.extremity) for limb in before.limbs]
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert_handles_move_chain_ends(obj, {limb.last: len(limb.chain) for limb in detection.limbs})
+
+
+def test_auto_rig_with_fix_bone_orientation_rigs_bones_far_off_their_segments():
+    """An importer's bones three times their segments (a glTF robot at the default bone shapes): skipped,
+    unless Auto-Rig fixes their orientation, which puts each handle on its foot."""
+    obj = make_armature([("hips", (0, 0, 1.0), (0, 0, 1.2), None, False),
+                         ("thigh.L", (0.1, 0, 1.0), (0.1, -1.4, 1.0), "hips", False),
+                         ("shin.L", (0.1, -0.02, 0.55), (0.1, -1.4, 0.55), "thigh.L", False),
+                         ("foot.L", (0.1, 0, 0.1), (0.1, -0.1, 0.0), "shin.L", False)])
+    with pytest.raises(RuntimeError, match="No limbs found"):
+        bpy.ops.ik_rigger.auto_rig()
+    assert bpy.ops.ik_rigger.auto_rig(fix_orientation=True) == {"FINISHED"}
+    limb = obj.ik_rigger.limb_of("shin.L")
+    assert [item.name for item in limb.chain] == ["thigh.L", "shin.L"]
+    foot = obj.data.bones["foot.L"].head_local
+    assert (obj.data.bones[limb.handle].head_local - foot).length < 1e-4
+    assert_handles_move_chain_ends(obj, {"shin.L": 2})

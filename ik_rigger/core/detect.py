@@ -23,7 +23,7 @@ short and turned forward, stays the extremity of a 2-bone leg.
 
 A segment split in two bones along its length, named so (MakeHuman's ``upperleg01 >
 upperleg02``, DAZ's ``ThighBend > ThighTwist``) and in line, is one segment of the chain:
-both bones are in it, and ``split_halves`` names the second, which IK only twists.
+both bones are in it, and ``split_halves`` names the second, which IK keeps in line.
 
 Whatever is not certain is skipped with the reason, never guessed: generated-rig
 copies (``ORG-``, ``DEF-``, ``MCH-``), bones whose sides disagree, limb segments of
@@ -128,6 +128,9 @@ _THIRD_SEGMENT_MAX_DEGREES = 45.0
 # A chain bone shorter than this share of its segment ends far from the next joint:
 # IK moves bone tails, so it would not carry the foot or hand.
 _MIN_BONE_SHARE = 0.2
+# The chain's last bone longer than this share of its segment ends far past the foot or hand,
+# and IK carries that tail to the handle: the handle would float away from the foot.
+_MAX_LAST_SHARE = 1.5
 # Children whose heads lie within this share of the segment of each other start at one joint.
 _SAME_JOINT = 0.02
 # Two bones named as the halves of one segment must continue each other's line, joint to
@@ -145,7 +148,7 @@ class DetectedLimb:
     chain: tuple[str, ...]  # root first: (thigh, shin), (upper arm, forearm) or (thigh, shin, foot)
     extremity: str | None  # foot, hand or toe, if found
     position: str | None = None  # FRONT or HIND when the names say which pair of a quadruped's legs
-    # Chain bones that are the second half of a segment split in two (DAZ's ThighTwist): IK only twists them.
+    # Chain bones that are the second half of a segment split in two (DAZ's ThighTwist): IK keeps them in line.
     halves: tuple[str, ...] = ()
 
     @property
@@ -296,9 +299,10 @@ def _angle_cosine(a: Vector, b: Vector) -> float:
 class _Reader:
     """The skeleton with its names read once, when first needed."""
 
-    def __init__(self, skeleton: Skeleton) -> None:
+    def __init__(self, skeleton: Skeleton, tails_fixed: bool = False) -> None:
         self.skeleton = skeleton
         self.names = _Names(skeleton.bones.keys())
+        self.tails_fixed = tails_fixed
 
     def rule_of(self, name: str) -> _Rule | None:
         """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own."""
@@ -478,6 +482,8 @@ class _Reader:
             return (f"its parent '{upper}' spans {first:.3g} and it is {second:.3g} long, with no single joint "
                     "below it to show where its segment ends: too unlike to be the two halves of one limb; "
                     f"{_SHAPE_HINT}")
+        if self.tails_fixed:  # the build points every tail at its next joint
+            return ""
         joints = [bones[name].head for name in chain] + ([end] if end is not None else [])
         for name, head, following in zip(chain, joints, joints[1:]):
             span = (following - head).length
@@ -485,11 +491,15 @@ class _Reader:
                 return (f"'{name}' is {bones[name].length:.3g} long but its segment spans {span:.3g}: IK moves the "
                         f"chain's bone tails, which lie far from the joints, so it would not carry the "
                         f"{_EXTREMITY_WORD[kind]}; {_SHAPE_HINT}")
+            if name == chain[-1] and bones[name].length > _MAX_LAST_SHARE * span:
+                return (f"'{name}' is {bones[name].length:.3g} long but its segment spans {span:.3g}: IK carries its "
+                        f"tail, far past the {_EXTREMITY_WORD[kind]}, to the handle, so the handle would float away "
+                        f"from the {_EXTREMITY_WORD[kind]}; {_SHAPE_HINT}")
         return ""
 
 
-_SHAPE_HINT = ("if an importer shortened the bones, give them tails on the next joint (the importer's bone "
-               "shape setting) and rig again")
+_SHAPE_HINT = ("give the bones tails on their next joint (the importer's bone shape setting), or rig with Fix "
+               "Bone Orientation on")
 
 
 def _generated_reason(prefix: str) -> str:
@@ -537,13 +547,15 @@ def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list
     return kept, skipped
 
 
-def detect_limbs(skeleton: Skeleton) -> Detection:
+def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     """The legs and arms of ``skeleton``: legs first, then arms, each left then right then unsided.
 
     A bone named like the lower half of a limb that cannot be rigged for sure is
     listed in ``skipped`` with the reason, unless it is part of a limb found anyway.
+    ``tails_fixed`` says the build will point every chain bone's tail at its next joint
+    (Fix Bone Orientation): bones too short or too long for their segments do not matter then.
     """
-    reader = _Reader(skeleton)
+    reader = _Reader(skeleton, tails_fixed)
     found: list[DetectedLimb] = []
     skipped: list[Skipped] = []
     for name in sorted(skeleton.bones):

@@ -23,8 +23,13 @@ NATURAL_BEND_DEGREES = 150.0
 AXIS_TOLERANCE_DEGREES = 15.0
 
 
-# Hinge.axis of a bone that only twists, about its own Y axis, with no range.
-TWIST = "y"
+# Hinge.axis of a bone IK keeps in line with the bone above it (the second half of a split
+# segment): it twists about its own Y axis, and its two bending axes are as stiff as Blender's
+# IK allows (IN_LINE_STIFFNESS), not locked: a lock would drop the bend its own pose or keys give
+# it, so the motion it plays and exact IK/FK snapping would be lost. Stiff, IK bends it by less
+# than a degree, even toward targets out of reach.
+IN_LINE = "y"
+IN_LINE_STIFFNESS = 0.99
 
 
 @dataclass(frozen=True)
@@ -38,10 +43,9 @@ class Hinge:
     maximum: float
 
     @classmethod
-    def twist_only(cls, bone: str) -> Hinge:
-        """A bone IK may only twist about its own axis, with no range (the second half of a segment split in
-        two): it stays in line with its first half, and keeps the twist the animator gives it."""
-        return cls(bone, TWIST, 0.0, 0.0)
+    def in_line(cls, bone: str) -> Hinge:
+        """A bone IK keeps in line with the bone above it (see ``IN_LINE``)."""
+        return cls(bone, IN_LINE, 0.0, 0.0)
 
     @property
     def locked(self) -> tuple[str, ...]:
@@ -63,7 +67,7 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
 
     ``bend_direction`` is the side the chain bends to (core.plan's): with the chain's
     axis it gives the hinge where a joint is straight at rest. ``twists`` are second
-    halves of split segments: they only twist, and hold no joint.
+    halves of split segments: IK keeps them in line, and they hold no joint.
     """
     axis = sum((bone.direction for bone in chain), Vector()).normalized()
     fallback = cross(axis, bend_direction)

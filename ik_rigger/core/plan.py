@@ -55,7 +55,7 @@ __all__ = [
     "CONSTRAINT_IK", "CONSTRAINT_POLE_LINE", "CONSTRAINT_REACH", "PALETTE_CHAIN", "PALETTE_CLONE", "PALETTE_CONTROL",
     "PALETTE_MECHANISM", "PALETTE_ORIGIN", "ROLE_CLONE", "ROLE_HANDLE", "ROLE_POLE", "ROLE_POLE_LINE", "ROLE_REACH",
     "ROLE_TARGET", "BoneEdit", "BoneInfo", "ConstraintPlan", "Driven", "LimbOptions", "LimbPlan", "NewBone",
-    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "chain_ending_at", "plan_limb",
+    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "chain_ending_at", "left_straight", "plan_limb",
 ]
 
 
@@ -149,6 +149,11 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
+def left_straight(chain: tuple[str, ...]) -> str:
+    """The note on a straight chain that was not pre-bent."""
+    return f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it"
+
+
 def _bending_joints(chain: tuple[str, ...], halves: frozenset[str]) -> list[int]:
     """Indexes of the joints where the chain may bend: every head but a segment's second half's, and the end."""
     return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
@@ -217,8 +222,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     bending = _bending_joints(chain, halves)
     direction, straight = _bend(skeleton, chain, extremity, options, [joints[index] for index in bending])
     notes: list[str] = [
-        f"'{name}' is the second half of the segment '{chain[chain.index(name) - 1]}' begins: IK only twists it "
-        "(its IK locked on X and Z), so the limb bends at its joints alone" for name in chain if name in halves]
+        f"'{name}' is the second half of the segment '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
+        "line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
+        if name in halves]
     edited: dict[str, BoneEdit] = {}
     if options.fix_orientation:
         turned = orient.orientation_edits(original, chain, joints, direction)
@@ -236,7 +242,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(direction)} with its ends kept in place"
         )
     elif straight:
-        notes.append(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
+        notes.append(left_straight(chain))
 
     names = taken | known
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
@@ -246,14 +252,14 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                   handle_parent=handle_parent, names=names, known=known, handle=handle, notes=notes, halves=halves)
     for part in limb_parts.PARTS:
         part.plan(draft)
-    twists = [Hinge.twist_only(name) for name in chain if name in halves]
+    in_line = [Hinge.in_line(name) for name in chain if name in halves]
     new_bones = draft.bones
     made = {bone.role: bone.name for bone in new_bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=handle_parent, pole_angle=draft.pole_angle,
                     bend_direction=direction, straight=straight, new_bones=tuple(new_bones),
                     bone_edits=tuple(edited.values()), constraints=tuple(draft.constraints), notes=tuple(draft.notes),
-                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=(*twists, *draft.hinges))
+                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=(*in_line, *draft.hinges))
 
 
 def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], length: int) -> None:

@@ -102,7 +102,7 @@ class Draft:
     pole_angle: float = 0.0
     hinges: list[Any] = field(default_factory=list)  # core.joints.Hinge per hinged middle joint
     # Chain bones that are the second half of a segment split in two (core.detect.split_halves): IK
-    # lets them only twist, so the chain bends only at the other heads.
+    # keeps them in line, so the chain bends only at the other heads.
     halves: frozenset[str] = frozenset()
 
     def new_name(self, source: str, tag: str) -> str:

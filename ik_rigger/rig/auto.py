@@ -15,7 +15,7 @@ def detected_requests(
 
     Each request keeps ``defaults`` but for the chain length and extremity detection found.
     """
-    detection = detect_limbs(skeleton)
+    detection = detect_limbs(skeleton, tails_fixed=defaults.fix_orientation)
     requests = []
     for limb in detection.limbs:
         if taken & set(limb.chain):

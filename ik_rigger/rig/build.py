@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import bpy
+from mathutils import Vector
 
 from ..core import geometry, joints, naming
 from ..core.checks import check_mirrored
@@ -34,6 +35,7 @@ from ..core.plan import (
     Skeleton,
     automatic_extremity,
     chain_ending_at,
+    left_straight,
     plan_limb,
 )
 from . import bake, modes, records, shapes
@@ -79,6 +81,16 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         rig = obj.ik_rigger
         plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
         motion = _Motion(obj, plans, [options for _, options in requests], set(rebuilt))
+        bent = motion.bent_throughout([options for _, options in requests])
+        if bent:
+            # Their motion bends them: planned again unbent, the motion plays exactly.
+            requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
+                        for index, (last, options) in enumerate(requests)]
+            motion.options = [options for _, options in requests]
+            plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
+            plans = [_bent_by_motion(limb_plan) if index in bent else limb_plan
+                     for index, limb_plan in enumerate(plans)]
+            motion.plans = plans
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
@@ -167,6 +179,7 @@ class _Motion:
                  rebuilt: set[int]) -> None:
         self.obj = obj
         self.plans = plans
+        self.options = options
         self.frames = bake.played_frames(obj)
         self.modes = []
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
@@ -184,6 +197,28 @@ class _Motion:
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
         self.read = time.perf_counter() - self.started
 
+    def bent_throughout(self, options: list[LimbOptions]) -> set[int]:
+        """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
+
+        Pre-bending gives a chain a new rest under its own keys, so its motion would play
+        up to the pre-bend off; bent by its motion, IK bends it without.
+        """
+        if self.recording is None:
+            return set()
+        poses, count = self.recording.poses, len(self.recording.frames)
+        found = set()
+        for index, (limb_plan, mode, chosen) in enumerate(zip(self.plans, self.modes, options)):
+            if mode != "BAKE" or not limb_plan.straight or not chosen.prebend_straight:
+                continue
+            in_line = {hinge.bone for hinge in limb_plan.hinges if hinge.axis == joints.IN_LINE}
+            bending = [name for name in limb_plan.chain if name not in in_line]
+            last = limb_plan.chain[-1]
+            reach = Vector((0.0, self.obj.data.bones[last].length, 0.0))
+            if all(geometry.bend_direction([poses[name][frame].translation for name in bending]
+                                           + [poses[last][frame] @ reach]) is not None for frame in range(count)):
+                found.add(index)
+        return found
+
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
         baked = [mode == "BAKE" for mode in self.modes].count(True)
@@ -200,11 +235,23 @@ class _Motion:
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]}: baked {count} frames{through} onto its IK controls "
                     f"in {seconds:.2f} s")
+                if limb_plan.straight and self.options[index].prebend_straight:
+                    notes[index].append(
+                        f"its motion leaves the chain {limb_plan.chain[0]} > {limb_plan.chain[-1]} straight, so it "
+                        f"was pre-bent all the same: the motion plays within {geometry.PREBEND_DEGREES:g} degree "
+                        "of what it was")
             else:
                 bake.key_switch(self.obj, parts, self.frames, 0.0, journal)
                 notes.setdefault(index, []).append(
                     f"{limb_plan.chain[-1]} keeps playing its own keys: its IK/FK is keyed to FK over frames "
                     f"{self.frames[0]} to {self.frames[-1]}")
+
+
+def _bent_by_motion(limb_plan: LimbPlan) -> LimbPlan:
+    chain = limb_plan.chain
+    return replace(limb_plan, notes=(*(note for note in limb_plan.notes if note != left_straight(chain)), (
+        f"the chain {chain[0]} > {chain[-1]} is straight at rest but its motion bends it on every frame, so it was "
+        "not pre-bent: pre-bent, its own keys would turn a new rest, and the motion would play up to a degree off")))
 
 
 def _limb_bones(limb_plan: LimbPlan) -> set[str]:

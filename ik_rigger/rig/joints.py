@@ -1,4 +1,5 @@
-"""Chain bones' own IK settings (locks and limits), which Hinge Joints sets and Remove gives back."""
+"""Chain bones' own IK settings (locks, limits and stiffness), which Hinge Joints and split segments
+set and Remove gives back."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import json
 
 import bpy
 
-from ..core.joints import TWIST, Hinge
+from ..core.joints import IN_LINE, IN_LINE_STIFFNESS, Hinge
 
-IK_KEYS = tuple(f"{prefix}_{axis}" for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max") for axis in "xyz")
+IK_KEYS = tuple(f"{prefix}_{axis}" for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max", "ik_stiffness")
+                for axis in "xyz")
 
 
 def ik_settings(pose_bone: bpy.types.PoseBone) -> dict[str, object]:
-    """The pose bone's IK locks and limits."""
+    """The pose bone's IK locks, limits and stiffness."""
     return {key: getattr(pose_bone, key) for key in IK_KEYS}
 
 
@@ -23,12 +25,16 @@ def set_ik_settings(pose_bone: bpy.types.PoseBone, settings: dict[str, object]) 
 
 
 def hinged(settings: dict[str, object], hinge: Hinge) -> dict[str, object]:
-    """``settings`` with the hinge's: other axes locked, the hinge axis free within its range."""
+    """``settings`` with the hinge's: other axes locked, the hinge axis free within its range; or, for a
+    bone kept in line, its bending axes stiff and unlocked."""
     changed = dict(settings)
+    if hinge.axis == IN_LINE:
+        for axis in "xz":
+            changed[f"lock_ik_{axis}"] = False
+            changed[f"ik_stiffness_{axis}"] = IN_LINE_STIFFNESS
+        return changed
     for axis in "xyz":
         changed[f"lock_ik_{axis}"] = axis in hinge.locked
-    if hinge.axis == TWIST:  # the second half of a split segment twists freely
-        return changed
     changed[f"use_ik_limit_{hinge.axis}"] = True
     changed[f"ik_min_{hinge.axis}"] = hinge.minimum
     changed[f"ik_max_{hinge.axis}"] = hinge.maximum
