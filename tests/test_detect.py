@@ -683,3 +683,35 @@ def test_a_last_bone_far_off_its_segment_is_skipped_unless_the_tails_are_fixed(s
     # Fix Bone Orientation points the tails at the next joints: the limb is sure then.
     fixed = detect_limbs(skeleton, tails_fixed=True)
     assert summary(fixed) == [(LEG, "L", ("thigh.L", "shin.L"), "foot.L")]
+
+
+# Three-segment legs as real packs name them (Quaternius' CC0 mech, animals and walker robot):
+# (bone, parent, head, tail) of the left leg, below a body bone.
+THREE_SEGMENT_LEGS = {
+    "mech": [("UpperLeg.L", "Body"), ("MidLeg.L", "UpperLeg.L"), ("LowerLeg.L", "MidLeg.L")],
+    "animal": [("BackLeg.L", "Body"), ("BackUpperLeg.L", "BackLeg.L"), ("BackLowerLeg.L", "BackUpperLeg.L")],
+    "walker": [("Leg1.L", "Body"), ("Leg2.L", "Leg1.L"), ("Leg3.L", "Leg2.L")],
+}
+
+
+@pytest.mark.parametrize("pack", sorted(THREE_SEGMENT_LEGS))
+def test_three_segment_legs_named_as_packs_name_them(pack):
+    # A digitigrade zigzag: forward and down, back and down, straight down.
+    joints = [(0.1, 0.0, 1.0), (0.1, -0.25, 0.7), (0.1, 0.05, 0.35), (0.1, 0.0, 0.05)]
+    specs: list[Spec] = [("Body", None, (0, 0, 1.0), (0, 0.3, 1.0))]
+    for (name, parent), head, tail in zip(THREE_SEGMENT_LEGS[pack], joints, joints[1:]):
+        specs.append((name, parent, head, tail))
+    detection = detect_limbs(make_skeleton(specs))
+    chain = tuple(name for name, _ in THREE_SEGMENT_LEGS[pack])
+    assert [(limb.kind, limb.side, limb.chain) for limb in detection.limbs] == [(LEG, "L", chain)]
+    assert detection.skipped == ()
+
+
+def test_a_short_bone_above_the_upper_leg_is_no_segment():
+    """Named as the whole leg above the upper leg, but a hip stub by its length: the leg is two bones."""
+    specs: list[Spec] = [("Body", None, (0, 0, 1.0), (0, 0.3, 1.0)), ("Leg.L", "Body", (0.05, 0, 1.0), (0.1, 0, 1.0)),
+                         ("UpperLeg.L", "Leg.L", (0.1, 0, 1.0), (0.1, -0.02, 0.55)),
+                         ("LowerLeg.L", "UpperLeg.L", (0.1, -0.02, 0.55), (0.1, 0, 0.1)),
+                         ("Foot.L", "LowerLeg.L", (0.1, 0, 0.1), (0.1, -0.1, 0.0))]
+    detection = detect_limbs(make_skeleton(specs))
+    assert summary(detection) == [(LEG, "L", ("UpperLeg.L", "LowerLeg.L"), "Foot.L")]

@@ -166,3 +166,23 @@ def test_auto_rig_with_fix_bone_orientation_rigs_bones_far_off_their_segments():
     foot = obj.data.bones["foot.L"].head_local
     assert (obj.data.bones[limb.handle].head_local - foot).length < 1e-4
     assert_handles_move_chain_ends(obj, {"shin.L": 2})
+
+
+def test_godots_robot_with_bones_three_times_their_segments():
+    """A real import whose bones run far past their joints: the legs are skipped with the reason (their
+    handles would float below the feet), and Auto-Rig with Fix Bone Orientation rigs them on the feet."""
+    obj = import_gltf("godot_platformer_robot.glb")
+    detection = detect_limbs(read_skeleton(obj))
+    why = {item.bone: item.reason for item in detection.skipped}
+    for leg in ("l-leg", "r-leg"):
+        assert "far past the foot, to the handle" in why[leg] and "Fix Bone Orientation" in why[leg]
+    assert bpy.ops.ik_rigger.auto_rig(fix_orientation=True) == {"FINISHED"}
+    assert {limb.name for limb in obj.ik_rigger.limbs} == {"l-leg", "r-leg", "l-forearm", "r-forearm"}
+    bones = obj.data.bones
+    for side in "lr":
+        limb = obj.ik_rigger.limb_of(f"{side}-leg")
+        assert [item.name for item in limb.chain] == [f"{side}-thigh", f"{side}-leg"]
+        assert limb.extremity == f"{side}-foot"
+        reach = bones[f"{side}-thigh"].length + bones[f"{side}-leg"].length
+        assert (bones[limb.handle].head_local - bones[f"{side}-foot"].head_local).length < 1e-4 * reach
+    assert_handles_move_chain_ends(obj, {"l-leg": 2, "r-leg": 2, "l-forearm": 2, "r-forearm": 2})

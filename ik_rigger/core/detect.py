@@ -329,13 +329,18 @@ class _Reader:
                                   f"'{lower}', in the limb that '{upper}' ends")
         top: tuple[str, ...] = (upper,)
         grand = self.skeleton[upper].parent
+        above = False  # whether the chain starts a segment above its upper bone
         if grand is not None and self.second_half(grand, upper):
             bent = self._bent_halves(grand, upper, self.skeleton[lower].head, _SEGMENT_WORD[rule.kind][0])
             if bent:
                 return Skipped(lower, bent)
             top, upper, upper_name = (grand, upper), grand, self.names[grand]
+        elif grand is not None and self._segment_above(grand, upper, rule.kind):
+            top, upper, upper_name, above = (grand, upper), grand, self.names[grand], True
         numbered = (lower_name.base in _NUMBERED and lower_name.index is not None
                     and upper_name.base == lower_name.base and upper_name.index == lower_name.index - 1)
+        if numbered and len(top) == 1 and grand is not None and self._numbered_before(grand, upper):
+            top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
         if not numbered and upper_name.base not in rule.uppers:
             if upper_name.is_helper:
                 return Skipped(lower, f"its parent '{upper}' is named like a helper bone (twist, IK, ...), "
@@ -364,6 +369,8 @@ class _Reader:
             return Skipped(lower, disagreement)
         halves = tuple(second for first, second in zip(chain, chain[1:]) if self.second_half(first, second))
         problem = self._proportion(chain, halves, extremity, rule.kind)
+        if problem and above and not self._proportion(chain[1:], halves, extremity, rule.kind):
+            chain, problem = chain[1:], ""  # the bone above is no segment by its length: the limb without it
         if problem:
             return Skipped(lower, problem)
         positions = {self.names[bone].position for bone in chain} - {None}
@@ -383,6 +390,27 @@ class _Reader:
         if one.base == two.base:
             return one.base not in _NUMBERED
         return "twist" in two.words and two.contains(frozenset({one.base}))
+
+    def _numbered_before(self, first: str, second: str) -> bool:
+        """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``)."""
+        one, two = self.names[first], self.names[second]
+        return (not one.generated and one.base == two.base and one.base in _NUMBERED and one.index is not None
+                and two.index is not None and one.index == two.index - 1 and one.sides == two.sides)
+
+    def _segment_above(self, first: str, middle: str, kind: str) -> bool:
+        """Whether ``first`` is a three-segment limb's first segment, above ``middle``, its second.
+
+        A mech's ``UpperLeg > MidLeg > LowerLeg`` name the middle one so; animals' ``Leg >
+        UpperLeg > LowerLeg`` (Quaternius') put the whole-limb word above the upper one.
+        """
+        one, two = self.names[first], self.names[middle]
+        if one.generated or one.is_helper or one.sides != two.sides or one.position != two.position:
+            return False
+        whole = next(word for word, numbered in _NUMBERED.items() if numbered == kind)
+        uppers = _LEG_UPPERS if kind == LEG else _ARM_UPPERS
+        if two.words[:1] in (("mid",), ("middle",)) and "".join(two.words[1:]) == whole:
+            return one.base in uppers
+        return one.base == whole and one.index is None and two.base in uppers and two.base != whole
 
     def _bent_halves(self, first: str, second: str, end: Vector, segment: str) -> str:
         """Why ``first > second``, named as the two halves of one segment, are not, or ''."""
@@ -569,6 +597,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
             found.append(result)
         else:
             skipped.append(result)
+    # A chain inside another found one (Leg1 > Leg2 within Leg1 > Leg2 > Leg3) is part of that limb.
+    found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
     limbs, rivals = _drop_ambiguous(found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     # "Leg" names Mixamo's lower leg but also, elsewhere, a whole upper leg: a bone that
