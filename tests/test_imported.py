@@ -670,3 +670,14 @@ def test_a_chain_starting_halfway_along_a_split_segment_is_refused(family):
     assert same(snapshot(obj), before)
     # The chain length the message gives works.
     assert bpy.ops.ik_rigger.build_ik(chain_length=leg.length) == {"FINISHED"}
+
+
+def test_a_chain_that_is_one_split_segment_is_refused():
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family="makehuman").obj
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    set_active_bone(obj, "lowerleg02.L")
+    with pytest.raises(RuntimeError, match="one segment split in two bones") as refused:
+        bpy.ops.ik_rigger.build_ik(chain_length=2)
+    assert "Set the chain length to 3 or more" in str(refused.value)
+    assert same(snapshot(obj), before)

@@ -220,6 +220,11 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     # an imported last bone's tail may point anywhere.
     halves = detect.split_halves(skeleton, chain, joints[:-1] + [skeleton[extremity].head if extremity else joints[-1]])
     bending = _bending_joints(chain, halves)
+    if len(bending) < 3:
+        raise RigError(f"ends a chain that is one segment split in two bones ({' > '.join(chain)}), so IK has no "
+                       "joint to bend", bone=last,
+                       hint=f"Set the chain length to {len(chain) + 1} or more, so the chain takes in the segment "
+                       "above.")
     direction, straight = _bend(skeleton, chain, extremity, options, [joints[index] for index in bending])
     notes: list[str] = [
         f"'{name}' is the second half of the segment '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
