@@ -715,3 +715,13 @@ def test_a_short_bone_above_the_upper_leg_is_no_segment():
                          ("Foot.L", "LowerLeg.L", (0.1, 0, 0.1), (0.1, -0.1, 0.0))]
     detection = detect_limbs(make_skeleton(specs))
     assert summary(detection) == [(LEG, "L", ("UpperLeg.L", "LowerLeg.L"), "Foot.L")]
+
+
+def test_a_palm_continuing_the_forearm_is_the_hand_but_a_numbered_one_is_not():
+    """A stylised character's hand may be its palm (Quaternius' knight); Rigify's palm.01 are metacarpals."""
+    arm = [("chest", None, (0, 0, 1.2), (0, 0, 1.45)), ("UpperArm.L", "chest", (0.18, 0, 1.42), (0.45, 0.02, 1.42)),
+           ("LowerArm.L", "UpperArm.L", (0.45, 0.02, 1.42), (0.7, 0, 1.42))]
+    palm = detect_limbs(make_skeleton([*arm, ("Palm.L", "LowerArm.L", (0.7, 0, 1.42), (0.78, 0, 1.42))]))
+    assert summary(palm) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), "Palm.L")]
+    metacarpal = detect_limbs(make_skeleton([*arm, ("palm.01.L", "LowerArm.L", (0.7, 0, 1.42), (0.78, 0, 1.42))]))
+    assert summary(metacarpal) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), None)]

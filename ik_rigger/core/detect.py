@@ -285,6 +285,7 @@ class _Names(dict[str, _Name]):
 
 _LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*_RULE_OF_LOWER, *_NUMBERED}))))
 _NOT_LETTERS = re.compile(r"[^a-z]")
+_DIGIT = re.compile(r"\d")
 
 
 def _may_be_lower(name: str) -> bool:
@@ -434,6 +435,9 @@ class _Reader:
         if automatic is None:
             return None
         child = self.names[automatic]
+        if (kind == ARM and child.base == "palm" and not _DIGIT.search(automatic.rsplit(":", 1)[-1])
+                and child.sides == self.names[lower].sides):
+            return automatic  # a palm continuing the forearm is the hand (a numbered one is a metacarpal)
         # A child not named as the foot or hand continues the limb only if it is no helper,
         # finger, toe or limb bone of its own, and is on the same side.
         if (child.generated or child.is_helper or child.contains(_NOT_EXTREMITY[kind])
