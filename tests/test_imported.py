@@ -664,7 +664,7 @@ def test_a_chain_starting_halfway_along_a_split_segment_is_refused(family):
                limb.bends == "FRONT")
     chain = _chain(obj, leg)
     set_active_bone(obj, leg.last)
-    with pytest.raises(RuntimeError, match=f"is the second half of the segment '{chain[0]}' begins") as refused:
+    with pytest.raises(RuntimeError, match=f"is the second half of the segment that '{chain[0]}' begins") as refused:
         bpy.ops.ik_rigger.build_ik(chain_length=leg.length - 1)
     assert f"'{chain[1]}'" in str(refused.value) and f"Set the chain length to {leg.length}" in str(refused.value)
     assert same(snapshot(obj), before)
@@ -681,3 +681,12 @@ def test_a_chain_that_is_one_split_segment_is_refused():
         bpy.ops.ik_rigger.build_ik(chain_length=2)
     assert "Set the chain length to 3 or more" in str(refused.value)
     assert same(snapshot(obj), before)
+
+
+def test_the_build_says_which_bones_ik_keeps_in_line():
+    from ik_rigger import api
+
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family="daz").obj
+    built = api.build(obj, "lShin", chain_length=3)
+    assert any("'lThighTwist' is the second half of the segment that 'lThighBend' begins: IK keeps it in line"
+               in note for note in built[0].notes)

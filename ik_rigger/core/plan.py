@@ -227,7 +227,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                        "above.")
     direction, straight = _bend(skeleton, chain, extremity, options, [joints[index] for index in bending])
     notes: list[str] = [
-        f"'{name}' is the second half of the segment '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
+        f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
         "line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
         if name in halves]
     edited: dict[str, BoneEdit] = {}
@@ -274,7 +274,7 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
     if parent is None or not detect.split_halves(
             skeleton, (parent, first), [skeleton[parent].head, skeleton[first].head, skeleton[chain[1]].head]):
         return
-    raise RigError(f"is the second half of the segment '{parent}' begins, so a chain starting there would bend "
+    raise RigError(f"is the second half of the segment that '{parent}' begins, so a chain starting there would bend "
                    "halfway along that segment", bone=first,
                    hint=f"Set the chain length to {length + 1}, so the chain starts at '{parent}' (Auto-Rig finds "
                    "such limbs by itself).")

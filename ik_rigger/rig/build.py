@@ -81,7 +81,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         rig = obj.ik_rigger
         plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
         motion = _Motion(obj, plans, [options for _, options in requests], set(rebuilt))
-        bent = motion.bent_throughout([options for _, options in requests])
+        bent = motion.bent_throughout()
         if bent:
             # Their motion bends them: planned again unbent, the motion plays exactly.
             requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
@@ -197,7 +197,7 @@ class _Motion:
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
         self.read = time.perf_counter() - self.started
 
-    def bent_throughout(self, options: list[LimbOptions]) -> set[int]:
+    def bent_throughout(self) -> set[int]:
         """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
 
         Pre-bending gives a chain a new rest under its own keys, so its motion would play
@@ -207,7 +207,7 @@ class _Motion:
             return set()
         poses, count = self.recording.poses, len(self.recording.frames)
         found = set()
-        for index, (limb_plan, mode, chosen) in enumerate(zip(self.plans, self.modes, options)):
+        for index, (limb_plan, mode, chosen) in enumerate(zip(self.plans, self.modes, self.options)):
             if mode != "BAKE" or not limb_plan.straight or not chosen.prebend_straight:
                 continue
             in_line = {hinge.bone for hinge in limb_plan.hinges if hinge.axis == joints.IN_LINE}
