@@ -186,3 +186,15 @@ def test_godots_robot_with_bones_three_times_their_segments():
         reach = bones[f"{side}-thigh"].length + bones[f"{side}-leg"].length
         assert (bones[limb.handle].head_local - bones[f"{side}-foot"].head_local).length < 1e-4 * reach
     assert_handles_move_chain_ends(obj, {"l-leg": 2, "r-leg": 2, "l-forearm": 2, "r-forearm": 2})
+
+
+def test_godots_bug_with_glued_positions_and_copy_numbers():
+    """``l-frontleg > l-frontleg001``: front glued to leg, and the second segment numbered as Blender numbers a copy."""
+    obj = import_gltf("godot_platformer_bug.glb")
+    detection = detect_limbs(read_skeleton(obj))
+    assert sorted((limb.label, limb.chain) for limb in detection.limbs) == sorted(
+        (f"{word} {position} leg", (f"{side}-{position.replace('hind', 'back')}leg",
+                                    f"{side}-{position.replace('hind', 'back')}leg001"))
+        for side, word in (("l", "left"), ("r", "right")) for position in ("front", "hind"))
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {f"{side}-{part}leg001": 2 for side in "lr" for part in ("front", "back")})

@@ -261,6 +261,12 @@ def _read_name(name: str, known: Container[str]) -> _Name:
     if len(words) >= 2 and words[-1] == "bend" and glued[-1] and "".join(words[:-1]) in _VOCABULARY:
         # DAZ Genesis names its main limb bones "ThighBend", "ShldrBend", beside "ThighTwist".
         words.pop()
+    if len(words) == 1 and words[0] not in _VOCABULARY | _THIRD_SEGMENTS:
+        # A position glued to the limb word in lower case: "frontleg", "hindleg".
+        glued_position = next((word for word in _POSITION_WORDS if words[0].startswith(word)
+                               and words[0][len(word):] in _VOCABULARY | _THIRD_SEGMENTS), None)
+        if glued_position:
+            words = [glued_position, words[0][len(glued_position):]]
     if "".join(words) not in _VOCABULARY:
         kept = [word for word in words if word not in _POSITION_WORDS]
         if kept != words and "".join(kept) in _VOCABULARY | _THIRD_SEGMENTS:
@@ -338,8 +344,10 @@ class _Reader:
             top, upper, upper_name = (grand, upper), grand, self.names[grand]
         elif grand is not None and self._segment_above(grand, upper, rule.kind):
             top, upper, upper_name, above = (grand, upper), grand, self.names[grand], True
+        # Leg01 > Leg02, or a name and its first copy as Blender numbers them (frontleg > frontleg001).
         numbered = (lower_name.base in _NUMBERED and lower_name.index is not None
-                    and upper_name.base == lower_name.base and upper_name.index == lower_name.index - 1)
+                    and upper_name.base == lower_name.base
+                    and upper_name.index == (None if lower_name.index == 1 else lower_name.index - 1))
         if numbered and len(top) == 1 and grand is not None and self._numbered_before(grand, upper):
             top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
         if not numbered and upper_name.base not in rule.uppers:
