@@ -22,6 +22,7 @@ from helpers import (
     snapshot,
 )
 from mathutils import Matrix, Vector
+from test_imported import make_character
 from test_packaging import blender_command, isolated_env
 from test_ui import draw
 
@@ -597,3 +598,28 @@ def test_no_operator_raises_on_a_rig_the_user_damaged(damage):
     assert set(ran) >= {name for name, _ in OPERATORS} - {"upgrade_rig"}, ran
     for panel in (ui.IKRIG_PT_limbs, ui.IKRIG_PT_joints, ui.IKRIG_PT_build):
         draw(panel, obj)
+
+
+def test_a_rig_on_segments_split_in_two_plays_the_same_where_ik_rigger_is_not_installed(tmp_path):
+    """DAZ's twist bones in the chain: their IK stiffness and everything else are Blender's own settings."""
+    obj = make_character(Matrix.Identity(4), Matrix.Identity(4), 0.05, family="daz").obj
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    limb = obj.ik_rigger.limb_of("lShin")
+    handle = obj.pose.bones[limb.handle]
+    twist = obj.pose.bones["lThighTwist"]
+    twist.rotation_mode = "XYZ"
+    for frame, amount in ((1, 0.0), (20, 1.0)):
+        handle.location = (0.0, -0.15 * amount, 0.25 * amount)
+        handle.keyframe_insert("location", frame=frame)
+        twist.rotation_euler = (0.0, 0.5 * amount, 0.0)
+        twist.keyframe_insert("rotation_euler", frame=frame)
+    expected = frames_here(obj, FRAMES)
+    assert rotation_degrees(expected[1]["lShin"], expected[20]["lShin"]) > 10.0
+    path = tmp_path / "split.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, FRAMES, tmp_path)
+    assert played["invalid_drivers"] == []
+    length = chain_length(obj, ["lThighBend", "lThighTwist", "lShin"])
+    for frame in FRAMES:
+        assert_same_poses(expected[frame], played["frames"][str(frame)][obj.name], length)
