@@ -690,3 +690,35 @@ def test_the_build_says_which_bones_ik_keeps_in_line():
     built = api.build(obj, "lShin", chain_length=3)
     assert any("'lThighTwist' is the second half of the segment that 'lThighBend' begins: IK keeps it in line"
                in note for note in built[0].notes)
+
+
+def test_mpfbs_default_rig_as_mpfb_builds_it(tmp_path):
+    """MPFB's own bones (tails and rolls as MPFB makes them), every segment split in two: Auto-Rig finds the
+    limbs, and every check holds."""
+    import json
+
+    bones = json.loads((DATA / "mpfb_rig_default.json").read_text(encoding="utf-8"))
+    armature = bpy.data.armatures.new("MPFB")
+    obj = bpy.data.objects.new("MPFB", armature)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, bone in bones.items():
+        edit_bone = armature.edit_bones.new(name)
+        edit_bone.head, edit_bone.tail = bone["head"]["default_position"], bone["tail"]["default_position"]
+        edit_bone.roll = bone["roll"]
+    for name, bone in bones.items():
+        if bone["parent"]:
+            armature.edit_bones[name].parent = armature.edit_bones[bone["parent"]]
+            armature.edit_bones[name].use_connect = bone["use_connect"]
+    bpy.ops.object.mode_set(mode="POSE")
+    limbs = [Limb(f"{segment}02.{side}", 4, f"{end}.{side}", bends) for side in ("L", "R")
+             for segment, end, bends in (("lowerarm", "wrist", None), ("lowerleg", "foot", "FRONT"))]
+    before = snapshot(obj)
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+        limb.last: _chain(obj, limb) for limb in limbs}
+    _check_rigid_halves(obj, limbs)
+    _remove_all(obj)
+    assert same(snapshot(obj), before)
+    check_character(Character(obj, "root", None, Vector((0.0, -1.0, 0.0)), Vector((0.0, 0.0, 1.0))), limbs, tmp_path)
