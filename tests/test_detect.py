@@ -725,3 +725,20 @@ def test_a_palm_continuing_the_forearm_is_the_hand_but_a_numbered_one_is_not():
     assert summary(palm) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), "Palm.L")]
     metacarpal = detect_limbs(make_skeleton([*arm, ("palm.01.L", "LowerArm.L", (0.7, 0, 1.42), (0.78, 0, 1.42))]))
     assert summary(metacarpal) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), None)]
+
+
+def test_a_game_rigs_foot_hanging_from_the_root_is_the_legs_foot():
+    """Rigs made for IK (Quaternius', three.js' robot) leave the feet under the root, at the ankles."""
+    body: list[Spec] = [("Root", None, (0, 0, 0), (0, 0.2, 0)), ("Hips", "Root", (0, 0, 1.0), (0, 0, 1.2)),
+                        ("UpperLeg.L", "Hips", (0.1, 0, 1.0), (0.1, -0.02, 0.55)),
+                        ("LowerLeg.L", "UpperLeg.L", (0.1, -0.02, 0.55), (0.1, 0, 0.1)),
+                        ("PoleTarget.L", "Root", (0.1, -0.5, 0.55), (0.1, -0.6, 0.55))]
+    foot: Spec = ("Foot.L", "Root", (0.1, 0, 0.1), (0.1, -0.1, 0.0))
+    assert summary(detect_limbs(make_skeleton([*body, foot]))) == [
+        (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), "Foot.L")]
+    # Far from the leg's end, or one of two, it is nobody's sure foot.
+    far: Spec = ("Foot.L", "Root", (0.1, 0, -2.5), (0.1, -0.1, -2.6))
+    assert summary(detect_limbs(make_skeleton([*body, far]))) == [(LEG, "L", ("UpperLeg.L", "LowerLeg.L"), None)]
+    second: Spec = ("Foot.L.001", "Root", (0.1, 0, 0.1), (0.1, -0.1, 0.0))
+    assert summary(detect_limbs(make_skeleton([*body, foot, second]))) == [
+        (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), None)]

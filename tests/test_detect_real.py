@@ -110,7 +110,7 @@ def test_robot_with_the_default_bone_shapes_is_skipped_with_the_reason():
     why = {item.bone: item.reason for item in detection.skipped}
     assert set(why) == {"LowerArm.L", "LowerArm.R", "LowerLeg.L", "LowerLeg.R"}
     for reason in why.values():
-        assert "too unlike" in reason and "bone shape" in reason
+        assert "bone shape" in reason and "Fix Bone Orientation" in reason
     with pytest.raises(RuntimeError, match="No limbs found"):
         bpy.ops.ik_rigger.auto_rig()
     assert not ik_constraints(obj)
@@ -119,16 +119,27 @@ def test_robot_with_the_default_bone_shapes_is_skipped_with_the_reason():
 def test_robot_with_tails_on_the_next_joint_is_rigged():
     obj = import_gltf("gltf_robot_expressive.glb", bone_heuristic="TEMPERANCE")
     detection = detect_limbs(read_skeleton(obj))
+    # Its feet hang from the root, as the rig it was made with left them for its own IK: they start
+    # below the legs' ends, so they are the legs' feet.
     assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
-        (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), None), (LEG, "R", ("UpperLeg.R", "LowerLeg.R"), None),
+        (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), "Foot.L"), (LEG, "R", ("UpperLeg.R", "LowerLeg.R"), "Foot.R"),
         (ARM, "L", ("UpperArm.L", "LowerArm.L"), None), (ARM, "R", ("UpperArm.R", "LowerArm.R"), None),
     ]
     assert detection.skipped == ()
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert_handles_move_chain_ends(obj, {"LowerLeg.L": 2, "LowerLeg.R": 2, "LowerArm.L": 2, "LowerArm.R": 2})
-    # Its fingers, palms, feet and its own pole-target bones are not limbs.
-    for name in ("Palm2.L", "Middle1.L", "Thumb.R", "Foot.L", "PoleTarget.L", "Shoulder.L", "Head"):
+    # Its fingers, palms and its own pole-target bones are not limbs.
+    for name in ("Palm2.L", "Middle1.L", "Thumb.R", "PoleTarget.L", "Shoulder.L", "Head"):
         assert not obj.pose.bones[name].constraints
+    # The feet, pinned to their clones, go with the legs' handles: before, they stayed behind.
+    for side in "LR":
+        limb = obj.ik_rigger.limb_of(f"LowerLeg.{side}")
+        offset = evaluate(obj)[f"Foot.{side}"].translation - evaluate(obj)[limb.handle].translation
+        handle = obj.pose.bones[limb.handle]
+        handle.matrix = Matrix.Translation((0.0, 0.0, 0.001)) @ handle.matrix
+        moved = evaluate(obj)
+        assert (moved[f"Foot.{side}"].translation - moved[limb.handle].translation - offset).length < 1e-7
+        handle.matrix_basis = Matrix.Identity(4)
 
 
 @pytest.mark.parametrize("family", ["3ds max biped", "character creator", "daz genesis", "vroid", "wolf"])

@@ -373,6 +373,8 @@ class _Reader:
         third = self._third_segment(upper, lower, extremity) if extremity else None
         if third is not None:
             chain, extremity = (*chain, third[0]), third[1]
+        if extremity is None:
+            extremity = self._detached_extremity(chain, rule.kind)
         side, disagreement = self._side(chain + ((extremity,) if extremity else ()))
         if disagreement:
             return Skipped(lower, disagreement)
@@ -452,6 +454,24 @@ class _Reader:
                 or child.sides != self.names[lower].sides):
             return None
         return automatic
+
+    def _detached_extremity(self, chain: tuple[str, ...], kind: str) -> str | None:
+        """The foot or hand of a game rig made for IK, which hangs from the root rather than from the
+        chain (``Root > Foot.L``): the one bone so named on the chain's side, beside no other limb,
+        that starts a segment's length (within the segment ratio) below the chain's last joint."""
+        bones = self.skeleton
+        own = self.names[chain[-1]]
+        heads = [bones[name].head for name in chain]
+        segment = (heads[-1] - heads[-2]).length
+        found = [bone.name for bone in bones.bones.values()
+                 if self.names[bone.name].base in _EXTREMITIES[kind] and not self.names[bone.name].generated
+                 and self.names[bone.name].sides == own.sides and self.names[bone.name].position == own.position
+                 and bone.name not in chain and not bones.is_below(chain[0], bone.name)
+                 and not any(bones.is_below(bone.name, name) for name in chain)]
+        if len(found) != 1:
+            return None
+        reach = (bones[found[0]].head - heads[-1]).length
+        return found[0] if segment / _MAX_SEGMENT_RATIO <= reach <= segment * _MAX_SEGMENT_RATIO else None
 
     def _joint_below(self, bone: str) -> tuple[Vector, list[str]] | None:
         """Where the bones below ``bone`` start, when they all start at one joint, and those bones."""

@@ -46,8 +46,10 @@ def plan(draft: Draft) -> None:
     draft.bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, draft.follow, PALETTE_CLONE,
                                naming.COLLECTION_MECHANISM, roll_like=extremity))
     # An extremity whose head is off the chain's end would swing about it as the
-    # last bone turns: pin its head too, so it stays planted.
-    pinned = (bone.head - draft.joints[-1]).length > 1e-4 * draft.length
+    # last bone turns, and one that does not hang from the chain (a game rig's foot
+    # under its root) would stay behind: pin its head too, so it stays planted.
+    pinned = ((bone.head - draft.joints[-1]).length > 1e-4 * draft.length
+              or not draft.skeleton.is_below(extremity, draft.last))
     draft.constraints.extend(_copies(extremity, clone, draft.options.copy_mode, pinned, draft.handle))
 
 
