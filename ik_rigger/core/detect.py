@@ -463,8 +463,10 @@ class _Reader:
         own = self.names[chain[-1]]
         heads = [bones[name].head for name in chain]
         segment = (heads[-1] - heads[-2]).length
+        words = _EXTREMITIES[kind]
         found = [bone.name for bone in bones.bones.values()
-                 if self.names[bone.name].base in _EXTREMITIES[kind] and not self.names[bone.name].generated
+                 if any(word in _NOT_LETTERS.sub("", bone.name.lower()) for word in words)  # cheap, before reading
+                 and self.names[bone.name].base in words and not self.names[bone.name].generated
                  and self.names[bone.name].sides == own.sides and self.names[bone.name].position == own.position
                  and bone.name not in chain and not bones.is_below(chain[0], bone.name)
                  and not any(bones.is_below(bone.name, name) for name in chain)]
