@@ -21,7 +21,7 @@ from helpers import (
     set_active_bone,
 )
 from mathutils import Euler, Matrix, Vector
-from test_imported import Limb, make_character, split_limbs
+from test_imported import Limb, limb_chain, make_character, split_limbs
 from test_packaging import blender_command, isolated_env
 
 from ik_rigger import api
@@ -275,10 +275,7 @@ def test_straight_limbs_and_split_segments_keep_motion_exactly(family):
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
     limbs = split_limbs(family) if family else [
         Limb(f"{segment}.{side}", 2, None, None) for side in "LR" for segment in ("shin", "forearm")]
-    chains = {limb.last: [limb.last] for limb in limbs}
-    for limb in limbs:
-        while len(chains[limb.last]) < limb.length:
-            chains[limb.last].insert(0, obj.data.bones[chains[limb.last][0]].parent.name)
+    chains = {limb.last: limb_chain(obj, limb) for limb in limbs}
     for frame in range(1, 25, 4):
         phase = frame / 24 * 2 * math.pi
         for chain in chains.values():

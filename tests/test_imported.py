@@ -63,7 +63,7 @@ def skinned_vertices(obj: bpy.types.Object) -> list[Vector]:
     return points
 
 
-def _chain(obj: bpy.types.Object, limb: Limb) -> list[str]:
+def limb_chain(obj: bpy.types.Object, limb: Limb) -> list[str]:
     names = [limb.last]
     while len(names) < limb.length:
         names.append(obj.data.bones[names[-1]].parent.name)
@@ -128,7 +128,7 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
                                         extremity_name=limb.extremity or "", fix_orientation=fix)) for limb in limbs]
     plans = build_limbs(obj, requests)
     bones = obj.data.bones
-    shortest = min(chain_length(obj, _chain(obj, limb)) for limb in limbs)
+    shortest = min(chain_length(obj, limb_chain(obj, limb)) for limb in limbs)
     prebent = {edit.name for plan in plans for edit in plan.bone_edits}
     for name in set(bones.keys()) - prebent:
         if name in before["bones"]:
@@ -148,7 +148,7 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
     world = obj.matrix_world.to_3x3()
     for limb in limbs:
         record = obj.ik_rigger.limb_of(limb.last)
-        chain = _chain(obj, limb)
+        chain = limb_chain(obj, limb)
         assert [item.name for item in record.chain] == chain
         assert record.extremity == (limb.extremity or "")
         if limb.bends is not None:
@@ -173,7 +173,7 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
 def _check_fixed(obj: bpy.types.Object, limb: Limb, scale: float) -> None:
     """Each chain bone's tail on the next joint, the last one's on the extremity; X the hinge."""
     bones = obj.data.bones
-    chain = _chain(obj, limb)
+    chain = limb_chain(obj, limb)
     ends = [bones[name].head_local for name in chain[1:]]
     if limb.extremity:
         ends.append(bones[limb.extremity].head_local)
@@ -193,7 +193,7 @@ def _check_planted(obj: bpy.types.Object, character: Character, limb: Limb, rest
     """The extremity keeps its place and turn while the body moves (and the chain with it)."""
     if limb.extremity is None:
         return
-    chain = _chain(obj, limb)
+    chain = limb_chain(obj, limb)
     length = chain_length(obj, chain)
     # The chain's root moves toward the extremity, so that it stays within reach.
     planted = evaluate(obj)[limb.extremity]
@@ -217,7 +217,7 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
     stifle and hock) keeps its fold.
     """
     record = obj.ik_rigger.limb_of(limb.last)
-    chain = _chain(obj, limb)
+    chain = limb_chain(obj, limb)
     bones = obj.data.bones
     # A bone IK keeps in line (the second half of a split segment) is no joint: the chain bends at the others.
     bending = [name for name in chain if name not in kept_in_line(obj, chain)]
@@ -561,7 +561,7 @@ def _check_rigid_halves(obj: bpy.types.Object, limbs: list[Limb]) -> None:
     bones = obj.data.bones
     for limb in limbs:
         record = obj.ik_rigger.limb_of(limb.last)
-        chain = _chain(obj, limb)
+        chain = limb_chain(obj, limb)
         halves = kept_in_line(obj, chain)
         assert not any(getattr(obj.pose.bones[name], f"lock_ik_{axis}") for name in halves for axis in "xyz")
         assert len(halves) == len(chain) - 2, (limb.last, halves)
@@ -599,7 +599,7 @@ def test_split_segments(family, bend, tmp_path):
     limbs = split_limbs(family)
     bpy.ops.object.mode_set(mode="POSE")
     # A user's own IK settings on a second half, given back on removal.
-    half = _chain(character.obj, limbs[0])[1]
+    half = limb_chain(character.obj, limbs[0])[1]
     character.obj.pose.bones[half].lock_ik_x = True
     character.obj.pose.bones[half].ik_stiffness_x = 0.3
     before = snapshot(character.obj)
@@ -633,7 +633,7 @@ def test_split_segments_through_fbx_found_by_auto_rig(family, axes, tmp_path):
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     limbs = split_limbs(family)
     assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
-        limb.last: _chain(obj, limb) for limb in limbs}
+        limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)
     assert same(snapshot(obj), before)
@@ -649,7 +649,7 @@ def test_makehumans_real_skeleton_found_by_auto_rig():
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     limbs = BVH["makehuman_benchmark.bvh"][1]
     assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
-        limb.last: _chain(obj, limb) for limb in limbs}
+        limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)
     assert same(snapshot(obj), before)
@@ -662,7 +662,7 @@ def test_a_chain_starting_halfway_along_a_split_segment_is_refused(family):
     before = snapshot(obj)
     leg = next(limb for limb in split_limbs(family) if limb.last.lower().startswith(("l", "lower")) and
                limb.bends == "FRONT")
-    chain = _chain(obj, leg)
+    chain = limb_chain(obj, leg)
     set_active_bone(obj, leg.last)
     with pytest.raises(RuntimeError, match=f"is the second half of the segment that '{chain[0]}' begins") as refused:
         bpy.ops.ik_rigger.build_ik(chain_length=leg.length - 1)
@@ -717,7 +717,7 @@ def test_mpfbs_default_rig_as_mpfb_builds_it(tmp_path):
     before = snapshot(obj)
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
-        limb.last: _chain(obj, limb) for limb in limbs}
+        limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)
     assert same(snapshot(obj), before)

@@ -97,6 +97,8 @@ _RULES = (
 _RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
 # Whole-limb words numbered in order name successive segments: Leg01 > Leg02 is thigh > shin.
 _NUMBERED = {"leg": LEG, "arm": ARM}
+_WHOLE_WORD = {kind: word for word, kind in _NUMBERED.items()}
+_UPPERS = {LEG: _LEG_UPPERS, ARM: _ARM_UPPERS}
 _EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
 _EXTREMITY_WORDS = frozenset().union(*_EXTREMITIES.values())
 _VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | _EXTREMITY_WORDS
@@ -417,8 +419,7 @@ class _Reader:
         one, two = self.names[first], self.names[middle]
         if one.generated or one.is_helper or one.sides != two.sides or one.position != two.position:
             return False
-        whole = next(word for word, numbered in _NUMBERED.items() if numbered == kind)
-        uppers = _LEG_UPPERS if kind == LEG else _ARM_UPPERS
+        whole, uppers = _WHOLE_WORD[kind], _UPPERS[kind]
         if two.words[:1] in (("mid",), ("middle",)) and "".join(two.words[1:]) == whole:
             return one.base in uppers
         return one.base == whole and one.index is None and two.base in uppers and two.base != whole

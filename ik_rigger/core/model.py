@@ -8,7 +8,7 @@ them to Blender.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 
@@ -150,6 +150,12 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
         return children[0].name
     return None
+
+
+def bending_indexes(chain: Sequence[str], halves: Collection[str]) -> list[int]:
+    """Indexes of a chain's joints (its heads, then its end) where it may bend: all but the heads of
+    ``halves``, the second halves of segments split in two."""
+    return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
 
 
 @dataclass(frozen=True)

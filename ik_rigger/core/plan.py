@@ -47,6 +47,7 @@ from .model import (
     PropertyPlan,
     Skeleton,
     automatic_extremity,
+    bending_indexes,
 )
 from .options import LimbOptions, check
 
@@ -55,7 +56,8 @@ __all__ = [
     "CONSTRAINT_IK", "CONSTRAINT_POLE_LINE", "CONSTRAINT_REACH", "PALETTE_CHAIN", "PALETTE_CLONE", "PALETTE_CONTROL",
     "PALETTE_MECHANISM", "PALETTE_ORIGIN", "ROLE_CLONE", "ROLE_HANDLE", "ROLE_POLE", "ROLE_POLE_LINE", "ROLE_REACH",
     "ROLE_TARGET", "BoneEdit", "BoneInfo", "ConstraintPlan", "Driven", "LimbOptions", "LimbPlan", "NewBone",
-    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "chain_ending_at", "left_straight", "plan_limb",
+    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "bending_indexes", "chain_ending_at",
+    "left_straight", "plan_limb",
 ]
 
 
@@ -154,11 +156,6 @@ def left_straight(chain: tuple[str, ...]) -> str:
     return f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it"
 
 
-def _bending_joints(chain: tuple[str, ...], halves: frozenset[str]) -> list[int]:
-    """Indexes of the joints where the chain may bend: every head but a segment's second half's, and the end."""
-    return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
-
-
 def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:
     """``joints`` with those at ``bending`` moved to ``moved``, and each joint between two of them
     carried with its segment: turned and stretched as the segment is, so it keeps its place on it."""
@@ -219,7 +216,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     # Which bones are halves is read off the joints, the extremity's head ending the last segment:
     # an imported last bone's tail may point anywhere.
     halves = detect.split_halves(skeleton, chain, joints[:-1] + [skeleton[extremity].head if extremity else joints[-1]])
-    bending = _bending_joints(chain, halves)
+    bending = bending_indexes(chain, halves)
     if len(bending) < 3:
         raise RigError(f"ends a chain that is one segment split in two bones ({' > '.join(chain)}), so IK has no "
                        "joint to bend", bone=last,

@@ -31,7 +31,7 @@ from typing import Any
 from mathutils import Vector
 
 from ..core import naming
-from ..core.model import BoneEdit, ConstraintPlan, NewBone, PoseDriver, PropertyPlan, Skeleton
+from ..core.model import BoneEdit, ConstraintPlan, NewBone, PoseDriver, PropertyPlan, Skeleton, bending_indexes
 
 Item = tuple[str, str, str]
 
@@ -122,12 +122,12 @@ class Draft:
     @property
     def segments(self) -> list[str]:
         """The chain bones that begin a segment: all but the second halves of split ones."""
-        return [name for name in self.chain if name not in self.halves]
+        return [self.chain[index] for index in bending_indexes(self.chain, self.halves)[:-1]]
 
     @property
     def bending_joints(self) -> list[Vector]:
         """The joints where the chain bends (each segment's head) and its end."""
-        return [joint for name, joint in zip(self.chain, self.joints) if name not in self.halves] + [self.joints[-1]]
+        return [self.joints[index] for index in bending_indexes(self.chain, self.halves)]
 
     @property
     def middle(self) -> tuple[str, Vector]:

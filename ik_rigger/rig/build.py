@@ -34,6 +34,7 @@ from ..core.plan import (
     NewBone,
     Skeleton,
     automatic_extremity,
+    bending_indexes,
     chain_ending_at,
     left_straight,
     plan_limb,
@@ -210,12 +211,12 @@ class _Motion:
         for index, (limb_plan, mode, chosen) in enumerate(zip(self.plans, self.modes, self.options)):
             if mode != "BAKE" or not limb_plan.straight or not chosen.prebend_straight:
                 continue
-            in_line = {hinge.bone for hinge in limb_plan.hinges if hinge.axis == joints.IN_LINE}
-            bending = [name for name in limb_plan.chain if name not in in_line]
-            last = limb_plan.chain[-1]
-            reach = Vector((0.0, self.obj.data.bones[last].length, 0.0))
-            if all(geometry.bend_direction([poses[name][frame].translation for name in bending]
-                                           + [poses[last][frame] @ reach]) is not None for frame in range(count)):
+            chain = limb_plan.chain
+            bending = bending_indexes(chain, {hinge.bone for hinge in limb_plan.hinges
+                                              if hinge.axis == joints.IN_LINE})
+            reach = Vector((0.0, self.obj.data.bones[chain[-1]].length, 0.0))
+            if all(geometry.bend_direction([_joints_at(poses, chain, reach, frame)[index] for index in bending])
+                   is not None for frame in range(count)):
                 found.add(index)
         return found
 
@@ -245,6 +246,11 @@ class _Motion:
                 notes.setdefault(index, []).append(
                     f"{limb_plan.chain[-1]} keeps playing its own keys: its IK/FK is keyed to FK over frames "
                     f"{self.frames[0]} to {self.frames[-1]}")
+
+
+def _joints_at(poses: dict[str, list], chain: Sequence[str], reach: Vector, frame: int) -> list[Vector]:
+    """The chain's heads and the last bone's tail (``reach`` along it) on a recorded frame."""
+    return [poses[name][frame].translation for name in chain] + [poses[chain[-1]][frame] @ reach]
 
 
 def _bent_by_motion(limb_plan: LimbPlan) -> LimbPlan:
