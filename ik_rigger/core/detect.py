@@ -85,12 +85,12 @@ class _Rule:
 _LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "leg", "femur"})
 _ARM_UPPERS = frozenset({"upperarm", "uparm", "arm", "shldr", "humerus"})
 _RULES = (
-    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg"}), _LEG_UPPERS, _LEG_UPPERS),
+    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "tibia"}), _LEG_UPPERS, _LEG_UPPERS),
     # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
     _Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
     # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.
     _Rule(LEG, frozenset({"leg"}), frozenset({"upleg", "upperleg", "thigh"}), frozenset()),
-    _Rule(ARM, frozenset({"forearm", "lowerarm"}), _ARM_UPPERS, _ARM_UPPERS),
+    _Rule(ARM, frozenset({"forearm", "lowerarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
     # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
     _Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
 )
@@ -260,6 +260,10 @@ def _read_name(name: str, known: Container[str]) -> _Name:
             words.append(lower)
             glued.append(match.start() == previous_end)
         previous_end = match.end()
+    if len(words) >= 2 and len(words[0]) == 1 and glued[1] and "".join(words[1:]) in _VOCABULARY:
+        # A one-letter tag glued before the word: Second Life's "mHipLeft", "mElbowRight".
+        words.pop(0)
+        glued.pop(0)
     if len(words) >= 2 and words[-1] == "bend" and glued[-1] and "".join(words[:-1]) in _VOCABULARY:
         # DAZ Genesis names its main limb bones "ThighBend", "ShldrBend", beside "ThighTwist".
         words.pop()

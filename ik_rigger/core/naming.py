@@ -45,12 +45,14 @@ _CAMEL_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[A-Z][a-z].*)$")
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
-# ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"), Character Creator
+# ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
+# "ValveBiped.Bip01_L_Thigh"), Character Creator
 # ("CC_Base_L_Thigh"), VRM/VRoid ("J_Bip_L_UpperLeg"), or a short lowercase tag before a
 # side ("b_LeftUpperArm_09").
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?i:bip)\d+[ _]|CC_Base_|J_Bip_|[a-z]{1,3}_(?=(?:Left|Right|[LRlr][._\- ])))?)"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _]|CC_Base_|J_Bip_"
+    r"|[a-z]{1,3}_(?=(?:Left|Right|[LRlr][._\- ])))?)"
     r"(?P<rest>.+)$"
 )
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
@@ -66,9 +68,10 @@ _FLIP = {
 _MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+)(?P<trail>.*)$")
 
 # Words that start a limb bone's name; a glued side letter before one of them is a side.
+# Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
 LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowerleg", "foot", "ankle", "toe",
-              "hip", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle", "forearm", "lowerarm",
-              "elbow", "hand", "wrist")
+              "hip", "femur", "tibia", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle",
+              "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna")
 
 
 @dataclass(frozen=True)
@@ -189,8 +192,8 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     return unique_name(parts.namespace + parts.prefix + parts.base, f"_{tag}", parts.suffix, taken)
 
 
-_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar")
-_LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe")
+_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna")
+_LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe", "femur", "tibia")
 
 
 def limb_kind(names: list[str]) -> str | None:
