@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import queue
+import shutil
 import signal
 import stat
 import subprocess
@@ -43,11 +44,13 @@ from .rig.files import (
     Interrupted,
     Job,
     clean_stale,
+    clean_stale_scratch,
     importer_options,
     input_format,
     interrupt,
     interrupts_held,
     new_result,
+    new_scratch,
     rig_file,
     save_atomically,
     temporary_for,
@@ -592,23 +595,39 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = ()) -> int:
+def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
+         scratch: Path | None = None) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
 
     ``ready``: workers already started with ``argv`` (see scripts/rig_batch.py): the run
     takes those it needs and stops the others, whatever happens; workers it starts itself
     (more, or in place of one that died) get only the options a worker reads.
+    ``scratch``: the run's temporary folder, made before Blender loaded (see
+    files.SCRATCH_PREFIX); the run makes it otherwise. Every worker keeps its temporary
+    files there, and the run removes it at its end, with what any worker left.
     """
     stop = _Stop()
     restore = stop.install()
     spare = list(ready)
+    worker = "--worker" in argv
+    system_temp = os.environ.get("TMPDIR")
     try:
+        if not worker:
+            scratch = scratch or new_scratch()
+            clean_stale_scratch(scratch.parent)
+            os.environ["TMPDIR"] = str(scratch)  # for the workers this process starts
         return _main(argv, worker_command, stop, spare)
     except Interrupted:
         print("ik_rigger: interrupted before any file was opened", file=sys.stderr)
         return 128 + stop.signum
     finally:
         _dismiss(spare)
+        if not worker and scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+            if system_temp is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = system_temp
         restore()
 
 

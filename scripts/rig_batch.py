@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,8 +102,21 @@ def keep_to_one_core(argv: list[str]) -> None:
         pass
 
 
+def run_scratch(argv: list[str]) -> Path | None:
+    """The run's temporary folder, made before any Blender loads (none for a worker): this
+    process and every worker keep their temporary files there, and the run removes it at its
+    end. Named as ik_rigger.rig.files.SCRATCH_PREFIX says, so a later run removes it if this
+    one is killed."""
+    if "--worker" in argv:
+        return None
+    scratch = Path(tempfile.mkdtemp(prefix=f"ik_rigger_batch_{os.getpid()}_"))
+    os.environ["TMPDIR"] = str(scratch)
+    return scratch
+
+
 def main() -> int:
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    scratch = run_scratch(argv)
     ready = workers_ahead(argv)
     keep_to_one_core(argv)
 
@@ -110,7 +124,7 @@ def main() -> int:
     from ik_rigger import cli
 
     ik_rigger.register()
-    return cli.main(argv, cli.worker_command_for(Path(__file__).resolve()), ready)
+    return cli.main(argv, cli.worker_command_for(Path(__file__).resolve()), ready, scratch)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import bpy
@@ -22,6 +23,12 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 import ik_rigger  # noqa: E402
+
+# The Blenders the tests start keep their session folders in a temporary folder of the
+# tests' own, removed at the end: one killed on purpose, or leaving without Blender's exit
+# cleanup, would otherwise leave one in the system's temporary folder each run.
+_SUBPROCESS_TEMP = tempfile.mkdtemp(prefix="ik_rigger_tests_")
+os.environ["TMPDIR"] = _SUBPROCESS_TEMP
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +50,7 @@ _exit_status: list[int] = []
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _exit_status.append(int(exitstatus))
+    shutil.rmtree(_SUBPROCESS_TEMP, ignore_errors=True)
 
 
 @pytest.hookimpl(trylast=True)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
@@ -196,9 +197,10 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     config = tmp_path / "rig.toml"  # names this run's workers, to find them afterwards
     config.write_text("[defaults]\n")
     report = tmp_path / "report.json"
+    system_temp = _system_temp(tmp_path)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--in-place", "--jobs", str(jobs),
                                 "--config", str(config), "--report", str(report)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=system_temp.environment)
     _catch_temporary(process, tmp_path / "in")
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=120)
@@ -206,6 +208,7 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     assert "Traceback" not in stderr
     assert not temporaries(tmp_path)
     assert not _processes_naming(str(config))
+    assert system_temp.left() == []
     files = report_of(report)
     assert json.loads(report.read_text())["interrupted_by"] == signal.Signals(signum).name
     assert sorted(files) == [path.name for path in inputs]
@@ -226,8 +229,10 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     out = tmp_path / "out"
     report = tmp_path / "report.json"
     before = checksums([tmp_path / "in"])
+    system_temp = _system_temp(tmp_path)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(out), "--jobs", "3",
-                                "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=system_temp.environment)
     worker = _worker_of(_catch_temporary(process, out, by_worker=True))
     os.kill(worker, signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=300)
@@ -242,6 +247,7 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     assert not temporaries(out)
     assert checksums([tmp_path / "in"]) == before
     assert json.loads(report.read_text())["workers_started"] == 3  # two, and one in place of the dead one
+    assert system_temp.left() == []  # the killed worker's Blender session folder too
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
@@ -279,6 +285,26 @@ def test_a_worker_in_place_of_a_dead_one_keeps_to_its_core(tmp_path):
     assert json.loads(report.read_text())["workers_started"] == 2
 
 
+@dataclass(frozen=True)
+class _SystemTemp:
+    """A system temporary folder of the test's own, for the batch's processes."""
+
+    folder: Path
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, "TMPDIR": str(self.folder)}
+
+    def left(self) -> list[Path]:
+        return sorted(self.folder.iterdir())
+
+
+def _system_temp(tmp_path: Path) -> _SystemTemp:
+    folder = tmp_path / "system_temp"
+    folder.mkdir()
+    return _SystemTemp(folder)
+
+
 def _children(parent: int) -> list[int]:
     """The processes ``parent`` started that are still there."""
     found = []
@@ -298,19 +324,49 @@ def _worker_of(temporary: Path) -> int:
 
 def test_workers_started_ahead_never_outlive_the_run(tmp_path):
     """--jobs 2 starts a worker before the main Blender loads; when no file needs it (one file), or
-    the command line is wrong, it is stopped before the run returns."""
+    the command line is wrong, it is stopped before the run returns, and leaves no temporary folder."""
     source = save_character(tmp_path / "in" / "a.blend")
     config = tmp_path / "rig.toml"  # names this run's processes, to find them afterwards
     config.write_text("[defaults]\n")
     report = tmp_path / "report.json"
+    system_temp = _system_temp(tmp_path)
     result = run(str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--config", str(config),
-                 "--report", str(report), keep=[tmp_path / "in"])
+                 "--report", str(report), keep=[tmp_path / "in"], env=system_temp.environment)
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(report.read_text())["workers_started"] == 0
     assert not _processes_naming(str(config))
-    result = run(str(source), "--jobs", "2", "--config", str(config), keep=[tmp_path / "in"])
+    assert system_temp.left() == []
+    result = run(str(source), "--jobs", "2", "--config", str(config), keep=[tmp_path / "in"],
+                 env=system_temp.environment)
     assert result.returncode == 2 and "say where results go" in result.stderr
     assert not _processes_naming(str(config))
+    assert system_temp.left() == []
+
+
+def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tmp_path):
+    """Blender keeps a session folder in the system's temporary folder; a run's Blenders keep theirs
+    in the run's own folder there, which a run killed outright cannot remove: the next run does,
+    and leaves a running one's alone."""
+    _heavy(6, tmp_path / "in")
+    config = tmp_path / "rig.toml"
+    config.write_text("[defaults]\n")
+    system_temp = _system_temp(tmp_path)
+    process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(tmp_path / "out"),
+                                "--jobs", "2", "--config", str(config)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=system_temp.environment)
+    _catch_temporary(process, tmp_path / "out")
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 120
+    while _processes_naming(str(config)) and time.monotonic() < deadline:  # its worker, ending on its own
+        time.sleep(0.1)
+    assert [path.name.startswith(f"ik_rigger_batch_{process.pid}_") for path in system_temp.left()] == [True]
+    running = system_temp.folder / f"ik_rigger_batch_{os.getpid()}_running"
+    (running / "blender_session").mkdir(parents=True)
+    result = run(str(save_character(tmp_path / "more" / "a.blend")), "--out", str(tmp_path / "more_out"),
+                 env=system_temp.environment)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert system_temp.left() == [running]
 
 
 # Point 3: every failure is one file's failure.

@@ -45,6 +45,12 @@ TEMP_SUFFIX = ".ik_rigger-tmp"
 # ".NAME.PID.ik_rigger-tmp", and Blender's own "@" file while it writes that one. A
 # leading dot and a suffix no input has: no later run takes one for an input.
 _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)" + re.escape(TEMP_SUFFIX) + "@?$")
+# A batch run's own temporary folder, in the system's: each Blender the run starts (and, from
+# scripts/rig_batch.py, the run's own) keeps its session folder there, so that a worker stopped
+# while it loads, or killed, leaves nothing behind. Named with the run's process id, as
+# scripts/rig_batch.py names the one it makes before Blender loads.
+SCRATCH_PREFIX = "ik_rigger_batch_"
+_SCRATCH_NAME = re.compile(rf"^{SCRATCH_PREFIX}(?P<pid>\d+)_")
 _LOAD_REPORT = re.compile(r"^(?:Warning|Error): (.*)$")
 
 
@@ -346,6 +352,25 @@ def clean_stale(folder: Path) -> list[Path]:
             continue
         removed.append(entry)
     return removed
+
+
+def new_scratch() -> Path:
+    """A new temporary folder for this run (see SCRATCH_PREFIX)."""
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}_"))
+
+
+def clean_stale_scratch(folder: Path) -> None:
+    """Remove the run folders (see SCRATCH_PREFIX) that killed runs left in ``folder``."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        match = _SCRATCH_NAME.match(entry.name)
+        if match is None or int(match["pid"]) == os.getpid() or _alive(int(match["pid"])):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 # The signal an interrupt() call held back while a save was being committed, if any.
