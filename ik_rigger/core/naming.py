@@ -51,7 +51,7 @@ _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # side ("b_LeftUpperArm_09").
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _]|CC_Base_|J_Bip_"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_"
     r"|[a-z]{1,3}_(?=(?:Left|Right|[LRlr][._\- ])))?)"
     r"(?P<rest>.+)$"
 )
