@@ -159,6 +159,10 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
     if not requests:
+        if any(item.tails_off for item in detection.skipped):
+            raise RigError(f"no limbs rigged on '{obj.name}': their bones' tails lie far off their joints (see the "
+                           "bones skipped)", hint="Rig with fix_orientation=True, which points the tails at the "
+                           "joints, or import the character with tails on the joints.")
         raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
     return build_many(obj, requests, skeleton)
 

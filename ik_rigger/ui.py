@@ -20,7 +20,10 @@ from .rig.skeleton import read_skeleton
 from .rig.upgrade import needs_upgrade
 
 # Every build option's name: what the Build button carries and the preview depends on.
-_ALL_OPTIONS = (*(declared.name for declared in options.schema()), "both_sides")
+# What the sidebar's settings give its buttons: every build option to Auto-Rig (which sets each
+# limb's chain and extremity from what it finds), and Both Sides too to Build.
+_LIMB_OPTIONS = tuple(declared.name for declared in options.schema())
+_ALL_OPTIONS = (*_LIMB_OPTIONS, "both_sides")
 
 
 class IKRIG_PT_sidebar:
@@ -125,10 +128,11 @@ class IKRIG_PT_build(IKRIG_PT_sidebar, bpy.types.Panel):
         layout.use_property_decorate = False
         settings.draw_options(layout, obj.data, "basic")
         layout.prop(settings, "both_sides")
-        button = layout.operator(operators.IKRIG_OT_build_ik.bl_idname, icon="CON_KINEMATIC")
-        for name in _ALL_OPTIONS:
-            setattr(button, name, getattr(settings, name))
-        layout.operator(operators.IKRIG_OT_auto_rig.bl_idname, icon="OUTLINER_OB_ARMATURE")
+        for idname, icon, names in ((operators.IKRIG_OT_build_ik.bl_idname, "CON_KINEMATIC", _ALL_OPTIONS),
+                                    (operators.IKRIG_OT_auto_rig.bl_idname, "OUTLINER_OB_ARMATURE", _LIMB_OPTIONS)):
+            button = layout.operator(idname, icon=icon)
+            for name in names:
+                setattr(button, name, getattr(settings, name))
         row = layout.row(align=True)
         row.operator(operators.IKRIG_OT_add_chain.bl_idname, icon="BONE_DATA")
         row.operator(operators.IKRIG_OT_remove_ik.bl_idname, icon="X")

@@ -69,7 +69,10 @@ def test_importer_settings_come_from_the_config_and_in_place_is_refused(tmp_path
     # Blender's glTF bone shapes leave this robot's bones too short to read as limbs.
     robot = shutil.copy(DATA / "gltf_robot_expressive.glb", inputs / "robot.glb")
     result = run(str(robot), "--out", str(tmp_path / "as_authored"), keep=[inputs])
-    assert result.returncode == 1 and "no limbs found on the armature(s) 'RobotArmature'" in result.stdout
+    assert result.returncode == 1, result.stdout
+    assert ("no limbs rigged on the armature(s) 'RobotArmature': their bones' tails lie far off their joints (see "
+            'what was skipped). In a --config file, set bone_heuristic = "TEMPERANCE" under [import.gltf] (tails on '
+            "the joints, motion kept), or fix_orientation = true under [defaults].") in result.stdout
     config = tmp_path / "rig.toml"
     config.write_text('[import.fbx]\nglobal_scale = 2.0\n\n[import.gltf]\nbone_heuristic = "TEMPERANCE"\n')
     result = run(str(fbx), str(robot), "--out", str(tmp_path / "out"), "--config", str(config), keep=[inputs])

@@ -540,6 +540,7 @@ def test_generated_rigify_bones_are_not_rigged():
                         for bone in ("shin", "forearm")}
     assert "ORG- bone" in why["ORG-shin.L"] and "metarig" in why["ORG-shin.L"]
     assert "DEF- bone" in why["DEF-forearm.R"]
+    assert not any(item.tails_off for item in detection.skipped)  # Fix Bone Orientation would not rig them
 
 
 @pytest.mark.parametrize("rival", ["{}2", "{}.001"])
@@ -694,6 +695,7 @@ def test_a_last_bone_far_off_its_segment_is_skipped_unless_the_tails_are_fixed(s
     detection = detect_limbs(skeleton)
     assert detection.limbs == ()
     assert why in reasons(detection)["shin.L"] and "Fix Bone Orientation" in reasons(detection)["shin.L"]
+    assert [item.tails_off for item in detection.skipped] == [True]
     # Fix Bone Orientation points the tails at the next joints: the limb is sure then.
     fixed = detect_limbs(skeleton, tails_fixed=True)
     assert summary(fixed) == [(LEG, "L", ("thigh.L", "shin.L"), "foot.L")]

@@ -14,8 +14,10 @@ from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bon
 from mathutils import Matrix
 from test_detect import FAMILIES, QUADRUPEDS, human, sided
 
+from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, LEG, detect_limbs
+from ik_rigger.core.errors import RigError
 from ik_rigger.rig.skeleton import read_skeleton
 
 
@@ -109,9 +111,13 @@ def test_robot_with_the_default_bone_shapes_is_skipped_with_the_reason():
     assert detection.limbs == ()
     why = {item.bone: item.reason for item in detection.skipped}
     assert set(why) == {"LowerArm.L", "LowerArm.R", "LowerLeg.L", "LowerLeg.R"}
-    for reason in why.values():
-        assert "bone shape" in reason and "Fix Bone Orientation" in reason
-    with pytest.raises(RuntimeError, match="No limbs found"):
+    assert all("bone shape" in reason for reason in why.values())
+    # Fix Bone Orientation points the legs' tails at their feet; the arms have no hand to point at.
+    fixable = {item.bone for item in detection.skipped if item.tails_off}
+    assert fixable == {bone for bone, reason in why.items() if "Fix Bone Orientation" in reason}
+    assert fixable == {"LowerLeg.L", "LowerLeg.R"}
+    with pytest.raises(RuntimeError, match="No limbs rigged on 'RobotArmature': their bones' tails lie far off "
+                       "their joints; turn on Fix Bone Orientation"):
         bpy.ops.ik_rigger.auto_rig()
     assert not ik_constraints(obj)
 
@@ -169,8 +175,10 @@ def test_auto_rig_with_fix_bone_orientation_rigs_bones_far_off_their_segments():
                          ("thigh.L", (0.1, 0, 1.0), (0.1, -1.4, 1.0), "hips", False),
                          ("shin.L", (0.1, -0.02, 0.55), (0.1, -1.4, 0.55), "thigh.L", False),
                          ("foot.L", (0.1, 0, 0.1), (0.1, -0.1, 0.0), "shin.L", False)])
-    with pytest.raises(RuntimeError, match="No limbs found"):
+    with pytest.raises(RuntimeError, match="turn on Fix Bone Orientation"):
         bpy.ops.ik_rigger.auto_rig()
+    with pytest.raises(RigError, match="fix_orientation=True"):
+        api.auto_rig(obj)
     assert bpy.ops.ik_rigger.auto_rig(fix_orientation=True) == {"FINISHED"}
     limb = obj.ik_rigger.limb_of("shin.L")
     assert [item.name for item in limb.chain] == ["thigh.L", "shin.L"]

@@ -27,6 +27,10 @@ class OperatorButton:
         assert name in self._properties, f"{self._idname} has no property '{name}'"
         object.__setattr__(self, name, value)
 
+    def given(self) -> dict:
+        """The properties the panel set on the button."""
+        return {name: value for name, value in vars(self).items() if not name.startswith("_")}
+
 
 class RecordingLayout:
     """A stand-in for UILayout that fails on a property or operator Blender does not have."""
@@ -56,7 +60,9 @@ class RecordingLayout:
 
     def operator(self, idname: str, **kwargs) -> OperatorButton:
         self.log.append(("operator", idname))
-        return OperatorButton(idname)
+        button = OperatorButton(idname)
+        self.log.append(("button", idname, button))
+        return button
 
     def menu(self, idname: str, **kwargs) -> None:
         assert hasattr(bpy.types, idname), idname
@@ -116,6 +122,23 @@ def test_build_panel_shows_what_was_detected():
     set_active_bone(obj, "root")
     labels = [entry[1] for entry in draw(ui.IKRIG_PT_build, obj) if entry[0] == "label"]
     assert any("'root'" in label and "parent" in label for label in labels)
+
+
+def test_build_and_auto_rig_buttons_take_the_panels_settings():
+    """Build IK Limb and Auto-Rig Limbs take what the panel shows (Auto-Rig finds each limb's chain
+    and extremity itself), so an option set there, Fix Bone Orientation among them, applies."""
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    settings = obj.ik_rigger.build_settings
+    settings.fix_orientation = True
+    settings.copy_mode = "TRANSFORMS"
+    settings.both_sides = True
+    buttons = {entry[1]: entry[2].given() for entry in draw(ui.IKRIG_PT_build, obj) if entry[0] == "button"}
+    for declared in options.schema():
+        assert buttons["ik_rigger.build_ik"][declared.name] == getattr(settings, declared.name)
+        assert buttons["ik_rigger.auto_rig"][declared.name] == getattr(settings, declared.name)
+    assert buttons["ik_rigger.auto_rig"]["fix_orientation"] is True
+    assert buttons["ik_rigger.build_ik"]["both_sides"] is True
 
 
 def test_limbs_panel_edits_blenders_own_ik_data(rigged):

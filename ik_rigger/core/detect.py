@@ -169,6 +169,9 @@ class Skipped:
 
     bone: str
     reason: str  # a sentence: why it was not rigged
+    # Its bones' tails lie far off their joints, as importers often leave them: Fix Bone
+    # Orientation, which points them at the joints, would let it be rigged.
+    tails_off: bool = False
 
 
 @dataclass(frozen=True)
@@ -389,7 +392,7 @@ class _Reader:
         if problem and above and not self._proportion(chain[1:], halves, extremity, rule.kind):
             chain, problem = chain[1:], ""  # the bone above is no segment by its length: the limb without it
         if problem:
-            return Skipped(lower, problem)
+            return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT))
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
         return DetectedLimb(rule.kind, side, chain, extremity, position, halves)
@@ -547,8 +550,8 @@ class _Reader:
                 return (f"its parent '{upper}' spans {first:.3g} and it spans {second:.3g}: too unlike to be "
                         "the two halves of one limb")
             return (f"its parent '{upper}' spans {first:.3g} and it is {second:.3g} long, with no single joint "
-                    "below it to show where its segment ends: too unlike to be the two halves of one limb; "
-                    f"{_SHAPE_HINT}")
+                    f"below it to show where its segment ends: too unlike to be the two halves of one limb; "
+                    f"{_IMPORT_HINT}")
         if self.tails_fixed:  # the build points every tail at its next joint
             return ""
         joints = [bones[name].head for name in chain] + ([end] if end is not None else [])
@@ -565,8 +568,8 @@ class _Reader:
         return ""
 
 
-_SHAPE_HINT = ("give the bones tails on their next joint (the importer's bone shape setting), or rig with Fix "
-               "Bone Orientation on")
+_IMPORT_HINT = "give the bones tails on their next joint (the importer's bone shape setting)"
+_SHAPE_HINT = f"{_IMPORT_HINT}, or rig with Fix Bone Orientation on"
 
 
 def _generated_reason(prefix: str) -> str:

@@ -462,10 +462,12 @@ def _armatures(job: Job) -> list[bpy.types.Object]:
 
 
 def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
-              result: ArmatureResult) -> list[tuple[str, LimbOptions]]:
-    """The limbs to build on ``obj``: the config's, then detected ones it does not cover."""
+              result: ArmatureResult) -> tuple[list[tuple[str, LimbOptions]], bool]:
+    """The limbs to build on ``obj``: the config's, then detected ones it does not cover; and
+    whether detection skipped a limb only because its bones' tails lie off their joints."""
     section = config.for_armature(obj.name, filename)
     requests: list[tuple[str, LimbOptions]] = []
+    tails_off = False
     if section is not None:
         for limb in section.limbs:
             requests.append((limb.last, limb.options))
@@ -480,13 +482,16 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
         found, detection = detected_requests(skeleton, config.defaults, covered)
         requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
-    return requests
+        tails_off = any(item.tails_off for item in detection.skipped)
+    return requests, tails_off
 
 
-def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> None:
+def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
+    """Rig ``obj`` as ``entry`` then says; True when detection skipped a limb only because its
+    bones' tails lie off their joints."""
     # Files open out of Edit mode, so the bones read here stay current for the build.
     skeleton = read_skeleton(obj)
-    requests = _requests(obj, skeleton, config, filename, entry)
+    requests, tails_off = _requests(obj, skeleton, config, filename, entry)
     # A rig from an earlier IK Rigger plays only where the add-on is installed.
     upgraded = [] if job.dry_run else upgrade(obj)
     entry.notes.extend(upgraded)
@@ -495,17 +500,18 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
             entry.status = "rigged"
         else:
             entry.notes.append("no limbs it is sure of: left as it is")
-        return
+        return tails_off
     if job.dry_run:
         entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
         entry.status = "planned"
-        return
+        return tails_off
     built = api.build_many(obj, requests, skeleton)
     entry.limbs = [list(limb.chain) for limb in built]
     entry.notes.extend(note for limb in built for note in limb.notes)
     entry.status = "rigged"
     # Motion already on the armature (an animated file, an imported clip) is kept by
     # the build as each limb's ``animation`` option says; its notes say what was kept.
+    return tails_off
 
 
 # The objects put to sleep for the file at hand (see _geometry_asleep).
@@ -577,6 +583,7 @@ def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) 
 
 def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
     seen: dict[str, str] = {}
+    tails_off = False
     for obj in _armatures(job):
         entry = ArmatureResult(obj.name)
         result.armatures.append(entry)
@@ -586,11 +593,18 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
             continue
         seen[obj.data.name] = obj.name
         try:
-            _rig_armature(obj, job, config, filename, entry)
+            tails_off = _rig_armature(obj, job, config, filename, entry) or tails_off
         except RigError as error:
             raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
     if not any(entry.status != "untouched" for entry in result.armatures):
         names = ", ".join(f"'{entry.name}'" for entry in result.armatures)
+        if tails_off:
+            hint = "In a --config file, set fix_orientation = true under [defaults] (it points the tails at the joints)"
+            if input_format(Path(job.input)) == "gltf":  # the importer's own shapes keep keys exact
+                hint = ('In a --config file, set bone_heuristic = "TEMPERANCE" under [import.gltf] (tails on the '
+                        "joints, motion kept), or fix_orientation = true under [defaults]")
+            raise RigError(f"no limbs rigged on the armature(s) {names}: their bones' tails lie far off their joints "
+                           "(see what was skipped)", hint=f"{hint}.")
         raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
 
 
