@@ -172,6 +172,22 @@ def test_build_keeps_invented_motion(case):
     assert key_snapshot(obj, keys_owner(keys)) == keys
 
 
+def test_keys_between_frames_keep_playing_before_the_first_and_after_the_last(capsys):
+    """glTF clips keep their keys in seconds: at the scene's rate they fall between frames (0.6 to
+    20.4 here). Before the first key and after the last the keys hold, so the IK controls must
+    hold the same poses: keyed from the frame before the first key to the frame after the last."""
+    obj, chain = animated_leg()
+    for curve in all_fcurves(obj):
+        for point in curve.keyframe_points:
+            for attribute in ("co", "handle_left", "handle_right"):
+                value = getattr(point, attribute)
+                value.x = 0.6 + (value.x - 1.0) * 0.99
+    expected = played(obj, range(-2, 26))
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert "baked 22 frames" in "".join(capsys.readouterr())  # 0 to 21
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
+
+
 def test_nla_strips_bake_what_plays(capsys):
     obj, chain = animated_leg()
     expected = played(obj, range(1, 26))

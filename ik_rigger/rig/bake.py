@@ -12,6 +12,7 @@ Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,6 +28,8 @@ from . import records
 from .animation import existing_fcurve, fcurve_owners
 from .journal import Journal
 
+# Less than this off a whole frame is on it (a range end stored as 6.0000001).
+_SUBFRAME = 1e-4
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 _ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
@@ -68,12 +71,17 @@ def uses_nla(obj: bpy.types.Object) -> bool:
 
 
 def played_frames(obj: bpy.types.Object) -> list[int]:
-    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated)."""
+    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated).
+
+    Keys between frames (a glTF clip's, kept in seconds) widen it to the frame before the
+    first and the one after the last: the motion holds its ends beyond them, and so must
+    what is keyed from it.
+    """
     ranges = [(start, end) for _, start, end in _actions(obj)]
     if not ranges:
         return []
-    start = int(round(min(start for start, _ in ranges)))
-    end = int(round(max(end for _, end in ranges)))
+    start = math.floor(min(start for start, _ in ranges) + _SUBFRAME)
+    end = math.ceil(max(end for _, end in ranges) - _SUBFRAME)
     return list(range(start, end + 1))
 
 
