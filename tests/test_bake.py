@@ -188,6 +188,31 @@ def test_keys_between_frames_keep_playing_before_the_first_and_after_the_last(ca
     assert_plays_the_same(obj, expected, chain_length(obj, chain))
 
 
+def test_clips_that_do_not_play_are_named_in_the_notes(capsys):
+    """glTF and FBX files keep their other clips in muted NLA tracks: they do not play, so nothing
+    can be baked from them, but the notes say they move the limb and how to play one as it was."""
+    obj, chain = animated_leg()
+    data = obj.animation_data
+    kick = data.action.copy()
+    kick.name = "kick"
+    data.nla_tracks.new().strips.new("kick", 1, kick)
+    data.nla_tracks[0].mute = True
+    walk, breath = data.action, bpy.data.actions.new("breath")  # a clip that moves no bone of the leg
+    data.action = breath
+    obj.pose.bones["toe.L"].keyframe_insert("location", frame=1)
+    data.action = walk
+    track = data.nla_tracks.new()
+    track.strips.new("breath", 1, breath)
+    track.mute = True
+    expected = played(obj, range(1, 26))
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    out = "".join(capsys.readouterr())
+    assert ("the clips 'kick' (muted NLA strips) also move shin.L; played, they play under its IK controls: to play "
+            "one as it was, switch the limb to FK, or key its controls from it with Bake IK/FK (FK to IK)") in out
+    assert "breath" not in out
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))  # what plays is baked as before
+
+
 def test_nla_strips_bake_what_plays(capsys):
     obj, chain = animated_leg()
     expected = played(obj, range(1, 26))

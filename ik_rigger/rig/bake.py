@@ -85,22 +85,26 @@ def played_frames(obj: bpy.types.Object) -> list[int]:
     return list(range(start, end + 1))
 
 
+def _action_paths(action: bpy.types.Action) -> Iterable[str]:
+    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
+        for layer in action.layers:
+            for strip in layer.strips:
+                for channelbag in strip.channelbags:
+                    yield from (curve.data_path for curve in channelbag.fcurves)
+    else:
+        yield from (curve.data_path for curve in action.fcurves)
+
+
 def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
     data = obj.animation_data
     for action, _, _ in _actions(obj):
-        if hasattr(action, "layers") and not hasattr(action, "fcurves"):
-            for layer in action.layers:
-                for strip in layer.strips:
-                    for channelbag in strip.channelbags:
-                        yield from (curve.data_path for curve in channelbag.fcurves)
-        else:
-            yield from (curve.data_path for curve in action.fcurves)
+        yield from _action_paths(action)
     if data is not None:
         yield from (curve.data_path for curve in data.drivers)
 
 
-def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
-    """True when animation moves any of ``bones`` or a bone above one of them."""
+def _moving(obj: bpy.types.Object, bones: Iterable[str], paths: Iterable[str]) -> bool:
+    """True when one of ``paths`` animates any of ``bones`` or a bone above one of them."""
     names = set()
     for name in bones:
         bone = obj.data.bones.get(name)
@@ -108,7 +112,26 @@ def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
             names.add(bone.name)
             bone = bone.parent
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in names)
-    return any(path.startswith(prefixes) for path in _animated_paths(obj) if path.startswith("pose.bones["))
+    return any(path.startswith(prefixes) for path in paths if path.startswith("pose.bones["))
+
+
+def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
+    """True when animation moves any of ``bones`` or a bone above one of them."""
+    return _moving(obj, bones, _animated_paths(obj))
+
+
+def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[str]:
+    """The actions of ``obj``'s muted NLA strips and tracks (glTF's and FBX's other clips), other
+    than those that play, that move any of ``bones`` or a bone above them: what the bake cannot
+    key, since they do not play."""
+    data = obj.animation_data
+    if data is None:
+        return []
+    playing = {action for action, _, _ in _actions(obj)}
+    bones = list(bones)
+    clips = {strip.action for track in data.nla_tracks for strip in track.strips
+             if strip.action is not None and strip.action not in playing}
+    return sorted(action.name for action in clips if _moving(obj, bones, _action_paths(action)))
 
 
 # Reading and writing in bulk ----------------------------------------------------------

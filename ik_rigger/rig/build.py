@@ -168,6 +168,10 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     return plans, rebuilt, hinges
 
 
+# How many of an armature's other clips a build note names.
+_CLIPS_NAMED = 4
+
+
 class _Motion:
     """Motion already on the armature, read before the build and kept after it.
 
@@ -225,6 +229,14 @@ class _Motion:
         baked = [mode == "BAKE" for mode in self.modes].count(True)
         through = " (what its NLA strips play)" if bake.uses_nla(self.obj) else ""
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
+            clips = bake.resting_clips(self.obj, _limb_bones(limb_plan)) if mode != "FK" else []
+            if clips:  # kept playing in FK, they play as they did
+                shown = ", ".join(f"'{name}'" for name in clips[:_CLIPS_NAMED]) + (
+                    f" and {len(clips) - _CLIPS_NAMED} more" if len(clips) > _CLIPS_NAMED else "")
+                notes.setdefault(index, []).append(
+                    f"the clips {shown} (muted NLA strips) also move {limb_plan.chain[-1]}; played, they play under "
+                    "its IK controls: to play one as it was, switch the limb to FK, or key its controls from it "
+                    "with Bake IK/FK (FK to IK)")
             if mode == "IGNORE":
                 continue
             limb = records.limb_of(self.obj, limb_plan.chain[-1])
