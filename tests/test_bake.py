@@ -18,7 +18,9 @@ from helpers import (
     leg_bones,
     make_armature,
     rotation_degrees,
+    same,
     set_active_bone,
+    snapshot,
 )
 from mathutils import Euler, Matrix, Vector
 from test_imported import Limb, limb_chain, make_character, split_limbs
@@ -188,29 +190,119 @@ def test_keys_between_frames_keep_playing_before_the_first_and_after_the_last(ca
     assert_plays_the_same(obj, expected, chain_length(obj, chain))
 
 
-def test_clips_that_do_not_play_are_named_in_the_notes(capsys):
-    """glTF and FBX files keep their other clips in muted NLA tracks: they do not play, so nothing
-    can be baked from them, but the notes say they move the limb and how to play one as it was."""
-    obj, chain = animated_leg()
+def _with_clips(obj: bpy.types.Object) -> tuple[bpy.types.Action, bpy.types.Action]:
+    """The armature's keyed walk, and a kick and a breath in muted NLA tracks, as glTF's and FBX's
+    importers leave a file's other clips. The kick swings the leg its own way and keys every
+    channel it moves the leg by, as exported clips do; the breath moves only a toe, no bone of the leg."""
     data = obj.animation_data
-    kick = data.action.copy()
-    kick.name = "kick"
-    data.nla_tracks.new().strips.new("kick", 1, kick)
-    data.nla_tracks[0].mute = True
-    walk, breath = data.action, bpy.data.actions.new("breath")  # a clip that moves no bone of the leg
+    walk = data.action
+    kick, breath = bpy.data.actions.new("kick"), bpy.data.actions.new("breath")
+    data.action = kick
+    for frame in range(3, 16, 4):
+        for index, name in enumerate(("hips", "thigh.L", "shin.L")):
+            pose_bone = obj.pose.bones[name]
+            pose_bone.rotation_mode = "XYZ"
+            pose_bone.rotation_euler = (0.3 + 0.05 * frame * (index + 1), 0.02 * frame, 0.0)
+            pose_bone.keyframe_insert("rotation_euler", frame=frame)
+        obj.pose.bones["hips"].location = (0.01 * frame, 0.0, -0.02)
+        obj.pose.bones["hips"].keyframe_insert("location", frame=frame)
     data.action = breath
     obj.pose.bones["toe.L"].keyframe_insert("location", frame=1)
     data.action = walk
-    track = data.nla_tracks.new()
-    track.strips.new("breath", 1, breath)
-    track.mute = True
+    for clip in (kick, breath):
+        track = data.nla_tracks.new()
+        track.strips.new(clip.name, 1, clip)
+        track.mute = True
+    for name in ("hips", "thigh.L", "shin.L"):
+        obj.pose.bones[name].rotation_euler = (0.0, 0.0, 0.0)
+    return walk, kick
+
+
+def _playing(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    """Make ``action`` the one that plays, as an animator picks a clip in the Action Editor."""
+    obj.animation_data.action = action
+    obj.animation_data.use_nla = False
+
+
+def test_clips_that_do_not_play_keep_playing_once_made_active(capsys):
+    """A file's other clips do not play, but each is one the animator may pick: the build keys the
+    IK controls in each clip's own action, so each plays as it did when made active, as does the
+    walk that played; a clip that does not move the limb is left alone, and nothing else changes."""
+    obj, chain = animated_leg()
+    walk, kick = _with_clips(obj)
     expected = played(obj, range(1, 26))
+    _playing(obj, kick)
+    expected_kick = played(obj, range(1, 18))
+    _playing(obj, walk)
+    obj.animation_data.use_nla = True
+    obj.pose.bones["hips"].rotation_euler = (0.0, 0.0, 0.0)  # the kick turned it; the walk does not key it
+    bpy.context.scene.frame_set(1)
+    kick_keys = _keys_of(kick)
     assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
     out = "".join(capsys.readouterr())
-    assert ("the clips 'kick' (muted NLA strips) also move shin.L; played, they play under its IK controls: to play "
-            "one as it was, switch the limb to FK, or key its controls from it with Bake IK/FK (FK to IK)") in out
+    assert "kept the motion of shin.L in the clips 'kick' (muted NLA strips): keyed its IK controls in each clip's " \
+           "own action, so each plays as it did when made active" in out
     assert "breath" not in out
-    assert_plays_the_same(obj, expected, chain_length(obj, chain))  # what plays is baked as before
+    handle = obj.ik_rigger.limb_of("shin.L").handle
+    assert obj.animation_data.action == walk and obj.animation_data.use_nla
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
+    _playing(obj, kick)
+    assert_plays_the_same(obj, expected_kick, chain_length(obj, chain))
+    assert any(handle in path for path, _ in _keys_of(kick))
+    assert {key: value for key, value in _keys_of(kick).items() if key in kick_keys} == kick_keys  # the user's stay
+    assert set(_keys_of(bpy.data.actions["breath"])) == {('pose.bones["toe.L"].location', index) for index in range(3)}
+    # Removing the limb takes its keys out of every clip.
+    _playing(obj, walk)
+    obj.animation_data.use_nla = True
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    for action in bpy.data.actions:
+        assert not [curve for curve in _curves_of(action) if handle in curve.data_path], action.name
+    assert _keys_of(kick) == kick_keys
+
+
+def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monkeypatch):
+    from test_pipeline import InjectedError, _fail_on
+
+    from ik_rigger.rig import build
+
+    obj, _chain = animated_leg()
+    walk, kick = _with_clips(obj)
+    bpy.context.scene.frame_set(1)  # what plays shown, as a build leaves it
+    before = snapshot(obj)
+    keys = {action.name: _keys_of(action) for action in (walk, kick)}
+    _fail_on(monkeypatch, build, "_set_version", 1)  # after every key is written
+    with pytest.raises(InjectedError):
+        build.build_limbs(obj, [("shin.L", build.LimbOptions())])
+    assert {action.name: _keys_of(action) for action in (walk, kick)} == keys
+    assert same(snapshot(obj), before)
+    assert obj.animation_data.action == walk and obj.animation_data.use_nla
+
+
+def _keys_of(action: bpy.types.Action) -> dict[tuple[str, int], list[float]]:
+    """Every key of ``action``, by F-curve."""
+    keys = {}
+    for curve in _curves_of(action):
+        values = [0.0] * (2 * len(curve.keyframe_points))
+        curve.keyframe_points.foreach_get("co", values)
+        keys[(curve.data_path, curve.array_index)] = values
+    return keys
+
+
+def _curves_of(action: bpy.types.Action) -> list:
+    if hasattr(action, "fcurves"):
+        return list(action.fcurves)
+    return [curve for layer in action.layers for strip in layer.strips for bag in strip.channelbags
+            for curve in bag.fcurves]
+
+
+def test_clips_are_only_named_when_the_option_ignores_motion(capsys):
+    obj, chain = animated_leg()
+    _with_clips(obj)
+    assert bpy.ops.ik_rigger.build_ik(animation="IGNORE") == {"FINISHED"}
+    out = "".join(capsys.readouterr())
+    assert ("the clips 'kick' (muted NLA strips) also move shin.L; made active, they play under its IK controls: to "
+            "play one as it was, switch the limb to FK, or key its controls from it with Bake IK/FK (FK to IK)") in out
+    assert not [curve for curve in _curves_of(bpy.data.actions["kick"]) if "_IK" in curve.data_path]
 
 
 def test_nla_strips_bake_what_plays(capsys):

@@ -25,7 +25,7 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import existing_fcurve, fcurve_owners
+from .animation import action_owners, existing_fcurve, fcurve_owners
 from .journal import Journal
 
 # Less than this off a whole frame is on it (a range end stored as 6.0000001).
@@ -71,18 +71,18 @@ def uses_nla(obj: bpy.types.Object) -> bool:
 
 
 def played_frames(obj: bpy.types.Object) -> list[int]:
-    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated).
-
-    Keys between frames (a glTF clip's, kept in seconds) widen it to the frame before the
-    first and the one after the last: the motion holds its ends beyond them, and so must
-    what is keyed from it.
-    """
+    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated)."""
     ranges = [(start, end) for _, start, end in _actions(obj)]
     if not ranges:
         return []
-    start = math.floor(min(start for start, _ in ranges) + _SUBFRAME)
-    end = math.ceil(max(end for _, end in ranges) - _SUBFRAME)
-    return list(range(start, end + 1))
+    return _whole_frames(min(start for start, _ in ranges), max(end for _, end in ranges))
+
+
+def _whole_frames(start: float, end: float) -> list[int]:
+    """The whole frames from ``start`` to ``end``. Keys between frames (a glTF clip's, kept in
+    seconds) widen them to the frame before the first and the one after the last: the motion
+    holds its ends beyond them, and so must what is keyed from it."""
+    return list(range(math.floor(start + _SUBFRAME), math.ceil(end - _SUBFRAME) + 1))
 
 
 def _action_paths(action: bpy.types.Action) -> Iterable[str]:
@@ -120,18 +120,77 @@ def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
     return _moving(obj, bones, _animated_paths(obj))
 
 
-def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[str]:
-    """The actions of ``obj``'s muted NLA strips and tracks (glTF's and FBX's other clips), other
-    than those that play, that move any of ``bones`` or a bone above them: what the bake cannot
-    key, since they do not play."""
+@dataclass(frozen=True)
+class Clip:
+    """An action of a muted NLA strip or track that no playing strip holds: one of the file's
+    other clips (glTF's and FBX's importers leave them so), played by making it the active action."""
+
+    action: bpy.types.Action
+    slot: object | None  # the strip's slot of the action (Blender 4.4 and later), else None
+
+    @property
+    def name(self) -> str:
+        return self.action.name
+
+    @property
+    def frames(self) -> list[int]:
+        return _whole_frames(*self.action.frame_range)
+
+
+def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
+    """``obj``'s clips that do not play (see ``Clip``) and move any of ``bones`` or a bone above
+    them, by name. None in NLA tweak mode, where the active action cannot change."""
     data = obj.animation_data
-    if data is None:
+    if data is None or data.use_tweak_mode:
         return []
     playing = {action for action, _, _ in _actions(obj)}
     bones = list(bones)
-    clips = {strip.action for track in data.nla_tracks for strip in track.strips
-             if strip.action is not None and strip.action not in playing}
-    return sorted(action.name for action in clips if _moving(obj, bones, _action_paths(action)))
+    clips: dict[str, Clip] = {}
+    for track in data.nla_tracks:
+        for strip in track.strips:
+            action = strip.action
+            if action is not None and action not in playing and action.name not in clips \
+                    and _moving(obj, bones, _action_paths(action)):
+                clips[action.name] = Clip(action, getattr(strip, "action_slot", None))
+    return [clips[name] for name in sorted(clips)]
+
+
+# The pose bone transforms a clip played alone may leave behind (see playing_alone).
+_TRANSFORMS = (("location", 3), ("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
+               ("scale", 3))
+
+
+@contextmanager
+def playing_alone(obj: bpy.types.Object, clip: Clip) -> Iterator[Callable[[], Iterator[bpy.types.bpy_struct]]]:
+    """``clip`` as the active action with the NLA off, so it alone plays (and takes the keys
+    written meanwhile); yields what lists the F-curve owners keys go to. Afterwards the
+    armature's action, slot and NLA are as they were, and so is every pose bone's transform
+    (playing the clip sets those it animates; the armature's own motion may not key them)."""
+    data = obj.animation_data
+    bones = obj.pose.bones
+    saved = {}
+    for name, size in _TRANSFORMS:
+        values = [0.0] * (size * len(bones))
+        bones.foreach_get(name, values)
+        saved[name] = values
+    slotted = hasattr(data, "action_slot")
+    action, slot, nla = data.action, data.action_slot if slotted else None, data.use_nla
+    data.use_nla = False
+    data.action = clip.action
+    if slotted and clip.slot is not None:
+        data.action_slot = clip.slot
+    used = [data.action_slot if slotted else None]
+    try:
+        yield lambda: action_owners(clip.action, used[0])
+    finally:
+        used[0] = data.action_slot if slotted else None  # keys written may have made the slot
+        data.action = action
+        if slotted and slot is not None:
+            data.action_slot = slot
+        data.use_nla = nla
+        for name, values in saved.items():
+            bones.foreach_set(name, values)
+        obj.update_tag()
 
 
 # Reading and writing in bulk ----------------------------------------------------------

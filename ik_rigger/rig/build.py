@@ -17,7 +17,7 @@ completes or changes nothing. From Pose or Object mode that is two mode switches
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -41,6 +41,7 @@ from ..core.plan import (
 )
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
+from .animation import bone_paths, drop_fcurves
 from .checks import check_armature, check_limb, solver_constraints
 from .constraints import add_constraint, configure
 from .journal import Journal
@@ -197,9 +198,22 @@ class _Motion:
         wanted: set[str] = set()
         for limb_plan, mode in zip(plans, self.modes):
             if mode == "BAKE":
-                wanted |= _limb_bones(limb_plan) | ({limb_plan.handle_parent} if limb_plan.handle_parent else set())
+                wanted |= _recorded_bones(limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
+        # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
+        # its keys go into its own action, so it plays as it did whenever it is made active.
+        shared: dict[str, tuple[bake.Clip, list[int], set[str]]] = {}
+        for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
+            if limb_options.animation == "BAKE" and index not in rebuilt:
+                for clip in bake.resting_clips(obj, _limb_bones(limb_plan)):
+                    entry = shared.setdefault(clip.name, (clip, [], set()))
+                    entry[1].append(index)
+                    entry[2].update(_recorded_bones(limb_plan))
+        self.clips: list[tuple[bake.Clip, bake.Recording, list[int]]] = []
+        for clip, limbs, names in shared.values():
+            with bake.playing_alone(obj, clip):
+                self.clips.append((clip, bake.Recording(obj, clip.frames, names), limbs))
         self.read = time.perf_counter() - self.started
 
     def bent_throughout(self) -> set[int]:
@@ -229,19 +243,32 @@ class _Motion:
         baked = [mode == "BAKE" for mode in self.modes].count(True)
         through = " (what its NLA strips play)" if bake.uses_nla(self.obj) else ""
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
-            clips = bake.resting_clips(self.obj, _limb_bones(limb_plan)) if mode != "FK" else []
-            if clips:  # kept playing in FK, they play as they did
-                shown = ", ".join(f"'{name}'" for name in clips[:_CLIPS_NAMED]) + (
-                    f" and {len(clips) - _CLIPS_NAMED} more" if len(clips) > _CLIPS_NAMED else "")
-                notes.setdefault(index, []).append(
-                    f"the clips {shown} (muted NLA strips) also move {limb_plan.chain[-1]}; played, they play under "
-                    "its IK controls: to play one as it was, switch the limb to FK, or key its controls from it "
-                    "with Bake IK/FK (FK to IK)")
-            if mode == "IGNORE":
+            clips = [(clip, recording) for clip, recording, limbs in self.clips if index in limbs]
+            if self.options[index].animation == "IGNORE":  # kept playing in FK, clips play as they did
+                unbaked = [clip.name for clip in bake.resting_clips(self.obj, _limb_bones(limb_plan))]
+                if unbaked:
+                    notes.setdefault(index, []).append(
+                        f"the clips {_named(unbaked)} (muted NLA strips) also move {limb_plan.chain[-1]}; made "
+                        "active, they play under its IK controls: to play one as it was, switch the limb to FK, or "
+                        "key its controls from it with Bake IK/FK (FK to IK)")
+            if mode == "IGNORE" and not clips:
                 continue
             limb = records.limb_of(self.obj, limb_plan.chain[-1])
             parts = records.resolve(self.obj, limb)
             began = time.perf_counter()
+            if clips:
+                made = set(parts.made.values())
+                for clip, recording in clips:
+                    with bake.playing_alone(self.obj, clip) as owners:
+                        journal.data(_clip_keys_undone(owners, made))
+                        bake.key_controls(self.obj, parts, recording, bake.default_interpolation())
+                notes.setdefault(index, []).append(
+                    f"kept the motion of {limb_plan.chain[-1]} in the clips {_named([clip.name for clip, _ in clips])}"
+                    " (muted NLA strips): keyed its IK controls in each clip's own action, so each plays as it did "
+                    f"when made active, in {time.perf_counter() - began:.2f} s")
+                began = time.perf_counter()
+            if mode == "IGNORE":
+                continue
             if mode == "BAKE" and self.recording is not None:
                 count = bake.key_controls(self.obj, parts, self.recording, bake.default_interpolation(), journal)
                 seconds = time.perf_counter() - began + self.read / max(baked, 1)
@@ -274,6 +301,27 @@ def _bent_by_motion(limb_plan: LimbPlan) -> LimbPlan:
 
 def _limb_bones(limb_plan: LimbPlan) -> set[str]:
     return set(limb_plan.chain) | ({limb_plan.extremity} if limb_plan.extremity else set())
+
+
+def _recorded_bones(limb_plan: LimbPlan) -> set[str]:
+    """What a bake onto the limb's controls reads: the limb's bones and what its handle hangs from."""
+    return _limb_bones(limb_plan) | ({limb_plan.handle_parent} if limb_plan.handle_parent else set())
+
+
+def _clip_keys_undone(owners: Callable[[], Iterable[bpy.types.bpy_struct]], made: set[str]) -> Callable[[], None]:
+    """How a rollback takes back the keys a bake wrote into a clip: every F-curve of the made
+    bones there (a clip has none before), wherever ``owners`` lists them by then."""
+    def undo() -> None:
+        drop_fcurves(list(owners()), bone_paths(made), made)
+
+    return undo
+
+
+def _named(names: Sequence[str]) -> str:
+    """Up to _CLIPS_NAMED quoted names, and how many more."""
+    shown = ", ".join(f"'{name}'" for name in names[:_CLIPS_NAMED])
+    return shown + (f" and {len(names) - _CLIPS_NAMED} more" if len(names) > _CLIPS_NAMED else "")
+
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:

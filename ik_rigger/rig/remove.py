@@ -53,7 +53,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
             removal.messages.extend(_bake_back(obj, limb, parts))
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
-        remove_fcurves(obj, bone_paths(made), groups=made)
+        remove_fcurves(obj, bone_paths(made), groups=made, everywhere=True)  # the clips' keys too
         drop_empty_animation_data(obj)
         # Objects parented to a pre-bent bone stay where they are when it gets its rest back.
         keep_bone_children(obj, [rest_edit(rest.name, Vector(rest.head), Vector(rest.tail), rest.roll)
