@@ -260,6 +260,45 @@ def test_clips_that_do_not_play_keep_playing_once_made_active(capsys):
     assert _keys_of(kick) == kick_keys
 
 
+def _deforming(obj: bpy.types.Object, frames) -> dict[int, dict[str, Matrix]]:
+    """What moves the mesh on each frame: each deforming bone's pose times its rest's inverse."""
+    return {frame: {name: pose @ obj.data.bones[name].matrix_local.inverted() for name, pose in poses.items()}
+            for frame, poses in played(obj, frames).items()}
+
+
+@pytest.mark.parametrize("ik_fk", [1.0, 0.0], ids=["IK", "FK"])
+def test_fix_bone_orientation_keeps_the_motion_and_the_clips(ik_fk):
+    """Bones turned by Fix Bone Orientation play the motion they had, in IK and in FK: their
+    keys are keyed anew on their new rests; before, the IK bent the knee the other way."""
+    obj, chain = animated_leg()
+    walk, kick = _with_clips(obj)
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        obj.data.edit_bones[name].use_connect = False
+    for name, tail in (("thigh.L", (0.2, -0.9, 0.9)), ("shin.L", (0.2, -0.8, 0.2))):  # as importers leave them
+        obj.data.edit_bones[name].tail = tail
+    bpy.ops.object.mode_set(mode="POSE")
+    expected = {}
+    for clip in (kick, walk):
+        _playing(obj, clip)
+        expected[clip.name] = _deforming(obj, range(0, 27))
+    obj.animation_data.use_nla = True
+    assert bpy.ops.ik_rigger.build_ik(fix_orientation=True) == {"FINISHED"}
+    limb = obj.ik_rigger.limb_of("shin.L")
+    bones = obj.data.bones
+    assert (bones["thigh.L"].tail_local - bones["shin.L"].head_local).length < 1e-5  # turned onto the knee
+    obj.pose.bones[limb.handle]["ik_fk"] = ik_fk
+    length = chain_length(obj, chain)
+    for clip in (kick, walk):
+        _playing(obj, clip)
+        now = _deforming(obj, range(0, 27))
+        for frame, deforms in expected[clip.name].items():
+            for name, deform in deforms.items():
+                for corner in ((0, 0, 0), (0, 0.3, 0), (0.1, 0, 0.1)):  # points of the mesh near the bone
+                    moved = (deform @ Vector(corner) - now[frame][name] @ Vector(corner)).length
+                    assert moved < 1e-4 * length, (clip.name, frame, name, moved / length)
+
+
 def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monkeypatch):
     from test_pipeline import InjectedError, _fail_on
 

@@ -25,11 +25,13 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import action_owners, existing_fcurve, fcurve_owners
+from .animation import existing_fcurve, fcurve_owners
 from .journal import Journal
 
 # Less than this off a whole frame is on it (a range end stored as 6.0000001).
 _SUBFRAME = 1e-4
+# Rest matrices closer than this, entry by entry, are the same rest.
+_SAME_REST = 1e-7
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 _ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
@@ -155,35 +157,36 @@ def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
     return [clips[name] for name in sorted(clips)]
 
 
-# The pose bone transforms a clip played alone may leave behind (see playing_alone).
-_TRANSFORMS = (("location", 3), ("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
-               ("scale", 3))
+# The pose bone transforms a clip played alone may leave behind (see playing_alone), with their
+# rest values.
+_TRANSFORMS = {"location": (0.0, 0.0, 0.0), "rotation_quaternion": (1.0, 0.0, 0.0, 0.0),
+               "rotation_euler": (0.0, 0.0, 0.0), "rotation_axis_angle": (0.0, 0.0, 1.0, 0.0),
+               "scale": (1.0, 1.0, 1.0)}
 
 
 @contextmanager
-def playing_alone(obj: bpy.types.Object, clip: Clip) -> Iterator[Callable[[], Iterator[bpy.types.bpy_struct]]]:
+def playing_alone(obj: bpy.types.Object, clip: Clip) -> Iterator[None]:
     """``clip`` as the active action with the NLA off, so it alone plays (and takes the keys
-    written meanwhile); yields what lists the F-curve owners keys go to. Afterwards the
-    armature's action, slot and NLA are as they were, and so is every pose bone's transform
-    (playing the clip sets those it animates; the armature's own motion may not key them)."""
+    written meanwhile), from the rest pose: what it does not key stays at rest, as in the
+    engines clips are made for, whatever was shown before. Afterwards the armature's
+    action, slot and NLA are as they were, and so is every pose bone's transform."""
     data = obj.animation_data
     bones = obj.pose.bones
     saved = {}
-    for name, size in _TRANSFORMS:
-        values = [0.0] * (size * len(bones))
+    for name, rest in _TRANSFORMS.items():
+        values = [0.0] * (len(rest) * len(bones))
         bones.foreach_get(name, values)
         saved[name] = values
+        bones.foreach_set(name, rest * len(bones))
     slotted = hasattr(data, "action_slot")
     action, slot, nla = data.action, data.action_slot if slotted else None, data.use_nla
     data.use_nla = False
     data.action = clip.action
     if slotted and clip.slot is not None:
         data.action_slot = clip.slot
-    used = [data.action_slot if slotted else None]
     try:
-        yield lambda: action_owners(clip.action, used[0])
+        yield
     finally:
-        used[0] = data.action_slot if slotted else None  # keys written may have made the slot
         data.action = action
         if slotted and slot is not None:
             data.action_slot = slot
@@ -207,6 +210,8 @@ class Recording:
         indexes = [index for index, bone in enumerate(pose_bones) if bone.name in wanted]
         self.names = [pose_bones[index].name for index in indexes]
         self.poses: dict[str, list[Matrix]] = {name: [] for name in self.names}
+        # The bones' rests as recorded: a build may change them (see follow_rests).
+        self.rests = {name: obj.data.bones[name].matrix_local.copy() for name in self.names}
         scene = bpy.context.scene
         current = scene.frame_current, scene.frame_subframe
         flat = [0.0] * (16 * len(pose_bones))
@@ -223,6 +228,19 @@ class Recording:
                     progress(number)
         finally:
             scene.frame_set(current[0], subframe=current[1])
+
+    def follow_rests(self, obj: bpy.types.Object) -> None:
+        """Re-express the poses of the bones whose rest changed since they were recorded (Fix
+        Bone Orientation, a pre-bend) so that each still deforms as it did: a pose times the old
+        rest's inverse is what moves the mesh, so the pose on the new rest is the old pose
+        times old rest inverse times new rest."""
+        bones = obj.data.bones
+        for name, rest in self.rests.items():
+            now = bones[name].matrix_local
+            if any(abs(now[row][column] - rest[row][column]) > _SAME_REST for row in range(4) for column in range(4)):
+                change = rest.inverted() @ now
+                self.poses[name] = [pose @ change for pose in self.poses[name]]
+                self.rests[name] = now.copy()
 
 
 def _action_for(obj: bpy.types.Object, journal: Journal | None) -> bpy.types.Action:
@@ -286,14 +304,16 @@ def _drop_range(curve, first: float, last: float) -> None:
     _set_points(curve, kept)
 
 
-def _restore_points(obj: bpy.types.Object, path: str, index: int, saved: dict[str, list]) -> None:
-    curve = existing_fcurve(obj, path, index)
-    if curve is not None:
-        _set_points(curve, saved)
+def _restore_points(owners: Sequence[bpy.types.bpy_struct], path: str, index: int, saved: dict[str, list]) -> None:
+    for owner in owners:
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            _set_points(curve, saved)
+            return
 
 
-def _remove_fcurve(obj: bpy.types.Object, path: str, index: int) -> None:
-    for owner in fcurve_owners(obj):
+def _remove_fcurve(owners: Sequence[bpy.types.bpy_struct], path: str, index: int) -> None:
+    for owner in owners:
         curve = owner.fcurves.find(path, index=index)
         if curve is not None:
             owner.fcurves.remove(curve)
@@ -306,11 +326,14 @@ def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames:
     existing = existing_fcurve(obj, path, index)
     curve = existing if existing is not None else _fcurve(obj, action, path, index, group)
     if journal is not None:
+        # Undone in the action keyed now, whichever is active by then (a clip keyed while it
+        # played alone is not).
+        owners = list(fcurve_owners(obj))
         if existing is None:
-            journal.data(lambda: _remove_fcurve(obj, path, index))
+            journal.data(lambda: _remove_fcurve(owners, path, index))
         else:
             saved = _snapshot_points(existing)
-            journal.data(lambda: _restore_points(obj, path, index, saved))
+            journal.data(lambda: _restore_points(owners, path, index, saved))
     points = curve.keyframe_points
     _drop_range(curve, frames[0], frames[-1])
     start = len(points)

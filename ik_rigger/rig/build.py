@@ -17,7 +17,7 @@ completes or changes nothing. From Pose or Object mode that is two mode switches
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -41,7 +41,6 @@ from ..core.plan import (
 )
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
-from .animation import bone_paths, drop_fcurves
 from .checks import check_armature, check_limb, solver_constraints
 from .constraints import add_constraint, configure
 from .journal import Journal
@@ -198,7 +197,7 @@ class _Motion:
         wanted: set[str] = set()
         for limb_plan, mode in zip(plans, self.modes):
             if mode == "BAKE":
-                wanted |= _recorded_bones(limb_plan)
+                wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
         # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
@@ -209,7 +208,7 @@ class _Motion:
                 for clip in bake.resting_clips(obj, _limb_bones(limb_plan)):
                     entry = shared.setdefault(clip.name, (clip, [], set()))
                     entry[1].append(index)
-                    entry[2].update(_recorded_bones(limb_plan))
+                    entry[2].update(_recorded_bones(obj, limb_plan))
         self.clips: list[tuple[bake.Clip, bake.Recording, list[int]]] = []
         for clip, limbs, names in shared.values():
             with bake.playing_alone(obj, clip):
@@ -238,10 +237,26 @@ class _Motion:
                 found.add(index)
         return found
 
+    def _key(self, parts: records.Parts, recording: bake.Recording, turned: bool, journal: Journal) -> int:
+        """Key the limb's controls from ``recording`` into the action that plays; the frames keyed.
+
+        When Fix Bone Orientation turned its chain bones, their own keys (and the extremity's)
+        are keyed anew on their new rests: the keys they had would turn them differently now,
+        and IK, which starts from them, could bend the other way.
+        """
+        interpolation = bake.default_interpolation()
+        count = bake.key_controls(self.obj, parts, recording, interpolation, journal)
+        if turned:
+            bake.key_chain(self.obj, parts, recording, interpolation, journal)
+        return count
+
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
         baked = [mode == "BAKE" for mode in self.modes].count(True)
         through = " (what its NLA strips play)" if bake.uses_nla(self.obj) else ""
+        for recording in [self.recording, *(recording for _, recording, _ in self.clips)]:
+            if recording is not None:
+                recording.follow_rests(self.obj)
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
             clips = [(clip, recording) for clip, recording, limbs in self.clips if index in limbs]
             if self.options[index].animation == "IGNORE":  # kept playing in FK, clips play as they did
@@ -256,12 +271,12 @@ class _Motion:
             limb = records.limb_of(self.obj, limb_plan.chain[-1])
             parts = records.resolve(self.obj, limb)
             began = time.perf_counter()
+            turned = any(edit.name in limb_plan.chain for edit in limb_plan.bone_edits) and \
+                self.options[index].fix_orientation
             if clips:
-                made = set(parts.made.values())
                 for clip, recording in clips:
-                    with bake.playing_alone(self.obj, clip) as owners:
-                        journal.data(_clip_keys_undone(owners, made))
-                        bake.key_controls(self.obj, parts, recording, bake.default_interpolation())
+                    with bake.playing_alone(self.obj, clip):
+                        self._key(parts, recording, turned, journal)
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]} in the clips {_named([clip.name for clip, _ in clips])}"
                     " (muted NLA strips): keyed its IK controls in each clip's own action, so each plays as it did "
@@ -270,7 +285,7 @@ class _Motion:
             if mode == "IGNORE":
                 continue
             if mode == "BAKE" and self.recording is not None:
-                count = bake.key_controls(self.obj, parts, self.recording, bake.default_interpolation(), journal)
+                count = self._key(parts, self.recording, turned, journal)
                 seconds = time.perf_counter() - began + self.read / max(baked, 1)
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]}: baked {count} frames{through} onto its IK controls "
@@ -303,18 +318,12 @@ def _limb_bones(limb_plan: LimbPlan) -> set[str]:
     return set(limb_plan.chain) | ({limb_plan.extremity} if limb_plan.extremity else set())
 
 
-def _recorded_bones(limb_plan: LimbPlan) -> set[str]:
-    """What a bake onto the limb's controls reads: the limb's bones and what its handle hangs from."""
-    return _limb_bones(limb_plan) | ({limb_plan.handle_parent} if limb_plan.handle_parent else set())
-
-
-def _clip_keys_undone(owners: Callable[[], Iterable[bpy.types.bpy_struct]], made: set[str]) -> Callable[[], None]:
-    """How a rollback takes back the keys a bake wrote into a clip: every F-curve of the made
-    bones there (a clip has none before), wherever ``owners`` lists them by then."""
-    def undo() -> None:
-        drop_fcurves(list(owners()), bone_paths(made), made)
-
-    return undo
+def _recorded_bones(obj: bpy.types.Object, limb_plan: LimbPlan) -> set[str]:
+    """What a bake onto the limb's controls reads: the limb's bones, what its handle hangs from
+    and the chain's parent (its own keys are keyed anew from them after Fix Bone Orientation)."""
+    parent = obj.data.bones[limb_plan.chain[0]].parent
+    return _limb_bones(limb_plan) | {name for name in (limb_plan.handle_parent, parent.name if parent else None)
+                                     if name}
 
 
 def _named(names: Sequence[str]) -> str:
