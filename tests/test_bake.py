@@ -266,10 +266,12 @@ def _deforming(obj: bpy.types.Object, frames) -> dict[int, dict[str, Matrix]]:
             for frame, poses in played(obj, frames).items()}
 
 
-@pytest.mark.parametrize("ik_fk", [1.0, 0.0], ids=["IK", "FK"])
-def test_fix_bone_orientation_keeps_the_motion_and_the_clips(ik_fk):
+@pytest.mark.parametrize(("animation", "ik_fk"), [("BAKE", 1.0), ("BAKE", 0.0), ("FK", None)],
+                         ids=["baked, in IK", "baked, in FK", "left playing in FK"])
+def test_fix_bone_orientation_keeps_the_motion_and_the_clips(animation, ik_fk):
     """Bones turned by Fix Bone Orientation play the motion they had, in IK and in FK: their
-    keys are keyed anew on their new rests; before, the IK bent the knee the other way."""
+    keys are keyed anew on their new rests; before, the IK bent the knee the other way, and FK
+    turned them differently."""
     obj, chain = animated_leg()
     walk, kick = _with_clips(obj)
     bpy.ops.object.mode_set(mode="EDIT")
@@ -283,11 +285,12 @@ def test_fix_bone_orientation_keeps_the_motion_and_the_clips(ik_fk):
         _playing(obj, clip)
         expected[clip.name] = _deforming(obj, range(0, 27))
     obj.animation_data.use_nla = True
-    assert bpy.ops.ik_rigger.build_ik(fix_orientation=True) == {"FINISHED"}
+    assert bpy.ops.ik_rigger.build_ik(fix_orientation=True, animation=animation) == {"FINISHED"}
     limb = obj.ik_rigger.limb_of("shin.L")
     bones = obj.data.bones
     assert (bones["thigh.L"].tail_local - bones["shin.L"].head_local).length < 1e-5  # turned onto the knee
-    obj.pose.bones[limb.handle]["ik_fk"] = ik_fk
+    if ik_fk is not None:
+        obj.pose.bones[limb.handle]["ik_fk"] = ik_fk
     length = chain_length(obj, chain)
     for clip in (kick, walk):
         _playing(obj, clip)

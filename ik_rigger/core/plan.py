@@ -234,7 +234,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         edited = {name: BoneEdit(name, skeleton[name].head, tail, z_axis) for name, (tail, z_axis) in turned.items()}
         if turned:
             notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
-                         "hinge; their existing poses and keys turn them differently now")
+                         "hinge; a pose they hold now turns them differently (motion on them is keyed anew)")
     if straight and options.prebend_straight:
         bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], direction), bending)
         edited.update((edit.name, edit) for edit in _prebent_edits(skeleton, chain, joints, bent))

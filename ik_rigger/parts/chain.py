@@ -48,7 +48,8 @@ class Options:
     fix_orientation: bool = option(
         False, "Fix Bone Orientation", "Point the chain bones' tails at the next joint (the last one's at the foot "
         "or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where it is at "
-        "rest, but existing poses and keys of those bones turn them differently")
+        "rest, and motion on them is keyed anew so it plays the same; any other pose of those bones turns "
+        "them differently")
     shapes: bool = option(True, "Bone Shapes", "Give the controls custom shapes (a ring for the handle, a diamond "
                           "for the pole, sized to the limb), kept in one hidden collection shared by every rig in "
                           "the file")

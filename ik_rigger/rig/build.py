@@ -194,9 +194,15 @@ class _Motion:
             # A rebuilt limb keeps its controls, and with them the keys that animate it.
             moving = bool(self.frames) and index not in rebuilt and bake.moves(obj, _limb_bones(limb_plan))
             self.modes.append(limb_options.animation if moving else "IGNORE")
+        # Limbs whose chain bones Fix Bone Orientation turns: their keys are keyed anew (see _key).
+        self.turned = [limb_options.fix_orientation and any(edit.name in limb_plan.chain
+                                                            for edit in limb_plan.bone_edits)
+                       for limb_plan, limb_options in zip(plans, options)]
+        # What is recorded: the limbs to bake, and those played in FK whose bones turn.
+        self.recorded = [mode == "BAKE" or (mode == "FK" and turned) for mode, turned in zip(self.modes, self.turned)]
         wanted: set[str] = set()
-        for limb_plan, mode in zip(plans, self.modes):
-            if mode == "BAKE":
+        for limb_plan, recorded in zip(plans, self.recorded):
+            if recorded:
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
@@ -204,7 +210,8 @@ class _Motion:
         # its keys go into its own action, so it plays as it did whenever it is made active.
         shared: dict[str, tuple[bake.Clip, list[int], set[str]]] = {}
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
-            if limb_options.animation == "BAKE" and index not in rebuilt:
+            if index not in rebuilt and (limb_options.animation == "BAKE" or
+                                         (limb_options.animation == "FK" and self.turned[index])):
                 for clip in bake.resting_clips(obj, _limb_bones(limb_plan)):
                     entry = shared.setdefault(clip.name, (clip, [], set()))
                     entry[1].append(index)
@@ -237,18 +244,19 @@ class _Motion:
                 found.add(index)
         return found
 
-    def _key(self, parts: records.Parts, recording: bake.Recording, turned: bool, journal: Journal) -> int:
-        """Key the limb's controls from ``recording`` into the action that plays; the frames keyed.
+    def _key(self, index: int, parts: records.Parts, recording: bake.Recording, journal: Journal) -> int:
+        """Key what keeps limb ``index`` playing ``recording`` into the action that plays; the frames keyed.
 
-        When Fix Bone Orientation turned its chain bones, their own keys (and the extremity's)
-        are keyed anew on their new rests: the keys they had would turn them differently now,
-        and IK, which starts from them, could bend the other way.
+        Baked, its controls. When Fix Bone Orientation turned its chain bones, their own keys
+        (and the extremity's) too, anew on their new rests: the keys they had would turn them
+        differently now, and IK, which starts from them, could bend the other way.
         """
         interpolation = bake.default_interpolation()
-        count = bake.key_controls(self.obj, parts, recording, interpolation, journal)
-        if turned:
+        if self.options[index].animation == "BAKE":
+            bake.key_controls(self.obj, parts, recording, interpolation, journal)
+        if self.turned[index]:
             bake.key_chain(self.obj, parts, recording, interpolation, journal)
-        return count
+        return len(recording.frames)
 
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
@@ -271,21 +279,25 @@ class _Motion:
             limb = records.limb_of(self.obj, limb_plan.chain[-1])
             parts = records.resolve(self.obj, limb)
             began = time.perf_counter()
-            turned = any(edit.name in limb_plan.chain for edit in limb_plan.bone_edits) and \
-                self.options[index].fix_orientation
+            what = "its IK controls" if self.options[index].animation == "BAKE" else "its turned bones"
             if clips:
                 for clip, recording in clips:
                     with bake.playing_alone(self.obj, clip):
-                        self._key(parts, recording, turned, journal)
+                        self._key(index, parts, recording, journal)
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]} in the clips {_named([clip.name for clip, _ in clips])}"
-                    " (muted NLA strips): keyed its IK controls in each clip's own action, so each plays as it did "
-                    f"when made active, in {time.perf_counter() - began:.2f} s")
+                    f" (muted NLA strips): keyed {what} in each clip's own action, so each plays as it did when "
+                    f"made active, in {time.perf_counter() - began:.2f} s")
                 began = time.perf_counter()
             if mode == "IGNORE":
                 continue
+            if self.turned[index] and self.recording is not None:
+                notes.setdefault(index, []).append(
+                    f"the turned bones' own keys were keyed anew on their new rests over frames "
+                    f"{self.recording.frames[0]} to {self.recording.frames[-1]}, so the motion plays the same in FK "
+                    "too")
             if mode == "BAKE" and self.recording is not None:
-                count = self._key(parts, self.recording, turned, journal)
+                count = self._key(index, parts, self.recording, journal)
                 seconds = time.perf_counter() - began + self.read / max(baked, 1)
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]}: baked {count} frames{through} onto its IK controls "
@@ -296,6 +308,8 @@ class _Motion:
                         f"was pre-bent all the same: the motion plays within {geometry.PREBEND_DEGREES:g} degree "
                         "of what it was")
             else:
+                if self.turned[index] and self.recording is not None:
+                    self._key(index, parts, self.recording, journal)
                 bake.key_switch(self.obj, parts, self.frames, 0.0, journal)
                 notes.setdefault(index, []).append(
                     f"{limb_plan.chain[-1]} keeps playing its own keys: its IK/FK is keyed to FK over frames "
