@@ -475,20 +475,38 @@ def test_straight_limbs_and_split_segments_keep_motion_exactly(family):
 
 
 def test_a_straight_limb_its_motion_leaves_straight_is_pre_bent_still():
-    """Left straight, IK could never bend it: the chain is pre-bent, says so, and plays within the pre-bend."""
+    """Left straight, IK could never bend it: the chain is pre-bent and says so. Its IK moves the mesh
+    as the motion did (the bones turned by the pre-bend only); its own keys, in FK, play within it."""
     obj = make_armature(leg_bones(bend=0.0))
-    hips = obj.pose.bones["hips"]
+    hips, thigh = obj.pose.bones["hips"], obj.pose.bones["thigh.L"]
+    thigh.rotation_mode = "XYZ"
     for frame in (1, 13, 25):
-        hips.location = (0.0, 0.1 * math.sin(frame / 24 * 2 * math.pi), 0.0)
+        phase = frame / 24 * 2 * math.pi
+        hips.location = (0.0, 0.1 * math.sin(phase), 0.0)
         hips.keyframe_insert("location", frame=frame)
+        thigh.rotation_euler = (0.0, 0.3 * math.sin(phase), 0.2 * math.cos(phase))  # twists and swings, straight
+        thigh.keyframe_insert("rotation_euler", frame=frame)
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 25
     expected = played(obj, range(1, 26))
+    rest_before = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
     built = api.build(obj, "shin.L")
     assert [limb.name for limb in obj.ik_rigger.limbs] == ["shin.L"]
     assert obj.ik_rigger.limbs[0].prebent
     assert any("was pre-bent" in note for note in built[0].notes)
-    assert any("pre-bent all the same: the motion plays within 1 degree" in note for note in built[0].notes)
+    assert any("pre-bent all the same: its IK plays the motion as it was, and its own keys, played in FK, within 1 "
+               "degree of it" in note for note in built[0].notes)
+    length = chain_length(obj, ["thigh.L", "shin.L"])
+    for frame, deforms in _deforming(obj, range(1, 26)).items():
+        for name, deform in deforms.items():
+            before = expected[frame][name] @ rest_before[name].inverted()
+            for corner in ((0, 0, 0), (0, 0.3, 0), (0.1, 0, 0.1)):
+                assert (before @ Vector(corner) - deform @ Vector(corner)).length < 1e-4 * length, (frame, name)
+    obj.pose.bones[obj.ik_rigger.limbs[0].handle]["ik_fk"] = 0.0
     now = played(obj, range(1, 26))
     worst = max(rotation_degrees(expected[frame][name], now[frame][name]) for frame in expected
                 for name in ("thigh.L", "shin.L"))
     assert 0.01 < worst <= PREBEND_DEGREES + 0.01
+    # Removed, the chain gets its rest back and the motion, baked onto it on that rest, plays as it did.
+    obj.pose.bones[obj.ik_rigger.limbs[0].handle]["ik_fk"] = 1.0
+    assert any("kept the limb's motion" in message for message in api.remove(obj, "shin.L"))
+    assert_plays_the_same(obj, expected, length)

@@ -305,8 +305,8 @@ class _Motion:
                 if limb_plan.straight and self.options[index].prebend_straight:
                     notes[index].append(
                         f"its motion leaves the chain {limb_plan.chain[0]} > {limb_plan.chain[-1]} straight, so it "
-                        f"was pre-bent all the same: the motion plays within {geometry.PREBEND_DEGREES:g} degree "
-                        "of what it was")
+                        "was pre-bent all the same: its IK plays the motion as it was, and its own keys, played in "
+                        f"FK, within {geometry.PREBEND_DEGREES:g} degree of it")
             else:
                 if self.turned[index] and self.recording is not None:
                     self._key(index, parts, self.recording, journal)

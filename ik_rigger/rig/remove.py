@@ -49,8 +49,8 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         parts = records.resolve(obj, limb)
         removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
         made = set(parts.made.values())
-        if keep_motion:
-            removal.messages.extend(_bake_back(obj, limb, parts))
+        # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
+        motion = _motion(obj, parts) if keep_motion else None
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made, everywhere=True)  # the clips' keys too
@@ -75,6 +75,12 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                 if child.use_connect:
                     child.head = edit_bone.tail
         modes.set_mode(obj, modes.data_mode(original))
+        if motion is not None:
+            motion.follow_rests(obj)  # a pre-bent chain has its rest back: keyed on it, it plays the same
+            bake.key_chain(obj, parts, motion, bake.default_interpolation())
+            removal.messages.append(
+                f"kept the limb's motion: baked {len(motion.frames)} frames of it onto {', '.join(parts.chain)}"
+                + (f" and {parts.extremity}" if parts.extremity else ""))
         shapes.drop_unused()
         rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
@@ -82,16 +88,15 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
     return removal
 
 
-def _bake_back(obj: bpy.types.Object, limb, parts: records.Parts) -> list[str]:
-    """Key what the limb's IK plays onto its chain, when anything moves it."""
+def _motion(obj: bpy.types.Object, parts: records.Parts) -> bake.Recording | None:
+    """What the limb's IK plays (chain, extremity and the chain's parent on every frame), when
+    anything moves it."""
     frames = bake.played_frames(obj)
     if not frames or records.ik_constraint(obj, parts) is None or parts.handle is None:
-        return []
+        return None
     if not bake.moves(obj, parts.bones()):
-        return []
-    results = bake.bake_limbs(obj, [limb], "IK_TO_FK", frames)
-    return [f"kept the limb's motion: baked {results[0].frames} frames of it onto {', '.join(parts.chain)}"
-            + (f" and {parts.extremity}" if parts.extremity else "")]
+        return None
+    return bake.Recording(obj, frames, bake.ik_bones(obj, parts))
 
 
 def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:
