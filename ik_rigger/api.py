@@ -35,7 +35,7 @@ from .rig import ground as _ground
 from .rig import parents as _parents
 from .rig import records, snap
 from .rig.auto import detected_requests
-from .rig.build import build_limbs, mirrored_request
+from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
@@ -156,8 +156,10 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
     requests, detection = detected_requests(skeleton, options(**values))
+    requests, refused = rig_able(obj, requests, skeleton)
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
+        skipped.extend(refused)
     if not requests:
         if any(item.tails_off for item in detection.skipped):
             raise RigError(f"no limbs rigged on '{obj.name}': their bones' tails lie far off their joints (see the "

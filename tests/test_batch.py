@@ -265,6 +265,19 @@ def test_limbs_skipped_for_their_tails_name_the_option_that_rigs_them(tmp_path):
     assert limbs_in(tmp_path / "out" / "long.blend") == ["shin.L", "shin.R"]
 
 
+def test_a_detected_limb_it_cannot_rig_is_skipped_and_the_others_rigged(tmp_path):
+    def user_ik() -> None:
+        bpy.data.objects["Rig"].pose.bones["shin.L"].constraints.new("IK")
+
+    source = save_character(tmp_path / "a.blend", extra=user_ik)
+    report = tmp_path / "report.json"
+    result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(report))
+    assert result.returncode == 0, result.stdout
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.R"]
+    entry = json.loads(report.read_text())["files"][0]["armatures"][0]
+    assert "shin.L: already has an IK constraint 'IK'; delete that constraint, or rig another chain" in entry["skipped"]
+
+
 def test_dry_run_writes_nothing(tmp_path):
     source = save_character(tmp_path / "a.blend")
     result = run(str(source), "--dry-run", "--out", str(tmp_path / "out"))

@@ -93,6 +93,24 @@ def test_user_ik_constraint_already_there():
     refused(obj, "'shin.L': already has an IK constraint")
 
 
+def test_auto_rig_skips_a_limb_it_cannot_rig_and_rigs_the_others(capsys):
+    """A limb detection is sure of may still be refused (here, the user's own IK on it): Auto-Rig and
+    the API skip it with the reason and rig the other limbs, leaving that one as it was."""
+    obj = make_armature(both_legs())
+    user_ik = obj.pose.bones["shin.L"].constraints.new("IK")
+    from ik_rigger import api
+
+    skipped: list[tuple[str, str]] = []
+    built = api.auto_rig(obj, skipped=skipped)
+    assert [limb.name for limb in built] == ["shin.R"]
+    assert skipped == [("shin.L", "already has an IK constraint 'IK'; delete that constraint, or rig another chain")]
+    assert list(obj.pose.bones["shin.L"].constraints) == [user_ik]
+    api.remove(obj, "shin.R")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    out = capsys.readouterr()
+    assert "Skipped 'shin.L': already has an IK constraint 'IK'" in out.out + out.err
+
+
 def test_chain_already_in_another_limb():
     obj = make_armature(both_legs())
     set_active_bone(obj, "shin.L")

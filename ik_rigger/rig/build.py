@@ -122,6 +122,26 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
         return _plan(obj, obj.ik_rigger, requests, skeleton)[0]
 
 
+def rig_able(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
+             skeleton: Skeleton | None = None) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, str]]]:
+    """Of the limbs detection found, those that plan (each alone, as ``build_limbs`` plans it),
+    and the others as (bone, why): a limb detection is sure of may still be one IK Rigger will
+    not rig (a bone too short for IK, another IK constraint on it); it is skipped, not the
+    whole armature."""
+    kept: list[tuple[str, LimbOptions]] = []
+    refused: list[tuple[str, str]] = []
+    for request in requests:
+        try:
+            plan_limbs(obj, [request], skeleton)
+        except RigError as error:
+            hint = error.hint.rstrip(".")
+            refused.append((error.bone or request[0], f"{error.problem}; {hint[:1].lower()}{hint[1:]}" if hint
+                            else error.problem))
+        else:
+            kept.append(request)
+    return kept, refused
+
+
 def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
           skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, _Rebuilt], list[list[joints.Hinge]]]:
     """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds; ``hinges``

@@ -31,7 +31,7 @@ from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
 from .auto import detected_requests
-from .build import mirrored_request, plan_limbs
+from .build import mirrored_request, plan_limbs, rig_able
 from .skeleton import read_skeleton
 from .upgrade import upgrade
 
@@ -480,8 +480,10 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     if section is None or section.detect:
         covered = {name for last, options in requests for name in skeleton.lineage(last, options.chain_length)}
         found, detection = detected_requests(skeleton, config.defaults, covered)
+        found, refused = rig_able(obj, found, skeleton)
         requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
+        result.skipped.extend(f"{bone}: {why}" for bone, why in refused)
         tails_off = any(item.tails_off for item in detection.skipped)
     return requests, tails_off
 
