@@ -287,7 +287,7 @@ class _Motion:
                 recording.follow_rests(self.obj)
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
             clips = [(clip, recording) for clip, recording, limbs in self.clips if index in limbs]
-            if self.options[index].animation == "IGNORE":  # kept playing in FK, clips play as they did
+            if self.options[index].animation == "IGNORE":  # clips play under its IK (in FK they play as they did)
                 unbaked = [clip.name for clip in bake.resting_clips(self.obj, _limb_bones(limb_plan))]
                 if unbaked:
                     notes.setdefault(index, []).append(
