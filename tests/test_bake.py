@@ -240,7 +240,7 @@ def test_clips_that_do_not_play_keep_playing_once_made_active(capsys):
     kick_keys = _keys_of(kick)
     assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
     out = "".join(capsys.readouterr())
-    assert "kept the motion of shin.L in the clips 'kick' (muted NLA strips): keyed its IK controls in each clip's " \
+    assert "kept the motion of shin.L in the file's other clips 'kick': keyed its IK controls in each clip's " \
            "own action, so each plays as it did when made active" in out
     assert "breath" not in out
     handle = obj.ik_rigger.limb_of("shin.L").handle
@@ -337,13 +337,64 @@ def _curves_of(action: bpy.types.Action) -> list:
             for curve in bag.fcurves]
 
 
+def test_an_fbx_files_other_takes_keep_playing(tmp_path, capsys):
+    """Blender's FBX importer keeps a file's other takes as actions of their own (a fake user, no
+    NLA): each is baked as a clip, so the take an animator makes active plays as it did; an
+    action the file keeps for another armature is left alone."""
+    obj, chain = animated_leg()
+    _walk, _kick = _with_clips(obj)
+    for track in list(obj.animation_data.nla_tracks):
+        obj.animation_data.nla_tracks.remove(track)
+    for action in bpy.data.actions:
+        action.use_fake_user = True
+    path = tmp_path / "takes.fbx"
+    bpy.ops.export_scene.fbx(filepath=str(path), bake_anim=True, bake_anim_use_all_actions=True,
+                             bake_anim_use_nla_strips=False, add_leaf_bones=False)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    other = make_armature([("other_root", (3, 0, 0), (3, 0, 1), None, False)], name="Other", mode="OBJECT")
+    other_clip = bpy.data.actions.new("other_clip")  # the other armature's, kept with a fake user
+    other.animation_data_create()
+    other.animation_data.action = other_clip
+    other.pose.bones["other_root"].keyframe_insert("location", frame=1)
+    other.animation_data.action = None
+    other_clip.use_fake_user = True
+    active = obj.animation_data.action
+    takes = [action for action in bpy.data.actions if action not in (active, other_clip)]
+    assert [action.use_fake_user and action.users == 1 for action in takes] == [True] * len(takes) and takes
+    expected = {}
+    for take in takes:
+        _playing(obj, take)
+        expected[take.name] = _deforming(obj, range(0, 22))
+    _playing(obj, active)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert "in the file's other clips" in "".join(capsys.readouterr())
+    length = chain_length(obj, chain)
+    for take in takes:
+        _playing(obj, take)
+        for frame, deforms in _deforming(obj, range(0, 22)).items():
+            for name, deform in deforms.items():
+                before = expected[take.name][frame][name]
+                assert (before.translation - deform.translation).length < 1e-4 * length, (take.name, frame, name)
+    assert set(_keys_of(other_clip)) == {('pose.bones["other_root"].location', index) for index in range(3)}
+    handle = obj.ik_rigger.limb_of("shin.L").handle
+    assert all(any(handle in path for path, _ in _keys_of(take)) for take in takes)
+    _playing(obj, active)
+    api.remove(obj, "shin.L")
+    assert not [take.name for take in takes if any(handle in path for path, _ in _keys_of(take))]
+
+
 def test_clips_are_only_named_when_the_option_ignores_motion(capsys):
     obj, chain = animated_leg()
     _with_clips(obj)
     assert bpy.ops.ik_rigger.build_ik(animation="IGNORE") == {"FINISHED"}
     out = "".join(capsys.readouterr())
-    assert ("the clips 'kick' (muted NLA strips) also move shin.L; made active, they play under its IK controls: to "
-            "play one as it was, switch the limb to FK, or key its controls from it with Bake IK/FK (FK to IK)") in out
+    assert ("the file's other clips 'kick' also move shin.L; made active, they play under its IK controls: to play "
+            "one as it was, switch the limb to FK, or key its controls from it with Bake IK/FK (FK to IK)") in out
     assert not [curve for curve in _curves_of(bpy.data.actions["kick"]) if "_IK" in curve.data_path]
 
 

@@ -6,9 +6,12 @@ layered actions (layers > strips > channelbags, one channelbag per slot).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 import bpy
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]')
 
 
 def fcurve_owners(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
@@ -30,15 +33,53 @@ def action_owners(action: bpy.types.Action, slot: bpy.types.bpy_struct | None) -
         yield action
 
 
+def action_paths(action: bpy.types.Action) -> Iterator[str]:
+    """The data paths ``action`` animates, for any slot."""
+    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
+        for layer in action.layers:
+            for strip in layer.strips:
+                for channelbag in strip.channelbags:
+                    yield from (curve.data_path for curve in channelbag.fcurves)
+    else:
+        yield from (curve.data_path for curve in action.fcurves)
+
+
+def stored_clips(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]]:
+    """Actions kept in the file for ``obj`` without playing anywhere, with the slot they would
+    play through (None before Blender 4.4): an FBX file's other takes, kept with a fake user.
+
+    Only an action no datablock uses, whose bones are all bones of ``obj``'s armature (it may
+    move the object too, as takes do), and that no other armature in the file could play as
+    well (each of its bones there too), is taken for one of ``obj``'s; one with several object
+    slots is not.
+    """
+    armatures = [other.data for other in bpy.data.objects if other.type == "ARMATURE" and other.data != obj.data]
+    found = []
+    for action in bpy.data.actions:
+        if action.users != (1 if action.use_fake_user else 0):
+            continue
+        matches = [_BONE_PATH.match(path) for path in action_paths(action)]
+        names = {match[1].replace('\\"', '"').replace("\\\\", "\\") for match in matches if match is not None}
+        if not names or any(name not in obj.data.bones for name in names) or any(
+                all(name in other.bones for name in names) for other in armatures):
+            continue
+        slots = [slot for slot in getattr(action, "slots", ()) if slot.target_id_type == "OBJECT"]
+        if hasattr(action, "slots") and len(slots) != 1:
+            continue
+        found.append((action, slots[0] if slots else None))
+    return found
+
+
 def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
-    """The F-curve owners of ``obj``'s active action and of every action its NLA strips hold,
-    muted or not (each once)."""
+    """The F-curve owners of ``obj``'s active action, of every action its NLA strips hold,
+    muted or not, and of its stored clips (see ``stored_clips``), each once."""
     data = obj.animation_data
-    if data is None:
-        return
-    pairs = [(data.action, getattr(data, "action_slot", None))] if data.action is not None else []
-    pairs += [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
-              for strip in track.strips if strip.action is not None]
+    pairs = [(data.action, getattr(data, "action_slot", None))] if data is not None and data.action is not None \
+        else []
+    if data is not None:
+        pairs += [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
+                  for strip in track.strips if strip.action is not None]
+    pairs += stored_clips(obj)
     seen: set[int] = set()
     for action, slot in pairs:
         for owner in action_owners(action, slot):

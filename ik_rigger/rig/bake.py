@@ -25,7 +25,7 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import existing_fcurve, fcurve_owners
+from .animation import action_paths, existing_fcurve, fcurve_owners, stored_clips
 from .journal import Journal
 
 # Less than this off a whole frame is on it (a range end stored as 6.0000001).
@@ -87,20 +87,10 @@ def _whole_frames(start: float, end: float) -> list[int]:
     return list(range(math.floor(start + _SUBFRAME), math.ceil(end - _SUBFRAME) + 1))
 
 
-def _action_paths(action: bpy.types.Action) -> Iterable[str]:
-    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
-        for layer in action.layers:
-            for strip in layer.strips:
-                for channelbag in strip.channelbags:
-                    yield from (curve.data_path for curve in channelbag.fcurves)
-    else:
-        yield from (curve.data_path for curve in action.fcurves)
-
-
 def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
     data = obj.animation_data
     for action, _, _ in _actions(obj):
-        yield from _action_paths(action)
+        yield from action_paths(action)
     if data is not None:
         yield from (curve.data_path for curve in data.drivers)
 
@@ -124,8 +114,9 @@ def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
 
 @dataclass(frozen=True)
 class Clip:
-    """An action of a muted NLA strip or track that no playing strip holds: one of the file's
-    other clips (glTF's and FBX's importers leave them so), played by making it the active action."""
+    """One of the file's other clips, played by making it the active action: an action of a
+    muted NLA strip or track that no playing strip holds (glTF's importer leaves them so), or
+    one kept in the file for the armature without playing (FBX's other takes)."""
 
     action: bpy.types.Action
     slot: object | None  # the strip's slot of the action (Blender 4.4 and later), else None
@@ -147,13 +138,12 @@ def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
         return []
     playing = {action for action, _, _ in _actions(obj)}
     bones = list(bones)
+    candidates = [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
+                  for strip in track.strips if strip.action is not None]
     clips: dict[str, Clip] = {}
-    for track in data.nla_tracks:
-        for strip in track.strips:
-            action = strip.action
-            if action is not None and action not in playing and action.name not in clips \
-                    and _moving(obj, bones, _action_paths(action)):
-                clips[action.name] = Clip(action, getattr(strip, "action_slot", None))
+    for action, slot in [*candidates, *stored_clips(obj)]:
+        if action not in playing and action.name not in clips and _moving(obj, bones, action_paths(action)):
+            clips[action.name] = Clip(action, slot)
     return [clips[name] for name in sorted(clips)]
 
 

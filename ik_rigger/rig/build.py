@@ -291,7 +291,7 @@ class _Motion:
                 unbaked = [clip.name for clip in bake.resting_clips(self.obj, _limb_bones(limb_plan))]
                 if unbaked:
                     notes.setdefault(index, []).append(
-                        f"the clips {_named(unbaked)} (muted NLA strips) also move {limb_plan.chain[-1]}; made "
+                        f"the file's other clips {_named(unbaked)} also move {limb_plan.chain[-1]}; made "
                         "active, they play under its IK controls: to play one as it was, switch the limb to FK, or "
                         "key its controls from it with Bake IK/FK (FK to IK)")
             if mode == "IGNORE" and not clips:
@@ -305,9 +305,9 @@ class _Motion:
                     with bake.playing_alone(self.obj, clip):
                         self._key(index, parts, recording, journal)
                 notes.setdefault(index, []).append(
-                    f"kept the motion of {limb_plan.chain[-1]} in the clips {_named([clip.name for clip, _ in clips])}"
-                    f" (muted NLA strips): keyed {what} in each clip's own action, so each plays as it did when "
-                    f"made active, in {time.perf_counter() - began:.2f} s")
+                    f"kept the motion of {limb_plan.chain[-1]} in the file's other clips "
+                    f"{_named([clip.name for clip, _ in clips])}: keyed {what} in each clip's own action, so each "
+                    f"plays as it did when made active, in {time.perf_counter() - began:.2f} s")
                 began = time.perf_counter()
             if mode == "IGNORE":
                 continue
