@@ -257,7 +257,7 @@ def test_limbs_skipped_for_their_tails_name_the_option_that_rigs_them(tmp_path):
     assert result.returncode == 1, result.stdout
     assert ("FAILED " + str(source) + ": no limbs rigged on the armature(s) 'Rig': their bones' tails lie far off "
             "their joints (see what was skipped). In a --config file, set fix_orientation = true under [defaults] "
-            "(it points the tails at the joints).") in result.stdout
+            "(it points the tails at the joints, and keeps the motion).") in result.stdout
     config = tmp_path / "rig.toml"
     config.write_text("[defaults]\nfix_orientation = true\n")
     result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config))

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -462,9 +462,15 @@ def _armatures(job: Job) -> list[bpy.types.Object]:
 
 
 def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
-              result: ArmatureResult) -> tuple[list[tuple[str, LimbOptions]], bool]:
+              result: ArmatureResult, imported: bool) -> tuple[list[tuple[str, LimbOptions]], bool]:
     """The limbs to build on ``obj``: the config's, then detected ones it does not cover; and
-    whether detection skipped a limb only because its bones' tails lie off their joints."""
+    whether detection skipped a limb only because its bones' tails lie off their joints.
+
+    ``imported``: the armature comes from an FBX, glTF or BVH file, whose bones' tails are the
+    importer's guess. A limb skipped only for its tails is then rigged with Fix Bone
+    Orientation (its motion is kept), as a folder of downloads needs; a .blend's are the
+    user's, and stay so unless the config says otherwise.
+    """
     section = config.for_armature(obj.name, filename)
     requests: list[tuple[str, LimbOptions]] = []
     tails_off = False
@@ -480,6 +486,13 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     if section is None or section.detect:
         covered = {name for last, options in requests for name in skeleton.lineage(last, options.chain_length)}
         found, detection = detected_requests(skeleton, config.defaults, covered)
+        if imported and not config.defaults.fix_orientation and any(item.tails_off for item in detection.skipped):
+            sure = {last for last, _ in found}
+            fixed, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True), covered)
+            found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in fixed]
+            result.notes.extend(f"'{last}': its bones' tails lay far off their joints, as the importer left them: "
+                                "rigged with Fix Bone Orientation (its motion kept)" for last, _ in fixed
+                                if last not in sure)
         found, refused = rig_able(obj, found, skeleton)
         requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
@@ -493,7 +506,8 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
     bones' tails lie off their joints."""
     # Files open out of Edit mode, so the bones read here stay current for the build.
     skeleton = read_skeleton(obj)
-    requests, tails_off = _requests(obj, skeleton, config, filename, entry)
+    imported = input_format(Path(job.input)) != "blend"
+    requests, tails_off = _requests(obj, skeleton, config, filename, entry, imported)
     # A rig from an earlier IK Rigger plays only where the add-on is installed.
     upgraded = [] if job.dry_run else upgrade(obj)
     entry.notes.extend(upgraded)
@@ -600,13 +614,10 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
             raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
     if not any(entry.status != "untouched" for entry in result.armatures):
         names = ", ".join(f"'{entry.name}'" for entry in result.armatures)
-        if tails_off:
-            hint = "In a --config file, set fix_orientation = true under [defaults] (it points the tails at the joints)"
-            if input_format(Path(job.input)) == "gltf":  # the importer's own shapes keep keys exact
-                hint = ('In a --config file, set bone_heuristic = "TEMPERANCE" under [import.gltf] (tails on the '
-                        "joints, motion kept), or fix_orientation = true under [defaults]")
+        if tails_off:  # a .blend's: an import's are fixed (see _requests)
             raise RigError(f"no limbs rigged on the armature(s) {names}: their bones' tails lie far off their joints "
-                           "(see what was skipped)", hint=f"{hint}.")
+                           "(see what was skipped)", hint="In a --config file, set fix_orientation = true under "
+                           "[defaults] (it points the tails at the joints, and keeps the motion).")
         raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
 
 
