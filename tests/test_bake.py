@@ -388,6 +388,26 @@ def test_an_fbx_files_other_takes_keep_playing(tmp_path, capsys):
     assert not [take.name for take in takes if any(handle in path for path, _ in _keys_of(take))]
 
 
+def test_a_clip_linked_from_a_library_is_left_to_the_library(tmp_path, capsys):
+    """A clip linked from another .blend cannot take keys here: it is left as it is, and the rest is rigged."""
+    obj, _chain = animated_leg()
+    _walk, kick = _with_clips(obj)
+    library = tmp_path / "clips.blend"
+    bpy.data.libraries.write(str(library), {kick}, fake_user=True)
+    kick.name = "kick_local"
+    with bpy.data.libraries.load(str(library), link=True) as (source, target):
+        target.actions = ["kick"]
+    linked = target.actions[0]
+    assert linked.library is not None
+    track = obj.animation_data.nla_tracks.new()
+    track.strips.new("kick", 1, linked)
+    track.mute = True
+    keys = _keys_of(linked)
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert _keys_of(linked) == keys
+    assert "'kick_local'" in "".join(capsys.readouterr()) and len(obj.ik_rigger.limbs) == 1
+
+
 def test_clips_are_only_named_when_the_option_ignores_motion(capsys):
     obj, chain = animated_leg()
     _with_clips(obj)

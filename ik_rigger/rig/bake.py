@@ -132,7 +132,8 @@ class Clip:
 
 def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
     """``obj``'s clips that do not play (see ``Clip``) and move any of ``bones`` or a bone above
-    them, by name. None in NLA tweak mode, where the active action cannot change."""
+    them, by name, but for those linked from a library. None in NLA tweak mode, where the
+    active action cannot change."""
     data = obj.animation_data
     if data is None or data.use_tweak_mode:
         return []
@@ -142,7 +143,9 @@ def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
                   for strip in track.strips if strip.action is not None]
     clips: dict[str, Clip] = {}
     for action, slot in [*candidates, *stored_clips(obj)]:
-        if action not in playing and action.name not in clips and _moving(obj, bones, action_paths(action)):
+        # A linked clip is the library's: it cannot take keys here.
+        if action not in playing and action.library is None and action.name not in clips \
+                and _moving(obj, bones, action_paths(action)):
             clips[action.name] = Clip(action, slot)
     return [clips[name] for name in sorted(clips)]
 
