@@ -59,7 +59,7 @@ def stored_clips(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.type
         if action.users != (1 if action.use_fake_user else 0):
             continue
         matches = [_BONE_PATH.match(path) for path in action_paths(action)]
-        names = {match[1].replace('\\"', '"').replace("\\\\", "\\") for match in matches if match is not None}
+        names = {bpy.utils.unescape_identifier(match[1]) for match in matches if match is not None}
         if not names or any(name not in obj.data.bones for name in names) or any(
                 all(name in other.bones for name in names) for other in armatures):
             continue

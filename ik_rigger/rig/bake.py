@@ -129,23 +129,24 @@ class Clip:
     def frames(self) -> list[int]:
         return _whole_frames(*self.action.frame_range)
 
+    def moves(self, obj: bpy.types.Object, bones: Iterable[str]) -> bool:
+        """True when the clip moves any of ``bones`` or a bone above one of them."""
+        return _moving(obj, bones, action_paths(self.action))
 
-def resting_clips(obj: bpy.types.Object, bones: Iterable[str]) -> list[Clip]:
-    """``obj``'s clips that do not play (see ``Clip``) and move any of ``bones`` or a bone above
-    them, by name, but for those linked from a library. None in NLA tweak mode, where the
-    active action cannot change."""
+
+def other_clips(obj: bpy.types.Object) -> list[Clip]:
+    """``obj``'s clips that do not play (see ``Clip``), by name, but for those linked from a
+    library. None in NLA tweak mode, where the active action cannot change."""
     data = obj.animation_data
     if data is None or data.use_tweak_mode:
         return []
     playing = {action for action, _, _ in _actions(obj)}
-    bones = list(bones)
     candidates = [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
                   for strip in track.strips if strip.action is not None]
     clips: dict[str, Clip] = {}
     for action, slot in [*candidates, *stored_clips(obj)]:
         # A linked clip is the library's: it cannot take keys here.
-        if action not in playing and action.library is None and action.name not in clips \
-                and _moving(obj, bones, action_paths(action)):
+        if action not in playing and action.library is None and action.name not in clips:
             clips[action.name] = Clip(action, slot)
     return [clips[name] for name in sorted(clips)]
 

@@ -219,20 +219,20 @@ class _Motion:
                                                             for edit in limb_plan.bone_edits)
                        for limb_plan, limb_options in zip(plans, options)]
         # What is recorded: the limbs to bake, and those played in FK whose bones turn.
-        self.recorded = [mode == "BAKE" or (mode == "FK" and turned) for mode, turned in zip(self.modes, self.turned)]
         wanted: set[str] = set()
-        for limb_plan, recorded in zip(plans, self.recorded):
-            if recorded:
+        for limb_plan, mode, turned in zip(plans, self.modes, self.turned):
+            if mode == "BAKE" or (mode == "FK" and turned):
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
         # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
         # its keys go into its own action, so it plays as it did whenever it is made active.
+        self.other_clips = bake.other_clips(obj)
         shared: dict[str, tuple[bake.Clip, list[int], set[str]]] = {}
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
             if index not in rebuilt and (limb_options.animation == "BAKE" or
                                          (limb_options.animation == "FK" and self.turned[index])):
-                for clip in bake.resting_clips(obj, _limb_bones(limb_plan)):
+                for clip in self._clips_moving(limb_plan):
                     entry = shared.setdefault(clip.name, (clip, [], set()))
                     entry[1].append(index)
                     entry[2].update(_recorded_bones(obj, limb_plan))
@@ -241,6 +241,11 @@ class _Motion:
             with bake.playing_alone(obj, clip):
                 self.clips.append((clip, bake.Recording(obj, clip.frames, names), limbs))
         self.read = time.perf_counter() - self.started
+
+    def _clips_moving(self, limb_plan: LimbPlan) -> list[bake.Clip]:
+        """The file's other clips (read once per build) that move the limb."""
+        bones = _limb_bones(limb_plan)
+        return [clip for clip in self.other_clips if clip.moves(self.obj, bones)]
 
     def bent_throughout(self) -> set[int]:
         """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
@@ -288,7 +293,7 @@ class _Motion:
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
             clips = [(clip, recording) for clip, recording, limbs in self.clips if index in limbs]
             if self.options[index].animation == "IGNORE":  # clips play under its IK (in FK they play as they did)
-                unbaked = [clip.name for clip in bake.resting_clips(self.obj, _limb_bones(limb_plan))]
+                unbaked = [clip.name for clip in self._clips_moving(limb_plan)]
                 if unbaked:
                     notes.setdefault(index, []).append(
                         f"the file's other clips {_named(unbaked)} also move {limb_plan.chain[-1]}; made "
