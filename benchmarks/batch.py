@@ -124,9 +124,17 @@ def _make_realistic(sources: Path, folder: Path, count: int) -> list[Path]:
     return paths
 
 
-# Starts Blender and leaves as the batch command does (without Blender's exit cleanup), deleting the
-# session folder that cleanup would have.
-_STARTUP_ONLY = "import os, shutil, bpy; shutil.rmtree(bpy.app.tempdir, ignore_errors=True); os._exit(0)"
+# Starts Blender as the batch command's processes do (scripts/blender_startup.py) and leaves as they
+# do (without Blender's exit cleanup), deleting the session folder that cleanup would have.
+_STARTUP_ONLY = "\n".join([
+    "import os, shutil, sys",
+    f"sys.path.insert(0, {str(BATCH_SCRIPT.parent)!r})",
+    "from blender_startup import deferred_downloader",
+    "with deferred_downloader():",
+    "    import bpy",
+    "shutil.rmtree(bpy.app.tempdir, ignore_errors=True)",
+    "os._exit(0)",
+])
 
 
 def _startup(repeats: int) -> common.Stats:

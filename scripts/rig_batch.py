@@ -120,7 +120,10 @@ def main() -> int:
     ready = workers_ahead(argv)
     keep_to_one_core(argv)
 
-    import ik_rigger
+    from blender_startup import deferred_downloader
+
+    with deferred_downloader():
+        import ik_rigger
     from ik_rigger import cli
 
     ik_rigger.register()
@@ -128,7 +131,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # blender_exit, blender_startup
     from blender_exit import leave
 
     leave(main())

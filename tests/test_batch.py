@@ -399,3 +399,46 @@ def test_a_core_that_is_not_one_is_ignored(value):
                           env={**os.environ, "IK_RIGGER_BATCH_CORE": value})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
+
+
+_DEFERRED = "_bpy_internal.assets.remote_library.listing_downloader"
+_STARTED_AS_THE_BATCH = """
+import json, os, sys
+sys.path.insert(0, {scripts!r})
+import rig_batch
+sys.argv = ["rig_batch.py", {input!r}, "--dry-run"]
+status = rig_batch.main()
+import bpy
+module = sys.modules.get({deferred!r})
+seen = {{"status": status, "addons": sorted(bpy.context.preferences.addons.keys()),
+        "deferred": None if module is None else type(module).__name__}}
+if module is not None:
+    seen["attribute"] = callable(module.restore_backup_if_exists_locked)  # reading it runs the module
+    seen["after"] = type(module).__name__
+print(json.dumps(seen))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def test_batch_processes_start_without_the_remote_asset_downloader(tmp_path):
+    """The batch's Blenders start without running Blender 5.2's remote asset library downloader
+    (about a fifth of every process's start-up), which a headless run never uses: the module is
+    the real one, loaded the moment it is read, and Blender starts with the same add-ons."""
+    character = save_character(tmp_path / "a.blend")
+    code = _STARTED_AS_THE_BATCH.format(scripts=str(ENTRY.parent), input=str(character), deferred=_DEFERRED)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    eager = subprocess.run([sys.executable, "-c", "import json, os, sys, bpy; print(json.dumps(["
+                            "sorted(bpy.context.preferences.addons.keys()), "
+                            f"type(sys.modules.get({_DEFERRED!r})).__name__])); sys.stdout.flush(); os._exit(0)"],
+                           capture_output=True, text=True, timeout=300)
+    assert eager.returncode == 0, eager.stderr
+    addons, eager_type = json.loads(eager.stdout.splitlines()[-1])
+    assert seen["status"] == 0 and seen["addons"] == addons
+    if bpy.app.version >= (5, 2):
+        assert eager_type == "module"
+        assert seen["deferred"] == "_LazyModule" and seen["attribute"] and seen["after"] == "module"
+    else:  # no remote asset libraries yet: nothing to defer
+        assert seen["deferred"] is None and eager_type == "NoneType"

@@ -128,6 +128,12 @@ def rig_able(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
     and the others as (bone, why): a limb detection is sure of may still be one IK Rigger will
     not rig (a bone too short for IK, another IK constraint on it); it is skipped, not the
     whole armature."""
+    try:  # the usual case, in one planning: limbs that plan together each plan alone
+        plan_limbs(obj, requests, skeleton)
+    except RigError:
+        pass
+    else:
+        return list(requests), []
     kept: list[tuple[str, LimbOptions]] = []
     refused: list[tuple[str, str]] = []
     for request in requests:
