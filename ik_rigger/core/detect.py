@@ -286,15 +286,18 @@ def _read_name(name: str, known: Container[str]) -> _Name:
     return _Name(tuple(words), side, frozenset(sides), prefix, position, index)
 
 
-class _Names(dict[str, _Name]):
-    """Bone names read on first use: detection needs few of a skeleton's names."""
+class _Names:
+    """Bone names read on first use (detection needs few of a skeleton's names), into the
+    skeleton's own ``read_names``, so that every later reading of it finds them read."""
 
-    def __init__(self, known: Container[str]) -> None:
-        super().__init__()
-        self.known = known
+    def __init__(self, skeleton: Skeleton) -> None:
+        self.read: dict[str, _Name] = skeleton.read_names
+        self.known = skeleton.bones.keys()
 
-    def __missing__(self, name: str) -> _Name:
-        read = self[name] = _read_name(name, self.known)
+    def __getitem__(self, name: str) -> _Name:
+        read = self.read.get(name)
+        if read is None:
+            read = self.read[name] = _read_name(name, self.known)
         return read
 
 
@@ -317,7 +320,7 @@ class _Reader:
 
     def __init__(self, skeleton: Skeleton, tails_fixed: bool = False) -> None:
         self.skeleton = skeleton
-        self.names = _Names(skeleton.bones.keys())
+        self.names = _Names(skeleton)
         self.tails_fixed = tails_fixed
 
     def rule_of(self, name: str) -> _Rule | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
+from typing import Any
 
 from mathutils import Vector
 
@@ -99,6 +100,10 @@ class Skeleton:
     bones: dict[str, BoneInfo]
     up: Vector = field(default_factory=lambda: Vector((0.0, 0.0, 1.0)))
     front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
+    # What detection has read of the bones' names (``core.detect``), kept for every later
+    # reading of this skeleton (a limb's planning reads them again); a skeleton made from
+    # this one (``without``) starts its own.
+    read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones
