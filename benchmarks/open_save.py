@@ -19,7 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-import bpy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from blender_startup import deferred_downloader  # noqa: E402
+
+with deferred_downloader():  # Blender starts as the batch command's processes do
+    import bpy
 
 RESULT_MARK = "OPEN-SAVE-RESULT "
 _COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip, zstd: what Blender writes compressed
