@@ -41,8 +41,9 @@ from .rig.remove import remove_limb
 from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
-__all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_many", "limbs",
-           "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb", "switch_parent", "upgrade"]
+__all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
+           "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb", "switch_parent",
+           "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them: HANDLE, POLE, CLONE,
 # TARGET, REACH, POLE_LINE; with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN;
@@ -146,6 +147,28 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     return [_built(obj, plan, chosen, names) for plan, (_, chosen) in zip(plans, requests)]
 
 
+def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
+                found: Sequence[tuple[str, LimbOptions]],
+                skeleton: Skeleton | None = None) -> tuple[list[Limb], list[tuple[str, str]]]:
+    """Rig the limbs ``named`` (asked for) and ``found`` (detected) at once; a found limb the
+    build refuses is skipped, with the build's reason, and the others are rigged.
+
+    Returns the limbs built and the skipped ones as (bone, why). A limb detection is sure
+    of may still be one IK Rigger will not rig (a bone too short for IK, another IK
+    constraint on it). Only when the build of them all fails (and changes nothing) is each
+    found limb planned alone to tell which; a failure no found limb explains is raised.
+    """
+    try:
+        return build_many(obj, [*named, *found], skeleton), []
+    except RigError:
+        kept, refused = rig_able(obj, found, skeleton)
+        if not refused:
+            raise
+    if not named and not kept:
+        return [], refused
+    return build_many(obj, [*named, *kept], skeleton), refused
+
+
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
              **values: object) -> list[Limb]:
     """Find the legs and arms by their names and rig those it is sure of; returns them.
@@ -156,17 +179,17 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
     requests, detection = detected_requests(skeleton, options(**values))
-    requests, refused = rig_able(obj, requests, skeleton)
+    built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
         skipped.extend(refused)
-    if not requests:
+    if not built:
         if any(item.tails_off for item in detection.skipped):
             raise RigError(f"no limbs rigged on '{obj.name}': their bones' tails lie far off their joints (see the "
                            "bones skipped)", hint="Rig with fix_orientation=True, which points the tails at the "
                            "joints, or import the character with tails on the joints.")
         raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
-    return build_many(obj, requests, skeleton)
+    return built
 
 
 def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:

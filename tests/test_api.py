@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import bpy
 import pytest
-from helpers import DATA, both_legs, chain_length, evaluate, make_armature, rotation_degrees
-from mathutils import Vector
+from helpers import DATA, both_legs, chain_length, evaluate, make_armature, rotation_degrees, same, snapshot
+from mathutils import Matrix, Vector
 
 from ik_rigger import api
 
@@ -48,6 +48,49 @@ def test_unknown_options_are_refused_with_a_did_you_mean():
     assert len(obj.ik_rigger.limbs) == 0
     with pytest.raises(api.RigError, match="'hips': is not part of a limb"):
         api.remove(obj, "hips")
+
+
+def _legs_with_users_ik_on_the_right() -> bpy.types.Object:
+    obj = make_armature(both_legs(), mode="OBJECT")
+    users = obj.pose.bones["shin.R"].constraints.new("IK")
+    users.name = "User IK"
+    return obj
+
+
+def test_build_found_skips_the_found_limbs_the_build_refuses_and_rigs_the_others():
+    """A found limb the build refuses (here the file's own IK constraint) is skipped with the
+    build's reason; the other limbs, named or found, are rigged, and they work."""
+    obj = _legs_with_users_ik_on_the_right()
+    built, refused = api.build_found(obj, [("shin.L", api.options())], [("shin.R", api.options())])
+    assert [limb.name for limb in built] == ["shin.L"]
+    assert refused == [("shin.R", "already has an IK constraint 'User IK'; delete that constraint, or rig another "
+                                  "chain")]
+    assert [c.name for c in obj.pose.bones["shin.R"].constraints] == ["User IK"]
+    assert {"foot_IK.R", "shin_IK_pole.R"}.isdisjoint(obj.data.bones.keys())
+    # The rigged leg follows its handle: the shin's end reaches the IK target the handle carries.
+    at_rest = evaluate(obj)["shin.L"]
+    handle = obj.pose.bones[built[0].bones["HANDLE"]]
+    handle.matrix = Matrix.Translation((0.0, -0.1, 0.25)) @ handle.matrix  # up and forward, within reach
+    posed = evaluate(obj)
+    length = chain_length(obj, built[0].chain)
+    reached = posed["shin.L"].translation + posed["shin.L"].col[1].xyz * obj.data.bones["shin.L"].length
+    assert (reached - posed[built[0].bones["TARGET"]].translation).length < 1e-3 * length
+    assert rotation_degrees(at_rest, posed["shin.L"]) > 5.0
+    # Every found limb refused and nothing named: nothing is built.
+    again = _legs_with_users_ik_on_the_right()
+    before = snapshot(again)
+    assert api.build_found(again, [], [("shin.R", api.options())]) == ([], refused)
+    assert same(snapshot(again), before)
+
+
+def test_build_found_raises_what_no_found_limb_explains():
+    """A limb the caller named is never skipped: its refusal is raised, and nothing changes."""
+    obj = _legs_with_users_ik_on_the_right()
+    before = snapshot(obj)
+    with pytest.raises(api.RigError, match="already has an IK constraint 'User IK'") as raised:
+        api.build_found(obj, [("shin.R", api.options())], [("shin.L", api.options())])
+    assert raised.value.bone == "shin.R"
+    assert same(snapshot(obj), before)
 
 
 def test_bake_and_auto_rig_on_motion_capture():

@@ -461,9 +461,9 @@ def _armatures(job: Job) -> list[bpy.types.Object]:
     return sorted(armatures, key=lambda obj: obj.name)
 
 
-def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
-              result: ArmatureResult, imported: bool) -> tuple[list[tuple[str, LimbOptions]], bool]:
-    """The limbs to build on ``obj``: the config's, then detected ones it does not cover; and
+def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str, result: ArmatureResult,
+              imported: bool) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, LimbOptions]], bool]:
+    """The limbs to build on ``obj``: the config's, and the detected ones it does not cover; and
     whether detection skipped a limb only because its bones' tails lie off their joints.
 
     ``imported``: the armature comes from an FBX, glTF or BVH file, whose bones' tails are the
@@ -472,33 +472,33 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     user's, and stay so unless the config says otherwise.
     """
     section = config.for_armature(obj.name, filename)
-    requests: list[tuple[str, LimbOptions]] = []
+    named: list[tuple[str, LimbOptions]] = []
+    found: list[tuple[str, LimbOptions]] = []
     tails_off = False
     if section is not None:
         for limb in section.limbs:
-            requests.append((limb.last, limb.options))
+            named.append((limb.last, limb.options))
             if limb.both_sides:
                 other = mirrored_request(obj, limb.last, limb.options)
                 if other is None:
                     result.notes.append(f"'{limb.last}': no mirrored bone, rigged one side only")
                 else:
-                    requests.append(other)
+                    named.append(other)
     if section is None or section.detect:
-        covered = {name for last, options in requests for name in skeleton.lineage(last, options.chain_length)}
+        covered = {name for last, options in named for name in skeleton.lineage(last, options.chain_length)}
         found, detection = detected_requests(skeleton, config.defaults, covered)
         if imported and not config.defaults.fix_orientation and any(item.tails_off for item in detection.skipped):
             sure = {last for last, _ in found}
             fixed, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True), covered)
             found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in fixed]
-            result.notes.extend(f"'{last}': its bones' tails lay far off their joints, as the importer left them: "
-                                "rigged with Fix Bone Orientation (its motion kept)" for last, _ in fixed
-                                if last not in sure)
-        found, refused = rig_able(obj, found, skeleton)
-        requests.extend(found)
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
-        result.skipped.extend(f"{bone}: {why}" for bone, why in refused)
         tails_off = any(item.tails_off for item in detection.skipped)
-    return requests, tails_off
+    return named, found, tails_off
+
+
+def _fixed_note(last: str) -> str:
+    return (f"'{last}': its bones' tails lay far off their joints, as the importer left them: rigged with Fix Bone "
+            "Orientation (its motion kept)")
 
 
 def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
@@ -507,26 +507,35 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
     # Files open out of Edit mode, so the bones read here stay current for the build.
     skeleton = read_skeleton(obj)
     imported = input_format(Path(job.input)) != "blend"
-    requests, tails_off = _requests(obj, skeleton, config, filename, entry, imported)
+    named, found, tails_off = _requests(obj, skeleton, config, filename, entry, imported)
+    # Limbs of an import rigged with Fix Bone Orientation though the config did not ask (see _requests).
+    fixed = set() if config.defaults.fix_orientation else {last for last, options in found if options.fix_orientation}
     # A rig from an earlier IK Rigger plays only where the add-on is installed.
     upgraded = [] if job.dry_run else upgrade(obj)
     entry.notes.extend(upgraded)
-    if not requests:
-        if upgraded:
-            entry.status = "rigged"
-        else:
-            entry.notes.append("no limbs it is sure of: left as it is")
-        return tails_off
     if job.dry_run:
-        entry.planned = [plan.describe() for plan in plan_limbs(obj, requests, skeleton)]
-        entry.status = "planned"
-        return tails_off
-    built = api.build_many(obj, requests, skeleton)
-    entry.limbs = [list(limb.chain) for limb in built]
-    entry.notes.extend(note for limb in built for note in limb.notes)
-    entry.status = "rigged"
-    # Motion already on the armature (an animated file, an imported clip) is kept by
-    # the build as each limb's ``animation`` option says; its notes say what was kept.
+        found, refused = rig_able(obj, found, skeleton)  # what the build would skip
+        entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
+        if named or found:
+            entry.planned = [plan.describe() for plan in plan_limbs(obj, [*named, *found], skeleton)]
+            entry.notes.extend(_fixed_note(last) for last, _ in found if last in fixed)
+            entry.status = "planned"
+            return tails_off
+    elif named or found:
+        # Motion already on the armature (an animated file, an imported clip) is kept by the
+        # build as each limb's ``animation`` option says; its notes say what was kept.
+        built, refused = api.build_found(obj, named, found, skeleton)
+        entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
+        if built:
+            entry.limbs = [list(limb.chain) for limb in built]
+            entry.notes.extend(_fixed_note(limb.name) for limb in built if limb.name in fixed)
+            entry.notes.extend(note for limb in built for note in limb.notes)
+            entry.status = "rigged"
+            return tails_off
+    if upgraded:
+        entry.status = "rigged"
+    else:
+        entry.notes.append("no limbs it is sure of: left as it is")
     return tails_off
 
 
