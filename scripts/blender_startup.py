@@ -12,7 +12,6 @@ Blender's start-up, so this shortens every run.
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -24,8 +23,9 @@ from types import ModuleType
 DEFERRED = frozenset({"_bpy_internal.assets.remote_library.listing_downloader"})
 
 
-class _Deferring(importlib.abc.MetaPathFinder):
-    """Finds a module of DEFERRED as the other finders do, then loads it lazily."""
+class _Deferring:
+    """Finds a module of DEFERRED as the other finders do, then loads it lazily (a meta path
+    finder; not derived from ``importlib.abc``, whose import would cost more than it saves)."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
