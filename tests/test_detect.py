@@ -743,6 +743,27 @@ def test_a_palm_continuing_the_forearm_is_the_hand_but_a_numbered_one_is_not():
     assert summary(metacarpal) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), None)]
 
 
+def test_an_imported_forearms_one_palm_is_the_hand_beside_a_thumb():
+    """Quaternius' knight, imported: every tail a stub at its head, so no child continues the
+    forearm, and a thumb (misnamed for the other side) starts beside the palm. Its one palm on
+    its side is the hand; two palms, or a numbered one, are no sure hand."""
+    def stub(name: str, parent: str | None, head: tuple[float, float, float]) -> Spec:
+        return (name, parent, head, (head[0], head[1] + 1e-4, head[2]))
+
+    arm = [stub("Chest", None, (0, 0, 1.3)), stub("UpperArm.L", "Chest", (0.18, 0, 1.42)),
+           stub("LowerArm.L", "UpperArm.L", (0.45, 0.02, 1.42)), stub("Thumb.R", "LowerArm.L", (0.68, -0.03, 1.4))]
+    palm = stub("Palm.L", "LowerArm.L", (0.7, 0, 1.42))
+    fingers = stub("Fingers.L", "Palm.L", (0.8, 0, 1.42))
+    found = detect_limbs(make_skeleton([*arm, palm, fingers]), tails_fixed=True)
+    assert summary(found) == [(ARM, "L", ("UpperArm.L", "LowerArm.L"), "Palm.L")]
+    assert found.skipped == ()
+    other = stub("Palm_L", "LowerArm.L", (0.69, 0.01, 1.42))
+    numbered = stub("palm.01.L", "LowerArm.L", (0.7, 0, 1.42))
+    for palms in ([palm, other], [numbered]):
+        unsure = detect_limbs(make_skeleton([*arm, *palms]), tails_fixed=True)
+        assert unsure.limbs == () and "no single joint below it" in reasons(unsure)["LowerArm.L"]
+
+
 def test_a_game_rigs_foot_hanging_from_the_root_is_the_legs_foot():
     """Rigs made for IK (Quaternius', three.js' robot) leave the feet under the root, at the ankles."""
     body: list[Spec] = [("Root", None, (0, 0, 0), (0, 0.2, 0)), ("Hips", "Root", (0, 0, 1.0), (0, 0, 1.2)),

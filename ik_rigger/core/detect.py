@@ -454,17 +454,28 @@ class _Reader:
             # Several feet: only the one continuing the bone is sure to be the foot.
             return automatic if automatic in named else None
         if automatic is None:
-            return None
+            if kind != ARM:
+                return None
+            # The forearm's tail tells nothing (an import's) and the hand is not alone below it
+            # (a thumb beside it): its one palm is the hand.
+            palms = [child.name for child in self.skeleton.children(lower) if self._hand_palm(child.name, lower)]
+            return palms[0] if len(palms) == 1 else None
+        if kind == ARM and self._hand_palm(automatic, lower):
+            return automatic  # a palm continuing the forearm is the hand
         child = self.names[automatic]
-        if (kind == ARM and child.base == "palm" and not _DIGIT.search(automatic.rsplit(":", 1)[-1])
-                and child.sides == self.names[lower].sides):
-            return automatic  # a palm continuing the forearm is the hand (a numbered one is a metacarpal)
         # A child not named as the foot or hand continues the limb only if it is no helper,
         # finger, toe or limb bone of its own, and is on the same side.
         if (child.generated or child.is_helper or child.contains(_NOT_EXTREMITY[kind])
                 or child.sides != self.names[lower].sides):
             return None
         return automatic
+
+    def _hand_palm(self, name: str, lower: str) -> bool:
+        """Whether ``name``, a child of the forearm ``lower``, is a palm on its side: the hand in rigs
+        that name it so (a numbered palm is a metacarpal)."""
+        read = self.names[name]
+        return (read.base == "palm" and not read.generated and not _DIGIT.search(name.rsplit(":", 1)[-1])
+                and read.sides == self.names[lower].sides)
 
     def _detached_extremity(self, chain: tuple[str, ...], kind: str) -> str | None:
         """The foot or hand of a game rig made for IK, which hangs from the root rather than from the
