@@ -314,6 +314,35 @@ def test_fix_bone_orientation_keeps_the_motion_and_the_clips(animation, ik_fk):
                     assert moved < 1e-4 * length, (clip.name, frame, name, moved / length)
 
 
+def test_fix_bone_orientation_leaves_the_keys_of_a_foot_hanging_from_the_root():
+    """A game rig's foot under the root (Quaternius' animals: its IK target, skinned) does not hang
+    from the turned bones, so its own keys mean what they did: a clip that had none gets none,
+    and the motion plays as it did."""
+    obj, chain = animated_leg()
+    bpy.ops.object.mode_set(mode="EDIT")
+    bones = obj.data.edit_bones
+    bones["foot.L"].use_connect = False
+    bones["foot.L"].parent = bones["root"]
+    bones["shin.L"].use_connect = False
+    for name, tail in (("thigh.L", (0.2, -0.9, 0.9)), ("shin.L", (0.2, -0.8, 0.2))):  # as importers leave them
+        bones[name].tail = tail
+    bpy.ops.object.mode_set(mode="POSE")
+    expected = _deforming(obj, range(1, 26))
+    built = api.auto_rig(obj, fix_orientation=True)
+    assert [(limb.chain, limb.extremity) for limb in built] == [(("thigh.L", "shin.L"), "foot.L")]
+    assert (obj.data.bones["thigh.L"].tail_local - obj.data.bones["shin.L"].head_local).length < 1e-5  # turned
+    paths = {curve.data_path for curve in _curves_of(obj.animation_data.action)}
+    assert any('"shin.L"' in path for path in paths)  # the turned bones keyed anew
+    assert not any('"foot.L"' in path for path in paths)
+    length = chain_length(obj, chain)
+    now = _deforming(obj, range(1, 26))
+    for frame, deforms in expected.items():
+        for name, deform in deforms.items():
+            for corner in ((0, 0, 0), (0, 0.3, 0), (0.1, 0, 0.1)):  # points of the mesh near the bone
+                moved = (deform @ Vector(corner) - now[frame][name] @ Vector(corner)).length
+                assert moved < 1e-4 * length, (frame, name, moved / length)
+
+
 def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monkeypatch):
     from test_pipeline import InjectedError, _fail_on
 

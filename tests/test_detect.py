@@ -764,6 +764,33 @@ def test_an_imported_forearms_one_palm_is_the_hand_beside_a_thumb():
         assert unsure.limbs == () and "no single joint below it" in reasons(unsure)["LowerArm.L"]
 
 
+def test_a_quadrupeds_ik_targets_under_the_root_are_its_feet():
+    """Quaternius' animals, imported: stub tails, legs ending in a bone with no child, and each hoof
+    a skinned bone under the root named as the leg's IK target (``IKBackLeg.L``). The one on the
+    leg's side and end (front or hind), a segment's length below it, is its foot."""
+    def stub(name: str, parent: str | None, head: tuple[float, float, float]) -> Spec:
+        return (name, parent, head, (head[0], head[1] + 1e-4, head[2]))
+
+    animal = [stub("Body", None, (0, 0, 1.0)), stub("BackShoulder.L", "Body", (0.1, 0.6, 1.0)),
+              stub("BackLeg.L", "BackShoulder.L", (0.15, 0.6, 1.0)),
+              stub("BackUpperLeg.L", "BackLeg.L", (0.15, 0.5, 0.7)),
+              stub("BackLowerLeg.L", "BackUpperLeg.L", (0.15, 0.65, 0.4)),
+              stub("FrontShoulder.L", "Body", (0.1, -0.6, 1.0)),
+              stub("FrontUpperLeg.L", "FrontShoulder.L", (0.15, -0.6, 0.9)),
+              stub("FrontLowerLeg.L", "FrontUpperLeg.L", (0.15, -0.62, 0.5))]
+    hooves = [stub("IKBackLeg.L", None, (0.15, 0.6, 0.05)), stub("FFB.L", "IKBackLeg.L", (0.15, 0.55, 0.0)),
+              stub("IKFrontLeg.L", None, (0.15, -0.6, 0.08)), stub("FF.L", "IKFrontLeg.L", (0.15, -0.65, 0.0))]
+    found = detect_limbs(make_skeleton([*animal, *hooves]), tails_fixed=True)
+    assert summary(found) == [(LEG, "L", ("FrontUpperLeg.L", "FrontLowerLeg.L"), "IKFrontLeg.L"),
+                              (LEG, "L", ("BackLeg.L", "BackUpperLeg.L", "BackLowerLeg.L"), "IKBackLeg.L")]
+    assert found.skipped == ()
+    # Another side's, another end's, an arm's, or one far below: the leg has no sure foot.
+    for wrong in (stub("IKBackLeg.R", None, (0.15, 0.6, 0.05)), stub("IKFrontLeg.L", None, (0.15, 0.6, 0.05)),
+                  stub("IK_Arm.L", None, (0.15, 0.6, 0.05)), stub("IKBackLeg.L", None, (0.15, 0.6, -3.0))):
+        unsure = detect_limbs(make_skeleton([*animal[:5], wrong]), tails_fixed=True)
+        assert summary(unsure) == [(LEG, "L", ("BackLeg.L", "BackUpperLeg.L", "BackLowerLeg.L"), None)], wrong
+
+
 def test_a_game_rigs_foot_hanging_from_the_root_is_the_legs_foot():
     """Rigs made for IK (Quaternius', three.js' robot) leave the feet under the root, at the ankles."""
     body: list[Spec] = [("Root", None, (0, 0, 0), (0, 0.2, 0)), ("Hips", "Root", (0, 0, 1.0), (0, 0, 1.2)),

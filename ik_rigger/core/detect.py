@@ -470,6 +470,17 @@ class _Reader:
             return None
         return automatic
 
+    def _own_ik_end(self, name: str, kind: str, own: _Name) -> bool:
+        """Whether ``name`` reads as the IK target of the limb ``own`` ends: "IK" and the limb's
+        whole word (``IK_Leg.L``, ``IKBackLeg.L``), on its side, in its position (front or hind)."""
+        read = self.names[name]
+        rest = [word for word in read.words if word != "ik"]
+        limb = [word for word in rest if word not in _POSITION_WORDS]
+        positions = {_POSITION_WORDS[word] for word in rest if word in _POSITION_WORDS}
+        position = positions.pop() if len(positions) == 1 else None
+        return (len(rest) < len(read.words) and limb == [_KIND_WORD[kind]] and not read.generated
+                and read.sides == own.sides and (position or read.position) == own.position)
+
     def _hand_palm(self, name: str, lower: str) -> bool:
         """Whether ``name``, a child of the forearm ``lower``, is a palm on its side: the hand in rigs
         that name it so (a numbered palm is a metacarpal)."""
@@ -486,12 +497,21 @@ class _Reader:
         heads = [bones[name].head for name in chain]
         segment = (heads[-1] - heads[-2]).length
         words = _EXTREMITIES[kind]
+
+        def detached(name: str) -> bool:
+            return (name not in chain and not bones.is_below(chain[0], name)
+                    and not any(bones.is_below(name, bone) for bone in chain))
+
         found = [bone.name for bone in bones.bones.values()
                  if any(word in _NOT_LETTERS.sub("", bone.name.lower()) for word in words)  # cheap, before reading
                  and self.names[bone.name].base in words and not self.names[bone.name].generated
                  and self.names[bone.name].sides == own.sides and self.names[bone.name].position == own.position
-                 and bone.name not in chain and not bones.is_below(chain[0], bone.name)
-                 and not any(bones.is_below(bone.name, name) for name in chain)]
+                 and detached(bone.name)]
+        if not found:
+            # Named as the limb's own IK target (Quaternius' animals: ``IKBackLeg.L``, the hoof, skinned):
+            # where the game engine's IK put the foot, it is the foot.
+            found = [bone.name for bone in bones.bones.values()
+                     if "ik" in bone.name.lower() and self._own_ik_end(bone.name, kind, own) and detached(bone.name)]
         if len(found) != 1:
             return None
         reach = (bones[found[0]].head - heads[-1]).length

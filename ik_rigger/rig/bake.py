@@ -482,10 +482,11 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
 
 
 def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording, interpolation: str = "LINEAR",
-              journal: Journal | None = None) -> int:
-    """Key the chain's and extremity's own transforms with what ``recording`` shows (visual keying)."""
+              journal: Journal | None = None, extremity: bool = True) -> int:
+    """Key the chain's own transforms, and the extremity's unless told not to, with what ``recording``
+    shows (visual keying)."""
     bones = obj.data.bones
-    names = parts.chain + ([parts.extremity] if parts.extremity else [])
+    names = parts.chain + ([parts.extremity] if parts.extremity and extremity else [])
     poses = recording.poses
     for name in names:
         bone = bones[name]

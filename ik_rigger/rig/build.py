@@ -279,14 +279,18 @@ class _Motion:
         """Key what keeps limb ``index`` playing ``recording`` into the action that plays; the frames keyed.
 
         Baked, its controls. When Fix Bone Orientation turned its chain bones, their own keys
-        (and the extremity's) too, anew on their new rests: the keys they had would turn them
-        differently now, and IK, which starts from them, could bend the other way.
+        (and the extremity's, when it hangs from the chain) too, anew on their new rests: the
+        keys they had would turn them differently now, and IK, which starts from them, could
+        bend the other way. A foot or hand hanging from elsewhere (the root) keeps its keys,
+        and a clip that had none gets none.
         """
         interpolation = bake.default_interpolation()
         if self.options[index].animation == "BAKE":
             bake.key_controls(self.obj, parts, recording, interpolation, journal)
         if self.turned[index]:
-            bake.key_chain(self.obj, parts, recording, interpolation, journal)
+            extremity = self.obj.data.bones[parts.extremity] if parts.extremity else None
+            hangs = extremity is not None and extremity.parent is not None and extremity.parent.name in parts.chain
+            bake.key_chain(self.obj, parts, recording, interpolation, journal, extremity=hangs)
         return len(recording.frames)
 
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
