@@ -343,6 +343,47 @@ def test_fix_bone_orientation_leaves_the_keys_of_a_foot_hanging_from_the_root():
                 assert moved < 1e-4 * length, (frame, name, moved / length)
 
 
+def test_the_frames_a_build_records_evaluate_the_armature_and_what_it_depends_on_alone():
+    """Stepping through the motion's frames, a build leaves the character's meshes out of
+    Blender's evaluation (most of a frame's cost); an object the armature follows (an animated
+    empty its root copies) is still evaluated, so the motion is kept; everything is shown
+    again after."""
+    obj, chain = animated_leg()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=20, y_subdivisions=20, size=1.0, location=(0.2, 0.0, 0.5))
+    mesh = bpy.context.active_object
+    mesh.modifiers.new("Armature", "ARMATURE").object = obj
+    mesh.vertex_groups.new(name="shin.L").add(list(range(len(mesh.data.vertices))), 1.0, "REPLACE")
+    guide = bpy.data.objects.new("Guide", None)
+    bpy.context.scene.collection.objects.link(guide)
+    for frame, x in ((1, 0.0), (25, 0.3)):
+        guide.location = (x, 0.0, 0.0)
+        guide.keyframe_insert("location", frame=frame)
+    follow = obj.pose.bones["root"].constraints.new("COPY_LOCATION")
+    follow.target = guide
+    mesh.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    expected = played(obj, range(1, 26))
+    evaluated: list[bool] = []  # per frame stepped through: whether the mesh was evaluated
+
+    def seen(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+        evaluated.append(mesh.name in {instance.name for instance in depsgraph.objects})
+
+    bpy.app.handlers.frame_change_post.append(seen)
+    try:
+        built = api.auto_rig(obj)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(seen)
+    assert [limb.name for limb in built] == ["shin.L"]
+    recorded = evaluated[:-1]  # the last one gives back the frame, everything shown
+    assert len(recorded) >= 20 and not any(recorded) and evaluated[-1], evaluated
+    assert not mesh.hide_viewport and not guide.hide_viewport
+    assert mesh.select_get()  # Blender deselects what it disables: selected again
+    # The root followed the guide on every frame recorded: the motion is kept.
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
+
+
 def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monkeypatch):
     from test_pipeline import InjectedError, _fail_on
 

@@ -611,12 +611,13 @@ def test_every_armature_it_is_sure_of_is_rigged_and_reported(tmp_path):
 # Point 8: speed, and the progress bar on a terminal.
 
 def _body_and_hidden() -> None:
-    """Two meshes beside the rig: one shown, one disabled in viewports."""
+    """Two meshes beside the rig: one shown and selected, one disabled in viewports."""
     for name, hidden in (("Body", False), ("Hidden", True)):
         mesh = bpy.data.objects.new(name, bpy.data.meshes.new(name))
         bpy.context.scene.collection.objects.link(mesh)
         mesh.hide_viewport = hidden
         mesh.parent = bpy.data.objects["Rig"]
+    bpy.data.objects["Body"].select_set(True)
 
 
 def test_other_objects_come_out_as_they_were_shown(tmp_path):
@@ -627,6 +628,7 @@ def test_other_objects_come_out_as_they_were_shown(tmp_path):
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"), use_scripts=False)
     shown = {obj.name: obj.hide_viewport for obj in bpy.data.objects if obj.name in ("Body", "Hidden", "Rig")}
     assert shown == {"Body": False, "Hidden": True, "Rig": False}
+    assert bpy.data.objects["Body"].select_get()  # Blender deselects what it disables: selected again
     assert len(bpy.data.objects["Rig"].ik_rigger.limbs) == 2
 
 
@@ -649,6 +651,7 @@ def test_objects_asleep_from_the_load_are_given_back_when_rigging_fails(tmp_path
     assert result.status == "failed" and "KeyError" in result.error
     assert while_rigging == {"Body": True, "Hidden": True, "Rig": False}
     assert {obj.name: obj.hide_viewport for obj in bpy.data.objects} == {"Body": False, "Hidden": True, "Rig": False}
+    assert bpy.data.objects["Body"].select_get()
     assert list(bpy.app.handlers.version_update) == handlers
 
 

@@ -26,6 +26,7 @@ from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
 from .animation import action_paths, existing_fcurve, fcurve_owners, stored_clips
+from .asleep import asleep, followers
 from .journal import Journal
 
 # Less than this off a whole frame is on it (a range end stored as 6.0000001).
@@ -210,16 +211,18 @@ class Recording:
         current = scene.frame_current, scene.frame_subframe
         flat = [0.0] * (16 * len(pose_bones))
         try:
-            for number, frame in enumerate(self.frames):
-                scene.frame_set(frame)
-                evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-                evaluated.pose.bones.foreach_get("matrix", flat)
-                for index, name in zip(indexes, self.names):
-                    # Blender stores matrices column by column.
-                    column = flat[16 * index:16 * index + 16]
-                    self.poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
-                if progress is not None:
-                    progress(number)
+            # The frames evaluate the armature without the meshes it moves, which would cost far more.
+            with asleep(followers(obj)):
+                for number, frame in enumerate(self.frames):
+                    scene.frame_set(frame)
+                    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+                    evaluated.pose.bones.foreach_get("matrix", flat)
+                    for index, name in zip(indexes, self.names):
+                        # Blender stores matrices column by column.
+                        column = flat[16 * index:16 * index + 16]
+                        self.poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
+                    if progress is not None:
+                        progress(number)
         finally:
             scene.frame_set(current[0], subframe=current[1])
 

@@ -30,6 +30,7 @@ from .. import api
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
+from .asleep import reselect, selected, sleepers
 from .auto import detected_requests
 from .build import mirrored_request, plan_limbs, rig_able
 from .skeleton import read_skeleton
@@ -539,18 +540,18 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
     return tails_off
 
 
-# The objects put to sleep for the file at hand (see _geometry_asleep).
+# The objects put to sleep for the file at hand (see _geometry_asleep), and those of them selected.
 _asleep: list[bpy.types.Object] = []
+_selected: list[bpy.types.Object] = []
 
 
 def _put_to_sleep() -> None:
-    """Disable in viewports the objects rigging never reads: every visible object but the
-    armatures and the linked or overridden ones (a change to those would be saved as an override)."""
-    for obj in bpy.data.objects:
-        if obj.type != "ARMATURE" and obj.library is None and obj.override_library is None \
-                and not obj.hide_viewport:
-            obj.hide_viewport = True
-            _asleep.append(obj)
+    """Disable in viewports the objects rigging never reads (``asleep.sleepers``)."""
+    sleeping = sleepers()
+    _selected.extend(selected(sleeping))
+    for obj in sleeping:
+        obj.hide_viewport = True
+        _asleep.append(obj)
 
 
 @bpy.app.handlers.persistent
@@ -572,6 +573,7 @@ def _geometry_asleep() -> Iterator[None]:
     (``_put_to_sleep`` at rigging).
     """
     _asleep.clear()
+    _selected.clear()
     bpy.app.handlers.version_update.append(_asleep_on_load)
     try:
         yield
@@ -579,7 +581,13 @@ def _geometry_asleep() -> Iterator[None]:
         while _asleep_on_load in bpy.app.handlers.version_update:
             bpy.app.handlers.version_update.remove(_asleep_on_load)
         _shown_unevaluated(_asleep)
+        if _selected:  # the save keeps what was selected
+            # Shown unevaluated, the objects are not selectable until the view layer is synced
+            # again, which setting any object's hide state as it is does, evaluating nothing.
+            _selected[0].hide_set(_selected[0].hide_get())
+            reselect(_selected)
         _asleep.clear()
+        _selected.clear()
 
 
 def _shown_unevaluated(objects: list[bpy.types.Object]) -> None:
