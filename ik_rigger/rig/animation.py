@@ -70,6 +70,12 @@ def stored_clips(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.type
     return found
 
 
+def strip_actions(data: bpy.types.AnimData) -> list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]]:
+    """The action of every NLA strip, muted or not, with the strip's slot (None before Blender 4.4)."""
+    return [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
+            for strip in track.strips if strip.action is not None]
+
+
 def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
     """The F-curve owners of ``obj``'s active action, of every action its NLA strips hold,
     muted or not, and of its stored clips (see ``stored_clips``), each once."""
@@ -77,8 +83,7 @@ def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
     pairs = [(data.action, getattr(data, "action_slot", None))] if data is not None and data.action is not None \
         else []
     if data is not None:
-        pairs += [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
-                  for strip in track.strips if strip.action is not None]
+        pairs += strip_actions(data)
     pairs += stored_clips(obj)
     seen: set[int] = set()
     for action, slot in pairs:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -25,7 +25,7 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import action_paths, existing_fcurve, fcurve_owners, stored_clips
+from .animation import action_paths, existing_fcurve, fcurve_owners, stored_clips, strip_actions
 from .asleep import asleep, followers
 from .journal import Journal
 
@@ -142,10 +142,8 @@ def other_clips(obj: bpy.types.Object) -> list[Clip]:
     if data is None or data.use_tweak_mode:
         return []
     playing = {action for action, _, _ in _actions(obj)}
-    candidates = [(strip.action, getattr(strip, "action_slot", None)) for track in data.nla_tracks
-                  for strip in track.strips if strip.action is not None]
     clips: dict[str, Clip] = {}
-    for action, slot in [*candidates, *stored_clips(obj)]:
+    for action, slot in [*strip_actions(data), *stored_clips(obj)]:
         # A linked clip is the library's: it cannot take keys here.
         if action not in playing and action.library is None and action.name not in clips:
             clips[action.name] = Clip(action, slot)
@@ -485,11 +483,12 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
 
 
 def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording, interpolation: str = "LINEAR",
-              journal: Journal | None = None, extremity: bool = True) -> int:
-    """Key the chain's own transforms, and the extremity's unless told not to, with what ``recording``
-    shows (visual keying)."""
+              journal: Journal | None = None, only: Collection[str] | None = None) -> int:
+    """Key the chain's and extremity's own transforms (``only`` those named, when given) with what
+    ``recording`` shows (visual keying)."""
     bones = obj.data.bones
-    names = parts.chain + ([parts.extremity] if parts.extremity and extremity else [])
+    names = [name for name in parts.chain + ([parts.extremity] if parts.extremity else [])
+             if only is None or name in only]
     poses = recording.poses
     for name in names:
         bone = bones[name]

@@ -279,18 +279,17 @@ class _Motion:
         """Key what keeps limb ``index`` playing ``recording`` into the action that plays; the frames keyed.
 
         Baked, its controls. When Fix Bone Orientation turned its chain bones, their own keys
-        (and the extremity's, when it hangs from the chain) too, anew on their new rests: the
-        keys they had would turn them differently now, and IK, which starts from them, could
-        bend the other way. A foot or hand hanging from elsewhere (the root) keeps its keys,
-        and a clip that had none gets none.
+        too, anew on their new rests: the keys they had would turn them differently now, and
+        IK, which starts from them, could bend the other way. Only the turned bones: the others
+        (the foot, whether it hangs from the chain or from the root) move the mesh as they did
+        with the keys they have, and a clip that had none for them gets none.
         """
         interpolation = bake.default_interpolation()
         if self.options[index].animation == "BAKE":
             bake.key_controls(self.obj, parts, recording, interpolation, journal)
         if self.turned[index]:
-            extremity = self.obj.data.bones[parts.extremity] if parts.extremity else None
-            hangs = extremity is not None and extremity.parent is not None and extremity.parent.name in parts.chain
-            bake.key_chain(self.obj, parts, recording, interpolation, journal, extremity=hangs)
+            turned = {edit.name for edit in self.plans[index].bone_edits}
+            bake.key_chain(self.obj, parts, recording, interpolation, journal, only=turned)
         return len(recording.frames)
 
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
@@ -379,7 +378,6 @@ def _named(names: Sequence[str]) -> str:
     """Up to _CLIPS_NAMED quoted names, and how many more."""
     shown = ", ".join(f"'{name}'" for name in names[:_CLIPS_NAMED])
     return shown + (f" and {len(names) - _CLIPS_NAMED} more" if len(names) > _CLIPS_NAMED else "")
-
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
