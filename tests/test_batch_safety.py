@@ -632,6 +632,41 @@ def test_other_objects_come_out_as_they_were_shown(tmp_path):
     assert len(bpy.data.objects["Rig"].ik_rigger.limbs) == 2
 
 
+def test_the_save_evaluates_only_the_selected_objects_it_gives_back(tmp_path):
+    """Rigging a file puts its other objects to sleep; the save shows them again, and Blender
+    evaluates before it writes. An object it selects again is evaluated with the scene it is
+    selected in; one not selected is not evaluated at all (a character's skinned meshes are
+    most of a file's evaluation), and the saved file shows both as they were."""
+    from ik_rigger.core.config import Config
+    from ik_rigger.rig import files
+
+    def three_meshes() -> None:
+        _body_and_hidden()
+        cloth = bpy.data.objects.new("Cloth", bpy.data.meshes.new("Cloth"))
+        bpy.context.scene.collection.objects.link(cloth)
+        cloth.modifiers.new("Armature", "ARMATURE").object = bpy.data.objects["Rig"]
+
+    source = save_character(tmp_path / "a.blend", extra=three_meshes)
+    evaluated: set[str] = set()
+
+    @bpy.app.handlers.persistent
+    def seen(_scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
+        evaluated.update(instance.name for instance in depsgraph.objects)
+
+    bpy.app.handlers.depsgraph_update_post.append(seen)
+    try:
+        result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "a.blend")), Config())
+    finally:
+        bpy.app.handlers.depsgraph_update_post.remove(seen)
+    assert result.status == "rigged", result.error
+    assert "Rig" in evaluated and "Body" in evaluated  # the update before the save saw them
+    assert "Cloth" not in evaluated and "Hidden" not in evaluated
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"), use_scripts=False)
+    meshes = ("Body", "Cloth", "Hidden")
+    assert {name: (bpy.data.objects[name].hide_viewport, bpy.data.objects[name].select_get()) for name in meshes} == {
+        "Body": (False, True), "Cloth": (False, False), "Hidden": (True, False)}
+
+
 def test_objects_asleep_from_the_load_are_given_back_when_rigging_fails(tmp_path, monkeypatch):
     """The other objects sleep from the file's load through rigging, and are shown again even when
     rigging fails; nothing of it stays hooked into Blender."""
