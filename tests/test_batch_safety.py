@@ -645,6 +645,11 @@ def test_the_save_evaluates_only_the_selected_objects_it_gives_back(tmp_path):
         cloth = bpy.data.objects.new("Cloth", bpy.data.meshes.new("Cloth"))
         bpy.context.scene.collection.objects.link(cloth)
         cloth.modifiers.new("Armature", "ARMATURE").object = bpy.data.objects["Rig"]
+        # An importer's root: the armature's parent, evaluated with it even while asleep.
+        root = bpy.data.objects.new("Root", None)
+        bpy.context.scene.collection.objects.link(root)
+        bpy.data.objects["Rig"].parent = root
+        root.select_set(True)
 
     source = save_character(tmp_path / "a.blend", extra=three_meshes)
     evaluated: set[str] = set()
@@ -662,9 +667,9 @@ def test_the_save_evaluates_only_the_selected_objects_it_gives_back(tmp_path):
     assert "Rig" in evaluated and "Body" in evaluated  # the update before the save saw them
     assert "Cloth" not in evaluated and "Hidden" not in evaluated
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"), use_scripts=False)
-    meshes = ("Body", "Cloth", "Hidden")
-    assert {name: (bpy.data.objects[name].hide_viewport, bpy.data.objects[name].select_get()) for name in meshes} == {
-        "Body": (False, True), "Cloth": (False, False), "Hidden": (True, False)}
+    others = ("Body", "Cloth", "Hidden", "Root")
+    assert {name: (bpy.data.objects[name].hide_viewport, bpy.data.objects[name].select_get()) for name in others} == {
+        "Body": (False, True), "Cloth": (False, False), "Hidden": (True, False), "Root": (False, True)}
 
 
 def test_objects_asleep_from_the_load_are_given_back_when_rigging_fails(tmp_path, monkeypatch):

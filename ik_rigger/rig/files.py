@@ -580,16 +580,15 @@ def _geometry_asleep() -> Iterator[None]:
     finally:
         while _asleep_on_load in bpy.app.handlers.version_update:
             bpy.app.handlers.version_update.remove(_asleep_on_load)
-        if _selected:  # the save keeps what was selected
-            # Shown unevaluated, an object is not selectable until the view layer is synced
-            # again, which setting any object's hide state as it is asks for; the selection
-            # syncs it. The save then evaluates what is shown in the synced view layer: the
-            # selected objects alone.
-            _shown_unevaluated(_selected)
-            _selected[0].hide_set(_selected[0].hide_get())
-            reselect(_selected)
-        # The others are shown after that sync: out of the view layer's evaluation until the
-        # file is read again, as the save leaves them.
+        # The save keeps what was selected. Shown with Blender told, an object is selectable
+        # again once the view layer syncs (the selection syncs it), and the save's evaluation,
+        # which gives the selection of what it evaluates back to the file, sees it shown
+        # (one that the armature depends on, its parent, was evaluated while asleep).
+        for obj in _selected:
+            obj.hide_viewport = False
+        reselect(_selected)
+        # The others are shown after that sync, unevaluated: the save evaluates what is shown
+        # in the synced view layer, the selected objects alone.
         _shown_unevaluated(_asleep)
         _asleep.clear()
         _selected.clear()
