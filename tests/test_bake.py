@@ -389,6 +389,79 @@ def test_the_frames_a_build_records_evaluate_the_armature_and_what_it_depends_on
     assert_plays_the_same(obj, expected, chain_length(obj, chain))
 
 
+def _guide(name: str = "Guide", frames=((1, 0.0), (21, 0.3), (41, -0.2))) -> bpy.types.Object:
+    """An empty keyed to travel over frames 1 to 41."""
+    guide = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(guide)
+    for frame, x in frames:
+        guide.location = (x, 0.1 * x, 0.05 * x)
+        guide.keyframe_insert("location", frame=frame)
+    return guide
+
+
+@pytest.mark.parametrize("case", ["another object", "beyond its own keys", "a bone of its own", "a driver",
+                                  "the target's parent"])
+def test_motion_the_armature_follows_is_kept(case):
+    """The hips move by what they follow, not by keys of their own (or by keys that end sooner):
+    an animated empty they copy, a keyed bone of the armature, a driver reading an empty, an
+    empty whose parent is keyed. Rigging the leg bakes that motion too, over the frames it
+    plays, so the leg plays as it did."""
+    obj = make_armature([*leg_bones(bend=0.08), ("hips_ctrl", (0, 0.5, 1.0), (0, 0.5, 1.2), "root", False)])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    hips = obj.pose.bones["hips"]
+    if case == "a driver":
+        curve = hips.driver_add("location", 0)
+        variable = curve.driver.variables.new()
+        variable.type = "TRANSFORMS"
+        variable.targets[0].id = _guide()
+        variable.targets[0].transform_type = "LOC_X"
+        curve.driver.expression = variable.name
+    else:
+        follow = hips.constraints.new("COPY_LOCATION")
+        follow.use_offset = True
+        if case == "a bone of its own":
+            follow.target, follow.subtarget = obj, "hips_ctrl"
+            control = obj.pose.bones["hips_ctrl"]
+            for frame, x in ((1, 0.0), (21, 0.3), (41, -0.2)):
+                control.location = (x, 0.1 * x, 0.05)
+                control.keyframe_insert("location", frame=frame)
+        elif case == "the target's parent":
+            follow.target = bpy.data.objects.new("Guide", None)
+            bpy.context.scene.collection.objects.link(follow.target)
+            follow.target.parent = _guide("Holder")
+        else:
+            follow.target = _guide()
+    if case == "beyond its own keys":
+        thigh = obj.pose.bones["thigh.L"]
+        thigh.rotation_mode = "XYZ"
+        for frame, angle in ((1, 0.0), (11, 0.3)):
+            thigh.rotation_euler = (angle, 0.0, 0.0)
+            thigh.keyframe_insert("rotation_euler", frame=frame)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    frames = range(1, 42, 4)
+    expected = played(obj, frames)
+    built = api.auto_rig(obj)
+    assert [limb.name for limb in built] == ["shin.L"]
+    limb = obj.ik_rigger.limbs[0]
+    assert obj.pose.bones[limb.handle]["ik_fk"] == 1.0  # the IK plays it
+    assert_plays_the_same(obj, expected, chain_length(obj, ["thigh.L", "shin.L"]))
+
+
+def test_a_still_object_the_armature_follows_adds_no_keys():
+    """Following an object that does not move is no motion: nothing is baked, no action is made."""
+    obj = make_armature(leg_bones(bend=0.08))
+    bpy.ops.object.mode_set(mode="OBJECT")
+    still = bpy.data.objects.new("Still", None)
+    bpy.context.scene.collection.objects.link(still)
+    follow = obj.pose.bones["hips"].constraints.new("COPY_LOCATION")
+    follow.target = still
+    follow.use_offset = True
+    bpy.context.view_layer.objects.active = obj
+    assert [limb.name for limb in api.auto_rig(obj)] == ["shin.L"]
+    assert obj.animation_data is None or obj.animation_data.action is None
+
+
 def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monkeypatch):
     from test_pipeline import InjectedError, _fail_on
 

@@ -33,6 +33,12 @@ def action_owners(action: bpy.types.Action, slot: bpy.types.bpy_struct | None) -
         yield action
 
 
+def bone_of_path(path: str) -> str | None:
+    """The pose bone a data path from an armature object points into, if any."""
+    match = _BONE_PATH.match(path)
+    return bpy.utils.unescape_identifier(match[1]) if match is not None else None
+
+
 def action_paths(action: bpy.types.Action) -> Iterator[str]:
     """The data paths ``action`` animates, for any slot."""
     if hasattr(action, "layers") and not hasattr(action, "fcurves"):
@@ -58,8 +64,7 @@ def stored_clips(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.type
     for action in bpy.data.actions:
         if action.users != (1 if action.use_fake_user else 0):
             continue
-        matches = [_BONE_PATH.match(path) for path in action_paths(action)]
-        names = {bpy.utils.unescape_identifier(match[1]) for match in matches if match is not None}
+        names = {name for name in map(bone_of_path, action_paths(action)) if name is not None}
         if not names or any(name not in obj.data.bones for name in names) or any(
                 all(name in other.bones for name in names) for other in armatures):
             continue

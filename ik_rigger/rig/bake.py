@@ -25,7 +25,7 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import action_paths, existing_fcurve, fcurve_owners, stored_clips, strip_actions
+from .animation import action_paths, bone_of_path, existing_fcurve, fcurve_owners, stored_clips, strip_actions
 from .asleep import asleep, followers
 from .journal import Journal
 
@@ -50,9 +50,9 @@ class BakeResult:
 # What plays -----------------------------------------------------------------------------
 
 
-def _actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, float, float]]:
-    """Each action that plays on ``obj`` with the scene frames it covers."""
-    data = obj.animation_data
+def _actions(obj: bpy.types.ID) -> list[tuple[bpy.types.Action, float, float]]:
+    """Each action that plays on ``obj`` (an object, or an object's data) with the scene frames it covers."""
+    data = getattr(obj, "animation_data", None)
     if data is None:
         return []
     found = []
@@ -73,12 +73,79 @@ def uses_nla(obj: bpy.types.Object) -> bool:
     return data is not None and any(not track.mute and len(track.strips) for track in data.nla_tracks)
 
 
-def played_frames(obj: bpy.types.Object) -> list[int]:
-    """The whole frames over which ``obj``'s action and NLA strips play (none when unanimated)."""
-    ranges = [(start, end) for _, start, end in _actions(obj)]
+def played_frames(obj: bpy.types.Object, bones: Iterable[str] | None = None) -> list[int]:
+    """The whole frames over which ``obj``'s action and NLA strips play, and those of the other
+    objects whose motion reaches ``bones`` (default: any of its bones; see ``followed``);
+    none when nothing of it is animated."""
+    others = followed(obj, [bone.name for bone in obj.data.bones] if bones is None else bones)[1]
+    ranges = [(start, end) for source in [obj, *(owner for other in others for owner in _owners(other))]
+              for _, start, end in _actions(source)]
     if not ranges:
         return []
     return _whole_frames(min(start for start, _ in ranges), max(end for _, end in ranges))
+
+
+def _targets(constraint: bpy.types.Constraint) -> Iterator[tuple[bpy.types.Object, str]]:
+    """The objects ``constraint`` follows, each with the bone of it named (or "")."""
+    for target, bone in ((getattr(constraint, "target", None), getattr(constraint, "subtarget", "")),
+                         (getattr(constraint, "pole_target", None), getattr(constraint, "pole_subtarget", ""))):
+        if isinstance(target, bpy.types.Object):
+            yield target, bone
+    for item in getattr(constraint, "targets", ()):  # the Armature constraint's
+        if isinstance(item.target, bpy.types.Object):
+            yield item.target, item.subtarget
+
+
+def _driven_by(owner: bpy.types.ID) -> dict[str, list[tuple[bpy.types.Object, str]]]:
+    """Per data path that ``owner``'s drivers drive, the objects their variables read, each with the bone of it read."""
+    data = getattr(owner, "animation_data", None)
+    found: dict[str, list[tuple[bpy.types.Object, str]]] = {}
+    for curve in data.drivers if data is not None else ():
+        for variable in curve.driver.variables:
+            for target in variable.targets:
+                if isinstance(target.id, bpy.types.Object):
+                    found.setdefault(curve.data_path, []).append((target.id, target.bone_target))
+    return found
+
+
+def _enabled(constraint: bpy.types.Constraint) -> bool:
+    return getattr(constraint, "enabled", not getattr(constraint, "mute", False))
+
+
+def followed(obj: bpy.types.Object, bones: Iterable[str]) -> tuple[set[str], list[bpy.types.Object]]:
+    """What moves ``bones`` of the armature ``obj``: its bones (them, the bones above them, and the
+    bones their constraints and drivers follow, all the way) and the other objects they follow
+    (and what those follow in turn: parents, constraint targets, driver variables)."""
+    driven: dict[str, list[tuple[bpy.types.Object, str]]] = {}
+    for path, sources in _driven_by(obj).items():
+        bone = bone_of_path(path)
+        if bone is not None:
+            driven.setdefault(bone, []).extend(sources)
+    names: set[str] = set()
+    others: list[bpy.types.Object] = []
+    work = list(bones)
+    while work:
+        bone = obj.data.bones.get(work.pop())
+        while bone is not None and bone.name not in names:
+            names.add(bone.name)
+            pose_bone = obj.pose.bones[bone.name]
+            sources = [*(source for constraint in pose_bone.constraints if _enabled(constraint)
+                         for source in _targets(constraint)), *driven.get(bone.name, ())]
+            for target, name in sources:
+                if target == obj:
+                    work.extend([name] if name else [])
+                elif target not in others:
+                    others.append(target)
+            bone = bone.parent
+    for other in others:  # grows as it goes: what each one follows is followed too
+        leaders: list[bpy.types.Object | None] = [other.parent]
+        leaders += [leader for constraint in other.constraints if _enabled(constraint)
+                    for leader, _ in _targets(constraint)]
+        leaders += [leader for found in _driven_by(other).values() for leader, _ in found]
+        for leader in leaders:
+            if leader is not None and leader != obj and leader not in others:
+                others.append(leader)
+    return names, others
 
 
 def _whole_frames(start: float, end: float) -> list[int]:
@@ -96,21 +163,28 @@ def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
         yield from (curve.data_path for curve in data.drivers)
 
 
-def _moving(obj: bpy.types.Object, bones: Iterable[str], paths: Iterable[str]) -> bool:
-    """True when one of ``paths`` animates any of ``bones`` or a bone above one of them."""
-    names = set()
-    for name in bones:
-        bone = obj.data.bones.get(name)
-        while bone is not None:
-            names.add(bone.name)
-            bone = bone.parent
+def _moving(names: Iterable[str], paths: Iterable[str]) -> bool:
+    """True when one of ``paths`` animates one of the bones ``names``."""
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in names)
     return any(path.startswith(prefixes) for path in paths if path.startswith("pose.bones["))
 
 
+def _owners(obj: bpy.types.Object) -> list[bpy.types.ID]:
+    """``obj`` and its data (a curve's path, say, animates there)."""
+    return [obj, *([obj.data] if isinstance(obj.data, bpy.types.ID) else [])]
+
+
+def _animated(obj: bpy.types.Object) -> bool:
+    """True when actions or drivers play on ``obj`` or its data."""
+    return any(bool(_actions(owner)) or (owner.animation_data is not None and len(owner.animation_data.drivers) > 0)
+               for owner in _owners(obj))
+
+
 def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
-    """True when animation moves any of ``bones`` or a bone above one of them."""
-    return _moving(obj, bones, _animated_paths(obj))
+    """True when animation moves any of ``bones``: the armature's own (on them, a bone above them,
+    or a bone they follow) or another object's that they follow (see ``followed``)."""
+    names, others = followed(obj, bones)
+    return _moving(names, _animated_paths(obj)) or any(_animated(other) for other in others)
 
 
 @dataclass(frozen=True)
@@ -132,7 +206,7 @@ class Clip:
 
     def moves(self, obj: bpy.types.Object, bones: Iterable[str]) -> bool:
         """True when the clip moves any of ``bones`` or a bone above one of them."""
-        return _moving(obj, bones, action_paths(self.action))
+        return _moving(followed(obj, bones)[0], action_paths(self.action))
 
 
 def other_clips(obj: bpy.types.Object) -> list[Clip]:

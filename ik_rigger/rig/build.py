@@ -211,7 +211,7 @@ class _Motion:
         self.obj = obj
         self.plans = plans
         self.options = options
-        self.frames = bake.played_frames(obj)
+        self.frames = bake.played_frames(obj, {name for limb_plan in plans for name in _limb_bones(limb_plan)})
         self.modes = []
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
             if limb_options.animation not in ANIMATION_MODES:

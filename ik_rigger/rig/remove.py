@@ -91,7 +91,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
 def _motion(obj: bpy.types.Object, parts: records.Parts) -> bake.Recording | None:
     """What the limb's IK plays (chain, extremity and the chain's parent on every frame), when
     anything moves it."""
-    frames = bake.played_frames(obj)
+    frames = bake.played_frames(obj, parts.bones())
     if not frames or records.ik_constraint(obj, parts) is None or parts.handle is None:
         return None
     if not bake.moves(obj, parts.bones()):
