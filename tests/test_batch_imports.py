@@ -88,3 +88,24 @@ def test_importer_settings_come_from_the_config_and_in_place_is_refused(tmp_path
     result = run(str(fbx), "--in-place", keep=[inputs])
     assert result.returncode == 1
     assert "is not a .blend: it cannot be rigged in place. Use --out DIR" in result.stdout
+
+
+def test_a_file_an_importer_cannot_read_fails_alone_with_the_importers_reason(tmp_path):
+    """A truncated BVH makes the importer itself fail with a Python error, an ASCII FBX is one it
+    refuses: each fails alone, named with what the importer said (not where its code stopped),
+    and the good file beside them is rigged."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "cut.bvh").write_text("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n")
+    (inputs / "text.fbx").write_text("; FBX 7.4.0 project file\nFBXHeaderExtension:  {\n}\n")
+    save_character(inputs / "good.blend")
+    result = run(str(inputs), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[inputs])
+    assert result.returncode == 1, result.stdout
+    report = report_of(tmp_path / "report.json")
+    assert report["good.blend"]["status"] == "rigged"
+    errors = {name: entry["error"] for name, entry in report.items()}
+    assert errors["cut.bvh"].startswith(f"Blender's BVH importer cannot read '{inputs / 'cut.bvh'}' (IndexError: ")
+    assert "ASCII FBX files are not supported" in errors["text.fbx"]
+    assert not any("Location:" in error for error in errors.values() if error)
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["good.blend"]

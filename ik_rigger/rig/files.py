@@ -258,7 +258,7 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
             raise RigError(f"'{path}' was saved by Blender {_version_text(version)}, which this Blender "
                            f"({_version_text(bpy.app.version)}) cannot read",
                            hint=f"Rig it with Blender {_version_text(version)} or newer.") from error
-        raise RigError(f"Blender cannot read '{path}' ({str(error).strip()})",
+        raise RigError(f"Blender cannot read '{path}' ({blender_error(error)})",
                        hint="The file may be corrupt; use an intact copy.") from error
     warnings = [text for text in load_reports(lines) if "newer Blender" not in text]
     version = tuple(bpy.data.version[:2])
@@ -299,6 +299,15 @@ def importer_options(fmt: str) -> dict[str, OptionSpec]:
     return specs
 
 
+def blender_error(error: RuntimeError) -> str:
+    """What went wrong, from the error an operator raised: its last line, but for the place a
+    Python operator's traceback names (an importer's bug ends "Location: ..."); the whole
+    traceback stays with the error the caller chains."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    told = [line for line in lines if not line.startswith("Location:")]
+    return (told or lines or [type(error).__name__])[-1]
+
+
 def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     """Bring an .fbx, .glb/.gltf or .bvh into an empty scene; returns the importer's warnings."""
     if not path.is_file():
@@ -312,8 +321,7 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
         with blender_output() as lines:
             done = operator(filepath=str(path), **settings)
     except RuntimeError as error:
-        problem = next((line for line in reversed(str(error).strip().splitlines()) if line.strip()), "")
-        raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({problem.strip()})",
+        raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({blender_error(error)})",
                        hint="The file may be corrupt or use what the importer does not support.") from error
     if "FINISHED" not in done:
         raise RigError(f"Blender's {fmt.upper()} importer did not import '{path}'",
@@ -441,7 +449,7 @@ def _writer(compress: bool) -> Callable[[Path], None]:
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
                                             compress=compress)
         except RuntimeError as error:
-            raise RigError(f"Blender cannot write '{temporary.parent}' ({str(error).strip()})",
+            raise RigError(f"Blender cannot write '{temporary.parent}' ({blender_error(error)})",
                            hint="Check that the folder can be written.") from error
         if not temporary.exists():
             raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
