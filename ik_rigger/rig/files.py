@@ -572,7 +572,8 @@ def _asleep_on_load(*_args: object) -> None:
 @contextmanager
 def _geometry_asleep() -> Iterator[None]:
     """From opening a file (its load, before Blender first evaluates it) to saving it: the
-    objects rigging never reads put to sleep, and shown again, unevaluated, for the save.
+    objects rigging never reads put to sleep, and shown again for the save, selected as they
+    were; the save evaluates the selected ones alone.
 
     A character's skinned meshes, with their shape keys, are most of what Blender would
     evaluate: once as the file loads, again at each of rigging's mode switches, and once
