@@ -169,6 +169,11 @@ def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
     return build_many(obj, [*named, *kept], skeleton), refused
 
 
+_TAILS_ELSEWHERE = ("its bones point elsewhere than their next joints (an importer's guess): IK carries the "
+                    "chain's tail, not the joint, to the handle; rig it with Fix Bone Orientation (Build > Advanced) "
+                    "to put the handle on the joint")
+
+
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
              **values: object) -> list[Limb]:
     """Find the legs and arms by their names and rig those it is sure of; returns them.
@@ -178,8 +183,12 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-    requests, detection = detected_requests(skeleton, options(**values))
+    chosen = options(**values)
+    requests, detection = detected_requests(skeleton, chosen)
     built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
+    elsewhere = {limb.last for limb in detection.limbs if limb.tails_elsewhere and not chosen.fix_orientation}
+    built = [replace(limb, notes=(*limb.notes, _TAILS_ELSEWHERE)) if limb.name in elsewhere else limb
+             for limb in built]
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
         skipped.extend(refused)

@@ -128,6 +128,9 @@ Limbs it is not sure of are skipped and listed, never guessed"""
             return report_error(self, error)
         for bone, reason in skipped:
             self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
+        for limb in built:
+            for note in limb.notes:
+                self.report({"WARNING"}, f"{limb.name}: {note}")
         self.report({"INFO"}, f"Rigged {len(built)} limb(s): " + ", ".join(limb.name for limb in built))
         return {"FINISHED"}
 

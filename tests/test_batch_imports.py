@@ -109,3 +109,27 @@ def test_a_file_an_importer_cannot_read_fails_alone_with_the_importers_reason(tm
     assert "ASCII FBX files are not supported" in errors["text.fbx"]
     assert not any("Location:" in error for error in errors.values() if error)
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["good.blend"]
+
+
+def test_an_imports_tails_that_point_elsewhere_are_fixed_so_the_handle_is_on_the_ankle(tmp_path):
+    """Cesium Man's glTF bones are as long as their segments but point elsewhere: rigged as they
+    are, each IK handle would sit at the shin's tail, far from the ankle. The batch rigs an
+    import's such legs with Fix Bone Orientation, says so, and the handle carries the ankle."""
+    source = tmp_path / "cesium.gltf"
+    shutil.copy(DATA / "gltf_cesium_man_skeleton.gltf", source)
+    result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[source])
+    assert result.returncode == 0, result.stdout
+    notes = report_of(tmp_path / "report.json")["cesium.gltf"]["armatures"][0]["notes"]
+    assert any("'leg_joint_L_2': its bones' tails lay far off their joints" in note for note in notes)
+    obj = _open(tmp_path / "out" / "cesium.blend")
+    for side in "LR":
+        limb = next(limb for limb in obj.ik_rigger.limbs if limb.name == f"leg_joint_{side}_2")
+        ankle = obj.data.bones[f"leg_joint_{side}_3"].head_local
+        span = (ankle - obj.data.bones[f"leg_joint_{side}_2"].head_local).length
+        assert (obj.data.bones[limb.handle].head_local - ankle).length < 1e-4 * span
+        handle = obj.pose.bones[limb.handle]
+        handle.location = (0.0, 0.1 * span, 0.0)  # along the handle's own axis, within reach
+        moved = evaluate_world(obj)
+        assert (moved[f"leg_joint_{side}_3"].translation - moved[limb.handle].translation).length < 1e-3 * span
+        handle.location = (0.0, 0.0, 0.0)

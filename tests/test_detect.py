@@ -397,7 +397,7 @@ def test_numbered_segments_out_of_order_are_skipped():
                                               ("Hand.L", (0.7, 0, 1.0))], (0.8, 0, 1.0))]
     detection = detect_limbs(make_skeleton(specs))
     assert detection.limbs == ()
-    assert "'Arm03.L' is not named like an upper arm" in reasons(detection)["Arm02.L"]
+    assert "its parent 'Arm03.L' are numbered 3 and 2, not in turn" in reasons(detection)["Arm02.L"]
 
 
 def split_limbs(names: dict[str, list[str]]) -> list[Spec]:

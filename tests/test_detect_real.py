@@ -217,3 +217,34 @@ def test_godots_bug_with_glued_positions_and_copy_numbers():
         for side, word in (("l", "left"), ("r", "right")) for position in ("front", "hind"))
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert_handles_move_chain_ends(obj, {f"{side}-{part}leg001": 2 for side in "lr" for part in ("front", "back")})
+
+
+def test_cesium_mans_numbered_legs_found_and_its_foot_is_no_third_segment():
+    """A COLLADA export's skeleton numbers each leg's joints after one word (``leg_joint_L_1 > _2 >
+    _3 > _5``): the first two are thigh and shin, the third, a short foot, is the foot; its
+    arms' numbers do not follow the chain, so they are not taken."""
+    obj = import_gltf("gltf_cesium_man_skeleton.gltf")
+    detection = detect_limbs(read_skeleton(obj))
+    assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
+        (LEG, "L", ("leg_joint_L_1", "leg_joint_L_2"), "leg_joint_L_3"),
+        (LEG, "R", ("leg_joint_R_1", "leg_joint_R_2"), "leg_joint_R_3")]
+    # The importer guessed each bone's direction: as long as its segment, pointing elsewhere.
+    assert all(limb.tails_elsewhere for limb in detection.limbs)
+    reasons = {item.bone: item.reason for item in detection.skipped}
+    assert "numbered 3 and 5, not in turn" in reasons["leg_joint_L_5"]
+
+
+def test_auto_rig_says_when_tails_point_elsewhere_and_fix_orientation_puts_the_handle_on_the_ankle():
+    obj = import_gltf("gltf_cesium_man_skeleton.gltf")
+    built = api.auto_rig(obj)
+    assert [limb.name for limb in built] == ["leg_joint_L_2", "leg_joint_R_2"]
+    assert all(any("point elsewhere than their next joints" in note for note in limb.notes) for limb in built)
+    for limb in built:  # rigged as the bones are: the handle is at the shin's tail, off the ankle
+        assert (obj.data.bones[limb.bones["HANDLE"]].head_local - obj.data.bones[limb.name].tail_local).length < 1e-5
+    for limb in built:
+        api.remove(obj, limb.name)
+    fixed = api.auto_rig(obj, fix_orientation=True)
+    assert not any("point elsewhere" in note for limb in fixed for note in limb.notes)
+    for limb in fixed:
+        ankle = obj.data.bones[limb.extremity].head_local
+        assert (obj.data.bones[limb.bones["HANDLE"]].head_local - ankle).length < 1e-4

@@ -133,6 +133,9 @@ _MIN_BONE_SHARE = 0.2
 # The chain's last bone longer than this share of its segment ends far past the foot or hand,
 # and IK carries that tail to the handle: the handle would float away from the foot.
 _MAX_LAST_SHARE = 1.5
+# A chain bone whose tail lies farther than this share of its segment from the next joint points
+# elsewhere (an importer's guess): IK would carry that tail, not the joint, to the handle.
+_MAX_TAIL_OFF = 0.5
 # Children whose heads lie within this share of the segment of each other start at one joint.
 _SAME_JOINT = 0.02
 # Two bones named as the halves of one segment must continue each other's line, joint to
@@ -152,6 +155,9 @@ class DetectedLimb:
     position: str | None = None  # FRONT or HIND when the names say which pair of a quadruped's legs
     # Chain bones that are the second half of a segment split in two (DAZ's ThighTwist): IK keeps them in line.
     halves: tuple[str, ...] = ()
+    # A chain bone's tail lies far from its next joint, its length fitting (an importer's guess of
+    # its direction): IK carries that tail, not the joint, to the handle (see Fix Bone Orientation).
+    tails_elsewhere: bool = False
 
     @property
     def last(self) -> str:
@@ -236,6 +242,11 @@ class _Name:
         return bool(_NOT_LIMB_WORDS.intersection(self.words))
 
 
+# Words an exporter puts after every bone's own word ("leg_joint_L_1"); dropped after a whole-limb word.
+_FILLER_WORDS = frozenset({"joint", "jnt"})
+_SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
+
+
 def _read_name(name: str, known: Container[str]) -> _Name:
     parts = naming.split_side(name, known)
     rest = parts.base
@@ -281,6 +292,14 @@ def _read_name(name: str, known: Container[str]) -> _Name:
         if kept != words and "".join(kept) in _VOCABULARY | _THIRD_SEGMENTS:
             position = position or next(_POSITION_WORDS[word] for word in words if word in _POSITION_WORDS)
             words = kept
+    if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in _NUMBERED:
+        # An exporter's word for every bone after the limb word: COLLADA's "leg_joint_L_1".
+        words.pop()
+        glued.pop()
+    if index is None and "".join(words) in _NUMBERED:
+        # The number after the side, when none is glued to the word: "leg_joint_L_2" is Leg2.
+        numbers = _SUFFIX_NUMBER.search(parts.suffix)
+        index = int(numbers["number"]) if numbers else None
     prefix = generated["prefix"].upper() if generated else None
     side = parts.side if len(sides) <= 1 else None
     return _Name(tuple(words), side, frozenset(sides), prefix, position, index)
@@ -361,8 +380,16 @@ class _Reader:
                     and upper_name.base == lower_name.base
                     and upper_name.index == (None if lower_name.index == 1 else lower_name.index - 1))
         if numbered and len(top) == 1 and grand is not None and self._numbered_before(grand, upper):
+            if self._short_end(upper, lower):
+                # Leg1 > Leg2 > Leg3 where Leg3 is short: the foot of Leg1 > Leg2.
+                return Skipped(lower, f"it is the {_EXTREMITY_WORD[rule.kind]} of '{grand}' > '{upper}', "
+                                      f"too short for a third segment")
             top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
         if not numbered and upper_name.base not in rule.uppers:
+            if lower_name.base in _NUMBERED and upper_name.base == lower_name.base:
+                return Skipped(lower, f"it and its parent '{upper}' are numbered {upper_name.index} and "
+                                      f"{lower_name.index}, not in turn, so they are not sure to be a {what}'s "
+                                      "segments")
             if upper_name.is_helper:
                 return Skipped(lower, f"its parent '{upper}' is named like a helper bone (twist, IK, ...), "
                                       f"not {_UPPER_WORD[rule.kind]}")
@@ -371,6 +398,8 @@ class _Reader:
                                       f"so it is not sure to be a {what}")
         chain: tuple[str, ...] = (*top, lower)
         extremity = self._extremity(lower, rule.kind)
+        if extremity is None and numbered:
+            extremity = self._numbered_next(lower)  # Leg1 > Leg2 > Leg3, Leg3 the foot (see _long_in_line)
         if extremity is None:
             half = next((child.name for child in self.skeleton.children(lower)
                          if self.second_half(lower, child.name)), None)
@@ -398,7 +427,16 @@ class _Reader:
             return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT))
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
-        return DetectedLimb(rule.kind, side, chain, extremity, position, halves)
+        return DetectedLimb(rule.kind, side, chain, extremity, position, halves,
+                            self._tails_elsewhere(chain, extremity))
+
+    def _tails_elsewhere(self, chain: tuple[str, ...], extremity: str | None) -> bool:
+        """Whether a bone of ``chain`` ends far from its next joint (the next bone's head, or the foot's
+        or hand's): farther than ``_MAX_TAIL_OFF`` of the segment between the two joints."""
+        bones = self.skeleton
+        ends = [bones[name].head for name in chain[1:]] + ([bones[extremity].head] if extremity else [])
+        return any((bones[name].tail - end).length > _MAX_TAIL_OFF * (end - bones[name].head).length
+                   for name, end in zip(chain, ends))
 
     def second_half(self, first: str, second: str) -> bool:
         """Whether the names make ``second`` the second half of a limb segment that ``first`` begins.
@@ -419,6 +457,11 @@ class _Reader:
         one, two = self.names[first], self.names[second]
         return (not one.generated and one.base == two.base and one.base in _NUMBERED and one.index is not None
                 and two.index is not None and one.index == two.index - 1 and one.sides == two.sides)
+
+    def _numbered_next(self, bone: str) -> str | None:
+        """The one child of ``bone`` that numbers its whole-limb word on (``Leg2`` below ``Leg1``)."""
+        following = [child.name for child in self.skeleton.children(bone) if self._numbered_before(bone, child.name)]
+        return following[0] if len(following) == 1 else None
 
     def _segment_above(self, first: str, middle: str, kind: str) -> bool:
         """Whether ``first`` is a three-segment limb's first segment, above ``middle``, its second.
@@ -529,23 +572,34 @@ class _Reader:
             return None
         return joint, sorted(child.name for child in children)
 
+    def _short_end(self, lower: str, foot: str) -> bool:
+        """Whether ``foot``, below ``lower``, spans to the joint below it less than a third segment
+        does (``_THIRD_SEGMENT_RATIO`` of ``lower``'s): a human foot or hand."""
+        below = self._joint_below(foot)
+        bones = self.skeleton
+        return below is not None and ((below[0] - bones[foot].head).length
+                                      < _THIRD_SEGMENT_RATIO * (bones[foot].head - bones[lower].head).length)
+
+    def _long_in_line(self, upper: str, lower: str, foot: str) -> bool:
+        """Whether ``foot``, below ``upper > lower``, is long enough and close enough to the limb's
+        line (hip to ankle) to be its third segment, as an animal's metatarsus is; a human foot
+        or hand is neither."""
+        below = self._joint_below(foot)
+        if below is None:
+            return False
+        bones = self.skeleton
+        shin = bones[foot].head - bones[lower].head
+        segment = below[0] - bones[foot].head
+        leg_line = bones[foot].head - bones[upper].head
+        return (_THIRD_SEGMENT_RATIO * shin.length <= segment.length <= _MAX_SEGMENT_RATIO * shin.length
+                and _angle_cosine(segment, leg_line) >= math.cos(math.radians(_THIRD_SEGMENT_MAX_DEGREES)))
+
     def _third_segment(self, upper: str, lower: str, foot: str) -> tuple[str, str | None] | None:
         """``foot`` and the toe below it when ``foot`` is a third leg segment, else None."""
         foot_name = self.names[foot]
-        if foot_name.base not in _THIRD_SEGMENTS or foot_name.is_helper:
+        if foot_name.base not in _THIRD_SEGMENTS or foot_name.is_helper or not self._long_in_line(upper, lower, foot):
             return None
-        below = self._joint_below(foot)
-        if below is None:
-            return None
-        joint, children = below
-        bones = self.skeleton
-        shin = bones[foot].head - bones[lower].head
-        segment = joint - bones[foot].head
-        leg_line = bones[foot].head - bones[upper].head
-        if segment.length < _THIRD_SEGMENT_RATIO * shin.length or segment.length > _MAX_SEGMENT_RATIO * shin.length:
-            return None
-        if _angle_cosine(segment, leg_line) < math.cos(math.radians(_THIRD_SEGMENT_MAX_DEGREES)):
-            return None
+        _joint, children = self._joint_below(foot) or (None, [])
         plain = [child for child in children if not self.names[child].is_helper
                  or self.names[child].contains(frozenset({"toe", "toes"}))]
         toe = plain[0] if len(plain) == 1 else (children[0] if len(children) == 1 else None)
