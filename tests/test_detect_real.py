@@ -248,3 +248,18 @@ def test_auto_rig_says_when_tails_point_elsewhere_and_fix_orientation_puts_the_h
     for limb in fixed:
         ankle = obj.data.bones[limb.extremity].head_local
         assert (obj.data.bones[limb.bones["HANDLE"]].head_local - ankle).length < 1e-4
+
+
+def test_rigged_figures_numbered_arms_end_at_the_hand():
+    """Numbered in turn, ``arm_joint_L_1 > _2 > _3``: the third, a leaf, is the hand, not a third
+    segment; the legs' third, short, is the foot."""
+    obj = import_gltf("gltf_rigged_figure_skeleton.gltf")
+    detection = detect_limbs(read_skeleton(obj))
+    assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
+        (LEG, "L", ("leg_joint_L_1", "leg_joint_L_2"), "leg_joint_L_3"),
+        (LEG, "R", ("leg_joint_R_1", "leg_joint_R_2"), "leg_joint_R_3"),
+        (ARM, "L", ("arm_joint_L_1", "arm_joint_L_2"), "arm_joint_L_3"),
+        (ARM, "R", ("arm_joint_R_1", "arm_joint_R_2"), "arm_joint_R_3")]
+    built = api.auto_rig(obj, fix_orientation=True)
+    assert len(built) == 4
+    assert_handles_move_chain_ends(obj, {limb.name: 2 for limb in built})

@@ -380,8 +380,8 @@ class _Reader:
                     and upper_name.base == lower_name.base
                     and upper_name.index == (None if lower_name.index == 1 else lower_name.index - 1))
         if numbered and len(top) == 1 and grand is not None and self._numbered_before(grand, upper):
-            if self._short_end(upper, lower):
-                # Leg1 > Leg2 > Leg3 where Leg3 is short: the foot of Leg1 > Leg2.
+            if self._short_end(upper, lower) or (rule.kind == ARM and self._joint_below(lower) is None):
+                # Leg1 > Leg2 > Leg3 where Leg3 is short (Arm3 ending the arm): the foot (hand) of Leg1 > Leg2.
                 return Skipped(lower, f"it is the {_EXTREMITY_WORD[rule.kind]} of '{grand}' > '{upper}', "
                                       f"too short for a third segment")
             top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
