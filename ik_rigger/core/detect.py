@@ -709,7 +709,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     """The legs and arms of ``skeleton``: legs first, then arms, each left then right then unsided.
 
     A bone named like the lower half of a limb that cannot be rigged for sure is
-    listed in ``skipped`` with the reason, unless it is part of a limb found anyway.
+    listed in ``skipped`` with the reason, unless it is part of a limb found anyway or
+    hangs from a found limb's foot or hand.
     ``tails_fixed`` says the build will point every chain bone's tail at its next joint
     (Fix Bone Orientation): bones too short or too long for their segments do not matter then.
     """
@@ -731,9 +732,12 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
     limbs, rivals = _drop_ambiguous(found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
+    ends = {limb.extremity for limb in limbs if limb.extremity}
     # "Leg" names Mixamo's lower leg but also, elsewhere, a whole upper leg: a bone that
-    # could not end a limb but is part of one found is no skip worth reporting.
-    reasons = {item.bone: item for item in [*skipped, *rivals] if item.bone not in used}
+    # could not end a limb but is part of one found is no skip worth reporting, nor is one
+    # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5").
+    reasons = {item.bone: item for item in [*skipped, *rivals]
+               if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _SIDE_ORDER[limb.side],
                                  limb.chain))
     return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)))
