@@ -383,7 +383,7 @@ class _Reader:
             if self._short_end(upper, lower) or (rule.kind == ARM and self._joint_below(lower) is None):
                 # Leg1 > Leg2 > Leg3 where Leg3 is short (Arm3 ending the arm): the foot (hand) of Leg1 > Leg2.
                 return Skipped(lower, f"it is the {_EXTREMITY_WORD[rule.kind]} of '{grand}' > '{upper}', "
-                                      f"too short for a third segment")
+                                      f"too short or too much at the end for a third segment")
             top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
         if not numbered and upper_name.base not in rule.uppers:
             if lower_name.base in _NUMBERED and upper_name.base == lower_name.base:
@@ -399,7 +399,7 @@ class _Reader:
         chain: tuple[str, ...] = (*top, lower)
         extremity = self._extremity(lower, rule.kind)
         if extremity is None and numbered:
-            extremity = self._numbered_next(lower)  # Leg1 > Leg2 > Leg3, Leg3 the foot (see _long_in_line)
+            extremity = self._numbered_next(lower)  # Leg1 > Leg2 > Leg3, Leg3 the foot (see _short_end)
         if extremity is None:
             half = next((child.name for child in self.skeleton.children(lower)
                          if self.second_half(lower, child.name)), None)
@@ -572,34 +572,34 @@ class _Reader:
             return None
         return joint, sorted(child.name for child in children)
 
+    def _end_segment(self, lower: str, foot: str) -> tuple[Vector, Vector, list[str]] | None:
+        """Below ``lower``: the span from its head to ``foot``'s, the span from ``foot``'s head to the
+        joint below it, and the bones starting there; None without one joint below ``foot``."""
+        below = self._joint_below(foot)
+        if below is None:
+            return None
+        head = self.skeleton[foot].head
+        return head - self.skeleton[lower].head, below[0] - head, below[1]
+
     def _short_end(self, lower: str, foot: str) -> bool:
         """Whether ``foot``, below ``lower``, spans to the joint below it less than a third segment
         does (``_THIRD_SEGMENT_RATIO`` of ``lower``'s): a human foot or hand."""
-        below = self._joint_below(foot)
-        bones = self.skeleton
-        return below is not None and ((below[0] - bones[foot].head).length
-                                      < _THIRD_SEGMENT_RATIO * (bones[foot].head - bones[lower].head).length)
-
-    def _long_in_line(self, upper: str, lower: str, foot: str) -> bool:
-        """Whether ``foot``, below ``upper > lower``, is long enough and close enough to the limb's
-        line (hip to ankle) to be its third segment, as an animal's metatarsus is; a human foot
-        or hand is neither."""
-        below = self._joint_below(foot)
-        if below is None:
-            return False
-        bones = self.skeleton
-        shin = bones[foot].head - bones[lower].head
-        segment = below[0] - bones[foot].head
-        leg_line = bones[foot].head - bones[upper].head
-        return (_THIRD_SEGMENT_RATIO * shin.length <= segment.length <= _MAX_SEGMENT_RATIO * shin.length
-                and _angle_cosine(segment, leg_line) >= math.cos(math.radians(_THIRD_SEGMENT_MAX_DEGREES)))
+        spans = self._end_segment(lower, foot)
+        return spans is not None and spans[1].length < _THIRD_SEGMENT_RATIO * spans[0].length
 
     def _third_segment(self, upper: str, lower: str, foot: str) -> tuple[str, str | None] | None:
-        """``foot`` and the toe below it when ``foot`` is a third leg segment, else None."""
+        """``foot`` and the toe below it when ``foot`` is a third leg segment (long enough, and close
+        enough to the leg's line from hip to ankle, as an animal's metatarsus is), else None."""
         foot_name = self.names[foot]
-        if foot_name.base not in _THIRD_SEGMENTS or foot_name.is_helper or not self._long_in_line(upper, lower, foot):
+        spans = self._end_segment(lower, foot)
+        if foot_name.base not in _THIRD_SEGMENTS or foot_name.is_helper or spans is None:
             return None
-        _joint, children = self._joint_below(foot) or (None, [])
+        shin, segment, children = spans
+        leg_line = self.skeleton[foot].head - self.skeleton[upper].head
+        if not _THIRD_SEGMENT_RATIO * shin.length <= segment.length <= _MAX_SEGMENT_RATIO * shin.length:
+            return None
+        if _angle_cosine(segment, leg_line) < math.cos(math.radians(_THIRD_SEGMENT_MAX_DEGREES)):
+            return None
         plain = [child for child in children if not self.names[child].is_helper
                  or self.names[child].contains(frozenset({"toe", "toes"}))]
         toe = plain[0] if len(plain) == 1 else (children[0] if len(children) == 1 else None)

@@ -204,9 +204,10 @@ class Clip:
     def frames(self) -> list[int]:
         return _whole_frames(*self.action.frame_range)
 
-    def moves(self, obj: bpy.types.Object, bones: Iterable[str]) -> bool:
-        """True when the clip moves any of ``bones`` or a bone above one of them."""
-        return _moving(followed(obj, bones)[0], action_paths(self.action))
+    def moves(self, names: Iterable[str]) -> bool:
+        """True when the clip moves one of the bones ``names``: a limb's bones and what they follow
+        (``followed``'s first part), read once for all the clips."""
+        return _moving(names, action_paths(self.action))
 
 
 def other_clips(obj: bpy.types.Object) -> list[Clip]:

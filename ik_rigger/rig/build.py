@@ -251,7 +251,8 @@ class _Motion:
     def _clips_moving(self, limb_plan: LimbPlan) -> list[bake.Clip]:
         """The file's other clips (read once per build) that move the limb."""
         bones = _limb_bones(limb_plan)
-        return [clip for clip in self.other_clips if clip.moves(self.obj, bones)]
+        names = bake.followed(self.obj, bones)[0]
+        return [clip for clip in self.other_clips if clip.moves(names)]
 
     def bent_throughout(self) -> set[int]:
         """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.

@@ -496,16 +496,14 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     if section is None or section.detect:
         covered = {name for last, options in named for name in skeleton.lineage(last, options.chain_length)}
         found, detection = detected_requests(skeleton, config.defaults, covered)
-        if imported and not config.defaults.fix_orientation and any(item.tails_off for item in detection.skipped):
-            sure = {last for last, _ in found}
-            fixed, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True), covered)
-            found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in fixed]
         if imported and not config.defaults.fix_orientation:
-            # Tails the importer pointed elsewhere, though their lengths fit: IK would carry them, not the
-            # joints, to the handles. Fixed as the ones skipped for their tails are.
-            elsewhere = {limb.last for limb in detection.limbs if limb.tails_elsewhere}
-            found = [(last, replace(options, fix_orientation=True) if last in elsewhere else options)
-                     for last, options in found]
+            # Limbs skipped for their tails, and those whose tails point elsewhere though their lengths
+            # fit (IK would carry those tails, not the joints, to the handles), rigged with it.
+            sure = {limb.last for limb in detection.limbs if not limb.tails_elsewhere}
+            if any(item.tails_off for item in detection.skipped):
+                found, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True),
+                                                     covered)
+            found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in found]
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
         tails_off = any(item.tails_off for item in detection.skipped)
     return named, found, tails_off
