@@ -152,6 +152,12 @@ FAMILIES = {
                    "{left}_elbow", "{left}_wrist", "{left}_index1"),
     "vrm humanoid": family("{left}UpperLeg", "{left}LowerLeg", "{left}Foot", "{left}Toes", "{left}Shoulder",
                            "{left}UpperArm", "{left}LowerArm", "{left}Hand", "{left}IndexProximal"),
+    "capital side letter": family("{L}Thigh", "{L}Calf", "{L}Foot", "{L}Toe", "{L}Clavicle", "{L}UpperArm",
+                                  "{L}Forearm", "{L}Hand", "{L}Finger0"),
+    "words the other way round": family("Leg_Upper_{L}", "Leg_Lower_{L}", "Foot_{L}", "Toe_{L}", "Clavicle_{L}",
+                                        "Arm_Upper_{L}", "Arm_Lower_{L}", "Hand_{L}", ""),
+    "mmd_tools english": family("leg_{L}", "knee_{L}", "ankle_{L}", "toe_{L}", "shoulder_{L}", "arm_{L}",
+                                "elbow_{L}", "wrist_{L}", "index1_{L}"),
 }
 
 
@@ -173,6 +179,85 @@ def summary(detection: Detection) -> list[tuple[str, str | None, tuple[str, ...]
 
 def reasons(detection: Detection) -> dict[str, str]:
     return {item.bone: item.reason for item in detection.skipped}
+
+
+def mmd(suffixed: bool) -> list[Spec]:
+    """MikuMikuDance's standard skeleton (PMX's standard and semi-standard bones, their names and
+    parents) in a model's proportions as mmd_tools imports it (metres, Z up, facing -Y): legs
+    with their deforming copies (足D) and IK bones, arms split by twist bones (腕 > 腕捩 > ひじ >
+    手捩 > 手首). ``suffixed`` names the sides as mmd_tools' renaming does ("ひざ.L"), else as
+    MikuMikuDance does ("左ひざ", "腰キャンセル左")."""
+    specs: list[Spec] = [("全ての親", None, (0, 0, 0), (0, 0, 0.1)),
+                         ("センター", "全ての親", (0, 0, 0.65), (0, 0, 0.75)),
+                         ("下半身", "センター", (0, 0, 1.0), (0, 0, 0.85)),
+                         ("上半身", "センター", (0, 0, 1.0), (0, 0, 1.2)),
+                         ("上半身2", "上半身", (0, 0, 1.2), (0, 0, 1.35))]
+    for side, x in (("左", 1.0), ("右", -1.0)):
+        def name(word: str, side: str = side) -> str:
+            return f"{word}.{'L' if side == '左' else 'R'}" if suffixed else f"{side}{word}"
+
+        cancel = name("腰キャンセル") if suffixed else f"腰キャンセル{side}"
+        leg = [("足", (0.08, 0.0, 0.9)), ("ひざ", (0.085, -0.01, 0.5)), ("足首", (0.09, 0.02, 0.1)),
+               ("つま先", (0.09, -0.1, 0.02))]
+        specs.append((cancel, "下半身", (0.08 * x, 0, 0.9), (0.08 * x, 0, 0.86)))
+        for suffix in ("", "D"):
+            parent = cancel
+            for (word, head), (_, tail) in zip(leg, leg[1:] + [("", (0.09, -0.13, 0.02))]):
+                word = "足先EX" if suffix and word == "つま先" else word + suffix
+                specs.append((name(word), parent, (head[0] * x, head[1], head[2]), (tail[0] * x, tail[1], tail[2])))
+                parent = name(word)
+        specs += [(name("足IK親"), "全ての親", (0.09 * x, 0.02, 0), (0.09 * x, 0.02, 0.05)),
+                  (name("足ＩＫ"), name("足IK親"), (0.09 * x, 0.02, 0.1), (0.09 * x, 0.1, 0.1)),
+                  (name("つま先ＩＫ"), name("足ＩＫ"), (0.09 * x, -0.1, 0.02), (0.09 * x, -0.1, -0.06))]
+        arm = [("肩P", "上半身2", (0.02, 0, 1.38), (0.02, 0, 1.4)),
+               ("肩", "肩P", (0.02, 0, 1.38), (0.15, 0, 1.36)),
+               ("肩C", "肩", (0.15, 0, 1.36), (0.16, 0, 1.355)),
+               ("腕", "肩C", (0.15, 0, 1.36), (0.37, 0.01, 1.2)),
+               ("腕捩", "腕", (0.26, 0.005, 1.28), (0.3, 0.007, 1.25)),
+               ("ひじ", "腕捩", (0.37, 0.01, 1.2), (0.55, -0.01, 1.08)),
+               ("手捩", "ひじ", (0.46, 0, 1.14), (0.5, -0.004, 1.11)),
+               ("手首", "手捩", (0.55, -0.01, 1.08), (0.6, -0.01, 1.05)),
+               ("人指１", "手首", (0.61, -0.03, 1.04), (0.64, -0.03, 1.02)),
+               ("親指０", "手首", (0.56, -0.03, 1.07), (0.58, -0.05, 1.05))]
+        for word, parent, head, tail in arm:
+            parent = parent if parent.startswith("上半身") else name(parent)
+            specs.append((name(word), parent, (head[0] * x, head[1], head[2]), (tail[0] * x, tail[1], tail[2])))
+    return specs
+
+
+@pytest.mark.parametrize("suffixed", [False, True], ids=["japanese sides", "mmd_tools sides"])
+def test_mikumikudance_limbs_are_found_by_their_japanese_names(suffixed):
+    specs = mmd(suffixed)
+    names = {spec[0] for spec in specs}
+    detection = detect_limbs(make_skeleton(specs))
+
+    def name(word: str, side: str) -> str:
+        return f"{word}.{side}" if suffixed else f"{'左' if side == 'L' else '右'}{word}"
+
+    assert summary(detection) == [
+        (LEG, side, (name("足", side), name("ひざ", side)), name("足首", side)) for side in "LR"] + [
+        (ARM, side, (name("腕", side), name("腕捩", side), name("ひじ", side), name("手捩", side)), name("手首", side))
+        for side in "LR"]
+    # The twist bones are the second halves of their segments, which IK keeps in line.
+    assert [limb.halves for limb in detection.limbs[2:]] == [(name("腕捩", side), name("手捩", side)) for side in "LR"]
+    # Neither the deforming copies (足D), the IK bones nor the fingers are taken for limbs or reported.
+    assert detection.skipped == ()
+    for limb in detection.limbs:
+        for bone in (*limb.chain, limb.extremity):
+            assert naming.flip_name(naming.flip_name(bone, names), names) == bone
+            assert naming.flip_name(bone, names) in names
+        assert naming.limb_kind([*limb.chain, limb.extremity]) == limb.kind
+
+
+@pytest.mark.parametrize("names, side, english", [
+    ("左ひざ", naming.LEFT, "Knee"), ("右足首", naming.RIGHT, "Ankle"), ("腰キャンセル左", naming.LEFT, "腰キャンセル"),
+    ("足ＩＫ.R", naming.RIGHT, "LegIK"), ("左人指１", naming.LEFT, "Index1"), ("センター", None, "センター"),
+])
+def test_japanese_names_read_their_side_and_words(names, side, english):
+    parts = naming.split_side(names)
+    assert parts.side == side
+    assert naming.english(parts.base) == english
+    assert parts.name == names
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -12,7 +12,7 @@ import bpy
 import pytest
 from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone, tail
 from mathutils import Matrix
-from test_detect import FAMILIES, QUADRUPEDS, human, sided
+from test_detect import FAMILIES, QUADRUPEDS, human, mmd, sided
 
 from ik_rigger import api
 from ik_rigger.core import naming
@@ -148,9 +148,13 @@ def test_robot_with_tails_on_the_next_joint_is_rigged():
         handle.matrix_basis = Matrix.Identity(4)
 
 
-@pytest.mark.parametrize("family", ["3ds max biped", "character creator", "daz genesis", "vroid", "wolf"])
+@pytest.mark.parametrize("family", ["3ds max biped", "character creator", "daz genesis", "vroid", "wolf",
+                                    "mikumikudance"])
 def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
-    specs = sided(QUADRUPEDS[family]) if family in QUADRUPEDS else human(FAMILIES[family])
+    if family == "mikumikudance":  # Japanese names, arms split by twist bones
+        specs = mmd(suffixed=False)
+    else:
+        specs = sided(QUADRUPEDS[family]) if family in QUADRUPEDS else human(FAMILIES[family])
     made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in specs], mode="OBJECT")
     before = detect_limbs(read_skeleton(made))
     path = tmp_path / "character.fbx"
@@ -262,3 +266,26 @@ def test_rigged_figures_numbered_arms_end_at_the_hand():
     built = api.auto_rig(obj, fix_orientation=True)
     assert len(built) == 4
     assert_handles_move_chain_ends(obj, {limb.name: 2 for limb in built})
+
+
+@pytest.mark.parametrize("suffixed", [False, True], ids=["japanese sides", "mmd_tools sides"])
+def test_a_mikumikudance_models_own_leg_ik_is_left_alone_and_its_arms_rigged(suffixed):
+    """mmd_tools gives each knee the model's own IK (to 足ＩＫ, the leg IK bone): Auto-Rig rigs the
+    arms, twist bones and all, and refuses the legs, naming that constraint, which it leaves as it was."""
+    obj = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in mmd(suffixed)])
+    sided_name = (lambda word, side: f"{word}.{side}") if suffixed else (
+        lambda word, side: f"{'左' if side == 'L' else '右'}{word}")
+    for side in "LR":
+        own = obj.pose.bones[sided_name("ひざ", side)].constraints.new("IK")
+        own.name, own.target, own.subtarget, own.chain_count = "IK", obj, sided_name("足ＩＫ", side), 2
+    skipped: list[tuple[str, str]] = []
+    built = api.auto_rig(obj, skipped=skipped)
+    assert sorted(limb.name for limb in built) == sorted(sided_name("手捩", side) for side in "LR")
+    refused = dict(skipped)
+    for side in "LR":
+        assert "already has an IK constraint 'IK'" in refused[sided_name("ひざ", side)]
+        own = obj.pose.bones[sided_name("ひざ", side)].constraints
+        assert [(c.type, c.subtarget, c.chain_count) for c in own] == [("IK", sided_name("足ＩＫ", side), 2)]
+    # Each arm's IK spans its four bones; the hand's handle carries the wrist.
+    assert_handles_move_chain_ends(obj, {**{sided_name("手捩", side): 4 for side in "LR"},
+                                         **{sided_name("ひざ", side): 2 for side in "LR"}})

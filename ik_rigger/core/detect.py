@@ -82,15 +82,16 @@ class _Rule:
     loose_uppers: frozenset[str]
 
 
-_LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "leg", "femur"})
-_ARM_UPPERS = frozenset({"upperarm", "uparm", "arm", "shldr", "humerus"})
+# With the words either way round: "UpperLeg", "Leg_Upper".
+_LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
+_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
 _RULES = (
-    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "tibia"}), _LEG_UPPERS, _LEG_UPPERS),
+    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "tibia"}), _LEG_UPPERS, _LEG_UPPERS),
     # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
     _Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
     # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.
     _Rule(LEG, frozenset({"leg"}), frozenset({"upleg", "upperleg", "thigh"}), frozenset()),
-    _Rule(ARM, frozenset({"forearm", "lowerarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
+    _Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
     # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
     _Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
 )
@@ -249,7 +250,7 @@ _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 
 def _read_name(name: str, known: Container[str]) -> _Name:
     parts = naming.split_side(name, known)
-    rest = parts.base
+    rest = naming.english(parts.base)
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]
@@ -327,7 +328,7 @@ _DIGIT = re.compile(r"\d")
 
 def _may_be_lower(name: str) -> bool:
     """Cheap test before reading a name: a lower bone's letters hold its word (``Fore_Arm``)."""
-    return _LOWER_WORDS.search(_NOT_LETTERS.sub("", name.lower())) is not None
+    return _LOWER_WORDS.search(_NOT_LETTERS.sub("", naming.english(name).lower())) is not None
 
 
 def _angle_cosine(a: Vector, b: Vector) -> float:

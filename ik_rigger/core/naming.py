@@ -5,7 +5,8 @@ A name is read as ``namespace + side prefix + base + side suffix``:
 ``thigh.L`` is base ``thigh`` with suffix ``.L``; ``L_arm`` has the prefix ``L_``.
 Exporters' lead-ins count as namespace (``Bip01 L Thigh``, ``CC_Base_L_Thigh``,
 ``J_Bip_L_UpperLeg``, ``b_LeftLeg01_015``), and so do namespaces without their colon
-(``mixamorigLeftUpLeg``); DAZ writes the side as ``lShin``. Detection reads sides here too,
+(``mixamorigLeftUpLeg``); DAZ writes the side as ``lShin``, MikuMikuDance as ``左ひざ``
+(``english`` reads its words). Detection reads sides here too,
 so every limb it finds can be mirrored.
 Derived names put their tag between the base and the side suffix so they keep the
 side where Blender's own X-mirror tools look for it (``foot_IK.L``).
@@ -14,6 +15,7 @@ side where Blender's own X-mirror tools look for it (``foot_IK.L``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -40,9 +42,15 @@ _PREFIX = re.compile(rf"^(?P<side>(?:{_SIDES})[._\- ])(?P<base>.+)$")
 _PREFIX_WORD = re.compile(r"^(?P<side>Left|Right|left|right|LEFT|RIGHT)(?P<base>[A-Z_0-9].*)$")
 # DAZ Genesis writes the side as a lowercase letter before a capital: "lShin", "rForearmBend".
 _CAMEL_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[A-Z][a-z].*)$")
+# MikuMikuDance writes the side as a Japanese word before the name ("左ひざ", the left knee)
+# or, for a few bones, after it ("腰キャンセル左").
+_JAPANESE_PREFIX = re.compile(r"^(?P<side>[左右])(?P<base>.+)$")
+_JAPANESE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[左右])$")
 # A side glued to a lowercase word: "lthigh", "leftshin". Read so only when the other side
 # exists or the rest is a limb word: alone, "leg" would read as "l" + "eg".
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
+# The same in capitals: "LThigh", "RUpperArm"; "LowerLeg" is no side, as its L is followed by lower case.
+_CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
@@ -61,11 +69,24 @@ _INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
-    "LEFT": "RIGHT", "RIGHT": "LEFT",
+    "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左",
 }
+_LEFT_MARKERS = "lL左"
 
 # A side marker as written: separators, the side, then separators and numbers (".L.001").
-_MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+)(?P<trail>.*)$")
+_MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右])(?P<trail>.*)$")
+
+# MikuMikuDance's bone words (PMX's standard bones), as the English words detection reads;
+# mmd_tools keeps them, with the side as a suffix ("ひざ.L") when it renames. Longer words
+# come first: 足首 (ankle) before 足 (leg). 手捩, the hand's twist, turns the forearm, the
+# segment that ひじ (the elbow) begins: read as that segment's twist, as 腕捩 is the arm's.
+_JAPANESE_WORDS = {
+    "足首": "Ankle", "足先": "Toe", "つま先": "Toe", "ひざ": "Knee", "膝": "Knee", "足": "Leg",
+    "腕捩": "ArmTwist", "手捩": "ElbowTwist", "捩": "Twist", "ひじ": "Elbow", "肘": "Elbow", "手首": "Wrist",
+    "腕": "Arm", "肩": "Shoulder", "親指": "Thumb", "人差指": "Index", "人指": "Index", "中指": "Middle",
+    "薬指": "Ring", "小指": "Pinky", "指": "Finger", "先": "Tip", "手": "Hand",
+}
+_JAPANESE_WORD = re.compile("|".join(sorted(_JAPANESE_WORDS, key=len, reverse=True)))
 
 # Words that start a limb bone's name; a glued side letter before one of them is a side.
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
@@ -88,7 +109,7 @@ class SideName:
         marker = (self.prefix or self.suffix).strip("._- ")
         if not marker:
             return None
-        return LEFT if marker[0] in "lL" else RIGHT
+        return LEFT if marker[0] in _LEFT_MARKERS else RIGHT
 
     @property
     def name(self) -> str:
@@ -111,25 +132,33 @@ def _flip_marker(marker: str) -> str:
 def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     """Split ``name`` into namespace, side prefix, base and side suffix.
 
-    Glued lowercase prefixes (``lthigh``) are only read as sides before a limb word or
+    Glued prefixes (``lthigh``, ``LThigh``) are only read as sides before a limb word or
     when the other side's name is among ``known_names``: alone, ``leg`` would read as
     "l" + "eg".
     """
     match = _NAMESPACE.match(name)
     namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
     for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
-                               (_CAMEL_PREFIX, True)):
+                               (_CAMEL_PREFIX, True), (_JAPANESE_PREFIX, True), (_JAPANESE_SUFFIX, False)):
         match = pattern.match(rest)
         if match:
             if is_prefix:
                 return SideName(namespace, match["side"], match["base"], "")
             return SideName(namespace, "", match["base"], match["side"])
-    match = _GLUED_PREFIX.match(rest)
+    match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
     if match:
         side, base = match["side"], match["base"]
-        if base.startswith(LIMB_WORDS) or f"{namespace}{_FLIP[side]}{base}" in known_names:
+        if base.lower().startswith(LIMB_WORDS) or f"{namespace}{_FLIP[side]}{base}" in known_names:
             return SideName(namespace, side, base, "")
     return SideName(namespace, "", rest, "")
+
+
+def english(text: str) -> str:
+    """``text`` with MikuMikuDance's Japanese bone words in English ("左ひざ" -> "左Knee") and
+    full-width letters and digits made plain ("ＩＫ" -> "IK"); other text as it is."""
+    if text.isascii():
+        return text
+    return _JAPANESE_WORD.sub(lambda found: _JAPANESE_WORDS[found.group()], unicodedata.normalize("NFKC", text))
 
 
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
@@ -201,7 +230,7 @@ def limb_kind(names: list[str]) -> str | None:
 
     Only the bases count: a namespace such as ``Armature|`` must not make a leg an arm.
     """
-    text = " ".join(split_side(name).base for name in names).lower()
+    text = " ".join(english(split_side(name).base) for name in names).lower()
     arm = any(word in text for word in _ARM_WORDS)
     leg = any(word in text for word in _LEG_WORDS)
     if arm == leg:
