@@ -595,6 +595,23 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
+def _tolerate_unprintable() -> Callable[[], None]:
+    """Let the terminal show what its encoding cannot as escapes (``\u5de6``), not fail: a file or
+    bone named in Japanese on a Latin-1 terminal must not stop a run. Returns how to undo it."""
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        errors = getattr(stream, "errors", None)
+        if errors == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+            changed.append(stream)
+
+    def undo() -> None:
+        for stream in changed:
+            stream.reconfigure(errors="strict")
+
+    return undo
+
+
 def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
          scratch: Path | None = None) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
@@ -608,6 +625,7 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     """
     stop = _Stop()
     restore = stop.install()
+    tolerated = _tolerate_unprintable()
     spare = list(ready)
     worker = "--worker" in argv
     system_temp = os.environ.get("TMPDIR")
@@ -628,6 +646,7 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
                 del os.environ["TMPDIR"]
             else:
                 os.environ["TMPDIR"] = system_temp
+        tolerated()
         restore()
 
 

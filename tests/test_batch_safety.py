@@ -722,3 +722,22 @@ def test_the_progress_bar_on_a_terminal(tmp_path):
     assert "\r[###############...............] 1/2 c0.blend" in text
     assert "\r[##############################] 2/2 c1.blend" in text
     assert "[1/2]" not in stdout  # the per-file lines are for logs, not terminals
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_names_the_terminal_cannot_show_are_escaped_not_fatal(tmp_path, jobs):
+    """A MikuMikuDance model, its file and bones named in Japanese, rigged on a Latin-1 terminal:
+    before, printing the first file's line raised UnicodeEncodeError and ended the run with no
+    report. The names are escaped on the terminal and kept whole in the report."""
+    from test_detect import mmd
+
+    bones = [(name, head, tail, parent, False) for name, parent, head, tail in mmd(suffixed=False)]
+    sources = [save_character(tmp_path / "in" / name, bones, name="ミク") for name in ("ミク.blend", "b.blend")]
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", jobs,
+                 "--report", str(tmp_path / "report.json"), keep=sources,
+                 env={**os.environ, "PYTHONIOENCODING": "latin-1"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "\\u30df\\u30af.blend" in result.stdout and "Traceback" not in result.stderr
+    report = report_of(tmp_path / "report.json")
+    assert [report[name]["status"] for name in ("ミク.blend", "b.blend")] == ["rigged", "rigged"]
+    assert limbs_in(tmp_path / "out" / "ミク.blend") == ["右ひざ", "右手捩", "左ひざ", "左手捩"]
