@@ -254,3 +254,83 @@ def test_renamed_controls_with_odd_names_still_switch_and_remove_cleanly():
     obj.pose.bones["hips"].matrix_basis = Matrix.Identity(4)
     api.remove(obj, "shin.L")
     assert same(before, snapshot(obj))
+
+
+def centre_of_mass_skeleton(root_at_ground: bool) -> list[tuple]:
+    """DAZ's, Character Creator's and 3ds Max Biped's layout: a hips bone carrying the body (a
+    centre of mass), a pelvis below it that the legs hang from, and a chest the arms hang from;
+    with ``root_at_ground``, a root bone on the floor above it all (where the character is placed)."""
+    top = "root" if root_at_ground else None
+    bones = [("root", (0, 0, 0), (0, 0.3, 0), None, False)] if root_at_ground else []
+    bones += [("hip", (0, 0, 1.0), (0, 0, 1.1), top, False),
+              ("pelvis", (0, 0, 1.0), (0, 0, 0.9), "hip", False),
+              ("chest", (0, 0, 1.1), (0, 0, 1.45), "hip", False)]
+    for side, x in (("L", 1.0), ("R", -1.0)):
+        bones += [(f"thigh.{side}", (0.1 * x, 0, 0.98), (0.1 * x, -0.03, 0.55), "pelvis", False),
+                  (f"shin.{side}", (0.1 * x, -0.03, 0.55), (0.1 * x, 0, 0.1), f"thigh.{side}", True),
+                  (f"foot.{side}", (0.1 * x, 0, 0.1), (0.1 * x, -0.15, 0.02), f"shin.{side}", True),
+                  (f"shoulder.{side}", (0.03 * x, 0, 1.42), (0.18 * x, 0, 1.42), "chest", False),
+                  (f"upper_arm.{side}", (0.18 * x, 0, 1.42), (0.45 * x, 0.03, 1.42), f"shoulder.{side}", True),
+                  (f"forearm.{side}", (0.45 * x, 0.03, 1.42), (0.7 * x, 0, 1.42), f"upper_arm.{side}", True),
+                  (f"hand.{side}", (0.7 * x, 0, 1.42), (0.8 * x, 0, 1.42), f"forearm.{side}", True)]
+    return bones
+
+
+@pytest.mark.parametrize("root_at_ground", [False, True], ids=["hips on top", "root on the floor"])
+def test_a_legs_handle_never_follows_the_bone_that_carries_the_body(root_at_ground):
+    """The bone above a leg's parent may carry the body (the hips above the pelvis): feet that
+    followed it would slide as the body moves. The handle follows the root on the floor if there
+    is one, else the armature; an arm's still follows the bone above its shoulder (the hips here)."""
+    obj = make_armature(centre_of_mass_skeleton(root_at_ground))
+    limbs = {limb.name: limb for limb in api.auto_rig(obj)}
+    assert sorted(limbs) == ["forearm.L", "forearm.R", "shin.L", "shin.R"]
+    parent = {name: obj.data.bones[limb.bones["HANDLE"]].parent for name, limb in limbs.items()}
+    assert {name: bone.name if bone else None for name, bone in parent.items()} == {
+        "shin.L": "root" if root_at_ground else None, "shin.R": "root" if root_at_ground else None,
+        "forearm.L": "chest", "forearm.R": "chest"}
+    length = chain_length(obj, CHAIN)
+    before = evaluate(obj)
+    turn(obj, "hip", 20.0, Vector((0.05, 0.02, -0.1)))  # the body moves and turns
+    after = evaluate(obj)
+    for side in "LR":
+        handle = limbs[f"shin.{side}"].bones["HANDLE"]
+        assert not moved(before[handle], after[handle], length)
+        # The foot stays planted: its clone holds it where the handle is.
+        assert (after[f"foot.{side}"].translation - before[f"foot.{side}"].translation).length < 1e-3 * length
+        assert rotation_degrees(after[f"foot.{side}"], before[f"foot.{side}"]) < 0.1
+    obj.pose.bones["hip"].matrix_basis = Matrix.Identity(4)
+    if root_at_ground:  # placing the character carries the feet along
+        turn(obj, "root", 0.0, Vector((0.3, 0.0, 0.0)))
+        placed = evaluate(obj)
+        for side in "LR":
+            shift = placed[f"foot.{side}"].translation - before[f"foot.{side}"].translation
+            assert (shift - Vector((0.3, 0.0, 0.0))).length < 1e-3 * length
+
+
+def test_a_rebuild_keeps_what_an_animated_handle_follows():
+    """A leg rigged by an earlier release followed the bone above its parent (the hips here),
+    and its handle's keys move it from there. Rebuilt with the parent automatic, the handle
+    keeps that parent, and the leg plays as it did."""
+    obj = make_armature(centre_of_mass_skeleton(root_at_ground=False))
+    handle = api.build(obj, "shin.L")[0].bones["HANDLE"]
+    assert obj.data.bones[handle].parent is None
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones[handle].parent = obj.data.edit_bones["hip"]  # as the earlier rule chose
+    bpy.ops.object.mode_set(mode="POSE")
+    pose_handle = obj.pose.bones[handle]
+    for frame, offset in ((1, (0.0, 0.0, 0.0)), (10, (0.05, -0.2, 0.15))):
+        pose_handle.location = offset
+        pose_handle.keyframe_insert("location", frame=frame)
+    obj.pose.bones["hip"].location = (0.0, 0.1, -0.05)  # the body lowered, held still
+    played = {}
+    for frame in (1, 5, 10):
+        bpy.context.scene.frame_set(frame)
+        played[frame] = evaluate(obj)["foot.L"]
+    api.build(obj, "shin.L", pole_distance=1.5)  # a rebuild, its parent left automatic
+    assert obj.data.bones[handle].parent.name == "hip"
+    length = chain_length(obj, CHAIN)
+    for frame, foot in played.items():
+        bpy.context.scene.frame_set(frame)
+        now = evaluate(obj)["foot.L"]
+        assert (now.translation - foot.translation).length < 1e-3 * length, frame
+        assert rotation_degrees(now, foot) < 0.1, frame

@@ -85,15 +85,28 @@ def _lead(bone: BoneInfo, below: list[BoneInfo]) -> Vector:
     return bone.tail
 
 
+def _feet_limit(segments: list[tuple[Vector, Vector]], up: Vector) -> float | None:
+    """The height along ``up`` below which the joints are the feet's (the lowest ``FEET_HEIGHT``
+    of the body's height); None for a skeleton without height."""
+    heights = [point.dot(up) for segment in segments for point in segment]
+    if not heights or max(heights) - min(heights) < _EPSILON:
+        return None
+    return min(heights) + FEET_HEIGHT * (max(heights) - min(heights))
+
+
+def at_ground(skeleton: Skeleton, point: Vector) -> bool:
+    """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
+    if "feet_limit" not in skeleton.measures:
+        skeleton.measures["feet_limit"] = _feet_limit(_segments(skeleton), skeleton.up)
+    limit = skeleton.measures["feet_limit"]
+    return limit is not None and point.dot(skeleton.up) <= limit
+
+
 def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
     """Where the bones near the ground point, along the ground, if they agree."""
-    heights = [point.dot(up) for segment in segments for point in segment]
-    if not heights:
+    limit = _feet_limit(segments, up)
+    if limit is None:
         return None
-    ground, top = min(heights), max(heights)
-    if top - ground < _EPSILON:
-        return None
-    limit = ground + FEET_HEIGHT * (top - ground)
     total = Vector((0.0, 0.0, 0.0))
     length = 0.0
     for head, end in segments:

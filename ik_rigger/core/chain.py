@@ -80,7 +80,11 @@ def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
         else:
             parent = "origin"
             names.add(parent)
-            ground = Vector((spec.start.x, spec.start.y, 0.0)) if spec.start.z > 0 else spec.start - axis
+            # On the floor under the chain, or as low as a chain that reaches below the floor: the
+            # guide's Origin stands at the ground, where IK Rigger looks for it (parts.parents).
+            ground = Vector((spec.start.x, spec.start.y, min(0.0, *(joint.z for joint in joints))))
+            if (ground - spec.start).length < 1e-6:  # a chain rising from the floor
+                ground = spec.start - axis
             bones.append(ChainBone(parent, ground, ground + up * 0.5 * lengths[0], None, False, False,
                                    PALETTE_ORIGIN, axis * -1.0))
         hip = unique(naming.TAG_HIP)

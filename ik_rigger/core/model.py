@@ -104,6 +104,8 @@ class Skeleton:
     # reading of this skeleton (a limb's planning reads them again); a skeleton made from
     # this one (``without``) starts its own.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Measures of the whole body (``core.body``), taken once per skeleton.
+    measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones

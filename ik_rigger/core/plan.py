@@ -24,7 +24,7 @@ from ..parts.clone import (
 )
 from ..parts.handle import ROLE_HANDLE
 from ..parts.ik import CONSTRAINT_IK
-from ..parts.parents import resolve_origin
+from ..parts.parents import KeptOrigin, resolve_origin
 from ..parts.pole import ROLE_POLE
 from ..parts.pole_line import CONSTRAINT_POLE_LINE, ROLE_POLE_LINE
 from ..parts.stretch import CONSTRAINT_REACH, ROLE_REACH, ROLE_TARGET
@@ -190,11 +190,13 @@ def _prebent_edits(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vect
     return edits
 
 
-def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str]) -> LimbPlan:
+def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
+              kept: KeptOrigin | None = None) -> LimbPlan:
     """Plan the guide's IK rig for the chain ending at ``last``.
 
     ``taken`` holds every bone name in use (the armature's, plus those of limbs
-    already planned in the same build); new names never collide with it.
+    already planned in the same build); new names never collide with it. ``kept``: what
+    the handle of the limb this rebuilds follows (see ``parents.resolve_origin``).
     """
     _check_options(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
@@ -208,7 +210,8 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         heads = [skeleton[name].head for name in chain]
         skeleton = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
     check_chain(skeleton, chain)
-    handle_parent = resolve_origin(skeleton, chain, options)
+    handle_parent = resolve_origin(skeleton, chain, skeleton[extremity].head if extremity else skeleton[last].tail,
+                                   options, kept)
     known = set(skeleton.bones)
     side = naming.split_side(last, known).side
 

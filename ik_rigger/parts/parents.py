@@ -1,7 +1,8 @@
 """What the controls follow: the guide's Origin, or a choice switched while animating.
 
-By default the IK handle hangs from the bone above the chain's parent (the guide's
-Origin), and so does a pole at the origin. With Parent Switching, they hang from a
+By default the IK handle hangs from a bone above the chain's parent (the guide's
+Origin), and so does a pole at the origin: for a leg, one that stands at the ground as
+the guide's Origin does (see ``resolve_origin``), else the bone just above. With Parent Switching, they hang from a
 hidden socket bone instead, which follows one of several parents: the origin, the
 skeleton's root, the torso (the bone the chain hangs from) and a bone the user names.
 The choice is the integer custom property ``parent`` on the handle's pose bone; each
@@ -15,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import naming
+from mathutils import Vector
+
+from ..core import body, naming
 from ..core.errors import RigError
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PropertyPlan, Skeleton
 from .base import Draft, Item, Part, option
@@ -27,7 +30,8 @@ CONSTRAINT_PARENT = "IK Rigger Parent"
 SWITCH_OPERATOR = "ik_rigger.switch_parent"
 
 PARENT_MODE_ITEMS: tuple[Item, ...] = (
-    ("AUTO", "Automatic", "The bone above the chain's parent (the guide's Origin); none if there is none"),
+    ("AUTO", "Automatic", "A bone above the chain's parent (the guide's Origin): for a leg, the nearest one at the "
+             "ground (a root), never a hips bone that carries the body; none if there is none"),
     ("NONE", "None", "No parent"),
     ("BONE", "Bone", "The bone named below"),
 )
@@ -45,16 +49,51 @@ class Options:
                                "on (a prop, the head, the other hand)", shown_when=("parent_switch", True), bone=True)
 
 
-def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], options: Any) -> str | None:
-    """The handle's parent by the options: the guide's Origin, none, or the named bone."""
+@dataclass(frozen=True)
+class KeptOrigin:
+    """What a rebuilt limb's handle follows now (None: the armature), kept by an automatic parent."""
+
+    bone: str | None
+
+
+def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, options: Any,
+                   kept: KeptOrigin | None = None) -> str | None:
+    """The handle's parent by the options: the guide's Origin, none, or the named bone.
+
+    The Origin is a bone above the chain's parent, so the handle stays put while the
+    chain's parent moves the limb; for an arm, the one just above (the chest, when the
+    chain hangs from the shoulder). A limb whose ``end`` is at the ground (a leg) takes the
+    nearest one standing at the ground too, as the guide's Origin does (a root or master
+    bone, where the character is placed): the bones between carry the body (the hips or
+    centre of mass of DAZ, Character Creator, 3ds Max Biped and MikuMikuDance skeletons,
+    above their pelvis), and feet that followed them would slide as the body moves. With
+    none at the ground, the handle follows the armature itself, as it does where the
+    hips are the root (Mixamo).
+
+    ``kept``: a rebuild keeps what the handle follows while it may (its keys move it from
+    there; an earlier release may have chosen otherwise, or the user parented it).
+    """
     root_parent = skeleton[chain[0]].parent
     if options.handle_parent_mode == "NONE":
         return None
     if options.handle_parent_mode == "AUTO":
-        return skeleton[root_parent].parent if root_parent else None
+        if kept is not None and (kept.bone is None or _may_follow(skeleton, chain, kept.bone)):
+            return kept.bone
+        above = list(skeleton.ancestors(root_parent)) if root_parent else []
+        if not above or not body.at_ground(skeleton, end):
+            return above[0] if above else None
+        return next((bone for bone in above if body.at_ground(skeleton, skeleton[bone].head)), None)
     name = options.handle_parent
     check_control_parent(skeleton, chain, name, "handle")
     return name
+
+
+def _may_follow(skeleton: Skeleton, chain: tuple[str, ...], bone: str) -> bool:
+    try:
+        check_control_parent(skeleton, chain, bone, "handle")
+    except RigError:
+        return False
+    return True
 
 
 def check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, what: str,

@@ -39,6 +39,7 @@ from ..core.plan import (
     left_straight,
     plan_limb,
 )
+from ..parts.parents import KeptOrigin
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .checks import check_armature, check_limb, solver_constraints
@@ -148,6 +149,14 @@ def rig_able(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
     return kept, refused
 
 
+def _kept_origin(obj: bpy.types.Object, entry: _Rebuilt) -> KeptOrigin | None:
+    """What the handle of a limb being rebuilt follows now, unless it is the limb's own socket."""
+    bone = obj.data.bones.get(entry.parts.handle or "")
+    if bone is None or (bone.parent is not None and bone.parent.name in entry.parts.made.values()):
+        return None
+    return KeptOrigin(bone.parent.name if bone.parent is not None else None)
+
+
 def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
           skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, _Rebuilt], list[list[joints.Hinge]]]:
     """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds; ``hinges``
@@ -178,7 +187,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         if last in made_all:
             raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
                            hint="Pick the last bone of the chain, such as the shin or forearm.")
-        limb_plan = plan_limb(base, last, options, taken)
+        limb_plan = plan_limb(base, last, options, taken, _kept_origin(obj, rebuilt[number]) if number in rebuilt
+                              else None)
         for bone in (*limb_plan.chain, limb_plan.extremity):
             if bone in used:
                 raise RigError(f"already belongs to the limb ending at '{used[bone]}'", bone=bone,
