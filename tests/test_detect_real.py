@@ -170,10 +170,13 @@ def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
         (limb.kind, limb.side, limb.chain, limb.extremity) for limb in before.limbs]
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert_handles_move_chain_ends(obj, {limb.last: len(limb.chain) for limb in detection.limbs})
-    if family == "mikumikudance":  # the feet follow the root on the floor, not the lower body (下半身)
-        for side in "左右":
+    if family == "mikumikudance":
+        for side in "左右":  # the feet follow the root on the floor, not the lower body (下半身)
             handle = obj.ik_rigger.limb_of(f"{side}ひざ").handle
             assert obj.data.bones[handle].parent.name == "全ての親"
+            # The hands follow the chest, past the helpers at the shoulder (肩C, 肩P), not the shoulder.
+            handle = obj.ik_rigger.limb_of(f"{side}手捩").handle
+            assert obj.data.bones[handle].parent.name == "上半身2"
 
 
 def test_auto_rig_with_fix_bone_orientation_rigs_bones_far_off_their_segments():

@@ -29,6 +29,9 @@ PARENT = "parent"
 CONSTRAINT_PARENT = "IK Rigger Parent"
 SWITCH_OPERATOR = "ik_rigger.switch_parent"
 
+# Bones whose heads lie within this share of the chain's first bone of each other start at one joint.
+_SAME_JOINT = 0.02
+
 PARENT_MODE_ITEMS: tuple[Item, ...] = (
     ("AUTO", "Automatic", "A bone above the chain's parent (the guide's Origin): for a leg, the nearest one at the "
              "ground (a root), never a hips bone that carries the body; none if there is none"),
@@ -62,7 +65,9 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
 
     The Origin is a bone above the chain's parent, so the handle stays put while the
     chain's parent moves the limb; for an arm, the one just above (the chest, when the
-    chain hangs from the shoulder). A limb whose ``end`` is at the ground (a leg) takes the
+    chain hangs from the shoulder). Helper bones that start where the bone below them does
+    are passed over, as part of that bone (MikuMikuDance's 肩C and 肩P about the shoulder,
+    腰キャンセル at the top of the leg). A limb whose ``end`` is at the ground (a leg) takes the
     nearest one standing at the ground too, as the guide's Origin does (a root or master
     bone, where the character is placed): the bones between carry the body (the hips or
     centre of mass of DAZ, Character Creator, 3ds Max Biped and MikuMikuDance skeletons,
@@ -73,19 +78,28 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
     ``kept``: a rebuild keeps what the handle follows while it may (its keys move it from
     there; an earlier release may have chosen otherwise, or the user parented it).
     """
-    root_parent = skeleton[chain[0]].parent
     if options.handle_parent_mode == "NONE":
         return None
     if options.handle_parent_mode == "AUTO":
         if kept is not None and (kept.bone is None or _may_follow(skeleton, chain, kept.bone)):
             return kept.bone
-        above = list(skeleton.ancestors(root_parent)) if root_parent else []
+        carrier = _past_helpers(skeleton, chain[0], chain)  # the shoulder above 肩C, the lower body above 腰キャンセル
+        above = list(skeleton.ancestors(carrier)) if carrier else []
         if not above or not body.at_ground(skeleton, end):
-            return above[0] if above else None
+            return _past_helpers(skeleton, carrier, chain) if carrier else None
         return next((bone for bone in above if body.at_ground(skeleton, skeleton[bone].head)), None)
     name = options.handle_parent
     check_control_parent(skeleton, chain, name, "handle")
     return name
+
+
+def _past_helpers(skeleton: Skeleton, bone: str, chain: tuple[str, ...]) -> str | None:
+    """The parent of ``bone``, or past parents that start where ``bone`` does (helpers at its
+    joint), the first that starts elsewhere; the parent itself when all of them start there."""
+    parent = skeleton[bone].parent
+    joint = skeleton[bone].head
+    near = _SAME_JOINT * (skeleton[chain[0]].tail - skeleton[chain[0]].head).length
+    return next((above for above in skeleton.ancestors(bone) if (skeleton[above].head - joint).length > near), parent)
 
 
 def _may_follow(skeleton: Skeleton, chain: tuple[str, ...], bone: str) -> bool:
