@@ -508,6 +508,11 @@ MAKEHUMAN_SPLIT = {"thigh": ["upperleg01.L", "upperleg02.L"], "shin": ["lowerleg
 DAZ_SPLIT = {"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": ["lFoot"],
              "upper": ["lShldrBend", "lShldrTwist"], "fore": ["lForearmBend", "lForearmTwist"],
              "end_hips": "lToe", "end_chest": "lHand"}
+# Auto-Rig Pro's exports (FBX, glTF) name each segment's halves twist and stretch, the twist first in the
+# upper ones.
+ARP_SPLIT = {"thigh": ["thigh_twist.l", "thigh_stretch.l"], "shin": ["leg_stretch.l", "leg_twist.l"],
+             "foot": ["foot.l"], "upper": ["c_arm_twist_offset.l", "arm_stretch.l"],
+             "fore": ["forearm_stretch.l", "forearm_twist.l"], "end_hips": "toes_01.l", "end_chest": "hand.l"}
 
 
 @pytest.mark.parametrize(("names", "legs", "arms"), [
@@ -518,6 +523,10 @@ DAZ_SPLIT = {"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": 
     # DAZ Genesis 3 and 8 put a twist bone after the bend bone: the shin has none, the forearm has.
     (DAZ_SPLIT, (("lThighBend", "lThighTwist", "lShin"), "lFoot", ("lThighTwist",)),
      (("lShldrBend", "lShldrTwist", "lForearmBend", "lForearmTwist"), "lHand", ("lShldrTwist", "lForearmTwist"))),
+    (ARP_SPLIT, (("thigh_twist.l", "thigh_stretch.l", "leg_stretch.l", "leg_twist.l"), "foot.l",
+                 ("thigh_stretch.l", "leg_twist.l")),
+     (("c_arm_twist_offset.l", "arm_stretch.l", "forearm_stretch.l", "forearm_twist.l"), "hand.l",
+      ("arm_stretch.l", "forearm_twist.l"))),
 ])
 def test_segments_split_in_two_bones_are_one_segment_of_the_chain(names, legs, arms):
     detection = detect_limbs(make_skeleton(split_limbs(names)))
@@ -528,7 +537,7 @@ def test_segments_split_in_two_bones_are_one_segment_of_the_chain(names, legs, a
     assert f"left leg: {' > '.join(legs[0])}, foot {legs[1]}" in detection.describe()
 
 
-@pytest.mark.parametrize("names", [MAKEHUMAN_SPLIT, DAZ_SPLIT])
+@pytest.mark.parametrize("names", [MAKEHUMAN_SPLIT, DAZ_SPLIT, ARP_SPLIT])
 def test_halves_that_do_not_continue_each_others_line_are_skipped_with_the_reason(names):
     specs = split_limbs(names)
     # Turn the thigh's second half 30 degrees toward the front, and the bones below with it.

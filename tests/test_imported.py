@@ -381,6 +381,11 @@ SPLIT_FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
                   "forearm": ("lowerarm01.{L}", "lowerarm02.{L}"), "hand": ("wrist.{L}",),
                   "thigh": ("upperleg01.{L}", "upperleg02.{L}"), "shin": ("lowerleg01.{L}", "lowerleg02.{L}"),
                   "foot": ("foot.{L}",), "toe": ("toe1-1.{L}",)},
+    # Auto-Rig Pro's exports: twist and stretch halves, the twist first in the thigh and upper arm.
+    "autorigpro": {"shoulder": ("shoulder.{l}",), "upper_arm": ("c_arm_twist_offset.{l}", "arm_stretch.{l}"),
+                   "forearm": ("forearm_stretch.{l}", "forearm_twist.{l}"), "hand": ("hand.{l}",),
+                   "thigh": ("thigh_twist.{l}", "thigh_stretch.{l}"), "shin": ("leg_stretch.{l}", "leg_twist.{l}"),
+                   "foot": ("foot.{l}",), "toe": ("toes_01.{l}",)},
 }
 
 

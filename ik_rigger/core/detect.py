@@ -297,6 +297,10 @@ def _read_name(name: str, known: Container[str]) -> _Name:
         # An exporter's word for every bone after the limb word: COLLADA's "leg_joint_L_1".
         words.pop()
         glued.pop()
+    if len(words) >= 2 and words[-1] == "stretch" and "".join(words[:-1]) in _VOCABULARY:
+        # Auto-Rig Pro's exported limb bones: "thigh_stretch.l", "leg_stretch.l", "forearm_stretch.l".
+        words.pop()
+        glued.pop()
     if index is None and "".join(words) in _NUMBERED:
         # The number after the side, when none is glued to the word: "leg_joint_L_2" is Leg2.
         numbers = _SUFFIX_NUMBER.search(parts.suffix)
@@ -386,7 +390,8 @@ class _Reader:
                 return Skipped(lower, f"it is the {_EXTREMITY_WORD[rule.kind]} of '{grand}' > '{upper}', "
                                       f"too short or too much at the end for a third segment")
             top, upper, upper_name = (grand, upper), grand, self.names[grand]  # Leg1 > Leg2 > Leg3: three segments
-        if not numbered and upper_name.base not in rule.uppers:
+        # The upper segment's name: its first half's, or its second's when the first is named as its twist.
+        if not numbered and upper_name.base not in rule.uppers and self.names[top[-1]].base not in rule.uppers:
             if lower_name.base in _NUMBERED and upper_name.base == lower_name.base:
                 return Skipped(lower, f"it and its parent '{upper}' are numbered {upper_name.index} and "
                                       f"{lower_name.index}, not in turn, so they are not sure to be a {what}'s "
@@ -443,15 +448,20 @@ class _Reader:
         """Whether the names make ``second`` the second half of a limb segment that ``first`` begins.
 
         MakeHuman's ``upperleg01 > upperleg02`` name both halves with one limb word,
-        numbered; DAZ's ``ThighBend > ThighTwist`` add "twist" to it. Whole-limb words
-        numbered (``Leg01 > Leg02``) are successive segments instead.
+        numbered; DAZ's ``ThighBend > ThighTwist`` add "twist" to the second, Auto-Rig Pro's
+        exports to the first (``thigh_twist > thigh_stretch``, ``c_arm_twist_offset >
+        arm_stretch``). Whole-limb words numbered (``Leg01 > Leg02``) are successive
+        segments instead.
         """
         one, two = self.names[first], self.names[second]
-        if one.generated or two.generated or one.base not in _VOCABULARY or one.base in _EXTREMITY_WORDS:
+        if one.generated or two.generated:
             return False
-        if one.base == two.base:
-            return one.base not in _NUMBERED
-        return "twist" in two.words and two.contains(frozenset({one.base}))
+        if one.base in _VOCABULARY and one.base not in _EXTREMITY_WORDS:
+            if one.base == two.base:
+                return one.base not in _NUMBERED
+            return "twist" in two.words and two.contains(frozenset({one.base}))
+        return (two.base in _VOCABULARY and two.base not in _EXTREMITY_WORDS and "twist" in one.words
+                and one.contains(frozenset({two.base})))
 
     def _numbered_before(self, first: str, second: str) -> bool:
         """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``)."""
