@@ -156,6 +156,17 @@ FAMILIES = {
                                   "{L}Forearm", "{L}Hand", "{L}Finger0"),
     "words the other way round": family("Leg_Upper_{L}", "Leg_Lower_{L}", "Foot_{L}", "Toe_{L}", "Clavicle_{L}",
                                         "Arm_Upper_{L}", "Arm_Lower_{L}", "Hand_{L}", ""),
+    "maya humanik": family("Character1_{Left}UpLeg", "Character1_{Left}Leg", "Character1_{Left}Foot",
+                           "Character1_{Left}ToeBase", "Character1_{Left}Shoulder", "Character1_{Left}Arm",
+                           "Character1_{Left}ForeArm", "Character1_{Left}Hand", "Character1_{Left}HandIndex1"),
+    "maya joints": family("{L}_thigh_jnt", "{L}_knee_jnt", "{L}_ankle_jnt", "{L}_toe_jnt", "{L}_clavicle_jnt",
+                          "{L}_shoulder_jnt", "{L}_elbow_jnt", "{L}_wrist_jnt", ""),
+    "bind joints with a tag": family("Bn_{L}_UpLeg_bind", "Bn_{L}_Leg_bind", "Bn_{L}_Foot_bind", "Bn_{L}_Toe_bind",
+                                     "Bn_{L}_Clavicle_bind", "Bn_{L}_Arm_bind", "Bn_{L}_ForeArm_bind",
+                                     "Bn_{L}_Hand_bind", ""),
+    "rigify deform bones exported": family("DEF-thigh.{L}", "DEF-shin.{L}", "DEF-foot.{L}", "DEF-toe.{L}",
+                                           "DEF-shoulder.{L}", "DEF-upper_arm.{L}", "DEF-forearm.{L}",
+                                           "DEF-hand.{L}", ""),
     "mmd_tools english": family("leg_{L}", "knee_{L}", "ankle_{L}", "toe_{L}", "shoulder_{L}", "arm_{L}",
                                 "elbow_{L}", "wrist_{L}", "index1_{L}"),
 }
@@ -508,6 +519,12 @@ MAKEHUMAN_SPLIT = {"thigh": ["upperleg01.L", "upperleg02.L"], "shin": ["lowerleg
 DAZ_SPLIT = {"thigh": ["lThighBend", "lThighTwist"], "shin": ["lShin"], "foot": ["lFoot"],
              "upper": ["lShldrBend", "lShldrTwist"], "fore": ["lForearmBend", "lForearmTwist"],
              "end_hips": "lToe", "end_chest": "lHand"}
+# Rigify's deform bones exported for a game engine, the rig's controls and ORG- and MCH- bones left behind:
+# each segment in two, the second numbered as Blender numbers a copy.
+RIGIFY_EXPORT_SPLIT = {"thigh": ["DEF-thigh.L", "DEF-thigh.L.001"], "shin": ["DEF-shin.L", "DEF-shin.L.001"],
+                       "foot": ["DEF-foot.L"], "upper": ["DEF-upper_arm.L", "DEF-upper_arm.L.001"],
+                       "fore": ["DEF-forearm.L", "DEF-forearm.L.001"], "end_hips": "DEF-toe.L",
+                       "end_chest": "DEF-hand.L"}
 # Auto-Rig Pro's exports (FBX, glTF) name each segment's halves twist and stretch, the twist first in the
 # upper ones.
 ARP_SPLIT = {"thigh": ["thigh_twist.l", "thigh_stretch.l"], "shin": ["leg_stretch.l", "leg_twist.l"],
@@ -523,6 +540,10 @@ ARP_SPLIT = {"thigh": ["thigh_twist.l", "thigh_stretch.l"], "shin": ["leg_stretc
     # DAZ Genesis 3 and 8 put a twist bone after the bend bone: the shin has none, the forearm has.
     (DAZ_SPLIT, (("lThighBend", "lThighTwist", "lShin"), "lFoot", ("lThighTwist",)),
      (("lShldrBend", "lShldrTwist", "lForearmBend", "lForearmTwist"), "lHand", ("lShldrTwist", "lForearmTwist"))),
+    (RIGIFY_EXPORT_SPLIT, (("DEF-thigh.L", "DEF-thigh.L.001", "DEF-shin.L", "DEF-shin.L.001"), "DEF-foot.L",
+                           ("DEF-thigh.L.001", "DEF-shin.L.001")),
+     (("DEF-upper_arm.L", "DEF-upper_arm.L.001", "DEF-forearm.L", "DEF-forearm.L.001"), "DEF-hand.L",
+      ("DEF-upper_arm.L.001", "DEF-forearm.L.001"))),
     (ARP_SPLIT, (("thigh_twist.l", "thigh_stretch.l", "leg_stretch.l", "leg_twist.l"), "foot.l",
                  ("thigh_stretch.l", "leg_twist.l")),
      (("c_arm_twist_offset.l", "arm_stretch.l", "forearm_stretch.l", "forearm_twist.l"), "hand.l",

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Container
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mathutils import Vector
 
@@ -243,8 +243,9 @@ class _Name:
         return bool(_NOT_LIMB_WORDS.intersection(self.words))
 
 
-# Words an exporter puts after every bone's own word ("leg_joint_L_1"); dropped after a whole-limb word.
-_FILLER_WORDS = frozenset({"joint", "jnt"})
+# Words an exporter or a rigger puts after every bone's own word (COLLADA's "leg_joint_L_1", Maya's
+# "L_knee_jnt", "l_thigh_bind"); dropped after a limb word.
+_FILLER_WORDS = frozenset({"joint", "jnt", "bind", "bnd"})
 _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 
 
@@ -293,8 +294,7 @@ def _read_name(name: str, known: Container[str]) -> _Name:
         if kept != words and "".join(kept) in _VOCABULARY | _THIRD_SEGMENTS:
             position = position or next(_POSITION_WORDS[word] for word in words if word in _POSITION_WORDS)
             words = kept
-    if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in _NUMBERED:
-        # An exporter's word for every bone after the limb word: COLLADA's "leg_joint_L_1".
+    if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in _VOCABULARY:
         words.pop()
         glued.pop()
     if len(words) >= 2 and words[-1] == "stretch" and "".join(words[:-1]) in _VOCABULARY:
@@ -317,12 +317,25 @@ class _Names:
     def __init__(self, skeleton: Skeleton) -> None:
         self.read: dict[str, _Name] = skeleton.read_names
         self.known = skeleton.bones.keys()
+        self.around: bool | None = None  # see _rig_around
 
     def __getitem__(self, name: str) -> _Name:
         read = self.read.get(name)
         if read is None:
-            read = self.read[name] = _read_name(name, self.known)
+            read = _read_name(name, self.known)
+            if read.generated == "DEF" and not self._rig_around():
+                read = replace(read, generated=None)
+            self.read[name] = read
         return read
+
+    def _rig_around(self) -> bool:
+        """Whether a generated rig's DEF- bones have that rig around them: its ORG- or MCH- bones. A
+        game engine's export keeps the DEF- bones alone (Rigify's ``DEF-thigh.L > DEF-thigh.L.001 >
+        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones."""
+        if self.around is None:
+            self.around = any((found := _GENERATED.match(bone)) is not None
+                              and found["prefix"].upper() in ("ORG", "MCH") for bone in self.known)
+        return self.around
 
 
 _LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*_RULE_OF_LOWER, *_NUMBERED}))))
