@@ -417,3 +417,37 @@ def test_save_and_reload(tmp_path):
     assert len(obj.ik_rigger.limbs) == 1
     assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
     assert "foot_IK.L" not in obj.data.bones
+
+
+def test_a_chain_bones_own_turning_constraint_is_named_and_applies_at_fk():
+    """A thigh already turned by a constraint of the user's (a Copy Rotation from a control, as a
+    control rig leaves it): the build says IK turns it whatever the constraint says while IK is
+    on, leaves the constraint as it was, and at FK the thigh turns as before the build."""
+    from ik_rigger import api
+
+    obj = make_armature([*leg_bones("L"), ("control", (0.6, 0, 1.0), (0.6, 0, 1.3), "root", False)])
+    turned = obj.pose.bones["thigh.L"].constraints.new("COPY_ROTATION")
+    turned.name, turned.target, turned.subtarget = "From control", obj, "control"
+    obj.pose.bones["control"].rotation_mode = "XYZ"
+    obj.pose.bones["control"].rotation_euler = (math.radians(20.0), 0.0, 0.0)
+    muted = obj.pose.bones["shin.L"].constraints.new("LIMIT_ROTATION")
+    muted.mute = True  # switched off: nothing to say
+    before = evaluate(obj)
+    limb = api.build(obj, "shin.L")[0]
+    notes = [note for note in limb.notes if "own" in note and "constraint" in note]
+    assert notes == ["'thigh.L' has its own Copy Rotation constraint 'From control': while IK is on, IK turns the "
+                     "bone whatever it says (IK limits are what limit a chain); with IK/FK at FK it applies as before"]
+    assert [(c.name, c.subtarget, c.mute) for c in obj.pose.bones["thigh.L"].constraints][0] == (
+        "From control", "control", False)
+    length = chain_length(obj, ("thigh.L", "shin.L"))
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    at_rest = evaluate(obj)
+    target = at_rest[handle.name].translation.lerp(at_rest["thigh.L"].translation, 0.2)  # toward the hip
+    handle.matrix = Matrix.Translation(target - at_rest[handle.name].translation) @ at_rest[handle.name]
+    posed = evaluate(obj)
+    assert (tail(posed["shin.L"], obj.data.bones["shin.L"].length) - target).length < 1e-3 * length
+    handle["ik_fk"] = 0.0
+    obj.update_tag()  # a custom property set from Python tells no one; the panel's switch does
+    fk = evaluate(obj)
+    assert rotation_degrees(fk["thigh.L"], before["thigh.L"]) < 0.01
+    assert (fk["thigh.L"].translation - before["thigh.L"].translation).length < 1e-5 * length

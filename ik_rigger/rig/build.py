@@ -42,7 +42,7 @@ from ..core.plan import (
 from ..parts.parents import KeptOrigin
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
-from .checks import check_armature, check_limb, solver_constraints
+from .checks import check_armature, check_limb, overridden_by_ik, solver_constraints
 from .constraints import add_constraint, configure
 from .journal import Journal
 from .orient import keep_bone_children
@@ -196,6 +196,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if bone is not None:
                 used[bone] = last
         check_limb(obj, skeleton, limb_plan, options, ours, solvers)
+        limb_plan = replace(limb_plan, notes=limb_plan.notes + tuple(overridden_by_ik(obj, limb_plan, ours)))
         hinges.append(list(limb_plan.hinges))
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)

@@ -126,6 +126,22 @@ def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
                 "delete it; or set the extremity to none.")
 
 
+def overridden_by_ik(obj: bpy.types.Object, limb_plan: LimbPlan, ours: Collection[tuple[str, str]]) -> list[str]:
+    """Notes on the chain bones' own constraints that turn them: IK decides how a chain turns
+    while it is on, over a Copy Rotation, a Child Of or a Limit Rotation alike (Blender's IK
+    limits are the chain's own); at FK they apply as before. Nothing of them changes."""
+    notes = []
+    for bone in limb_plan.chain:
+        for constraint in obj.pose.bones[bone].constraints:
+            if ((bone, constraint.name) in ours or constraint.mute or constraint.influence == 0.0
+                    or constraint.type in _IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
+                continue
+            notes.append(f"'{bone}' has its own {_type_name(constraint.type)} constraint '{constraint.name}': while "
+                         "IK is on, IK turns the bone whatever it says (IK limits are what limit a chain); with IK/FK "
+                         "at FK it applies as before")
+    return notes
+
+
 def _type_name(kind: str) -> str:
     """A constraint type as Blender's interface names it ("Copy Rotation")."""
     return bpy.types.Constraint.bl_rna.properties["type"].enum_items[kind].name
