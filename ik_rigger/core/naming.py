@@ -51,6 +51,19 @@ _JAPANESE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[左右])$")
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # The same in capitals: "LThigh", "RUpperArm"; "LowerLeg" is no side, as its L is followed by lower case.
 _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
+# What comes before the side and is kept as is: a namespace up to the last ':' or '|'
+# (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
+# ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
+# "ValveBiped.Bip01_L_Thigh"), Character Creator ("CC_Base_L_Thigh"), VRM/VRoid
+# ("J_Bip_L_UpperLeg"), or before a side a short tag ("b_LeftUpperArm_09", "Bn_L_Thigh") or
+# a numbered name, Maya's HumanIK character's ("Character1_LeftUpLeg"). A longer word is
+# part of the name: "Skirt_L_Leg" is no leg.
+_NAMESPACE = re.compile(
+    r"^(?P<ns>(?:.*[:|])?"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_"
+    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)_(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
+    r"(?P<rest>.+)$"
+)
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
 _INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
 
@@ -81,21 +94,6 @@ _JAPANESE_WORD = re.compile("|".join(sorted(_JAPANESE_WORDS, key=len, reverse=Tr
 LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowerleg", "foot", "ankle", "toe",
               "hip", "femur", "tibia", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle",
               "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna")
-
-
-# What comes before the side and is kept as is: a namespace up to the last ':' or '|'
-# (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
-# ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
-# "ValveBiped.Bip01_L_Thigh"), Character Creator
-# ("CC_Base_L_Thigh"), VRM/VRoid ("J_Bip_L_UpperLeg"), or before a side a short tag
-# ("b_LeftUpperArm_09", "Bn_L_Thigh") or a numbered name, Maya's HumanIK character's
-# ("Character1_LeftUpLeg"). A longer word is part of the name: "Skirt_L_Leg" is no leg.
-_NAMESPACE = re.compile(
-    r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_"
-    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)_(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
-    r"(?P<rest>.+)$"
-)
 
 
 @dataclass(frozen=True)
