@@ -3,9 +3,9 @@
 By default the IK handle hangs from a bone above the chain's parent (the guide's
 Origin), and so does a pole at the origin: for a leg, one that stands at the ground as
 the guide's Origin does (see ``resolve_origin``), else the bone just above. With Parent
-Switching, they hang from a hidden socket bone instead, which follows one of several parents: the origin, the
-skeleton's root, the torso (the bone the chain hangs from) and a bone the user names.
-The choice is the integer custom property ``parent`` on the handle's pose bone; each
+Switching, they hang from a hidden socket bone instead, which follows one of several
+parents: the origin, the skeleton's root, the torso (the bone the chain hangs from) and a
+bone the user names. The choice is the integer custom property ``parent`` on the handle's pose bone; each
 candidate is an Armature constraint on the socket whose influence is the simple
 expression ``parent == i``, so it plays without IK Rigger. Switching with the
 *Switch Parent* operator keeps the handle and pole where they are.
