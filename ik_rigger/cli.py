@@ -595,17 +595,67 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _tolerate_unprintable() -> Callable[[], None]:
+class _Unread:
+    """A terminal stream whose reader may go away (``| head``): from then on it writes nowhere,
+    and the run goes on to its report instead of ending in a broken pipe."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def _drop(self) -> None:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, self.stream.fileno())
+        os.close(nowhere)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _open_standard_streams() -> None:
+    """A process started with its output closed (by a daemon, by ``>&-``) writes into nothing
+    instead: Blender's own lines, which the batch reads off its output, and the batch's."""
+    for descriptor, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            nowhere = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: this one
+            if nowhere != descriptor:
+                os.dup2(nowhere, descriptor)
+                os.close(nowhere)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(descriptor, "w", closefd=False))
+
+
+def _tolerant_terminal(worker: bool) -> Callable[[], None]:
     """Let the terminal show what its encoding cannot as escapes (``\u5de6``), not fail: a file or
-    bone named in Japanese on a Latin-1 terminal must not stop a run. Returns how to undo it."""
+    bone named in Japanese on a Latin-1 terminal must not stop a run. Outside a worker (whose
+    output is the run's own channel), a reader that goes away silences the run, never stops it.
+    Returns how to undo both."""
     changed = []
     for stream in (sys.stdout, sys.stderr):
         errors = getattr(stream, "errors", None)
         if errors == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
             changed.append(stream)
+    streams = sys.stdout, sys.stderr
+    if not worker:
+        sys.stdout, sys.stderr = _Unread(sys.stdout), _Unread(sys.stderr)  # type: ignore[assignment]
 
     def undo() -> None:
+        sys.stdout, sys.stderr = streams
         for stream in changed:
             stream.reconfigure(errors="strict")
 
@@ -625,9 +675,10 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     """
     stop = _Stop()
     restore = stop.install()
-    tolerated = _tolerate_unprintable()
     spare = list(ready)
     worker = "--worker" in argv
+    _open_standard_streams()
+    tolerated = _tolerant_terminal(worker)
     system_temp = os.environ.get("TMPDIR")
     try:
         if not worker:

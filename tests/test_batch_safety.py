@@ -741,3 +741,27 @@ def test_names_the_terminal_cannot_show_are_escaped_not_fatal(tmp_path, jobs):
     report = report_of(tmp_path / "report.json")
     assert [report[name]["status"] for name in ("ミク.blend", "b.blend")] == ["rigged", "rigged"]
     assert limbs_in(tmp_path / "out" / "ミク.blend") == ["右ひざ", "右手捩", "左ひざ", "左手捩"]
+
+
+def test_a_reader_that_goes_away_or_a_closed_output_never_stops_the_run(tmp_path):
+    """Piped into ``head -1``, the run used to end in a broken pipe after the first file, with the
+    other files not rigged and no report; started with its output closed, every file failed.
+    Now the run goes on silently to the end and writes its report."""
+    sources = [save_character(tmp_path / "in" / f"{name}.blend") for name in "abc"]
+    command = [sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--report",
+               str(tmp_path / "report.json")]
+    before = checksums(sources)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    first = next(line for line in process.stdout if line.startswith("[1/"))  # past Blender's own start-up lines
+    assert first.startswith("[1/3] rigged")
+    process.stdout.close()  # as head does once it has its line
+    assert process.wait(timeout=300) == 0
+    assert [entry["status"] for entry in report_of(tmp_path / "report.json").values()] == ["rigged"] * 3
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.blend", "b.blend", "c.blend"]
+    shutil.rmtree(tmp_path / "out")
+    closed = run(*command[2:], keep=sources, prefix=["sh", "-c", 'exec "$@" >&- 2>&-', "sh"])
+    assert closed.returncode == 0
+    assert [entry["status"] for entry in report_of(tmp_path / "report.json").values()] == ["rigged"] * 3
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.blend", "b.blend", "c.blend"]
+    assert checksums(sources) == before
