@@ -556,8 +556,9 @@ _STATUSES = ("rigged", "planned", "failed", "interrupted", "not started")
 
 def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
     counts = {status: sum(1 for result in results if result.status == status) for status in _STATUSES}
-    limbs = sum(result.limb_count for result in results)
-    armatures = sum(1 for result in results for armature in result.armatures if armature.limbs)
+    rigged = [result for result in results if result.status == "rigged"]  # a failed save rigged nothing
+    limbs = sum(result.limb_count for result in rigged)
+    armatures = sum(1 for result in rigged for armature in result.armatures if armature.limbs)
     lines = [f"{len(results)} file(s) in {seconds:.1f} s: {counts['rigged']} rigged ({limbs} limbs on "
              f"{armatures} armature(s)), " + ", ".join(f"{counts[status]} {status}" for status in _STATUSES[1:]
                                                       if counts[status] or status in ("planned", "failed"))]

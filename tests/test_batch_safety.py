@@ -20,7 +20,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import both_legs, leg_bones, make_armature
+from helpers import DATA, both_legs, leg_bones, make_armature
 from test_batch import ENTRY, digest, limbs_in, save_character
 
 TEMP_MARK = "ik_rigger-tmp"
@@ -765,3 +765,31 @@ def test_a_reader_that_goes_away_or_a_closed_output_never_stops_the_run(tmp_path
     assert [entry["status"] for entry in report_of(tmp_path / "report.json").values()] == ["rigged"] * 3
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.blend", "b.blend", "c.blend"]
     assert checksums(sources) == before
+
+
+def test_a_full_disk_fails_the_file_naming_its_free_space_and_leaves_nothing(tmp_path):
+    """A disk that fills up: Blender's own error for it reads "No such file or directory". The
+    file's failure names the disk's free space, nothing of it is left there (no temporary file),
+    the files before it stay rigged, and the summary counts only the limbs of files rigged. The
+    run gets a disk of 1 MB of its own (a mount of its own, in a namespace of its own)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare to give the run a small disk of its own")
+    small_file = save_character(tmp_path / "in" / "a.blend")
+    motion = tmp_path / "in" / "b.bvh"
+    shutil.copy(DATA / "mixamo_freebvh.bvh", motion)  # rigged, about 2 MB: more than the disk holds
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size=1m none "$0" || exit 77; "$@"; code=$?; '
+              'ls -A "$0/out" > "$0.listing"; exit $code')
+    result = run(str(tmp_path / "in"), "--out", str(disk / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[small_file, motion], prefix=["unshare", "-m", "sh", "-c", script, str(disk)])
+    if result.returncode == 77:
+        pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = report_of(tmp_path / "report.json")
+    assert report["a.blend"]["status"] == "rigged"
+    assert report["b.bvh"]["status"] == "failed"
+    assert "MB free" in report["b.bvh"]["error"] and "its disk has room" in report["b.bvh"]["error"]
+    assert (tmp_path / "disk.listing").read_text().split() == ["a.blend"]
+    assert "1 rigged (2 limbs on 1 armature(s))" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import gzip
+import io
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -317,12 +318,16 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     operator = _operator(importer)
     settings = {**importer.settings, **config.imports.get(fmt, {})}
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True, load_ui=False)
+    # What an importer prints itself (the FBX importer prints the traceback of a file it cannot
+    # read) is held back with Blender's lines: the error says what went wrong.
+    held = io.StringIO()
     try:
-        with blender_output() as lines:
+        with blender_output() as lines, redirect_stderr(held):
             done = operator(filepath=str(path), **settings)
     except RuntimeError as error:
         raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({blender_error(error)})",
                        hint="The file may be corrupt or use what the importer does not support.") from error
+    lines.extend(held.getvalue().splitlines())
     if "FINISHED" not in done:
         raise RigError(f"Blender's {fmt.upper()} importer did not import '{path}'",
                        hint="Check the file in Blender: File > Import.")
@@ -442,6 +447,20 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
                 leftover.unlink()
 
 
+# Below this much free space, a failed save names it: Blender's own error for a full disk
+# ("No such file or directory") does not.
+_LITTLE_ROOM = 256 * 1024 * 1024
+
+
+def _room(folder: Path) -> str:
+    """'; its disk has 0.2 MB free' when the disk holding ``folder`` is nearly full, else ''."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return ""
+    return f"; its disk has {free / 1e6:.1f} MB free" if free < _LITTLE_ROOM else ""
+
+
 def _writer(compress: bool) -> Callable[[Path], None]:
     def write(temporary: Path) -> None:
         try:
@@ -449,8 +468,9 @@ def _writer(compress: bool) -> Callable[[Path], None]:
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
                                             compress=compress)
         except RuntimeError as error:
-            raise RigError(f"Blender cannot write '{temporary.parent}' ({blender_error(error)})",
-                           hint="Check that the folder can be written.") from error
+            folder = temporary.parent
+            raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){_room(folder)}",
+                           hint="Check that the folder can be written and that its disk has room.") from error
         if not temporary.exists():
             raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
 
