@@ -793,3 +793,15 @@ def test_a_full_disk_fails_the_file_naming_its_free_space_and_leaves_nothing(tmp
     assert (tmp_path / "disk.listing").read_text().split() == ["a.blend"]
     assert "1 rigged (2 limbs on 1 armature(s))" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_name_near_the_file_systems_limit_is_rigged(tmp_path):
+    """A 252-byte file name fits the file system, but the temporary file beside its output (the
+    name, the process and the mark) did not: "File name too long". The temporary name is cut."""
+    source = save_character(tmp_path / "in" / ("é" * 122 + "_x.blend"))
+    assert len(source.name.encode("utf-8")) == 252
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[source])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [path.name for path in (tmp_path / "out").iterdir()] == [source.name]
+    assert limbs_in(tmp_path / "out" / source.name) == ["shin.L", "shin.R"]

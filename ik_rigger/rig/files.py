@@ -334,9 +334,17 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     return load_reports(lines)
 
 
+# The longest file name most file systems take, in bytes.
+_NAME_BYTES = 255
+
+
 def temporary_for(target: Path) -> Path:
-    """This process's temporary file for ``target``, beside it."""
-    return target.with_name(f".{target.name}.{os.getpid()}{TEMP_SUFFIX}")
+    """This process's temporary file for ``target``, beside it; the target's name cut as need be
+    so that the name, and Blender's own temporary file beside it (the name and "@"), fit."""
+    ending = f".{os.getpid()}{TEMP_SUFFIX}"
+    room = _NAME_BYTES - 1 - len(ending.encode("utf-8")) - 1  # the leading dot, Blender's "@"
+    stem = target.name.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return target.with_name(f".{stem}{ending}")
 
 
 def _alive(pid: int) -> bool:
