@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from mathutils import Vector
 
-from . import naming
+from . import geometry, naming
 from .model import Skeleton, automatic_extremity
 
 LEG = "LEG"
@@ -137,8 +137,6 @@ _MAX_LAST_SHARE = 1.5
 # A chain bone whose tail lies farther than this share of its segment from the next joint points
 # elsewhere (an importer's guess): IK would carry that tail, not the joint, to the handle.
 _MAX_TAIL_OFF = 0.5
-# Children whose heads lie within this share of the segment of each other start at one joint.
-_SAME_JOINT = 0.02
 # Two bones named as the halves of one segment must continue each other's line, joint to
 # joint, within this angle: a knee or an elbow, however straight, is told apart by its names.
 HALF_MAX_DEGREES = 20.0
@@ -592,7 +590,7 @@ class _Reader:
         head = self.skeleton[bone].head
         joint = children[0].head
         span = (joint - head).length
-        if span < _EPSILON or any((child.head - joint).length > _SAME_JOINT * span for child in children):
+        if span < _EPSILON or any((child.head - joint).length > geometry.SAME_JOINT * span for child in children):
             return None
         return joint, sorted(child.name for child in children)
 

@@ -17,6 +17,8 @@ from mathutils import Matrix, Quaternion, Vector
 STRAIGHT_DEGREES = 0.1
 # How far a straight chain is pre-bent; IK Rigger promises at most 2 degrees.
 PREBEND_DEGREES = 1.0
+# Bone heads within this share of a segment's length of each other start at one joint.
+SAME_JOINT = 0.02
 
 AXES = {
     "X_POS": Vector((1.0, 0.0, 0.0)),

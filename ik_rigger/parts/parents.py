@@ -18,7 +18,7 @@ from typing import Any
 
 from mathutils import Vector
 
-from ..core import body, naming
+from ..core import body, geometry, naming
 from ..core.errors import RigError
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PropertyPlan, Skeleton
 from .base import Draft, Item, Part, option
@@ -28,9 +28,6 @@ TAG_SOCKET = "IK_parent"
 PARENT = "parent"
 CONSTRAINT_PARENT = "IK Rigger Parent"
 SWITCH_OPERATOR = "ik_rigger.switch_parent"
-
-# Bones whose heads lie within this share of the chain's first bone of each other start at one joint.
-_SAME_JOINT = 0.02
 
 PARENT_MODE_ITEMS: tuple[Item, ...] = (
     ("AUTO", "Automatic", "A bone above the chain's parent (the guide's Origin): for a leg, the nearest one at the "
@@ -98,7 +95,7 @@ def _past_helpers(skeleton: Skeleton, bone: str, chain: tuple[str, ...]) -> str 
     joint), the first that starts elsewhere; the parent itself when all of them start there."""
     parent = skeleton[bone].parent
     joint = skeleton[bone].head
-    near = _SAME_JOINT * (skeleton[chain[0]].tail - skeleton[chain[0]].head).length
+    near = geometry.SAME_JOINT * (skeleton[chain[0]].tail - skeleton[chain[0]].head).length
     return next((above for above in skeleton.ancestors(bone) if (skeleton[above].head - joint).length > near), parent)
 
 

@@ -28,6 +28,7 @@ import addon_utils
 import bpy
 
 from .. import api
+from ..core import naming
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
@@ -343,8 +344,7 @@ def temporary_for(target: Path) -> Path:
     so that the name, and Blender's own temporary file beside it (the name and "@"), fit."""
     ending = f".{os.getpid()}{TEMP_SUFFIX}"
     room = _NAME_BYTES - 1 - len(ending.encode("utf-8")) - 1  # the leading dot, Blender's "@"
-    stem = target.name.encode("utf-8")[:room].decode("utf-8", "ignore")
-    return target.with_name(f".{stem}{ending}")
+    return target.with_name(f".{naming.clipped(target.name, room)}{ending}")
 
 
 def _alive(pid: int) -> bool:
