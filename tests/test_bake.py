@@ -565,7 +565,9 @@ def test_a_clip_linked_from_a_library_is_left_to_the_library(tmp_path, capsys):
     keys = _keys_of(linked)
     assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
     assert _keys_of(linked) == keys
-    assert "'kick_local'" in "".join(capsys.readouterr()) and len(obj.ik_rigger.limbs) == 1
+    out = "".join(capsys.readouterr())
+    assert "'kick_local'" in out and len(obj.ik_rigger.limbs) == 1
+    assert "the action 'kick' also moves shin.L but was left as it is: it is linked from the library" in out
 
 
 def test_clips_are_only_named_when_the_option_ignores_motion(capsys):
@@ -741,3 +743,67 @@ def test_a_straight_limb_its_motion_leaves_straight_is_pre_bent_still():
     obj.pose.bones[obj.ik_rigger.limbs[0].handle]["ik_fk"] = 1.0
     assert any("kept the limb's motion" in message for message in api.remove(obj, "shin.L"))
     assert_plays_the_same(obj, expected, length)
+
+
+def _stored_take_keying_a_lost_bone(obj: bpy.types.Object) -> bpy.types.Action:
+    """The kick as a take the file keeps (a fake user, no NLA), that also keys a bone the armature
+    no longer has, as exported takes key an exporter's helper bones or a bone deleted since."""
+    _walk, kick = _with_clips(obj)
+    for track in list(obj.animation_data.nla_tracks):
+        obj.animation_data.nla_tracks.remove(track)
+    kick.use_fake_user = True
+    bpy.ops.object.mode_set(mode="EDIT")
+    prop = obj.data.edit_bones.new("prop")
+    prop.head, prop.tail = (0.5, 0, 1), (0.5, 0, 1.2)
+    bpy.ops.object.mode_set(mode="POSE")
+    walk = obj.animation_data.action
+    obj.animation_data.action = kick
+    obj.pose.bones["prop"].location = (0.0, 0.3, 0.0)
+    obj.pose.bones["prop"].keyframe_insert("location", frame=3)
+    obj.animation_data.action = walk
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["prop"])
+    bpy.ops.object.mode_set(mode="POSE")
+    assert any("prop" in path for path, _ in _keys_of(kick))
+    return kick
+
+
+def test_a_take_that_also_keys_bones_the_armature_lacks_keeps_playing(capsys):
+    """A take keying a bone the armature lacks is still this armature's (it has more of its bones
+    than any other): the build keys the controls into it, so it plays as it did when made active.
+    Before, it was passed over without a word and its leg played under the IK, far off."""
+    obj, chain = animated_leg()
+    kick = _stored_take_keying_a_lost_bone(obj)
+    walk = obj.animation_data.action
+    _playing(obj, kick)
+    expected = _deforming(obj, range(1, 18))
+    _playing(obj, walk)
+    bpy.context.scene.frame_set(1)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert "in the file's other clips 'kick'" in "".join(capsys.readouterr())
+    length = chain_length(obj, chain)
+    _playing(obj, kick)
+    for frame, deforms in _deforming(obj, range(1, 18)).items():
+        for name, deform in deforms.items():
+            moved = (expected[frame][name].translation - deform.translation).length
+            assert moved < 1e-4 * length, (frame, name, moved / length)
+
+
+def test_a_take_another_armature_fits_as_well_is_named_not_passed_over(capsys):
+    """A take that another armature of the file fits as well (the same bone names) may be either's:
+    it is left as it is, and the build's notes name it, the limb it moves, and what to do."""
+    obj, _chain = animated_leg()
+    kick = _stored_take_keying_a_lost_bone(obj)
+    keys = _keys_of(kick)
+    twin = make_armature(leg_bones(), name="Twin", mode="OBJECT")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    assert twin.data != obj.data
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    out = "".join(capsys.readouterr())
+    assert "the action 'kick' also moves shin.L but was left as it is" in out
+    assert "the armature 'Twin' fits it as well, with as many of the bones it keys; to play it through the rig, " \
+        "make it active on this armature and key the controls from it with Bake IK/FK (FK to IK)" in out
+    assert _keys_of(kick) == keys

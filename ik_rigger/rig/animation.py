@@ -50,29 +50,54 @@ def action_paths(action: bpy.types.Action) -> Iterator[str]:
         yield from (curve.data_path for curve in action.fcurves)
 
 
+# What an animator does to play through the rig a clip a build left as it was.
+_REMEDY = "to play it through the rig, make it active on this armature and key the controls from it with Bake IK/FK " \
+    "(FK to IK)"
+
+
 def stored_clips(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]]:
     """Actions kept in the file for ``obj`` without playing anywhere, with the slot they would
     play through (None before Blender 4.4): an FBX file's other takes, kept with a fake user.
+    See ``claimed_clips``."""
+    return claimed_clips(obj)[0]
 
-    Only an action no datablock uses, whose bones are all bones of ``obj``'s armature (it may
-    move the object too, as takes do), and that no other armature in the file could play as
-    well (each of its bones there too), is taken for one of ``obj``'s; one with several object
-    slots is not.
+
+def claimed_clips(obj: bpy.types.Object) -> tuple[list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]],
+                                                  list[tuple[bpy.types.Action, str]]]:
+    """The actions kept in the file for ``obj`` (``stored_clips``), and those that key bones of
+    ``obj`` but are not taken for it, each with why (for the build's notes: no clip is passed
+    over without a word).
+
+    An action no datablock uses is ``obj``'s when ``obj``'s armature has more of the bones it
+    keys than any other armature in the file: a take may also key bones this armature lacks
+    (an exporter's helper bones, a bone deleted since), which play nothing. An action that
+    another armature fits as well is left alone, as is one with several object slots.
     """
-    armatures = [other.data for other in bpy.data.objects if other.type == "ARMATURE" and other.data != obj.data]
-    found = []
+    armatures = [other for other in bpy.data.objects if other.type == "ARMATURE" and other.data != obj.data]
+    found: list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]] = []
+    passed: list[tuple[bpy.types.Action, str]] = []
     for action in bpy.data.actions:
         if action.users != (1 if action.use_fake_user else 0):
             continue
         names = {name for name in map(bone_of_path, action_paths(action)) if name is not None}
-        if not names or any(name not in obj.data.bones for name in names) or any(
-                all(name in other.bones for name in names) for other in armatures):
+        mine = sum(name in obj.data.bones for name in names)
+        if not mine:
+            continue
+        shared = {other.name: sum(name in other.data.bones for name in names) for other in armatures}
+        if any(count > mine for count in shared.values()):
+            continue  # another armature's
+        tied = [name for name, count in shared.items() if count == mine]
+        if tied:
+            passed.append((action, f"the armature '{tied[0]}' fits it as well, with as many of the bones it "
+                                       f"keys; {_REMEDY}"))
             continue
         slots = [slot for slot in getattr(action, "slots", ()) if slot.target_id_type == "OBJECT"]
         if hasattr(action, "slots") and len(slots) != 1:
+            passed.append((action, f"it has {len(slots)} object slots, none of them this armature's alone; "
+                                   f"{_REMEDY}"))
             continue
         found.append((action, slots[0] if slots else None))
-    return found
+    return found, passed
 
 
 def strip_actions(data: bpy.types.AnimData) -> list[tuple[bpy.types.Action, bpy.types.bpy_struct | None]]:

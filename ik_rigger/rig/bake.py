@@ -25,7 +25,15 @@ from mathutils import Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import records
-from .animation import action_paths, bone_of_path, existing_fcurve, fcurve_owners, stored_clips, strip_actions
+from .animation import (
+    action_paths,
+    bone_of_path,
+    claimed_clips,
+    existing_fcurve,
+    fcurve_owners,
+    stored_clips,
+    strip_actions,
+)
 from .asleep import asleep, followers
 from .journal import Journal
 
@@ -223,6 +231,19 @@ def other_clips(obj: bpy.types.Object) -> list[Clip]:
         if action not in playing and action.library is None and action.name not in clips:
             clips[action.name] = Clip(action, slot)
     return [clips[name] for name in sorted(clips)]
+
+
+def passed_clips(obj: bpy.types.Object) -> list[tuple[Clip, str]]:
+    """The file's actions that key bones of ``obj`` but are not among its clips to key, each with
+    why: one another armature fits as well (``animation.claimed_clips``), or a clip linked from a
+    library, which cannot take keys here. A build names those that move a limb."""
+    data = obj.animation_data
+    clips = [*strip_actions(data), *stored_clips(obj)] if data is not None else stored_clips(obj)
+    linked = {action.name: (Clip(action, slot), f"it is linked from the library '{action.library.filepath}' and "
+                            "cannot take keys here: make it local to key the controls into it")
+              for action, slot in clips if action.library is not None}
+    return [*linked.values(), *((Clip(action, None), why) for action, why in claimed_clips(obj)[1]
+                                if action.library is None)]
 
 
 # The pose bone transforms a clip played alone may leave behind (see playing_alone), with their

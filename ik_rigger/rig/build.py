@@ -245,6 +245,7 @@ class _Motion:
         # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
         # its keys go into its own action, so it plays as it did whenever it is made active.
         self.other_clips = bake.other_clips(obj)
+        self.passed = bake.passed_clips(obj)
         shared: dict[str, tuple[bake.Clip, list[int], set[str]]] = {}
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
             if index not in rebuilt and (limb_options.animation == "BAKE" or
@@ -264,6 +265,17 @@ class _Motion:
         bones = _limb_bones(limb_plan)
         names = bake.followed(self.obj, bones)[0]
         return [clip for clip in self.other_clips if clip.moves(names)]
+
+    def _name_passed(self, index: int, limb_plan: LimbPlan, notes: dict[int, list[str]]) -> None:
+        """Name the file's actions that move the limb but are not taken for its clips: their keys stay as
+        they were, so made active on this armature they play under its IK controls."""
+        if self.options[index].animation == "IGNORE" or not self.passed:
+            return
+        names = bake.followed(self.obj, _limb_bones(limb_plan))[0]
+        for clip, why in self.passed:
+            if clip.moves(names):
+                notes.setdefault(index, []).append(
+                    f"the action '{clip.name}' also moves {limb_plan.chain[-1]} but was left as it is: {why}")
 
     def bent_throughout(self) -> set[int]:
         """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
@@ -313,6 +325,7 @@ class _Motion:
                 recording.follow_rests(self.obj)
         for index, (limb_plan, mode) in enumerate(zip(self.plans, self.modes)):
             clips = [(clip, recording) for clip, recording, limbs in self.clips if index in limbs]
+            self._name_passed(index, limb_plan, notes)
             if self.options[index].animation == "IGNORE":  # clips play under its IK (in FK they play as they did)
                 unbaked = [clip.name for clip in self._clips_moving(limb_plan)]
                 if unbaked:
