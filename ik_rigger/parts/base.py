@@ -115,6 +115,14 @@ class Draft:
         """The name of the bone of ``role`` an earlier part made, if any."""
         return next((bone.name for bone in self.bones if bone.role == role), None)
 
+    def rest(self, name: str) -> tuple[Vector, Vector, Vector]:
+        """A chain bone's head, tail and Z axis at rest as the limb will have it (after its edit, if any)."""
+        edit = self.edited.get(name)
+        if edit is not None:
+            return edit.head, edit.tail, edit.z_axis
+        bone = self.skeleton[name]
+        return bone.head, bone.tail, bone.z_axis
+
     @property
     def last(self) -> str:
         return self.chain[-1]

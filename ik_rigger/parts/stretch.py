@@ -39,9 +39,13 @@ def plan(draft: Draft) -> None:
     skeleton, joints, length = draft.skeleton, draft.joints, draft.length
     handle = next(bone for bone in draft.bones if bone.role == ROLE_HANDLE)
     target = draft.new_name(draft.end_bone, TAG_TARGET)
-    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + (handle.tail - handle.head) * 0.5,
-                               handle.z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
-                               hidden=True))
+    # Turned as the chain's last bone is at rest: with the IK's Rotation (Follow Handle Rotation,
+    # which the panel may turn on at any time) that bone takes the target's orientation, so any
+    # other would twist it at rest.
+    head, tail, z_axis = draft.rest(draft.last)
+    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1],
+                               joints[-1] + (tail - head).normalized() * 0.5 * (handle.tail - handle.head).length,
+                               z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
     reach = draft.new_name(draft.chain[0], TAG_REACH)
     along = (joints[1] - joints[0]).normalized()
     draft.bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,

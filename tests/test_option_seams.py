@@ -1,0 +1,65 @@
+"""Options that break each other: each pair a tester found, on Rigify's metarigs and on invented skeletons.
+
+Each test reads the evaluated pose (or the rig's records) after building with the options
+together, with tolerances relative to the chain's length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import addon_utils
+import bpy
+import pytest
+from helpers import chain_length, evaluate, rest, rotation_degrees
+from mathutils import Vector
+
+from ik_rigger import api
+
+# What the IK solver leaves of a reachable target, as a fraction of the chain.
+REACH_TOLERANCE = 1e-4
+
+
+def metarig(kind: str = "human") -> bpy.types.Object:
+    """Rigify's ``kind`` metarig ("human", "wolf"...), active, in Object mode."""
+    addon_utils.enable("rigify", default_set=True)
+    getattr(bpy.ops.object, f"armature_{kind}_metarig_add")()
+    obj = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
+
+
+def tip(matrix, obj: bpy.types.Object, name: str) -> Vector:
+    return matrix @ Vector((0.0, obj.data.bones[name].length, 0.0))
+
+
+@pytest.mark.parametrize("stretch", [0.0, 1.0])
+def test_follow_handle_rotation_rests_untwisted_and_reaches(stretch):
+    """The IK's Rotation makes the shin take its target's orientation: the target rests as the shin does,
+    so the leg rests as built, and a handle carried with an FK pose brings the leg to that pose."""
+    obj = metarig()
+    limb = api.build(obj, "shin.L", use_rotation=True)[0]
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    handle["stretch"] = stretch
+    at_rest = rest(obj)
+    posed = evaluate(obj)
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        assert rotation_degrees(posed[name], at_rest[name]) < 0.01, name
+        assert (posed[name].translation - at_rest[name].translation).length < 1e-5
+    length = chain_length(obj, limb.chain)
+    for thigh, shin in ((30.0, -40.0), (-20.0, 60.0)):
+        handle["ik_fk"] = 0.0
+        for name, angle in (("thigh.L", thigh), ("shin.L", shin)):
+            obj.pose.bones[name].rotation_mode = "XYZ"
+            obj.pose.bones[name].rotation_euler = (math.radians(angle), 0.0, 0.0)
+        fk = evaluate(obj)
+        for name in ("thigh.L", "shin.L"):
+            obj.pose.bones[name].rotation_euler = (0.0, 0.0, 0.0)
+        handle["ik_fk"] = 1.0
+        handle.matrix = fk["shin.L"] @ at_rest["shin.L"].inverted() @ at_rest[handle.name]
+        ik = evaluate(obj)
+        assert (tip(ik["shin.L"], obj, "shin.L") - tip(fk["shin.L"], obj, "shin.L")).length < REACH_TOLERANCE * length
+        assert rotation_degrees(ik["shin.L"], fk["shin.L"]) < 0.01
+        if stretch == 0.0:  # stretched, the solver may reach the same end with a longer thigh, turned less
+            assert rotation_degrees(ik["thigh.L"], fk["thigh.L"]) < 0.01
+
