@@ -63,3 +63,22 @@ def test_follow_handle_rotation_rests_untwisted_and_reaches(stretch):
         if stretch == 0.0:  # stretched, the solver may reach the same end with a longer thigh, turned less
             assert rotation_degrees(ik["thigh.L"], fk["thigh.L"]) < 0.01
 
+
+@pytest.mark.parametrize("kind", ["human", "wolf"])
+def test_fix_orientation_leaves_bones_outside_the_chain_alone(kind):
+    """A chain of 3 from the shin takes in the bone the thigh hangs from, whose tail starts the spine
+    above it: fixing the chain's orientation keeps that tail, so no bone outside the chain moves."""
+    obj = metarig(kind)
+    before, posed_before = rest(obj), evaluate(obj)
+    limb = api.build(obj, "shin.L", chain_length=3, fix_orientation=True)[0]
+    assert len(limb.chain) == 3 and any("kept their tail" in note for note in limb.notes)
+    after, posed = rest(obj), evaluate(obj)
+    length = chain_length(obj, limb.chain)
+    outside = set(before) - set(limb.chain)
+    assert outside and outside <= set(after)
+    for name in outside:  # within what Edit mode's round trip leaves of any bone
+        assert rotation_degrees(after[name], before[name]) < 0.01, name
+        assert (after[name].translation - before[name].translation).length < 1e-4 * length, name
+        assert (tip(after[name], obj, name) - tip(before[name], obj, name)).length < 1e-4 * length, name
+        assert rotation_degrees(posed[name], posed_before[name]) < 0.01, name
+        assert (posed[name].translation - posed_before[name].translation).length < 1e-4 * length, name
