@@ -82,3 +82,28 @@ def test_fix_orientation_leaves_bones_outside_the_chain_alone(kind):
         assert (tip(after[name], obj, name) - tip(before[name], obj, name)).length < 1e-4 * length, name
         assert rotation_degrees(posed[name], posed_before[name]) < 0.01, name
         assert (posed[name].translation - posed_before[name].translation).length < 1e-4 * length, name
+
+
+@pytest.mark.parametrize("kind", ["human", "wolf"])
+def test_stretch_leaves_a_chain_root_that_carries_the_body_unscaled_and_reaches(kind):
+    """A chain of 3 from the shin takes in the hips, which carry the spine and the other leg: at full
+    stretch only the leg's segments stretch, so the body keeps its size and the foot reaches."""
+    obj = metarig(kind)
+    limb = api.build(obj, "shin.L", chain_length=3)[0]
+    root = limb.chain[0]
+    assert any(f"{root} do not stretch" in note for note in limb.notes)
+    at_rest = rest(obj)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    handle["stretch"] = 1.0
+    length = chain_length(obj, limb.chain)
+    start, end = at_rest[root].translation, tip(at_rest["shin.L"], obj, "shin.L")
+    for share in (0.7, 0.9, 1.2):
+        target = start.lerp(end, share)
+        matrix = at_rest[handle.name].copy()
+        matrix.translation = target + (at_rest[handle.name].translation - end)
+        handle.matrix = matrix
+        posed = evaluate(obj)
+        assert (tip(posed["shin.L"], obj, "shin.L") - target).length < REACH_TOLERANCE * length, share
+        assert tuple(posed[root].to_scale()) == pytest.approx((1.0, 1.0, 1.0), abs=1e-5)
+        if share > 1.0:
+            assert posed["thigh.L"].to_scale()[1] > 1.1 and posed["shin.L"].to_scale()[1] > 1.1

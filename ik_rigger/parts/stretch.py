@@ -5,7 +5,10 @@ never lies further than Maximum Stretch times the chain's length from REACH, a p
 the chain's root that moves with the body (a Limit Distance constraint). Every chain
 bone's IK stretch is driven by the handle's ``stretch`` (an average of one variable: no
 Python), so at 0 the bones keep their length and scale, and at 1 the chain reaches the
-target. The IK constraint always allows stretch; the bones' values decide.
+target. The IK constraint always allows stretch; the bones' values decide. A chain bone
+that carries more than the limb (the hips at the root of a chain of 3, which carry the
+spine and the other leg) is no segment of it and is not driven: stretched, Blender's IK
+shrank it and the whole body with it, and the foot fell short.
 """
 
 from __future__ import annotations
@@ -55,7 +58,21 @@ def plan(draft: Draft) -> None:
         ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * draft.options.max_stretch),
         ("owner_space", "POSE"), ("target_space", "POSE"))))
     draft.properties.append(PropertyPlan(draft.handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
-    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),))) for name in draft.chain)
+    carriers = carrying(draft)
+    if carriers:
+        draft.notes.append(f"the bone(s) {', '.join(carriers)} do not stretch: they carry bones outside the limb "
+                           "(the body, another limb), which would shrink and grow with them")
+    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),)))
+                         for name in draft.chain if name not in carriers)
+
+
+def carrying(draft: Draft) -> list[str]:
+    """The chain bones with a child outside the limb that carries bones of its own (the spine above the
+    hips, the other leg): not a segment of the limb, so not one to stretch."""
+    limb = {*draft.chain, draft.extremity}
+    skeleton = draft.skeleton
+    return [name for name in draft.chain
+            if any(child.name not in limb and skeleton.children(child.name) for child in skeleton.children(name))]
 
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
