@@ -107,3 +107,40 @@ def test_stretch_leaves_a_chain_root_that_carries_the_body_unscaled_and_reaches(
         assert tuple(posed[root].to_scale()) == pytest.approx((1.0, 1.0, 1.0), abs=1e-5)
         if share > 1.0:
             assert posed["thigh.L"].to_scale()[1] > 1.1 and posed["shin.L"].to_scale()[1] > 1.1
+
+
+def test_both_sides_mirrors_every_bone_an_option_names():
+    """Both Sides gives the other side's limb the mirrored bone of every option that names one,
+    Other Parent too: the right foot's handle follows the right hand when switched to it."""
+    obj = metarig()
+    left, right = api.build(obj, "shin.L", both_sides=True, parent_switch=True, other_parent="hand.L",
+                            extremity_mode="BONE", extremity_name="foot.L")
+    assert right.chain[-1] == "shin.R" and right.extremity == "foot.R"
+    assert api.parent_choices(obj, "shin.R")[-1] == "Other (hand.R)"
+    api.switch_parent(obj, "shin.R", "Other")
+    api.switch_parent(obj, "shin.L", "Other")
+    length = chain_length(obj, right.chain)
+    before = evaluate(obj)
+    obj.pose.bones["upper_arm.R"].rotation_mode = "XYZ"
+    obj.pose.bones["upper_arm.R"].rotation_euler = (0.0, 0.0, math.radians(30.0))
+    posed = evaluate(obj)
+    for limb, moved in ((right, True), (left, False)):
+        handle = limb.bones["HANDLE"]
+        shift = (posed[handle].translation - before[handle].translation).length
+        assert (shift > 0.05 * length) == moved, (handle, shift)
+
+
+def test_an_option_naming_a_renamed_extremity_follows_the_rename():
+    """The record keeps the options a limb was built with; one naming the extremity follows its rename,
+    so rebuilding from the record still finds it."""
+    obj = metarig()
+    api.build(obj, "shin.L", extremity_mode="BONE", extremity_name="foot.L")
+    obj.data.bones["foot.L"].name = "Foot_Left"
+    api.upgrade(obj)  # what every operator and build does first: the records follow renames
+    limb = api.limbs(obj)[0]
+    assert limb.extremity == "Foot_Left"
+    record = obj.ik_rigger.limbs[0]
+    assert record.extremity_name == "Foot_Left"
+    rebuilt = api.build(obj, "shin.L", **{name: getattr(record.to_options(), name)
+                                          for name in ("extremity_mode", "extremity_name")})[0]
+    assert rebuilt.extremity == "Foot_Left"

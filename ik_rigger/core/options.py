@@ -14,15 +14,15 @@ every part's fields, in the parts' order. Everything else is derived from it:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..parts import PARTS
 from ..parts.base import Option, option
 from .errors import RigError
 
-__all__ = ["Declared", "LimbOptions", "Option", "check", "option", "schema"]
+__all__ = ["Declared", "LimbOptions", "Option", "check", "option", "renamed_bones", "schema"]
 
 
 def _assemble() -> type:
@@ -73,6 +73,14 @@ _SCHEMA = _declared()
 def schema() -> Iterator[Declared]:
     """Every build option, in the order the panels show them."""
     return iter(_SCHEMA)
+
+
+def renamed_bones(options: LimbOptions, rename: Callable[[str], str | None]) -> LimbOptions:
+    """``options`` with each bone an option names (``Option.bone``) passed through ``rename``: the
+    other side's bone for Both Sides, a bone's new name after a rename; kept where it gives None."""
+    changes = {declared.name: rename(value) for declared in schema() if declared.option.bone
+               for value in (getattr(options, declared.name),) if value}
+    return replace(options, **{name: value for name, value in changes.items() if value})
 
 
 def check(options: LimbOptions, bone: str = "") -> None:

@@ -26,6 +26,7 @@ from mathutils import Vector
 from ..core import geometry, joints, naming
 from ..core.checks import check_mirrored
 from ..core.errors import RigError
+from ..core.options import renamed_bones
 from ..core.plan import (
     PALETTE_CHAIN,
     ConstraintPlan,
@@ -949,12 +950,8 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if other is None or other not in names:
         return None
     flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
-    mirrored = replace(
-        options,
-        bend_direction=flip.get(options.bend_direction, options.bend_direction),
-        handle_parent=naming.flip_name(options.handle_parent, names) or options.handle_parent,
-        extremity_name=naming.flip_name(options.extremity_name, names) or options.extremity_name,
-    )
+    mirrored = renamed_bones(replace(options, bend_direction=flip.get(options.bend_direction, options.bend_direction)),
+                             lambda bone: naming.flip_name(bone, names))
     chain = chain_ending_at(skeleton, last, options.chain_length)
     other_chain = skeleton.lineage(other, options.chain_length)[::-1]
     extremities: tuple[str | None, str | None] = (None, None)
