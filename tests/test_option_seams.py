@@ -144,3 +144,22 @@ def test_an_option_naming_a_renamed_extremity_follows_the_rename():
     rebuilt = api.build(obj, "shin.L", **{name: getattr(record.to_options(), name)
                                           for name in ("extremity_mode", "extremity_name")})[0]
     assert rebuilt.extremity == "Foot_Left"
+
+
+def test_planting_feet_that_already_stand_on_flat_ground_moves_nothing():
+    """The metarig's legs stand nearly straight (past the 99.5% a planted leg is given): planting
+    them where they stand must not lower the hips to bend them."""
+    from test_ground import plane
+
+    obj = metarig()
+    api.build(obj, "shin.L", both_sides=True)
+    ground = plane()
+    length = chain_length(obj, ("thigh.L", "shin.L"))
+    before = evaluate(obj)
+    result = api.plant_feet(obj, ground)
+    after = evaluate(obj)
+    assert sorted(result.feet) == ["shin.L", "shin.R"]
+    assert result.drop < 1e-6 * length
+    for name, matrix in before.items():
+        assert (after[name].translation - matrix.translation).length < 1e-6 * length, name
+        assert (tip(after[name], obj, name) - tip(matrix, obj, name)).length < 1e-6 * length, name

@@ -383,7 +383,10 @@ def _drop(obj: bpy.types.Object, feet: Sequence[Foot], frame: _Frame, ends: Sequ
     drop = 0.0
     for foot, end in zip(feet, ends):
         root = frame.pose[foot.parts.chain[0]].translation
-        needed = plan.hips_drop(root, end, plan.REACH * foot.length, up)
+        # A leg that stands straighter than REACH already (a metarig's, nearly straight at rest)
+        # may keep doing so: the hips go down only for a foot that must reach farther than now.
+        reach = max(plan.REACH * foot.length, (_chain_end(obj, foot.parts, frame.pose) - root).length)
+        needed = plan.hips_drop(root, end, reach, up)
         if needed is None:
             raise RigError("cannot reach the ground below its foot, however low the hips go", bone=foot.limb,
                            hint="Move the character over the ground, or pick a flatter ground.")
