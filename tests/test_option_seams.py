@@ -163,3 +163,44 @@ def test_planting_feet_that_already_stand_on_flat_ground_moves_nothing():
     for name, matrix in before.items():
         assert (after[name].translation - matrix.translation).length < 1e-6 * length, name
         assert (tip(after[name], obj, name) - tip(matrix, obj, name)).length < 1e-6 * length, name
+
+
+OLD_CONFIG = """
+[defaults]
+use_stretch = true
+
+[[armature]]
+name = "*"
+
+[[armature.limb]]
+last = "shin.L"
+extremity_mode = "BONE"
+extremity = "heel.02.L"
+"""
+
+
+def test_a_config_and_a_script_written_for_the_previous_release_still_rig():
+    """0.1's keys read as the options they became (``extremity`` is ``extremity_name``; ``use_stretch``
+    gave way to the handle's Stretch), each with a note naming what to write now."""
+    from ik_rigger.cli import config_schema
+    from ik_rigger.core.config import parse_config
+
+    config = parse_config(OLD_CONFIG, config_schema(), "rig.toml")
+    limb = config.armatures[0].limbs[0]
+    assert limb.options.extremity_name == "heel.02.L"
+    assert any("'extremity' is read as 'extremity_name'" in note for note in config.notes)
+    assert any("'use_stretch'" in note and "max_stretch" in note for note in config.notes)
+    obj = metarig()
+    with pytest.warns(DeprecationWarning, match="extremity_name"):
+        api.options(extremity="heel.02.L")
+    built = api.build(obj, "shin.L", extremity_mode="BONE", extremity="heel.02.L")[0]
+    assert built.extremity == "heel.02.L" and any("extremity_name" in note for note in built.notes)
+    # The named bone is the one planted: it turns with the handle, the automatic foot does not.
+    handle = obj.pose.bones[built.bones["HANDLE"]]
+    before = evaluate(obj)
+    handle.rotation_mode = "XYZ"
+    handle.rotation_euler = (0.0, 0.0, math.radians(40.0))
+    posed = evaluate(obj)
+    assert rotation_degrees(posed["heel.02.L"], before["heel.02.L"]) == pytest.approx(40.0, abs=0.1)
+    with pytest.raises(api.RigError, match="both set the option extremity_name"):
+        api.build(obj, "shin.L", extremity="foot.L", extremity_name="foot.L")

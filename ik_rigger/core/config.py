@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RigError
-from .options import LimbOptions, schema
+from .options import LimbOptions, current_keys, schema
 
 # Blender stores integer properties in 32 bits.
 _INT_LIMIT = 2**31 - 1
@@ -109,6 +109,7 @@ class Config:
     armatures: tuple[ArmatureConfig, ...] = ()
     # Per input format (fbx, gltf, bvh), importer settings over the batch's own.
     imports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # keys of an earlier release, read as today's options
 
     def with_animation(self, animation: str) -> Config:
         """This config with every limb's ``animation`` set (the batch command's ``--animation``)."""
@@ -174,8 +175,10 @@ def _tables(value: Any, where: str, example: str) -> list[dict[str, Any]]:
     return value
 
 
-def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: str) -> LimbOptions:
+def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: str, notes: list[str]) -> LimbOptions:
     values: dict[str, Any] = {}
+    table, renamed = current_keys(table, where)
+    notes.extend(renamed)
     for key, value in table.items():
         if key not in schema.options:
             raise _unknown(where, key, schema.options, "option")
@@ -183,7 +186,8 @@ def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: st
     return replace(base, **values)
 
 
-def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, where: str) -> ArmatureConfig:
+def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, where: str,
+              notes: list[str]) -> ArmatureConfig:
     keys = {"name": OptionSpec("str"), "file": OptionSpec("str"), "detect": OptionSpec("bool")}
     for key in table:
         if key not in (*keys, "limb"):
@@ -198,7 +202,7 @@ def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, wher
             raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
                            hint='Add last = "shin.L" (for example).')
         both_sides = check_value("both_sides", limb.pop("both_sides", False), schema.both_sides, place)
-        limbs.append(LimbRequest(last, _options(limb, defaults, schema, place), both_sides))
+        limbs.append(LimbRequest(last, _options(limb, defaults, schema, place, notes), both_sides))
     return ArmatureConfig(**plain, limbs=tuple(limbs))
 
 
@@ -227,14 +231,15 @@ def parse_config(text: str, schema: Schema, source: str = "config") -> Config:
     for key in data:
         if key not in ("defaults", "armature", "import"):
             raise _unknown(source, key, ("armature", "defaults", "import"), "section")
+    notes: list[str] = []
     defaults = _options(_table(data.get("defaults", {}), f"{source} 'defaults'", "[defaults]"), LimbOptions(),
-                        schema, f"{source} [defaults]")
-    sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}")
+                        schema, f"{source} [defaults]", notes)
+    sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}", notes)
                 for index, table in enumerate(_tables(data.get("armature", []), f"{source} 'armature'",
                                                       "[[armature]]"))]
     imports = _imports(_table(data.get("import", {}), f"{source} 'import'", "[import.fbx]"), schema,
                        f"{source} [import]")
-    return Config(defaults=defaults, armatures=tuple(sections), imports=imports)
+    return Config(defaults=defaults, armatures=tuple(sections), imports=imports, notes=tuple(notes))
 
 
 def load_config(path: Path, schema: Schema) -> Config:

@@ -14,7 +14,7 @@ every part's fields, in the parts' order. Everything else is derived from it:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from ..parts import PARTS
 from ..parts.base import Option, option
 from .errors import RigError
 
-__all__ = ["Declared", "LimbOptions", "Option", "check", "option", "renamed_bones", "schema"]
+__all__ = ["Declared", "LimbOptions", "Option", "check", "current_keys", "option", "renamed_bones", "schema"]
 
 
 def _assemble() -> type:
@@ -73,6 +73,32 @@ _SCHEMA = _declared()
 def schema() -> Iterator[Declared]:
     """Every build option, in the order the panels show them."""
     return iter(_SCHEMA)
+
+
+def current_keys(values: Mapping[str, Any], where: str = "") -> tuple[dict[str, Any], list[str]]:
+    """``values`` keyed by today's option names, and a note for each key an earlier release used.
+
+    A key an option had before (``Option.old_names``) is read as that option; one a part retired
+    (``Part.retired``) is dropped. Other keys pass as they are, for the caller to check.
+    """
+    renamed = {old: declared.name for declared in schema() for old in declared.option.old_names}
+    retired = {key: why for part in PARTS for key, why in part.retired.items()}
+    place = f"{where}: " if where else ""
+    current: dict[str, Any] = {}
+    given: dict[str, str] = {}  # option -> the key that set it
+    notes = []
+    for key, value in values.items():
+        if key in retired:
+            notes.append(f"{place}'{key}' is an option of an earlier release, left unused: {retired[key]}")
+            continue
+        name = renamed.get(key, key)
+        if name in given:
+            raise RigError(f"{place}'{given[name]}' and '{key}' both set the option {name}",
+                           hint=f"Keep only '{name}' (the other is its name in an earlier release).")
+        if name != key:
+            notes.append(f"{place}'{key}' is read as '{name}', its name now: rename it so")
+        current[name], given[name] = value, key
+    return current, notes
 
 
 def renamed_bones(options: LimbOptions, rename: Callable[[str], str | None]) -> LimbOptions:

@@ -82,4 +82,5 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
-            draw=draw)
+            draw=draw, retired={"use_stretch": "every limb may stretch now: its handle's Stretch (0 to 1) says how "
+                                "far, up to Maximum Stretch (max_stretch)"})
