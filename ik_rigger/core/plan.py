@@ -235,9 +235,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         turned = orient.orientation_edits(original, chain, joints, direction)
         skeleton = orient.applied(original, turned)
         edited = {name: BoneEdit(name, skeleton[name].head, tail, z_axis) for name, (tail, z_axis) in turned.items()}
-        kept = orient.held(original, chain, joints)
-        if kept:
-            notes.append(f"the bone(s) {', '.join(kept)} kept their tail and roll: bones connected to their tail "
+        held = orient.held(original, chain, joints)
+        if held:
+            notes.append(f"the bone(s) {', '.join(held)} kept their tail and roll: bones connected to their tail "
                          "would have moved with it")
         if turned:
             notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
