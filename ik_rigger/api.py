@@ -29,7 +29,7 @@ import bpy
 from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
-from .core.options import current_keys
+from .core.options import check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
@@ -91,7 +91,9 @@ def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
-    return replace(LimbOptions(), **values), notes  # type: ignore[arg-type]
+    chosen = replace(LimbOptions(), **values)  # type: ignore[arg-type]
+    check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
+    return chosen, notes
 
 
 def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:

@@ -204,3 +204,24 @@ def test_a_config_and_a_script_written_for_the_previous_release_still_rig():
     assert rotation_degrees(posed["heel.02.L"], before["heel.02.L"]) == pytest.approx(40.0, abs=0.1)
     with pytest.raises(api.RigError, match="both set the option extremity_name"):
         api.build(obj, "shin.L", extremity="foot.L", extremity_name="foot.L")
+
+
+@pytest.mark.parametrize("values, both_sides, message", [
+    ({"chain_length": 2.5}, False, r"chain_length must be a whole number, not 2\.5"),
+    ({"chain_length": 2.5}, True, r"chain_length must be a whole number, not 2\.5"),
+    ({"chain_length": True}, False, "chain_length must be a whole number, not True"),
+    ({"use_pole": 1}, False, "use_pole must be true or false, not 1"),
+    ({"fix_orientation": "yes"}, True, "fix_orientation must be true or false, not 'yes'"),
+    ({"pole_distance": math.inf}, False, "pole_distance must be a finite number, not inf"),
+    ({"max_stretch": math.nan}, True, "max_stretch must be a finite number, not nan"),
+    ({"extremity_name": 3}, False, "extremity_name must be text, not 3"),
+])
+def test_a_value_of_the_wrong_type_is_refused_naming_its_option(values, both_sides, message):
+    """Each option's declared type is checked before anything reads it, by the API as by the config."""
+    from helpers import same, snapshot
+
+    obj = metarig()
+    before = snapshot(obj)
+    with pytest.raises(api.RigError, match=message):
+        api.build(obj, "shin.L", both_sides=both_sides, **values)
+    assert same(snapshot(obj), before)

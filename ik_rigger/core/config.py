@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RigError
-from .options import LimbOptions, current_keys, schema
+from .options import LimbOptions, current_keys, fits, schema
 
 # Blender stores integer properties in 32 bits.
 _INT_LIMIT = 2**31 - 1
@@ -137,27 +137,17 @@ def _unknown(where: str, key: str, known: Mapping[str, Any] | tuple[str, ...], w
 def check_value(key: str, value: Any, spec: OptionSpec, where: str) -> Any:
     """``value`` as the option's type, or a ``RigError`` naming the key and what it accepts."""
     wrong = RigError(f"{where}: '{key}' = {value!r} is not allowed", hint=f"'{key}' takes {spec.allowed()}.")
-    if spec.kind == "bool":
-        if not isinstance(value, bool):
-            raise wrong
-        return value
-    if spec.kind in ("str", "enum"):
-        if not isinstance(value, str) or (spec.kind == "enum" and value not in spec.items):
-            raise wrong
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not fits(spec.kind, value) or (spec.kind == "enum" and value not in spec.items):
         raise wrong
+    if spec.kind not in ("int", "float"):
+        return value
     if spec.kind == "int":
-        if not isinstance(value, int):
-            raise wrong
         low = -_INT_LIMIT if spec.minimum is None else spec.minimum
         high = _INT_LIMIT if spec.maximum is None else spec.maximum
     else:
         value = float(value)
         low = -math.inf if spec.minimum is None else spec.minimum
         high = math.inf if spec.maximum is None else spec.maximum
-        if not math.isfinite(value):
-            raise wrong
     if not low <= value <= high:
         raise wrong
     return value

@@ -22,7 +22,8 @@ from ..parts import PARTS
 from ..parts.base import Option, option
 from .errors import RigError
 
-__all__ = ["Declared", "LimbOptions", "Option", "check", "current_keys", "option", "renamed_bones", "schema"]
+__all__ = ["Declared", "LimbOptions", "Option", "check", "check_kinds", "current_keys", "fits", "option",
+           "renamed_bones", "schema"]
 
 
 def _assemble() -> type:
@@ -109,8 +110,36 @@ def renamed_bones(options: LimbOptions, rename: Callable[[str], str | None]) -> 
     return replace(options, **{name: value for name, value in changes.items() if value})
 
 
+def fits(kind: str, value: Any) -> bool:
+    """Whether ``value`` is of a declared kind: "bool" takes only True and False, "int" a whole number
+    (not a bool), "float" a finite number, "str" and "enum" text."""
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind in ("str", "enum"):
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return False
+    if kind == "int":
+        return isinstance(value, int)
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+_KINDS = {"bool": "true or false", "int": "a whole number", "float": "a finite number", "str": "text"}
+
+
+def check_kinds(options: LimbOptions, bone: str = "") -> None:
+    """Refuse a value not of its option's declared type (a chain length of 2.5, a pole of 1, an
+    infinite distance), naming the option: before anything reads it."""
+    for declared in schema():
+        value = getattr(options, declared.name)
+        if not fits(declared.kind, value):
+            raise RigError(f"{declared.name} must be {_KINDS[declared.kind]}, not {value!r}", bone=bone,
+                           hint=f"Give {declared.option.label} {_KINDS[declared.kind]}.")
+
+
 def check(options: LimbOptions, bone: str = "") -> None:
-    """Refuse values outside an option's choices or range, with the option and what is allowed."""
+    """Refuse values of the wrong type, outside an option's choices or range, with the option and what is allowed."""
+    check_kinds(options, bone)
     for declared in schema():
         value = getattr(options, declared.name)
         spec = declared.option
@@ -120,9 +149,6 @@ def check(options: LimbOptions, bone: str = "") -> None:
                 raise RigError(f"unknown {spec.label.lower()} '{value}' (option {declared.name})", bone=bone,
                                hint=f"Use one of: {', '.join(allowed)}.")
         elif declared.kind in ("int", "float"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise RigError(f"{declared.name} must be a finite number, not {value!r}", bone=bone,
-                               hint=f"Give {spec.label} a number.")
             low = spec.minimum if spec.minimum is not None else -math.inf
             high = spec.maximum if spec.maximum is not None else math.inf
             if not low <= value <= high:

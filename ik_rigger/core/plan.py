@@ -49,7 +49,7 @@ from .model import (
     automatic_extremity,
     bending_indexes,
 )
-from .options import LimbOptions, check
+from .options import LimbOptions, check, check_kinds
 
 __all__ = [
     "CONSTRAINT_COPY_LOCATION", "CONSTRAINT_COPY_ROTATION", "CONSTRAINT_COPY_SCALE", "CONSTRAINT_COPY_TRANSFORMS",
@@ -285,6 +285,7 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
 
 
 def _check_options(options: LimbOptions, last: str) -> None:
+    check_kinds(options, last)
     if options.chain_length > MAX_CHAIN_BONES:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
