@@ -84,29 +84,30 @@ def test_fix_orientation_leaves_bones_outside_the_chain_alone(kind):
         assert (posed[name].translation - posed_before[name].translation).length < 1e-4 * length, name
 
 
-@pytest.mark.parametrize("kind", ["human", "wolf"])
-def test_stretch_leaves_a_chain_root_that_carries_the_body_unscaled_and_reaches(kind):
-    """A chain of 3 from the shin takes in the hips, which carry the spine and the other leg: at full
-    stretch only the leg's segments stretch, so the body keeps its size and the foot reaches."""
+@pytest.mark.parametrize("kind, last", [("human", "shin.L"), ("wolf", "shin.L"), ("human", "forearm.L")])
+def test_stretch_leaves_a_chain_root_that_is_no_segment_unscaled_and_reaches(kind, last):
+    """A chain of 3 from the shin or forearm takes in the hips (which carry the spine and the other leg)
+    or the shoulder, neither a segment of the limb: at full stretch only the limb's segments
+    stretch, so the body keeps its size and the chain's end reaches the handle."""
     obj = metarig(kind)
-    limb = api.build(obj, "shin.L", chain_length=3)[0]
-    root = limb.chain[0]
-    assert any(f"{root} do not stretch" in note for note in limb.notes)
+    limb = api.build(obj, last, chain_length=3)[0]
+    root, middle = limb.chain[:2]
+    assert any(note.startswith(f"'{root}' does not stretch") for note in limb.notes)
     at_rest = rest(obj)
     handle = obj.pose.bones[limb.bones["HANDLE"]]
     handle["stretch"] = 1.0
     length = chain_length(obj, limb.chain)
-    start, end = at_rest[root].translation, tip(at_rest["shin.L"], obj, "shin.L")
+    start, end = at_rest[root].translation, tip(at_rest[last], obj, last)
     for share in (0.7, 0.9, 1.2):
         target = start.lerp(end, share)
         matrix = at_rest[handle.name].copy()
         matrix.translation = target + (at_rest[handle.name].translation - end)
         handle.matrix = matrix
         posed = evaluate(obj)
-        assert (tip(posed["shin.L"], obj, "shin.L") - target).length < REACH_TOLERANCE * length, share
+        assert (tip(posed[last], obj, last) - target).length < REACH_TOLERANCE * length, share
         assert tuple(posed[root].to_scale()) == pytest.approx((1.0, 1.0, 1.0), abs=1e-5)
         if share > 1.0:
-            assert posed["thigh.L"].to_scale()[1] > 1.1 and posed["shin.L"].to_scale()[1] > 1.1
+            assert posed[middle].to_scale()[1] > 1.1 and posed[last].to_scale()[1] > 1.1
 
 
 def test_both_sides_mirrors_every_bone_an_option_names():
@@ -225,3 +226,27 @@ def test_a_value_of_the_wrong_type_is_refused_naming_its_option(values, both_sid
     with pytest.raises(api.RigError, match=message):
         api.build(obj, "shin.L", both_sides=both_sides, **values)
     assert same(snapshot(obj), before)
+
+
+def test_an_imported_limb_whose_tails_point_elsewhere_reaches_at_full_stretch():
+    """glTF's fox keeps its file's joint axes: no tail lies on the next joint. Stretching such a bone
+    would carry the next one off the chain's line; only the last bone stretches, and the end reaches."""
+    from test_imported import import_gltf
+
+    obj = import_gltf("gltf_fox.glb", "BLENDER")
+    limbs = api.auto_rig(obj, animation="IGNORE")
+    assert len(limbs) == 4
+    for limb in limbs:
+        at_rest = rest(obj)
+        handle = obj.pose.bones[limb.bones["HANDLE"]]
+        handle["stretch"] = 1.0
+        last, length = limb.chain[-1], chain_length(obj, limb.chain)
+        start, end = at_rest[limb.chain[0]].translation, tip(at_rest[last], obj, last)
+        for share in (0.7, 1.2):
+            target = start.lerp(end, share)
+            matrix = at_rest[handle.name].copy()
+            matrix.translation = target + (at_rest[handle.name].translation - end)
+            handle.matrix = matrix
+            assert (tip(evaluate(obj)[last], obj, last) - target).length < REACH_TOLERANCE * length, (last, share)
+        handle.matrix_basis.identity()
+        handle["stretch"] = 0.0

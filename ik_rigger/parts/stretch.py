@@ -6,9 +6,9 @@ the chain's root that moves with the body (a Limit Distance constraint). Every c
 bone's IK stretch is driven by the handle's ``stretch`` (an average of one variable: no
 Python), so at 0 the bones keep their length and scale, and at 1 the chain reaches the
 target. The IK constraint always allows stretch; the bones' values decide. A chain bone
-that carries more than the limb (the hips at the root of a chain of 3, which carry the
-spine and the other leg) is no segment of it and is not driven: stretched, Blender's IK
-shrank it and the whole body with it, and the foot fell short.
+that is no segment of the limb (see ``unstretched``: the hips or the shoulder at the root of
+a chain of 3) is not driven: stretched, Blender's IK shrank it (and the body it carries),
+and the chain's end fell short of the handle.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import naming
+from ..core import geometry, naming
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
 from .base import Draft, Part, option
 from .handle import ROLE_HANDLE
@@ -58,21 +58,36 @@ def plan(draft: Draft) -> None:
         ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * draft.options.max_stretch),
         ("owner_space", "POSE"), ("target_space", "POSE"))))
     draft.properties.append(PropertyPlan(draft.handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
-    carriers = carrying(draft)
-    if carriers:
-        draft.notes.append(f"the bone(s) {', '.join(carriers)} do not stretch: they carry bones outside the limb "
-                           "(the body, another limb), which would shrink and grow with them")
+    still = unstretched(draft)
+    draft.notes.extend(f"'{name}' does not stretch: {why}" for name, why in still.items())
     draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),)))
-                         for name in draft.chain if name not in carriers)
+                         for name in draft.chain if name not in still)
 
 
-def carrying(draft: Draft) -> list[str]:
-    """The chain bones with a child outside the limb that carries bones of its own (the spine above the
-    hips, the other leg): not a segment of the limb, so not one to stretch."""
+def unstretched(draft: Draft) -> dict[str, str]:
+    """The chain bones that must not stretch, each with why: those that are no segment of the limb.
+
+    Blender's IK stretches a bone along its own length and carries its children with it: a
+    bone with a child outside the limb that carries bones of its own (the spine above the hips)
+    would shrink and grow the body with it, and a bone the next chain bone does not start at
+    the tail of (the hips or the shoulder before a thigh or an upper arm, an imported bone
+    whose tail points elsewhere) would carry that bone off the line the solver stretches, so
+    the chain's end would miss the handle.
+    """
     limb = {*draft.chain, draft.extremity}
     skeleton = draft.skeleton
-    return [name for name in draft.chain
-            if any(child.name not in limb and skeleton.children(child.name) for child in skeleton.children(name))]
+    found = {}
+    for index, name in enumerate(draft.chain):
+        carried = [child.name for child in skeleton.children(name)
+                   if child.name not in limb and skeleton.children(child.name)]
+        head, tail, _ = draft.rest(name)
+        joint = draft.joints[index + 1]
+        if carried:
+            found[name] = f"it carries {', '.join(carried)}, which would shrink and grow with it"
+        elif (tail - joint).length > geometry.SAME_JOINT * (joint - head).length:
+            found[name] = (f"'{draft.chain[index + 1]}' does not start at its tail, so stretched it would carry "
+                           "that bone off the limb's line and the chain would miss the handle")
+    return found
 
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
