@@ -250,3 +250,27 @@ def test_an_imported_limb_whose_tails_point_elsewhere_reaches_at_full_stretch():
             assert (tip(evaluate(obj)[last], obj, last) - target).length < REACH_TOLERANCE * length, (last, share)
         handle.matrix_basis.identity()
         handle["stretch"] = 0.0
+
+
+def test_a_rebuild_takes_the_stretch_off_a_bone_an_earlier_build_stretched():
+    """A limb built before the hips stopped stretching has the handle's driver on them: rebuilding it
+    takes the driver off and gives the hips their own IK stretch back."""
+    from ik_rigger.core.model import Driven
+    from ik_rigger.parts.stretch import STRETCH
+    from ik_rigger.rig import records
+
+    obj = metarig()
+    obj.pose.bones["spine"].ik_stretch = 0.25
+    limb = api.build(obj, "shin.L", chain_length=3)[0]
+    handle = limb.bones["HANDLE"]
+    spine = obj.pose.bones["spine"]
+    records.drive(obj, spine, "ik_stretch", Driven(((STRETCH, handle),)))  # as the earlier build did
+    obj.pose.bones[handle][STRETCH] = 1.0
+    evaluate(obj)
+    assert records.drives_stretch(obj, spine) and spine.ik_stretch == pytest.approx(1.0)
+    api.build(obj, "shin.L", chain_length=3)
+    assert not records.drives_stretch(obj, spine)
+    assert spine.ik_stretch == pytest.approx(0.25)
+    assert evaluate(obj)["spine"].to_scale()[1] == pytest.approx(1.0, abs=1e-5)
+    api.remove(obj, "shin.L")
+    assert spine.ik_stretch == pytest.approx(0.25) and not records.drives_stretch(obj, spine)
