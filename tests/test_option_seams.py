@@ -274,3 +274,22 @@ def test_a_rebuild_takes_the_stretch_off_a_bone_an_earlier_build_stretched():
     assert evaluate(obj)["spine"].to_scale()[1] == pytest.approx(1.0, abs=1e-5)
     api.remove(obj, "shin.L")
     assert spine.ik_stretch == pytest.approx(0.25) and not records.drives_stretch(obj, spine)
+
+
+def test_the_batch_rigs_by_a_config_of_the_previous_release_and_says_what_to_rename(tmp_path):
+    """Run as a user runs it: the old keys rig as today's options and the summary names the new key."""
+    from helpers import both_legs
+    from test_batch import run, save_character
+
+    source = save_character(tmp_path / "a.blend", bones=both_legs())
+    config = tmp_path / "rig.toml"
+    config.write_text('[[armature]]\nname = "Rig"\ndetect = false\n\n[[armature.limb]]\nlast = "shin.L"\n'
+                      'extremity_mode = "BONE"\nextremity = "toe.L"\nuse_stretch = true\n')
+    result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "'extremity' is read as 'extremity_name'" in result.stdout
+    assert "'use_stretch' is an option of an earlier release" in result.stdout
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "a.blend"))
+    obj = bpy.data.objects["Rig"]
+    assert obj.ik_rigger.limbs["shin.L"].extremity == "toe.L"
+    assert obj.ik_rigger.limbs["shin.L"].extremity_name == "toe.L"

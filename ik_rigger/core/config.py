@@ -19,7 +19,8 @@
 Every value is checked against the schema the caller passes in: the build options as
 their one declaration says (``option_specs``: type, range, allowed values), so a config
 can never ask for what the panel could not. A mistake is a usage error: the whole run stops before any
-file opens, naming the key, where it is and what is allowed.
+file opens, naming the key, where it is and what is allowed. A key an earlier release used
+(``extremity``, now ``extremity_name``) is read as the option it became, with a note.
 """
 
 from __future__ import annotations

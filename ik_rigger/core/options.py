@@ -8,7 +8,12 @@ every part's fields, in the parts' order. Everything else is derived from it:
 - the Blender properties of the build operators, the sidebar's settings and each
   limb's record (``props.LimbSettings``);
 - the panel and redo-panel layout (``panel``, ``shown_when``);
-- the validation of values from scripts and the batch config (``check``).
+- the validation of values from scripts and the batch config (``check``, ``fits``: each
+  value of its declared type first);
+- earlier releases' keys, read as today's options (``current_keys``, from ``Option.old_names``
+  and ``Part.retired``);
+- the bones options name, mirrored by Both Sides and renamed with the bones (``renamed_bones``,
+  from ``Option.bone``).
 """
 
 from __future__ import annotations
