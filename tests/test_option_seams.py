@@ -293,3 +293,21 @@ def test_the_batch_rigs_by_a_config_of_the_previous_release_and_says_what_to_ren
     obj = bpy.data.objects["Rig"]
     assert obj.ik_rigger.limbs["shin.L"].extremity == "toe.L"
     assert obj.ik_rigger.limbs["shin.L"].extremity_name == "toe.L"
+
+
+@pytest.mark.parametrize("values, option", [
+    ({"extremity_mode": "BONE", "extremity_name": "paw.L"}, "extremity_name"),
+    ({"handle_parent_mode": "BONE", "handle_parent": "master"}, "handle_parent"),
+    ({"parent_switch": True, "other_parent": "prop"}, "other_parent"),
+])
+def test_a_missing_bone_an_option_names_is_refused_naming_the_option(values, option):
+    """Every option that names a bone is checked the same way, from its declaration, where it applies."""
+    from helpers import same, snapshot
+
+    obj = metarig()
+    before = snapshot(obj)
+    missing = next(value for key, value in values.items() if key == option)
+    with pytest.raises(api.RigError, match=rf"'{missing}': is not a bone of this armature.*\(option {option}\)"):
+        api.build(obj, "shin.L", **values)
+    assert same(snapshot(obj), before)
+    assert api.build(obj, "shin.L", **{key: value for key, value in values.items() if key == option})
