@@ -20,6 +20,7 @@ With the extension installed, Blender names the package ``bl_ext.user_default.ik
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -28,6 +29,7 @@ import bpy
 from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
+from .core.options import check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
@@ -69,14 +71,29 @@ class Limb:
 
 
 def options(**values: object) -> LimbOptions:
-    """Build options from keyword values, refusing unknown names (with a did-you-mean)."""
+    """Build options from keyword values, refusing unknown names (with a did-you-mean).
+
+    A name an earlier release used (``extremity``, now ``extremity_name``) is read as the option it
+    became, with a ``DeprecationWarning`` naming it.
+    """
+    chosen, notes = _options(values)
+    for note in notes:
+        warnings.warn(note, DeprecationWarning, stacklevel=2)
+    return chosen
+
+
+def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
+    """Build options from keyword values, and a note for each name an earlier release used."""
+    values, notes = current_keys(given)
     known = {field.name for field in fields(LimbOptions)}
     for key in values:
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
-    return replace(LimbOptions(), **values)  # type: ignore[arg-type]
+    chosen = replace(LimbOptions(), **values)  # type: ignore[arg-type]
+    check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
+    return chosen, notes
 
 
 def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
@@ -125,17 +142,16 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **
     ``both_sides`` also rigs the mirrored chain (a note says when there is none). Returns
     the limbs built.
     """
-    limb_options = options(**values)
+    limb_options, notes = _options(values)
     requests = [(last_bone, limb_options)]
-    alone: list[str] = []
     if both_sides:
         other = mirrored_request(obj, last_bone, limb_options)
         if other is not None:
             requests.append(other)
         else:
-            alone.append("no mirrored bone found; rigged one side only")
+            notes.append("no mirrored bone found; rigged one side only")
     built = build_many(obj, requests)
-    return [replace(built[0], notes=(*alone, *built[0].notes)), *built[1:]]
+    return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
 
 def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],

@@ -711,6 +711,7 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if args.worker:
             return run_worker(config, stop)
         jobs, inputs = plan_jobs(args)
+        inputs.notes.extend(config.notes)
     except UsageError as error:
         return _usage(str(error))
     except RigError as error:

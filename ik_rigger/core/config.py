@@ -19,7 +19,8 @@
 Every value is checked against the schema the caller passes in: the build options as
 their one declaration says (``option_specs``: type, range, allowed values), so a config
 can never ask for what the panel could not. A mistake is a usage error: the whole run stops before any
-file opens, naming the key, where it is and what is allowed.
+file opens, naming the key, where it is and what is allowed. A key an earlier release used
+(``extremity``, now ``extremity_name``) is read as the option it became, with a note.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RigError
-from .options import LimbOptions, schema
+from .options import LimbOptions, current_keys, fits, schema
 
 # Blender stores integer properties in 32 bits.
 _INT_LIMIT = 2**31 - 1
@@ -109,6 +110,7 @@ class Config:
     armatures: tuple[ArmatureConfig, ...] = ()
     # Per input format (fbx, gltf, bvh), importer settings over the batch's own.
     imports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # keys of an earlier release, read as today's options
 
     def with_animation(self, animation: str) -> Config:
         """This config with every limb's ``animation`` set (the batch command's ``--animation``)."""
@@ -136,27 +138,17 @@ def _unknown(where: str, key: str, known: Mapping[str, Any] | tuple[str, ...], w
 def check_value(key: str, value: Any, spec: OptionSpec, where: str) -> Any:
     """``value`` as the option's type, or a ``RigError`` naming the key and what it accepts."""
     wrong = RigError(f"{where}: '{key}' = {value!r} is not allowed", hint=f"'{key}' takes {spec.allowed()}.")
-    if spec.kind == "bool":
-        if not isinstance(value, bool):
-            raise wrong
-        return value
-    if spec.kind in ("str", "enum"):
-        if not isinstance(value, str) or (spec.kind == "enum" and value not in spec.items):
-            raise wrong
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not fits(spec.kind, value) or (spec.kind == "enum" and value not in spec.items):
         raise wrong
+    if spec.kind not in ("int", "float"):
+        return value
     if spec.kind == "int":
-        if not isinstance(value, int):
-            raise wrong
         low = -_INT_LIMIT if spec.minimum is None else spec.minimum
         high = _INT_LIMIT if spec.maximum is None else spec.maximum
     else:
         value = float(value)
         low = -math.inf if spec.minimum is None else spec.minimum
         high = math.inf if spec.maximum is None else spec.maximum
-        if not math.isfinite(value):
-            raise wrong
     if not low <= value <= high:
         raise wrong
     return value
@@ -174,8 +166,10 @@ def _tables(value: Any, where: str, example: str) -> list[dict[str, Any]]:
     return value
 
 
-def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: str) -> LimbOptions:
+def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: str, notes: list[str]) -> LimbOptions:
     values: dict[str, Any] = {}
+    table, renamed = current_keys(table, where)
+    notes.extend(renamed)
     for key, value in table.items():
         if key not in schema.options:
             raise _unknown(where, key, schema.options, "option")
@@ -183,7 +177,8 @@ def _options(table: dict[str, Any], base: LimbOptions, schema: Schema, where: st
     return replace(base, **values)
 
 
-def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, where: str) -> ArmatureConfig:
+def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, where: str,
+              notes: list[str]) -> ArmatureConfig:
     keys = {"name": OptionSpec("str"), "file": OptionSpec("str"), "detect": OptionSpec("bool")}
     for key in table:
         if key not in (*keys, "limb"):
@@ -198,7 +193,7 @@ def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, wher
             raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
                            hint='Add last = "shin.L" (for example).')
         both_sides = check_value("both_sides", limb.pop("both_sides", False), schema.both_sides, place)
-        limbs.append(LimbRequest(last, _options(limb, defaults, schema, place), both_sides))
+        limbs.append(LimbRequest(last, _options(limb, defaults, schema, place, notes), both_sides))
     return ArmatureConfig(**plain, limbs=tuple(limbs))
 
 
@@ -227,14 +222,15 @@ def parse_config(text: str, schema: Schema, source: str = "config") -> Config:
     for key in data:
         if key not in ("defaults", "armature", "import"):
             raise _unknown(source, key, ("armature", "defaults", "import"), "section")
+    notes: list[str] = []
     defaults = _options(_table(data.get("defaults", {}), f"{source} 'defaults'", "[defaults]"), LimbOptions(),
-                        schema, f"{source} [defaults]")
-    sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}")
+                        schema, f"{source} [defaults]", notes)
+    sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}", notes)
                 for index, table in enumerate(_tables(data.get("armature", []), f"{source} 'armature'",
                                                       "[[armature]]"))]
     imports = _imports(_table(data.get("import", {}), f"{source} 'import'", "[import.fbx]"), schema,
                        f"{source} [import]")
-    return Config(defaults=defaults, armatures=tuple(sections), imports=imports)
+    return Config(defaults=defaults, armatures=tuple(sections), imports=imports, notes=tuple(notes))
 
 
 def load_config(path: Path, schema: Schema) -> Config:

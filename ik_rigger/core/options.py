@@ -8,21 +8,27 @@ every part's fields, in the parts' order. Everything else is derived from it:
 - the Blender properties of the build operators, the sidebar's settings and each
   limb's record (``props.LimbSettings``);
 - the panel and redo-panel layout (``panel``, ``shown_when``);
-- the validation of values from scripts and the batch config (``check``).
+- the validation of values from scripts and the batch config (``check``, ``fits``: each
+  value of its declared type first);
+- earlier releases' keys, read as today's options (``current_keys``, from ``Option.old_names``
+  and ``Part.retired``);
+- the bones options name, mirrored by Both Sides and renamed with the bones (``renamed_bones``,
+  from ``Option.bone``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import MISSING, dataclass, field, fields, make_dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..parts import PARTS
 from ..parts.base import Option, option
 from .errors import RigError
 
-__all__ = ["Declared", "LimbOptions", "Option", "check", "option", "schema"]
+__all__ = ["Declared", "LimbOptions", "Option", "check", "check_kinds", "current_keys", "fits", "option",
+           "renamed_bones", "schema"]
 
 
 def _assemble() -> type:
@@ -75,8 +81,70 @@ def schema() -> Iterator[Declared]:
     return iter(_SCHEMA)
 
 
+def current_keys(values: Mapping[str, Any], where: str = "") -> tuple[dict[str, Any], list[str]]:
+    """``values`` keyed by today's option names, and a note for each key an earlier release used.
+
+    A key an option had before (``Option.old_names``) is read as that option; one a part retired
+    (``Part.retired``) is dropped. Other keys pass as they are, for the caller to check.
+    """
+    renamed = {old: declared.name for declared in schema() for old in declared.option.old_names}
+    retired = {key: why for part in PARTS for key, why in part.retired.items()}
+    place = f"{where}: " if where else ""
+    current: dict[str, Any] = {}
+    given: dict[str, str] = {}  # option -> the key that set it
+    notes = []
+    for key, value in values.items():
+        if key in retired:
+            notes.append(f"{place}'{key}' is an option of an earlier release, left unused: {retired[key]}")
+            continue
+        name = renamed.get(key, key)
+        if name in given:
+            raise RigError(f"{place}'{given[name]}' and '{key}' both set the option {name}",
+                           hint=f"Keep only '{name}' (the other is its name in an earlier release).")
+        if name != key:
+            notes.append(f"{place}'{key}' is read as '{name}', its name now: rename it so")
+        current[name], given[name] = value, key
+    return current, notes
+
+
+def renamed_bones(options: LimbOptions, rename: Callable[[str], str | None]) -> LimbOptions:
+    """``options`` with each bone an option names (``Option.bone``) passed through ``rename``: the
+    other side's bone for Both Sides, a bone's new name after a rename; kept where it gives None."""
+    changes = {declared.name: rename(value) for declared in schema() if declared.option.bone
+               for value in (getattr(options, declared.name),) if value}
+    return replace(options, **{name: value for name, value in changes.items() if value})
+
+
+def fits(kind: str, value: Any) -> bool:
+    """Whether ``value`` is of a declared kind: "bool" takes only True and False, "int" a whole number
+    (not a bool), "float" a finite number, "str" and "enum" text."""
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind in ("str", "enum"):
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return False
+    if kind == "int":
+        return isinstance(value, int)
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+_KINDS = {"bool": "true or false", "int": "a whole number", "float": "a finite number", "str": "text"}
+
+
+def check_kinds(options: LimbOptions, bone: str = "") -> None:
+    """Refuse a value not of its option's declared type (a chain length of 2.5, a pole of 1, an
+    infinite distance), naming the option: before anything reads it."""
+    for declared in schema():
+        value = getattr(options, declared.name)
+        if not fits(declared.kind, value):
+            raise RigError(f"{declared.name} must be {_KINDS[declared.kind]}, not {value!r}", bone=bone,
+                           hint=f"Give {declared.option.label} {_KINDS[declared.kind]}.")
+
+
 def check(options: LimbOptions, bone: str = "") -> None:
-    """Refuse values outside an option's choices or range, with the option and what is allowed."""
+    """Refuse values of the wrong type, outside an option's choices or range, with the option and what is allowed."""
+    check_kinds(options, bone)
     for declared in schema():
         value = getattr(options, declared.name)
         spec = declared.option
@@ -86,9 +154,6 @@ def check(options: LimbOptions, bone: str = "") -> None:
                 raise RigError(f"unknown {spec.label.lower()} '{value}' (option {declared.name})", bone=bone,
                                hint=f"Use one of: {', '.join(allowed)}.")
         elif declared.kind in ("int", "float"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise RigError(f"{declared.name} must be a finite number, not {value!r}", bone=bone,
-                               hint=f"Give {spec.label} a number.")
             low = spec.minimum if spec.minimum is not None else -math.inf
             high = spec.maximum if spec.maximum is not None else math.inf
             if not low <= value <= high:

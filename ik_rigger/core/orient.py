@@ -39,22 +39,35 @@ def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence
     keep each bone's roll, turned the shortest way with it.
     """
     edits = {}
+    kept = held(skeleton, chain, joints)
     for index, name in enumerate(chain):
         bone = skeleton[name]
         head, target = joints[index], joints[index + 1]
         reach = target - head
-        if reach.length < _EPSILON:
+        if reach.length < _EPSILON or name in kept:
             continue
         z_axis = geometry.perpendicular(bend, reach) if bend is not None else Vector((0.0, 0.0, 0.0))
         if bend is None or z_axis.length < 1e-3 * bend.length:
             # No bend to roll toward, or it lies along this bone: keep the bone's own roll.
             z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
         z_axis = geometry.perpendicular(z_axis, reach).normalized()
-        on_joint = (bone.tail - target).length <= _ON_JOINT * reach.length
+        on_joint = _on_joint(bone.tail, head, target)
         if on_joint and bone.z_axis.angle(z_axis, 0.0) <= _ROLL_RADIANS:
             continue
         edits[name] = (target.copy(), z_axis)
     return edits
+
+
+def held(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector]) -> list[str]:
+    """The chain bones left as they are although their tail is off its joint: bones connected to
+    them start at that tail (the spine above the hips at the root of a leg), and would move with it."""
+    return [name for index, name in enumerate(chain)
+            if not _on_joint(skeleton[name].tail, joints[index], joints[index + 1])
+            and any(child.connected for child in skeleton.children(name))]
+
+
+def _on_joint(tail: Vector, head: Vector, joint: Vector) -> bool:
+    return (tail - joint).length <= _ON_JOINT * (joint - head).length
 
 
 def applied(skeleton: Skeleton, edits: Mapping[str, tuple[Vector, Vector]]) -> Skeleton:

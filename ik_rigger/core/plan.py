@@ -49,7 +49,7 @@ from .model import (
     automatic_extremity,
     bending_indexes,
 )
-from .options import LimbOptions, check
+from .options import LimbOptions, check, check_kinds, schema
 
 __all__ = [
     "CONSTRAINT_COPY_LOCATION", "CONSTRAINT_COPY_ROTATION", "CONSTRAINT_COPY_SCALE", "CONSTRAINT_COPY_TRANSFORMS",
@@ -122,9 +122,6 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
     if options.extremity_mode == "AUTO":
         return automatic_extremity(skeleton, chain[-1])
     name = options.extremity_name
-    if name not in skeleton:
-        raise RigError("is not a bone of this armature", bone=name,
-                       hint="Name an existing bone as the extremity, or set the extremity to automatic or none.")
     if name in chain or skeleton.is_below(chain[0], name):
         raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
                        bone=name, hint="Name the foot or hand below the chain, or set the extremity to none.")
@@ -200,6 +197,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     """
     _check_options(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
+    _check_named_bones(skeleton, options)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
     original = skeleton
@@ -235,6 +233,10 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         turned = orient.orientation_edits(original, chain, joints, direction)
         skeleton = orient.applied(original, turned)
         edited = {name: BoneEdit(name, skeleton[name].head, tail, z_axis) for name, (tail, z_axis) in turned.items()}
+        held = orient.held(original, chain, joints)
+        if held:
+            notes.append(f"the bone(s) {', '.join(held)} kept their tail and roll: bones connected to their tail "
+                         "would have moved with it")
         if turned:
             notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
                          "hinge; a pose they hold now turns them differently (motion on them is keyed anew)")
@@ -280,7 +282,20 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
                    "such limbs by itself).")
 
 
+def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
+    """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
+    for declared in schema():
+        name, when = getattr(options, declared.name), declared.option.shown_when
+        if not declared.option.bone or not name or name in skeleton or (
+                when is not None and getattr(options, when[0]) != when[1]):
+            continue
+        other = f", or change {when[0]}" if when is not None else ""
+        raise RigError(f"is not a bone of this armature, so {declared.option.label} cannot be it (option "
+                       f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
+
+
 def _check_options(options: LimbOptions, last: str) -> None:
+    check_kinds(options, last)
     if options.chain_length > MAX_CHAIN_BONES:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")

@@ -50,6 +50,8 @@ class Option:
     panel: str = "advanced"  # "basic": the Build panel; "advanced": its Advanced sub-panel
     shown_when: tuple[str, object] | None = None  # (option, value): shown only then
     bone: bool = False  # a bone name, picked from the armature's bones
+    # The option's keys in earlier releases: configs and scripts written for them still read, with a note.
+    old_names: tuple[str, ...] = ()
     # Whether Blender's property may clamp to the range. Off where a value past it must be refused
     # with a message, not quietly changed (Blender's IK counts at most 255 bones).
     clamp: bool = True
@@ -115,6 +117,14 @@ class Draft:
         """The name of the bone of ``role`` an earlier part made, if any."""
         return next((bone.name for bone in self.bones if bone.role == role), None)
 
+    def rest(self, name: str) -> tuple[Vector, Vector, Vector]:
+        """A chain bone's head, tail and Z axis at rest as the limb will have it (after its edit, if any)."""
+        edit = self.edited.get(name)
+        if edit is not None:
+            return edit.head, edit.tail, edit.z_axis
+        bone = self.skeleton[name]
+        return bone.head, bone.tail, bone.z_axis
+
     @property
     def last(self) -> str:
         return self.chain[-1]
@@ -154,6 +164,9 @@ class Part:
     # Whether a limb with these options uses the part, for parts that make no bones (a part that
     # makes bones is used when one of them exists).
     used: Callable[[Any], bool] = lambda options: True
+    # Options of earlier releases the part no longer has, each with what took its place: configs and
+    # scripts that set one still read, with that note, the value unused.
+    retired: Mapping[str, str] = field(default_factory=dict)
     draw: Callable[..., None] | None = None  # (layout, obj, limb, parts)
     snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
     bake_to_ik: Callable[..., None] | None = None  # (bake)

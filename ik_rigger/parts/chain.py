@@ -38,7 +38,8 @@ class Options:
     extremity_mode: str = option("AUTO", "Extremity", "The foot or hand that stays planted with the handle",
                                  items=EXTREMITY_MODE_ITEMS, panel="basic")
     extremity_name: str = option("", "Extremity Bone", "The extremity when set to Bone", panel="basic",
-                                 shown_when=("extremity_mode", "BONE"), bone=True)
+                                 shown_when=("extremity_mode", "BONE"), bone=True,
+                                 old_names=("extremity",))
     animation: str = option("BAKE", "Animation", "What happens to motion already on the chain, its parents or the "
                             "extremity", items=ANIMATION_ITEMS, panel="basic")
     bend_direction: str = option("AUTO", "Bend Direction", "Side a straight chain bends to (a bent chain bends the "

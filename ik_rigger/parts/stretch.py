@@ -5,7 +5,10 @@ never lies further than Maximum Stretch times the chain's length from REACH, a p
 the chain's root that moves with the body (a Limit Distance constraint). Every chain
 bone's IK stretch is driven by the handle's ``stretch`` (an average of one variable: no
 Python), so at 0 the bones keep their length and scale, and at 1 the chain reaches the
-target. The IK constraint always allows stretch; the bones' values decide.
+target. The IK constraint always allows stretch; the bones' values decide. A chain bone
+that is no segment of the limb (see ``unstretched``: the hips or the shoulder at the root of
+a chain of 3) is not driven: stretched, Blender's IK shrank it (and the body it carries),
+and the chain's end fell short of the handle.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import naming
+from ..core import geometry, naming
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
 from .base import Draft, Part, option
 from .handle import ROLE_HANDLE
@@ -39,9 +42,13 @@ def plan(draft: Draft) -> None:
     skeleton, joints, length = draft.skeleton, draft.joints, draft.length
     handle = next(bone for bone in draft.bones if bone.role == ROLE_HANDLE)
     target = draft.new_name(draft.end_bone, TAG_TARGET)
-    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1], joints[-1] + (handle.tail - handle.head) * 0.5,
-                               handle.z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
-                               hidden=True))
+    # Turned as the chain's last bone is at rest: with the IK's Rotation (Follow Handle Rotation,
+    # which the panel may turn on at any time) that bone takes the target's orientation, so any
+    # other would twist it at rest.
+    head, tail, z_axis = draft.rest(draft.last)
+    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1],
+                               joints[-1] + (tail - head).normalized() * 0.5 * (handle.tail - handle.head).length,
+                               z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
     reach = draft.new_name(draft.chain[0], TAG_REACH)
     along = (joints[1] - joints[0]).normalized()
     draft.bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
@@ -51,7 +58,36 @@ def plan(draft: Draft) -> None:
         ("limit_mode", "LIMITDIST_INSIDE"), ("distance", length * draft.options.max_stretch),
         ("owner_space", "POSE"), ("target_space", "POSE"))))
     draft.properties.append(PropertyPlan(draft.handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
-    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),))) for name in draft.chain)
+    still = unstretched(draft)
+    draft.notes.extend(f"'{name}' does not stretch: {why}" for name, why in still.items())
+    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),)))
+                         for name in draft.chain if name not in still)
+
+
+def unstretched(draft: Draft) -> dict[str, str]:
+    """The chain bones that must not stretch, each with why: those that are no segment of the limb.
+
+    Blender's IK stretches a bone along its own length and carries its children with it: a
+    bone with a child outside the limb that carries bones of its own (the spine above the hips)
+    would shrink and grow the body with it, and a bone the next chain bone does not start at
+    the tail of (the hips or the shoulder before a thigh or an upper arm, an imported bone
+    whose tail points elsewhere) would carry that bone off the line the solver stretches, so
+    the chain's end would miss the handle.
+    """
+    limb = {*draft.chain, draft.extremity}
+    skeleton = draft.skeleton
+    found = {}
+    for index, name in enumerate(draft.chain):
+        carried = [child.name for child in skeleton.children(name)
+                   if child.name not in limb and skeleton.children(child.name)]
+        head, tail, _ = draft.rest(name)
+        joint = draft.joints[index + 1]
+        if carried:
+            found[name] = f"it carries {', '.join(carried)}, which would shrink and grow with it"
+        elif (tail - joint).length > geometry.SAME_JOINT * (joint - head).length:
+            found[name] = (f"'{draft.chain[index + 1]}' does not start at its tail, so stretched it would carry "
+                           "that bone off the limb's line and the chain would miss the handle")
+    return found
 
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
@@ -61,4 +97,5 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
-            draw=draw)
+            draw=draw, retired={"use_stretch": "every limb may stretch now: its handle's Stretch (0 to 1) says how "
+                                "far, up to Maximum Stretch (max_stretch)"})

@@ -26,6 +26,7 @@ from mathutils import Vector
 from ..core import geometry, joints, naming
 from ..core.checks import check_mirrored
 from ..core.errors import RigError
+from ..core.options import renamed_bones
 from ..core.plan import (
     PALETTE_CHAIN,
     ConstraintPlan,
@@ -889,6 +890,7 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options)
     _pose_drivers(obj, limb_plan, journal)
+    _undriven_stretch(obj, limb, limb_plan, journal)
 
 
 def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
@@ -896,16 +898,37 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
     ``stretch``), each logged with the driver it replaces."""
     for planned in limb_plan.drivers:
         pose_bone = obj.pose.bones[planned.bone]
-        before = _driver_of(obj, pose_bone.path_from_id(planned.path))
-
-        def undo(planned=planned, before=before) -> None:
-            restored = obj.pose.bones[planned.bone]
-            restored.driver_remove(planned.path)
-            if before is not None:
-                _set_driver(restored.driver_add(planned.path).driver, *before)
-
-        journal.data(undo)
+        _log_driver(obj, planned.bone, planned.path, journal)
         records.drive(obj, pose_bone, planned.path, planned.driven)
+
+
+def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
+    """Log a pose bone property's driver (or its having none) and value, to give them back on undo."""
+    pose_bone = obj.pose.bones[bone]
+    before, value = _driver_of(obj, pose_bone.path_from_id(path)), getattr(pose_bone, path)
+
+    def undo() -> None:
+        restored = obj.pose.bones[bone]
+        restored.driver_remove(path)
+        setattr(restored, path, value)
+        if before is not None:
+            _set_driver(restored.driver_add(path).driver, *before)
+
+    journal.data(undo)
+
+
+def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal: Journal) -> None:
+    """A chain bone the plan no longer stretches (an earlier release's build stretched the hips at the
+    root of a chain of 3) loses the handle's driver and gets its own IK stretch back."""
+    driven = {planned.bone for planned in limb_plan.drivers if planned.path == "ik_stretch"}
+    states = {item.name: item.ik_stretch for item in limb.chain_states}
+    for name in limb_plan.chain:
+        pose_bone = obj.pose.bones[name]
+        if name in driven or not records.drives_stretch(obj, pose_bone):
+            continue
+        _log_driver(obj, name, "ik_stretch", journal)
+        pose_bone.driver_remove("ik_stretch")
+        pose_bone.ik_stretch = states.get(name, 0.0)
 
 
 def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: _Rebuilt | None, journal: Journal) -> None:
@@ -962,12 +985,8 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if other is None or other not in names:
         return None
     flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
-    mirrored = replace(
-        options,
-        bend_direction=flip.get(options.bend_direction, options.bend_direction),
-        handle_parent=naming.flip_name(options.handle_parent, names) or options.handle_parent,
-        extremity_name=naming.flip_name(options.extremity_name, names) or options.extremity_name,
-    )
+    mirrored = renamed_bones(replace(options, bend_direction=flip.get(options.bend_direction, options.bend_direction)),
+                             lambda bone: naming.flip_name(bone, names))
     chain = chain_ending_at(skeleton, last, options.chain_length)
     other_chain = skeleton.lineage(other, options.chain_length)[::-1]
     extremities: tuple[str | None, str | None] = (None, None)

@@ -40,6 +40,8 @@ _RAY_MARGIN = 0.1
 # Flattening a foot moves its sole's centre sideways a little; up to this many passes
 # find the slope under where the centre ends up (on a faceted terrain, one facet).
 _FLATTEN_PASSES = 8
+# A foot planted within this fraction of the leg's length of where it stands already stands there.
+_STAYS = 1e-5
 
 
 @dataclass
@@ -383,7 +385,13 @@ def _drop(obj: bpy.types.Object, feet: Sequence[Foot], frame: _Frame, ends: Sequ
     drop = 0.0
     for foot, end in zip(feet, ends):
         root = frame.pose[foot.parts.chain[0]].translation
-        needed = plan.hips_drop(root, end, plan.REACH * foot.length, up)
+        now = _chain_end(obj, foot.parts, frame.pose)
+        reach = plan.REACH * foot.length
+        if (end - now).length <= _STAYS * foot.length:
+            # A foot that already stands where it is planted keeps its leg as it is, even straighter
+            # than REACH (a metarig's, at rest): lowering the hips to bend it would move the body.
+            reach = max(reach, (now - root).length)
+        needed = plan.hips_drop(root, end, reach, up)
         if needed is None:
             raise RigError("cannot reach the ground below its foot, however low the hips go", bone=foot.limb,
                            hint="Move the character over the ground, or pick a flatter ground.")

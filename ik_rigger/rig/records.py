@@ -26,6 +26,7 @@ import bpy
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from ..core.model import Driven, PropertyPlan
+from ..core.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
 from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
@@ -216,6 +217,7 @@ def refresh(obj: bpy.types.Object) -> None:
 
 def _update_names(limb, parts: Parts) -> None:
     recorded_chain = [item.name for item in limb.chain]
+    renamed: dict[str, str] = {}
     if len(parts.chain) == len(recorded_chain) and parts.chain != recorded_chain:
         renamed = dict(zip(recorded_chain, parts.chain))
         for item in limb.chain:
@@ -233,7 +235,11 @@ def _update_names(limb, parts: Parts) -> None:
         if name and item.name != name:
             item.name = name
     if parts.extremity and limb.extremity != parts.extremity:
+        if limb.extremity:
+            renamed[limb.extremity] = parts.extremity
         limb.extremity = parts.extremity
+    if renamed:  # the options that name a renamed bone (an extremity named by hand) follow it
+        limb.set_options(renamed_bones(limb.to_options(), renamed.get))
     current = {(item.name, item.constraint) for item in limb.constraints}
     if parts.constraints and set(parts.constraints) != current and len(parts.constraints) == len(current):
         for item, (owner, name) in zip(limb.constraints, parts.constraints):
