@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import struct
 from pathlib import Path
 
 import bpy
 import pytest
-from helpers import at_rest_alone, make_armature
+from helpers import DATA, at_rest_alone, make_armature
+from test_batch_safety import report_of, run
 from test_detect import FAMILIES, human
 from test_detect_real import assert_handles_move_chain_ends, import_gltf
 
@@ -298,3 +300,27 @@ def test_unreals_own_ik_bones_are_noted_not_rigged(tmp_path):
     assert len(built) == 4 and skipped == [] and notes == list(detection.notes)
     for name in own:
         assert not obj.pose.bones[name].constraints
+
+
+def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
+    """The batch command on the families' files, one run: every limb rigged, with Fix Bone Orientation
+    where the import left the bones' tails off their joints (the report says which)."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_bvh(inputs / "cmu.bvh", CMU, CMU_3DS_MAX)
+    (inputs / "avatar.gltf").write_text(json.dumps(skinned_gltf(vrm0_humanoid(), "a VRM 0.0 humanoid's layout")))
+    for name in ("gltf_quaternius_trex_skeleton.gltf", "gltf_cesium_man_skeleton.gltf"):
+        shutil.copy(DATA / name, inputs / name)
+    result = run(str(inputs), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[inputs])
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = report_of(tmp_path / "report.json")
+    rigged = {name: sorted(chain[-1] for armature in entry["armatures"] for chain in armature["limbs"])
+              for name, entry in report.items()}
+    assert rigged == {
+        "cmu.bvh": ["LeftElbow", "LeftKnee", "RightElbow", "RightKnee"],
+        "avatar.gltf": ["J_Bip_L_LowerArm", "J_Bip_L_LowerLeg", "J_Bip_R_LowerArm", "J_Bip_R_LowerLeg"],
+        "gltf_quaternius_trex_skeleton.gltf": ["BackLowLeg.L", "BackLowLeg.R", "FrontLowLeg.L", "FrontLowLeg.R"],
+        "gltf_cesium_man_skeleton.gltf": ["Skeleton_arm_joint_L__3_", "Skeleton_arm_joint_R__2_", "leg_joint_L_2",
+                                          "leg_joint_R_2"]}
+    assert all(not armature["skipped"] for entry in report.values() for armature in entry["armatures"])
