@@ -1,7 +1,7 @@
 """Skeleton families through Blender's own importers: CMU's BVH conversions, a VRM 0.0 avatar,
-Quaternius' dinosaurs, Cesium Man's arms and Unreal's own IK bones.
+Quaternius' animals, Cesium Man's arms and Unreal's own IK bones.
 
-The Quaternius T-Rex and Cesium Man are real files (tests/data). No CMU conversion, VRM 0.0
+Quaternius' T-Rex and horse and Cesium Man are real files (tests/data). No CMU conversion, VRM 0.0
 avatar or Unreal skeleton with a licence to redistribute was at hand: those are written here
 from their families' documented layouts (CMU's joint names and its skeleton's offsets, VRM
 0.0's humanoid bones at rest with no rotation, the Unreal mannequin's bones) and imported
@@ -236,6 +236,19 @@ def test_quaternius_dinosaurs_legs_of_shortened_words():
     assert_handles_move_chain_ends(obj, {chain[-1]: 3 for _, _, chain, _ in TREX_LEGS})
 
 
+def test_quaternius_horses_front_legs_end_in_a_leaf_its_hooves_under_the_root():
+    """Quaternius' horse, of the same animals: ``FrontLowLeg.L`` ends its leg with no child, and the
+    hoof ``FrontFoot.L`` hangs from the root at its end. Rigged as imported, at the default settings."""
+    obj = import_gltf("gltf_quaternius_horse_skeleton.gltf")
+    detection = detect_limbs(read_skeleton(obj))
+    assert summary(detection) == TREX_LEGS
+    assert detection.skipped == ()
+    built = api.auto_rig(obj)
+    assert sorted(limb.name for limb in built) == sorted(chain[-1] for _, _, chain, _ in TREX_LEGS)
+    assert not any(limb.notes for limb in built)
+    assert_handles_move_chain_ends(obj, {chain[-1]: 3 for _, _, chain, _ in TREX_LEGS})
+
+
 def test_quaternius_dinosaur_through_fbx(tmp_path):
     """The same skeleton through Blender's FBX exporter and importer (Quaternius ships FBX files too)."""
     import_gltf("gltf_quaternius_trex_skeleton.gltf")
@@ -309,7 +322,8 @@ def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
     inputs.mkdir()
     write_bvh(inputs / "cmu.bvh", CMU, CMU_3DS_MAX)
     (inputs / "avatar.gltf").write_text(json.dumps(skinned_gltf(vrm0_humanoid(), "a VRM 0.0 humanoid's layout")))
-    for name in ("gltf_quaternius_trex_skeleton.gltf", "gltf_cesium_man_skeleton.gltf"):
+    for name in ("gltf_quaternius_trex_skeleton.gltf", "gltf_quaternius_horse_skeleton.gltf",
+                 "gltf_cesium_man_skeleton.gltf"):
         shutil.copy(DATA / name, inputs / name)
     result = run(str(inputs), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
                  keep=[inputs])
@@ -321,6 +335,7 @@ def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
         "cmu.bvh": ["LeftElbow", "LeftKnee", "RightElbow", "RightKnee"],
         "avatar.gltf": ["J_Bip_L_LowerArm", "J_Bip_L_LowerLeg", "J_Bip_R_LowerArm", "J_Bip_R_LowerLeg"],
         "gltf_quaternius_trex_skeleton.gltf": ["BackLowLeg.L", "BackLowLeg.R", "FrontLowLeg.L", "FrontLowLeg.R"],
+        "gltf_quaternius_horse_skeleton.gltf": ["BackLowLeg.L", "BackLowLeg.R", "FrontLowLeg.L", "FrontLowLeg.R"],
         "gltf_cesium_man_skeleton.gltf": ["Skeleton_arm_joint_L__3_", "Skeleton_arm_joint_R__2_", "leg_joint_L_2",
                                           "leg_joint_R_2"]}
     assert all(not armature["skipped"] for entry in report.values() for armature in entry["armatures"])
