@@ -223,10 +223,10 @@ def test_quaternius_dinosaurs_legs_of_shortened_words():
     obj = import_gltf("gltf_quaternius_trex_skeleton.gltf")
     skeleton = read_skeleton(obj)
     assert summary(detect_limbs(skeleton, tails_fixed=True)) == TREX_LEGS
-    # As imported, each leg is skipped for its stub tails, with the option that rigs it.
+    # As imported, each leg is skipped for its stub tails, with the option that rigs it, and only there.
     skipped = detect_limbs(skeleton).skipped
-    assert {item.bone for item in skipped if item.tails_off} == {
-        f"{end}LowLeg.{side}" for end in ("Front", "Back") for side in "LR"}
+    assert {item.bone: item.tails_off for item in skipped} == {
+        f"{end}LowLeg.{side}": True for end in ("Front", "Back") for side in "LR"}
     with pytest.raises(RigError, match="fix_orientation=True"):
         api.auto_rig(obj)
     built = api.auto_rig(obj, fix_orientation=True)

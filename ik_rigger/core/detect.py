@@ -183,6 +183,9 @@ class Skipped:
     # Its bones' tails lie far off their joints, as importers often leave them: Fix Bone
     # Orientation, which points them at the joints, would let it be rigged.
     tails_off: bool = False
+    # The chain it would have ended, when it was refused for the chain's bones: a bone in it has
+    # nothing more to say (Quaternius' BackLeg.L, the first of BackLeg.L > BackUpLeg.L > BackLowLeg.L).
+    chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -459,7 +462,7 @@ class _Reader:
         if problem and above and not self._proportion(chain[1:], halves, extremity, rule.kind):
             chain, problem = chain[1:], ""  # the bone above is no segment by its length: the limb without it
         if problem:
-            return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT))
+            return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT), chain=chain)
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
         return DetectedLimb(rule.kind, side, chain, extremity, position, halves,
@@ -789,10 +792,12 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
     limbs, rivals = _drop_ambiguous(found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
+    used.update(bone for item in skipped for bone in item.chain[:-1])
     ends = {limb.extremity for limb in limbs if limb.extremity}
     # "Leg" names Mixamo's lower leg but also, elsewhere, a whole upper leg: a bone that
     # could not end a limb but is part of one found is no skip worth reporting, nor is one
-    # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5").
+    # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5"), nor one
+    # in a chain skipped for its bones, whose lower bone says why.
     reasons = {item.bone: item for item in [*skipped, *rivals]
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _SIDE_ORDER[limb.side],
