@@ -8,7 +8,9 @@ mirrored), then the base is read case-insensitively as words without numbers:
 ``upperarm``, ``Bip01 L Thigh`` and ``CC_Base_L_Thigh`` as ``thigh``, ``lThighBend``
 (DAZ's main thigh bone) as ``thigh``. Quadrupeds' ``front_``/``hind_`` words, and
 Rigify's ``f_``/``r_``, say which pair of legs a bone belongs to. Numbered limb words
-are successive segments (``b_LeftLeg01_015 > b_LeftLeg02_016``: thigh and shin).
+are successive segments (``b_LeftLeg01_015 > b_LeftLeg02_016``: thigh and shin); COLLADA's
+copies of one name (``arm_joint_L__4_ > __3_ > __2_``) count names, not joints, so the
+hierarchy orders them.
 
 Motion-capture skeletons name each bone after the joint at its head (Blender's BVH
 importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
@@ -29,6 +31,7 @@ Whatever is not certain is skipped with the reason, never guessed: generated-rig
 copies (``ORG-``, ``DEF-``, ``MCH-``), bones whose sides disagree, limb segments of
 implausible proportions, halves of a segment that do not continue each other's line,
 bones far shorter than their segment, and two chains that could both be the same limb.
+A game skeleton's own IK bones (Unreal's ``ik_foot_l``) are noted, and left alone.
 """
 
 from __future__ import annotations
@@ -579,7 +582,7 @@ class _Reader:
     def own_ik_bone(self, name: str) -> bool:
         """Whether ``name`` reads as a game skeleton's own IK bone: "IK", then a foot or a hand, first
         (Unreal's ``ik_foot_l``, ``ik_hand_gun``, ``ik_foot_root``), which its engine places."""
-        if not name[:2].lower() == "ik":  # cheap, before reading
+        if "ik" not in name.lower():  # cheap, before reading
             return False
         read = self.names[name]
         return read.words[:1] == ("ik",) and read.words[1:2] in (("foot",), ("hand",)) and not read.generated
