@@ -28,6 +28,7 @@ import bpy
 
 from . import parts as limb_parts
 from .core import naming
+from .core.detect import Detection
 from .core.errors import RigError
 from .core.options import check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
@@ -190,11 +191,28 @@ _TAILS_ELSEWHERE = ("its bones point elsewhere than their next joints (an import
                     "to put the handle on the joint")
 
 
+_FIX_WOULD_RIG = ("or, as its bones point elsewhere than their next joints (an importer's guess), rig it with Fix Bone "
+                  "Orientation (Build > Advanced; fix_orientation=True), which points them at the joints")
+
+
+def _fixable(obj: bpy.types.Object, refused: list[tuple[str, str]], requests: Sequence[tuple[str, LimbOptions]],
+             detection: Detection, skeleton: Skeleton) -> set[str]:
+    """The bones of ``refused`` whose limbs' bones point elsewhere than their joints (an importer's
+    guess, such as glTF's default bone shapes on a VRM) and that Fix Bone Orientation would rig."""
+    chains = {limb.last: limb.chain for limb in detection.limbs if limb.tails_elsewhere}
+    bones = {bone for bone, _ in refused}
+    fixed = [(last, replace(options, fix_orientation=True)) for last, options in requests
+             if bones.intersection(chains.get(last, ()))]
+    rigged, _ = rig_able(obj, fixed, skeleton) if fixed else ([], [])
+    return {bone for last, _ in rigged for bone in bones.intersection(chains[last])}
+
+
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
-             **values: object) -> list[Limb]:
+             notes: list[str] | None = None, **values: object) -> list[Limb]:
     """Find the legs and arms by their names and rig those it is sure of; returns them.
 
-    The bones it was not sure of are appended to ``skipped`` as (bone, reason), when given.
+    The bones it was not sure of are appended to ``skipped`` as (bone, reason), when given;
+    what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
     with kept_mode(obj):
         leave_edit_mode(obj)
@@ -205,11 +223,14 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     elsewhere = {limb.last for limb in detection.limbs if limb.tails_elsewhere and not chosen.fix_orientation}
     built = [replace(limb, notes=(*limb.notes, _TAILS_ELSEWHERE)) if limb.name in elsewhere else limb
              for limb in built]
+    fixable = _fixable(obj, refused, requests, detection, skeleton) if refused and not chosen.fix_orientation else set()
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
-        skipped.extend(refused)
+        skipped.extend((bone, f"{why}; {_FIX_WOULD_RIG}" if bone in fixable else why) for bone, why in refused)
+    if notes is not None:
+        notes.extend(detection.notes)
     if not built:
-        if any(item.tails_off for item in detection.skipped):
+        if fixable or any(item.tails_off for item in detection.skipped):
             raise RigError(f"no limbs rigged on '{obj.name}': their bones' tails lie far off their joints (see the "
                            "bones skipped)", hint="Rig with fix_orientation=True, which points the tails at the "
                            "joints, or import the character with tails on the joints.")

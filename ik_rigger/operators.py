@@ -111,8 +111,9 @@ Limbs it is not sure of are skipped and listed, never guessed"""
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         skipped: list[tuple[str, str]] = []
+        notes: list[str] = []
         try:
-            built = api.auto_rig(obj, skipped=skipped, **asdict(self.to_options()))
+            built = api.auto_rig(obj, skipped=skipped, notes=notes, **asdict(self.to_options()))
         except RigError as error:
             for bone, reason in skipped:
                 self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
@@ -131,6 +132,8 @@ Limbs it is not sure of are skipped and listed, never guessed"""
         for limb in built:
             for note in limb.notes:
                 self.report({"WARNING"}, f"{limb.name}: {note}")
+        for note in notes:
+            self.report({"INFO"}, note)
         self.report({"INFO"}, f"Rigged {len(built)} limb(s): " + ", ".join(limb.name for limb in built))
         return {"FINISHED"}
 

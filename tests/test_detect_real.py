@@ -233,12 +233,14 @@ def test_godots_bug_with_glued_positions_and_copy_numbers():
 def test_cesium_mans_numbered_legs_found_and_its_foot_is_no_third_segment():
     """A COLLADA export's skeleton numbers each leg's joints after one word (``leg_joint_L_1 > _2 >
     _3 > _5``): the first two are thigh and shin, the third, a short foot, is the foot; its
-    arms' numbers do not follow the chain, so they are not taken."""
+    arms' numbers count COLLADA's copies of one name, so the hierarchy orders them."""
     obj = import_gltf("gltf_cesium_man_skeleton.gltf")
     detection = detect_limbs(read_skeleton(obj))
     assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
         (LEG, "L", ("leg_joint_L_1", "leg_joint_L_2"), "leg_joint_L_3"),
-        (LEG, "R", ("leg_joint_R_1", "leg_joint_R_2"), "leg_joint_R_3")]
+        (LEG, "R", ("leg_joint_R_1", "leg_joint_R_2"), "leg_joint_R_3"),
+        (ARM, "L", ("Skeleton_arm_joint_L__4_", "Skeleton_arm_joint_L__3_"), "Skeleton_arm_joint_L__2_"),
+        (ARM, "R", ("Skeleton_arm_joint_R", "Skeleton_arm_joint_R__2_"), "Skeleton_arm_joint_R__3_")]
     # The importer guessed each bone's direction: as long as its segment, pointing elsewhere.
     assert all(limb.tails_elsewhere for limb in detection.limbs)
     assert detection.skipped == ()  # the toes below the feet are no limbs to report
@@ -247,7 +249,8 @@ def test_cesium_mans_numbered_legs_found_and_its_foot_is_no_third_segment():
 def test_auto_rig_says_when_tails_point_elsewhere_and_fix_orientation_puts_the_handle_on_the_ankle():
     obj = import_gltf("gltf_cesium_man_skeleton.gltf")
     built = api.auto_rig(obj)
-    assert [limb.name for limb in built] == ["leg_joint_L_2", "leg_joint_R_2"]
+    assert [limb.name for limb in built] == ["leg_joint_L_2", "leg_joint_R_2", "Skeleton_arm_joint_L__3_",
+                                             "Skeleton_arm_joint_R__2_"]
     assert all(any("point elsewhere than their next joints" in note for note in limb.notes) for limb in built)
     for limb in built:  # rigged as the bones are: the handle is at the shin's tail, off the ankle
         assert (obj.data.bones[limb.bones["HANDLE"]].head_local - obj.data.bones[limb.name].tail_local).length < 1e-5

@@ -8,7 +8,9 @@ mirrored), then the base is read case-insensitively as words without numbers:
 ``upperarm``, ``Bip01 L Thigh`` and ``CC_Base_L_Thigh`` as ``thigh``, ``lThighBend``
 (DAZ's main thigh bone) as ``thigh``. Quadrupeds' ``front_``/``hind_`` words, and
 Rigify's ``f_``/``r_``, say which pair of legs a bone belongs to. Numbered limb words
-are successive segments (``b_LeftLeg01_015 > b_LeftLeg02_016``: thigh and shin).
+are successive segments (``b_LeftLeg01_015 > b_LeftLeg02_016``: thigh and shin); COLLADA's
+copies of one name (``arm_joint_L__4_ > __3_ > __2_``) count names, not joints, so the
+hierarchy orders them.
 
 Motion-capture skeletons name each bone after the joint at its head (Blender's BVH
 importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
@@ -29,6 +31,7 @@ Whatever is not certain is skipped with the reason, never guessed: generated-rig
 copies (``ORG-``, ``DEF-``, ``MCH-``), bones whose sides disagree, limb segments of
 implausible proportions, halves of a segment that do not continue each other's line,
 bones far shorter than their segment, and two chains that could both be the same limb.
+A game skeleton's own IK bones (Unreal's ``ik_foot_l``) are noted, and left alone.
 """
 
 from __future__ import annotations
@@ -86,12 +89,14 @@ class _Rule:
 _LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
 _ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
 _RULES = (
-    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "tibia"}), _LEG_UPPERS, _LEG_UPPERS),
+    # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg".
+    _Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "tibia"}), _LEG_UPPERS,
+          _LEG_UPPERS),
     # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
     _Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
     # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.
     _Rule(LEG, frozenset({"leg"}), frozenset({"upleg", "upperleg", "thigh"}), frozenset()),
-    _Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
+    _Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "lowarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
     # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
     _Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
 )
@@ -100,6 +105,10 @@ _RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
 _NUMBERED = {"leg": LEG, "arm": ARM}
 _WHOLE_WORD = {kind: word for word, kind in _NUMBERED.items()}
 _UPPERS = {LEG: _LEG_UPPERS, ARM: _ARM_UPPERS}
+# Joint words that name an upper bone only above a joint-named lower one (see the module's docstring).
+# Two bones so named in a row are a pelvis or clavicle bone and the limb's own (CMU's ``LHipJoint >
+# LeftHip``, the hip's connector above the thigh), never the two halves of one segment.
+_JOINT_UPPERS = frozenset({"hip", "shoulder"})
 _EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
 _EXTREMITY_WORDS = frozenset().union(*_EXTREMITIES.values())
 _VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | _EXTREMITY_WORDS
@@ -177,6 +186,9 @@ class Skipped:
     # Its bones' tails lie far off their joints, as importers often leave them: Fix Bone
     # Orientation, which points them at the joints, would let it be rigged.
     tails_off: bool = False
+    # The chain it would have ended, when it was refused for the chain's bones: a bone in it has
+    # nothing more to say (Quaternius' BackLeg.L, the first of BackLeg.L > BackUpLeg.L > BackLowLeg.L).
+    chain: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,9 +197,10 @@ class Detection:
 
     limbs: tuple[DetectedLimb, ...]
     skipped: tuple[Skipped, ...]
+    notes: tuple[str, ...] = ()  # what it left alone on purpose: a skeleton's own IK bones
 
     def describe(self) -> str:
-        """A few lines for a report: the limbs found, then the bones skipped and why."""
+        """A few lines for a report: the limbs found, the bones skipped and why, then the notes."""
         if self.limbs:
             lines = [f"found {len(self.limbs)} limb(s):"]
             for limb in self.limbs:
@@ -200,6 +213,7 @@ class Detection:
         if self.skipped:
             lines.append(f"skipped {len(self.skipped)} bone(s):")
             lines.extend(f"  {item.bone}: {item.reason}" for item in self.skipped)
+        lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
 
 
@@ -223,6 +237,7 @@ class _Name:
     generated: str | None  # the generated-rig prefix ("ORG"), if any
     position: str | None  # FRONT or HIND
     index: int | None  # the first number glued to a word: 2 for "Leg02_016"
+    copy: bool = False  # a COLLADA copy of a name ("arm_joint_L__4_"), whose number tells no order
 
     @property
     def base(self) -> str:
@@ -244,7 +259,11 @@ class _Name:
 # Words an exporter or a rigger puts after every bone's own word (COLLADA's "leg_joint_L_1", Maya's
 # "L_knee_jnt", "l_thigh_bind"); dropped after a limb word.
 _FILLER_WORDS = frozenset({"joint", "jnt", "bind", "bnd"})
+# Words an exporter puts before them: the skeleton's name (COLLADA's "Skeleton_arm_joint_R"); dropped before one.
+_LEAD_WORDS = frozenset({"skeleton", "armature"})
 _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
+# COLLADA writes a name's copies "arm_joint_L (4)" as "arm_joint_L__4_": the number counts copies, in any order.
+_COPY = re.compile(r"__\d+_$")
 
 
 def _read_name(name: str, known: Container[str]) -> _Name:
@@ -292,6 +311,10 @@ def _read_name(name: str, known: Container[str]) -> _Name:
         if kept != words and "".join(kept) in _VOCABULARY | _THIRD_SEGMENTS:
             position = position or next(_POSITION_WORDS[word] for word in words if word in _POSITION_WORDS)
             words = kept
+    if len(words) >= 2 and words[0] in _LEAD_WORDS and "".join(
+            words[1:-1] if words[-1] in _FILLER_WORDS else words[1:]) in _VOCABULARY:
+        words.pop(0)
+        glued.pop(0)
     if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in _VOCABULARY:
         words.pop()
         glued.pop()
@@ -305,7 +328,7 @@ def _read_name(name: str, known: Container[str]) -> _Name:
         index = int(numbers["number"]) if numbers else None
     prefix = generated["prefix"].upper() if generated else None
     side = parts.side if len(sides) <= 1 else None
-    return _Name(tuple(words), side, frozenset(sides), prefix, position, index)
+    return _Name(tuple(words), side, frozenset(sides), prefix, position, index, _COPY.search(name) is not None)
 
 
 class _Names:
@@ -362,7 +385,7 @@ class _Reader:
         """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own."""
         read = self.names[name]
         rule = _RULE_OF_LOWER.get(read.base)
-        if rule is None and read.base in _NUMBERED and read.index is not None:
+        if rule is None and read.base in _NUMBERED and (read.index is not None or read.copy):
             return _Rule(_NUMBERED[read.base], frozenset({read.base}), frozenset(), frozenset())
         return rule
 
@@ -394,7 +417,8 @@ class _Reader:
         # Leg01 > Leg02, or a name and its first copy as Blender numbers them (frontleg > frontleg001).
         numbered = (lower_name.base in _NUMBERED and lower_name.index is not None
                     and upper_name.base == lower_name.base
-                    and upper_name.index == (None if lower_name.index == 1 else lower_name.index - 1))
+                    and upper_name.index == (None if lower_name.index == 1 else lower_name.index - 1)
+                    or self._copies(upper, lower))
         if numbered and len(top) == 1 and grand is not None and self._numbered_before(grand, upper):
             if self._short_end(upper, lower) or (rule.kind == ARM and self._joint_below(lower) is None):
                 # Leg1 > Leg2 > Leg3 where Leg3 is short (Arm3 ending the arm): the foot (hand) of Leg1 > Leg2.
@@ -441,7 +465,7 @@ class _Reader:
         if problem and above and not self._proportion(chain[1:], halves, extremity, rule.kind):
             chain, problem = chain[1:], ""  # the bone above is no segment by its length: the limb without it
         if problem:
-            return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT))
+            return Skipped(lower, problem, tails_off=problem.endswith(_SHAPE_HINT), chain=chain)
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
         return DetectedLimb(rule.kind, side, chain, extremity, position, halves,
@@ -469,7 +493,7 @@ class _Reader:
             return False
         if one.base in _VOCABULARY and one.base not in _EXTREMITY_WORDS:
             if one.base == two.base:
-                return one.base not in _NUMBERED
+                return one.base not in _NUMBERED and one.base not in _JOINT_UPPERS
             return "twist" in two.words and two.contains(frozenset({one.base}))
         return (two.base in _VOCABULARY and two.base not in _EXTREMITY_WORDS and "twist" in one.words
                 and one.contains(frozenset({two.base})))
@@ -478,7 +502,16 @@ class _Reader:
         """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``)."""
         one, two = self.names[first], self.names[second]
         return (not one.generated and one.base == two.base and one.base in _NUMBERED and one.index is not None
-                and two.index is not None and one.index == two.index - 1 and one.sides == two.sides)
+                and two.index is not None and one.index == two.index - 1 and one.sides == two.sides
+                or self._copies(first, second))
+
+    def _copies(self, first: str, second: str) -> bool:
+        """Whether ``second`` is a COLLADA copy of ``first``'s whole-limb word on its side (Cesium Man's
+        ``arm_joint_L__4_ > __3_ > __2_``, ``arm_joint_R > __2_ > __3_``): the copies' numbers count
+        names, not joints, so the hierarchy alone orders the segments."""
+        one, two = self.names[first], self.names[second]
+        return (two.copy and not one.generated and not two.generated and one.base == two.base
+                and one.base in _NUMBERED and one.index is None and two.index is None and one.sides == two.sides)
 
     def _numbered_next(self, bone: str) -> str | None:
         """The one child of ``bone`` that numbers its whole-limb word on (``Leg2`` below ``Leg1``)."""
@@ -545,6 +578,14 @@ class _Reader:
         position = positions.pop() if len(positions) == 1 else None
         return (len(rest) < len(read.words) and limb == [_KIND_WORD[kind]] and not read.generated
                 and read.sides == own.sides and (position or read.position) == own.position)
+
+    def own_ik_bone(self, name: str) -> bool:
+        """Whether ``name`` reads as a game skeleton's own IK bone: "IK", then a foot or a hand, first
+        (Unreal's ``ik_foot_l``, ``ik_hand_gun``, ``ik_foot_root``), which its engine places."""
+        if "ik" not in name.lower():  # cheap, before reading
+            return False
+        read = self.names[name]
+        return read.words[:1] == ("ik",) and read.words[1:2] in (("foot",), ("hand",)) and not read.generated
 
     def _hand_palm(self, name: str, lower: str) -> bool:
         """Whether ``name``, a child of the forearm ``lower``, is a palm on its side: the hand in rigs
@@ -754,12 +795,17 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
     limbs, rivals = _drop_ambiguous(found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
+    used.update(bone for item in skipped for bone in item.chain[:-1])
     ends = {limb.extremity for limb in limbs if limb.extremity}
     # "Leg" names Mixamo's lower leg but also, elsewhere, a whole upper leg: a bone that
     # could not end a limb but is part of one found is no skip worth reporting, nor is one
-    # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5").
+    # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5"), nor one
+    # in a chain skipped for its bones, whose lower bone says why.
     reasons = {item.bone: item for item in [*skipped, *rivals]
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _SIDE_ORDER[limb.side],
                                  limb.chain))
-    return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)))
+    own_ik = sorted(name for name in skeleton.bones if name not in used and reader.own_ik_bone(name))
+    notes = (f"{', '.join(repr(name) for name in own_ik)}: the skeleton's own IK bones, "
+             "not limbs: left as they are",) if own_ik else ()
+    return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)), notes)

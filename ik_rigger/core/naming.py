@@ -35,8 +35,9 @@ COLLECTION_MECHANISM = "IK Mechanism"
 COLLECTION_CHAIN = "IK Chain"
 
 _SIDES = r"L|R|l|r|left|right|Left|Right|LEFT|RIGHT"
-# A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01").
-_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ](?:{_SIDES})(?:[._\- ]\d+)*)$")
+# A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01"),
+# COLLADA's copies of a name ("arm_joint_L (4)" written "arm_joint_L__4_").
+_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ](?:{_SIDES})(?:[._\- ]\d+|__\d+_)*)$")
 _SUFFIX_WORD = re.compile(r"^(?P<base>.+?[a-z0-9])(?P<side>Left|Right)$")
 _PREFIX = re.compile(rf"^(?P<side>(?:{_SIDES})[._\- ])(?P<base>.+)$")
 _PREFIX_WORD = re.compile(r"^(?P<side>Left|Right|left|right|LEFT|RIGHT)(?P<base>[A-Z_0-9].*)$")
