@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import ik_rigger  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
+from ik_rigger.core.notes import is_warning  # noqa: E402
 from ik_rigger.core.plan import LimbOptions, LimbPlan  # noqa: E402
 from ik_rigger.rig.build import build_limbs  # noqa: E402
 from ik_rigger.rig.files import quiet  # noqa: E402
@@ -123,7 +124,7 @@ def draw(obj: bpy.types.Object, path: Path) -> Path:
 
 
 def summary(obj: bpy.types.Object, plans: list[LimbPlan]) -> list[str]:
-    """What was rigged, in a rigger's words; the notes IK Rigger made about a limb are warnings."""
+    """What was rigged, in a rigger's words, with what IK Rigger had to say about each limb by its kind."""
     labels = {limb.last: limb for limb in LIMBS}
     lines = [f"Rigged {len(plans)} limbs of '{obj.name}', the Mixamo skeleton "
              f"{SKELETON.relative_to(ROOT).as_posix()}:"]
@@ -140,7 +141,7 @@ def summary(obj: bpy.types.Object, plans: list[LimbPlan]) -> list[str]:
             lines.append(f"    pole {plan.pole}: the {limb.joint} points at it")
         if plan.clone and plan.extremity:
             lines.append(f"    {plan.extremity} copies the rotation of {plan.clone}, on the handle")
-        lines.extend(f"    warning: {note}" for note in plan.notes)
+        lines.extend(f"    {'warning' if is_warning(note) else 'note'}: {note}" for note in plan.notes)
     lines.append("In Blender, move the IK handles (blue); each handle's ik_fk property switches its limb "
                  "between IK (1) and FK (0).")
     return lines
