@@ -273,6 +273,27 @@ def test_sample_rigs_what_it_says(sample_run: tuple[Path, subprocess.CompletedPr
         assert f"pole {limb.pole}:" in result.stdout, last
 
 
+def test_sample_renders_its_pictures_and_saves_none_of_their_objects(
+        sample_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """The skinned sample's Workbench still and motion are written, and neither rigged .blend holds a
+    scene, camera, curve or object made for a picture."""
+    image = pytest.importorskip("PIL.Image")
+    pytest.importorskip("matplotlib")
+    out, result = sample_run
+    output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    with image.open(out / "sample_render.png") as still:
+        assert still.format == "PNG" and still.size == (560, 640), output
+    with image.open(out / "sample_motion.webp") as motion:
+        assert motion.format == "WEBP" and motion.n_frames > 8, output
+    for name in ("sample_rigged.blend", "sample_character_rigged.blend"):
+        assert str(out / name) in result.stdout, output
+        bpy.ops.wm.open_mainfile(filepath=str(out / name), load_ui=False)
+        assert len(bpy.data.scenes) == 1 and not bpy.data.cameras and not bpy.data.curves, name
+        assert not any(item.get("ik_rigger_picture") for item in bpy.data.objects), name
+    armature = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    assert len(armature.ik_rigger.limbs) == 4
+
+
 def test_benchmark_table_gives_each_figure_with_its_spread() -> None:
     """The speed page's benchmark table is one run's (between the markers the benchmark rewrites), on a named
     machine, every timing or ratio in it comes with its min-max spread, and every row says which way is better
