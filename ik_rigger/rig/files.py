@@ -81,7 +81,7 @@ class Importer:
 
 # Settings that keep the skeleton as it was authored: no re-oriented or added bones, no
 # scaling beyond the file's own units, and the motion at its own frame rate. A config's
-# [import.FORMAT] section overrides any of them (README, "Batch").
+# [import.FORMAT] section overrides any of them (docs/batch.md).
 IMPORTERS: dict[str, Importer] = {
     "fbx": Importer("io_scene_fbx", "import_scene.fbx", {
         "use_anim": True, "automatic_bone_orientation": False, "ignore_leaf_bones": False,
