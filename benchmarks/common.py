@@ -46,7 +46,7 @@ FULL = Settings(build_repeats=40, rigify_repeats=3, eval_repeats=11, eval_passes
                 quality_targets=200, batch_sizes=(16, 64), batch_repeats=3)
 QUICK = Settings(build_repeats=7, rigify_repeats=1, eval_repeats=3, eval_passes=1, eval_frames=100,
                  quality_targets=50, batch_sizes=(16,), batch_repeats=2)
-# What each takes on 2 cores, as measured; the run prints its own time, and README's table says
+# What each takes on 2 cores, as measured; the run prints its own time, and docs/speed.md's table says
 # how long the run behind it took.
 FULL_TAKES = "several minutes"
 QUICK_TAKES = "one to two minutes"

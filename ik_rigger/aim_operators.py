@@ -7,7 +7,7 @@ from bpy.props import EnumProperty, FloatProperty, StringProperty
 
 from .core import aim
 from .core.errors import RigError
-from .operators import armature_poll, report_error, report_warnings
+from .operators import armature_poll, report_error, report_notes
 from .rig.aim import add_aim, aim_rig_of, find_aim_rigs, remove_aim
 
 PART_ITEMS = [
@@ -78,7 +78,7 @@ class IKRIG_OT_remove_aim(bpy.types.Operator):
             aimed, messages = remove_aim(context.active_object, bone)
         except RigError as error:
             return report_error(self, error)
-        report_warnings(self, messages)
+        report_notes(self, messages, capital=True)
         self.report({"INFO"}, f"Removed the aim of {', '.join(aimed)}")
         return {"FINISHED"}
 

@@ -30,6 +30,7 @@ from . import parts as limb_parts
 from .core import naming
 from .core.detect import Detection
 from .core.errors import RigError
+from .core.notes import is_warning, warning
 from .core.options import check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
@@ -45,8 +46,8 @@ from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
-           "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb", "switch_parent",
-           "upgrade"]
+           "is_warning", "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb",
+           "switch_parent", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them: HANDLE, POLE, CLONE,
 # TARGET, REACH, POLE_LINE; with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN;
@@ -68,7 +69,14 @@ class Limb:
     bones: dict[str, str]  # role ("HANDLE", "POLE", "CLONE", "POLE_LINE", "ROLL", "HEEL"...) -> made bone name
     missing: tuple[str, ...]  # pieces deleted by hand, which a rebuild makes again
     ik_fk: float  # 1 is IK, 0 is FK (the handle's ``ik_fk`` property)
-    notes: tuple[str, ...] = ()  # what building it had to tell (pre-bends, kept motion...); empty from limbs()
+    # What building it had to tell (pre-bends, kept motion...); empty from limbs(). Those the user
+    # should act on are warnings (``is_warning(note)``, or ``warnings``); the others record what was done.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The notes the user should act on."""
+        return tuple(note for note in self.notes if is_warning(note))
 
 
 def options(**values: object) -> LimbOptions:
@@ -150,7 +158,7 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **
         if other is not None:
             requests.append(other)
         else:
-            notes.append("no mirrored bone found; rigged one side only")
+            notes.append(warning("no mirrored bone found; rigged one side only"))
     built = build_many(obj, requests)
     return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
@@ -186,7 +194,7 @@ def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
     return build_many(obj, [*named, *kept], skeleton), refused
 
 
-_TAILS_ELSEWHERE = ("its bones point elsewhere than their next joints (an importer's guess): IK carries the "
+_TAILS_ELSEWHERE = warning("its bones point elsewhere than their next joints (an importer's guess): IK carries the "
                     "chain's tail, not the joint, to the handle; rig it with Fix Bone Orientation (Build > Advanced) "
                     "to put the handle on the joint")
 
@@ -239,7 +247,8 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
 
 
 def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:
-    """Remove the limb that uses ``bone``; returns what the user should hear (moved bones...)."""
+    """Remove the limb that uses ``bone``; returns what the user should hear: notes (moved bones, kept motion)
+    and warnings (``is_warning``: a constraint of theirs muted)."""
     return remove_limb(obj, bone, keep_motion).messages
 
 
@@ -327,7 +336,8 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, 
 
 
 def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
-    """Remove the aim rig that uses ``bone``; returns what the user should hear."""
+    """Remove the aim rig that uses ``bone``; returns what the user should hear (notes and warnings, as
+    ``remove`` does)."""
     return _aim.remove_aim(obj, bone)[1]
 
 

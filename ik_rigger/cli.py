@@ -60,7 +60,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
 _USAGE = ("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json]")
+          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json] [--quiet | --verbose]")
 
 
 class UsageError(Exception):
@@ -91,6 +91,10 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
+    told = usage.add_mutually_exclusive_group()
+    told.add_argument("--quiet", "-q", action="store_true", help="print only errors, warnings and the summary")
+    told.add_argument("--verbose", "-v", action="store_true",
+                      help="also print every note: what was done to each file (the motion kept, the bones turned)")
     usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
 
@@ -109,6 +113,7 @@ class Inputs:
 
     found: list[tuple[Path, Path]] = field(default_factory=list)  # (file, path under --out)
     failed: list[FileResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -512,16 +517,20 @@ class _Pool:
 
 
 class Progress:
-    """A bar on a terminal, one line per file otherwise."""
+    """A bar on a terminal, one line per file otherwise; ``quiet``, only the files that failed."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, quiet: bool = False) -> None:
         self.total = total
         self.done = 0
         self.tty = sys.stderr.isatty()
+        self.quiet = quiet
 
     def update(self, result: FileResult) -> None:
         self.done += 1
-        if self.tty:
+        if self.quiet:
+            if result.status in ("failed", "interrupted"):
+                print(_line(result), flush=True)
+        elif self.tty:
             width = 30
             filled = width * self.done // max(self.total, 1)
             name = Path(result.input).name
@@ -535,7 +544,7 @@ class Progress:
             print(f"[{self.done}/{self.total}] {_line(result)}", flush=True)
 
     def finish(self) -> None:
-        if self.tty and 0 < self.done < self.total:
+        if self.tty and not self.quiet and 0 < self.done < self.total:
             sys.stderr.write("\n")
 
 
@@ -554,7 +563,9 @@ def _line(result: FileResult) -> str:
 _STATUSES = ("rigged", "planned", "failed", "interrupted", "not started")
 
 
-def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
+def summary(results: list[FileResult], inputs: Inputs, seconds: float, told: str = "normal") -> str:
+    """The run's last lines: the counts, the errors, what was skipped, the warnings, and the notes ``told``
+    asks for (``quiet``: none; ``normal``: the run's own, on its inputs; ``verbose``: also every file's)."""
     counts = {status: sum(1 for result in results if result.status == status) for status in _STATUSES}
     rigged = [result for result in results if result.status == "rigged"]  # a failed save rigged nothing
     limbs = sum(result.limb_count for result in rigged)
@@ -573,7 +584,11 @@ def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
         lines.append(f"  ... and {len(skipped) - 20} more skipped (see the JSON report)")
     lines.extend(f"  warning: {Path(result.input).name}: {warning}" for result in results
                  for warning in result.warnings)
-    lines.extend(f"  note: {note}" for note in notes)
+    lines.extend(f"  warning: {warning}" for warning in inputs.warnings)
+    if told != "quiet":
+        lines.extend(f"  note: {note}" for note in inputs.notes)
+    if told == "verbose":
+        lines.extend(f"  note: {Path(result.input).name}: {note}" for result in results for note in result.notes)
     return "\n".join(lines)
 
 
@@ -719,7 +734,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     started = time.perf_counter()
     for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
         inputs.notes.extend(f"removed '{path}', left by a run that was killed" for path in clean_stale(folder))
-    progress = Progress(len(jobs))
+    told = "quiet" if args.quiet else "verbose" if args.verbose else "normal"
+    progress = Progress(len(jobs), quiet=args.quiet)
     count = min(args.jobs, len(jobs))
     if count > 1 and not worker_command:
         print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
@@ -770,16 +786,17 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
                                         error="not started: the run was interrupted")
     ordered = inputs.failed + [results[index] for index in range(len(jobs))]
     if not ordered:
-        inputs.notes.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
+        inputs.warnings.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
     seconds = time.perf_counter() - started
-    text = summary(ordered, inputs.notes, seconds)
+    text = summary(ordered, inputs, seconds, told)
     print(text, flush=True)
     for result in ordered:
         if result.details:
             print(f"ik_rigger: {result.input}:\n{result.details}", file=sys.stderr)
     code = 128 + stop.signum if stop.signum else \
         EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
-    report = {"files": [asdict(result) for result in ordered], "notes": inputs.notes, "summary": text,
+    report = {"files": [asdict(result) for result in ordered], "warnings": inputs.warnings, "notes": inputs.notes,
+              "summary": text,
               "seconds": seconds, "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0,
               "exit_code": code, "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict
 
 import bpy
@@ -12,6 +13,7 @@ from mathutils import Vector
 from . import api
 from .core.chain import ChainSpec
 from .core.errors import RigError
+from .core.notes import is_warning
 from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings
 from .rig import records
@@ -43,10 +45,13 @@ def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, nee
     return True
 
 
-def report_warnings(operator: bpy.types.Operator, messages: list[str]) -> None:
-    """Each sentence the rig layer had for the user, as a warning starting with a capital."""
+def report_notes(operator: bpy.types.Operator, messages: Iterable[str], about: str = "",
+                 capital: bool = False) -> None:
+    """Each sentence the rig layer had for the user (after ``about``, what it is about; with ``capital``,
+    starting with one): a warning as WARNING, something to act on; a note as INFO, a record of what was done."""
     for message in messages:
-        operator.report({"WARNING"}, message[0].upper() + message[1:])
+        text = message[0].upper() + message[1:] if capital else message
+        operator.report({"WARNING"} if is_warning(message) else {"INFO"}, f"{about}: {text}" if about else text)
 
 
 def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
@@ -90,8 +95,7 @@ Run it again on a rigged limb to update it in place"""
         except RigError as error:
             return report_error(self, error)
         for limb in built:
-            for note in limb.notes:
-                self.report({"WARNING"}, note)
+            report_notes(self, limb.notes)
         self.report({"INFO"}, f"Rigged {', '.join(' > '.join(limb.chain) for limb in built)}")
         return {"FINISHED"}
 
@@ -130,10 +134,8 @@ Limbs it is not sure of are skipped and listed, never guessed"""
         for bone, reason in skipped:
             self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
         for limb in built:
-            for note in limb.notes:
-                self.report({"WARNING"}, f"{limb.name}: {note}")
-        for note in notes:
-            self.report({"INFO"}, note)
+            report_notes(self, limb.notes, about=limb.name)
+        report_notes(self, notes)
         self.report({"INFO"}, f"Rigged {len(built)} limb(s): " + ", ".join(limb.name for limb in built))
         return {"FINISHED"}
 
@@ -164,7 +166,7 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
             messages = api.remove(obj, context.active_bone.name, keep_motion=self.keep_motion)
         except RigError as error:
             return report_error(self, error)
-        report_warnings(self, messages)
+        report_notes(self, messages, capital=True)
         self.report({"INFO"}, f"Removed the IK limb ending at '{name}'")
         return {"FINISHED"}
 

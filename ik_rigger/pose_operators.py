@@ -12,7 +12,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from . import api
 from .core.errors import RigError
 from .core.plan import ROLE_POLE
-from .operators import armature_in, report_error
+from .operators import armature_in, report_error, report_notes
 from .rig import records, selection
 from .rig.build import rest_pole_angle
 from .rig.modes import kept_mode, leave_edit_mode
@@ -234,8 +234,7 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
             built = api.build_many(obj, [(name, options)])
         except RigError as error:
             return report_error(self, error)
-        for note in built[0].notes:
-            self.report({"WARNING"}, note)
+        report_notes(self, built[0].notes)
         remade = list(parts.missing)
         self.report({"INFO"}, f"Rebuilt the limb ending at '{name}'" + (f"; made again {', '.join(remade)}"
                                                                          if remade else ""))

@@ -5,7 +5,8 @@
 
 ARGS: input files (.blend, .fbx, .glb/.gltf, .bvh), folders and globs; --out DIR [--overwrite] |
 --in-place | --dry-run; --config FILE.toml; --armature NAME; --allow-newer; --jobs N;
---report FILE.json. See README.md.
+--report FILE.json; --quiet | --verbose (errors and warnings only, or every note too).
+See docs/batch.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,23 @@
-"""Rig a sample character headless: a rigged .blend and a picture of the rig.
+"""Rig sample characters headless: rigged .blend files, a diagram of the rig and pictures Blender renders.
 
-The character is the Mixamo-named skeleton in tests/data (a real motion-capture
+The first character is the Mixamo-named skeleton in tests/data (a real motion-capture
 skeleton in centimetres). IK Rigger rigs both legs and both arms through its
 Python API, saves the result as a new .blend and draws the rig at rest and posed:
 the body crouches over the planted left foot, the right foot steps up, the left
 hand comes forward to the chest and the right arm hangs, so knees and elbows bend
 toward their poles (the side view looks at the left side).
 
+The second is a skinned character, Godot's platformer robot (tests/data, MIT), with its
+game's clips. Auto-Rig rigs it keeping every clip on the new IK controls; it is saved,
+then rendered with Blender's Workbench engine, its IK handles' rings and poles' diamonds
+drawn in the guide's blue (scripts/rig_render.py): a still, crouching over its planted
+left foot with its left arm reaching forward, and its walk clip played through the rig as
+an animated WebP, the controls moving with it. Nothing made for the pictures is saved.
+
     scripts/rig_sample.sh [--out DIR] [--update-docs]             (the project's bpy)
     blender --background --factory-startup --python scripts/rig_sample.py -- [--out DIR]
 
-``--update-docs`` also writes the picture to docs/sample_rig.png, the one README shows.
+``--update-docs`` also copies the pictures into docs/, the ones README and docs/rigging.md show.
 """
 
 from __future__ import annotations
@@ -29,13 +36,23 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import ik_rigger  # noqa: E402
+from ik_rigger import api  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
+from ik_rigger.core.notes import is_warning  # noqa: E402
 from ik_rigger.core.plan import LimbOptions, LimbPlan  # noqa: E402
 from ik_rigger.rig.build import build_limbs  # noqa: E402
 from ik_rigger.rig.files import quiet  # noqa: E402
 
 SKELETON = ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
 DOCS_PICTURE = ROOT / "docs" / "sample_rig.png"
+SKINNED = ROOT / "tests" / "data" / "godot_platformer_robot.glb"
+SKINNED_BODY = "hip"
+SKINNED_CLIP = "walk"
+RENDER, MOTION = "sample_render.png", "sample_motion.webp"
+# The skinned character's pose in the still, as fractions of its left leg's length (it faces -Y, its
+# left is +X): the body down and forward over the planted left foot, the left hand reaching forward.
+SKINNED_CROUCH = Vector((0.0, -0.08, -0.18))
+SKINNED_REACH = ("l-forearm", Vector((0.05, -0.75, 0.45)))
 BODY = "mixamorig:Hips"
 TITLE = "IK Rigger: sample character"
 
@@ -69,7 +86,7 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "out", help="folder for the .blend and the picture")
     parser.add_argument("--update-docs", action="store_true",
-                        help=f"also write the picture to {DOCS_PICTURE.relative_to(ROOT)}, README's")
+                        help="also copy the pictures into docs/, the ones README and docs/rigging.md show")
     parser.add_argument("--no-picture", action="store_true", help="write the .blend only")
     return parser.parse_args(argv)
 
@@ -123,7 +140,7 @@ def draw(obj: bpy.types.Object, path: Path) -> Path:
 
 
 def summary(obj: bpy.types.Object, plans: list[LimbPlan]) -> list[str]:
-    """What was rigged, in a rigger's words; the notes IK Rigger made about a limb are warnings."""
+    """What was rigged, in a rigger's words, with what IK Rigger had to say about each limb by its kind."""
     labels = {limb.last: limb for limb in LIMBS}
     lines = [f"Rigged {len(plans)} limbs of '{obj.name}', the Mixamo skeleton "
              f"{SKELETON.relative_to(ROOT).as_posix()}:"]
@@ -140,10 +157,69 @@ def summary(obj: bpy.types.Object, plans: list[LimbPlan]) -> list[str]:
             lines.append(f"    pole {plan.pole}: the {limb.joint} points at it")
         if plan.clone and plan.extremity:
             lines.append(f"    {plan.extremity} copies the rotation of {plan.clone}, on the handle")
-        lines.extend(f"    warning: {note}" for note in plan.notes)
+        lines.extend(f"    {'warning' if is_warning(note) else 'note'}: {note}" for note in plan.notes)
     lines.append("In Blender, move the IK handles (blue); each handle's ik_fk property switches its limb "
                  "between IK (1) and FK (0).")
     return lines
+
+
+def load_skinned() -> bpy.types.Object:
+    """The skinned sample, imported with its clips (tails on the next joints), its armature returned."""
+    with quiet():
+        bpy.ops.import_scene.gltf(filepath=str(SKINNED), bone_heuristic="TEMPERANCE")
+    return next(item for item in bpy.data.objects if item.type == "ARMATURE")
+
+
+def pose_skinned(obj: bpy.types.Object) -> None:
+    """The still's pose, from the rest: a crouch over the planted left foot, the left arm reaching."""
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis.identity()
+    bpy.context.view_layer.update()
+    leg = next(limb for limb in obj.ik_rigger.limbs if limb.chain[-1].name.startswith("l-leg"))
+    length = sum(obj.data.bones[item.name].length for item in leg.chain)
+    _move(obj, SKINNED_BODY, SKINNED_CROUCH * length)
+    bpy.context.view_layer.update()  # the arm handles hang from the spine: moved from where the crouch took them
+    last, reach = SKINNED_REACH
+    _move(obj, obj.ik_rigger.limb_of(last).handle, reach * length)
+
+
+def play(obj: bpy.types.Object, clip: str) -> range:
+    """Make ``clip`` the armature's active action (its IK controls keyed by the build); its frames.
+    The glTF importer keeps each clip in an NLA track of its name (the action's own name differs
+    between Blender versions)."""
+    animation = obj.animation_data
+    action = animation.nla_tracks[clip].strips[0].action
+    animation.action = action
+    if getattr(animation, "action_slot", False) is None and animation.action_suitable_slots:
+        animation.action_slot = animation.action_suitable_slots[0]  # Blender 4.4 and newer: slotted actions
+    return range(int(action.frame_range[0]), int(action.frame_range[1]) + 1)
+
+
+def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
+    """Rig, save and render the skinned sample (see the module's docstring); what was written."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    obj = load_skinned()
+    built = api.auto_rig(obj)
+    blend = out / "sample_character_rigged.blend"
+    with quiet():
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    print(f"Rigged {len(built)} limbs of Godot's platformer robot, {SKINNED.relative_to(ROOT).as_posix()}, "
+          "its clips kept on the IK controls: " + ", ".join(limb.name for limb in built))
+    written = [(blend, "the skinned character rigged, its clips playing through the rig")]
+    if pictures:
+        import rig_render
+
+        clip = obj.animation_data.action
+        obj.animation_data.action = None
+        written.append((rig_render.render_still(obj, out / RENDER, lambda: pose_skinned(obj)),
+                        "rendered with Workbench, posed, its controls in the guide's blue"))
+        for pose_bone in obj.pose.bones:
+            pose_bone.matrix_basis.identity()
+        frames = play(obj, SKINNED_CLIP)
+        written.append((rig_render.render_motion(obj, out / MOTION, frames),
+                        f"its {SKINNED_CLIP} clip played through the rig, rendered"))
+        obj.animation_data.action = clip
+    return written
 
 
 def main() -> int:
@@ -163,17 +239,25 @@ def main() -> int:
     with quiet():
         bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
     written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
-    if not args.no_picture:
+    pictures = not args.no_picture
+    if pictures:
         try:
             picture = draw(obj, args.out / "sample_rig.png")
         except ImportError as error:
-            print(f"rig_sample: no picture ({error}); the project's environment has matplotlib: "
+            print(f"rig_sample: no pictures ({error}); the project's environment has matplotlib and Pillow: "
                   "scripts/rig_sample.sh", file=sys.stderr)
+            pictures = False
         else:
             written.append((picture, "the rig at rest and posed, front and side"))
-            if args.update_docs:
-                shutil.copyfile(picture, DOCS_PICTURE)
-                written.append((DOCS_PICTURE, "README's picture, refreshed"))
+    try:
+        written.extend(rig_skinned(args.out, pictures))
+    except (RigError, ImportError) as error:
+        print(f"rig_sample: no skinned sample ({getattr(error, 'message', error)})", file=sys.stderr)
+    if args.update_docs and pictures:
+        for path, name in ((picture, DOCS_PICTURE.name), (args.out / RENDER, RENDER), (args.out / MOTION, MOTION)):
+            if path.is_file():
+                shutil.copyfile(path, ROOT / "docs" / name)
+                written.append((ROOT / "docs" / name, "refreshed for README and docs/"))
     print("Wrote:")
     width = max(len(str(path)) for path, _ in written)
     print("\n".join(f"  {str(path):<{width}}  {what}" for path, what in written))

@@ -70,9 +70,10 @@ def test_importer_settings_come_from_the_config_and_in_place_is_refused(tmp_path
     robot = shutil.copy(DATA / "gltf_robot_expressive.glb", inputs / "robot.glb")
     # Imported with the importer's own bone shapes, its legs' tails lie off their joints: an import's
     # bones are the importer's guess, so those legs are rigged with Fix Bone Orientation, and said so.
-    result = run(str(robot), "--out", str(tmp_path / "as_authored"), keep=[inputs])
+    result = run(str(robot), "--out", str(tmp_path / "as_authored"), "--verbose", keep=[inputs])
     assert result.returncode == 0, result.stdout
-    assert ("'LowerLeg.L': its bones' tails lay far off their joints, as the importer left them: rigged with Fix "
+    assert ("note: robot.glb: RobotArmature: 'LowerLeg.L': its bones' tails lay far off their joints, as the "
+            "importer left them: rigged with Fix "
             "Bone Orientation (its motion kept)") in result.stdout
     assert "skipped in robot.glb (RobotArmature): LowerArm.L" in result.stdout
     assert sorted(_open(tmp_path / "as_authored" / "robot.blend").ik_rigger.limbs.keys()) == ["LowerLeg.L",
@@ -136,3 +137,40 @@ def test_an_imports_tails_that_point_elsewhere_are_fixed_so_the_handle_is_on_the
         moved = evaluate_world(obj)
         assert (moved[f"leg_joint_{side}_3"].translation - moved[limb.handle].translation).length < 1e-3 * span
         handle.location = (0.0, 0.0, 0.0)
+
+
+GOOD_FILES = ("mixamo_freebvh.bvh", "makehuman_benchmark.bvh", "gltf_fox.glb", "godot_platformer_robot.glb")
+
+
+def test_good_files_print_no_warning_and_say_what_was_done_when_asked(tmp_path):
+    """Rigging good files is not a warning: what was done (motion kept, bones turned) is a note, shown
+    with --verbose and always in the report; --quiet leaves the summary alone."""
+    sources = [str(DATA / name) for name in GOOD_FILES]
+    result = run(*sources, "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning" not in result.stdout + result.stderr
+    assert "note: mixamo_freebvh.bvh" not in result.stdout
+    report = report_of(tmp_path / "report.json")
+    assert all(entry["warnings"] == [] for entry in report.values())
+    assert any("baked 69 frames" in note for note in report["mixamo_freebvh.bvh"]["notes"])
+    assert any("Fix Bone Orientation" in note for note in report["gltf_fox.glb"]["notes"])
+
+    verbose = run(*sources, "--out", str(tmp_path / "verbose"), "--verbose")
+    assert verbose.returncode == 0, verbose.stdout + verbose.stderr
+    assert "warning" not in verbose.stdout
+    assert "note: mixamo_freebvh.bvh: mixamo_freebvh: kept the motion of mixamorig:LeftLeg: baked 69 frames" in (
+        verbose.stdout)
+    assert "note: gltf_fox.glb: root: 'b_LeftFoot01_017': its bones' tails lay far off their joints" in verbose.stdout
+
+    quiet = run(*sources, "--out", str(tmp_path / "quiet"), "--quiet")
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert any(line.startswith(f"{len(sources)} file(s) in ") for line in quiet.stdout.splitlines()), quiet.stdout
+    assert "rigged tests" not in quiet.stdout and "note:" not in quiet.stdout
+
+
+def test_a_real_problem_is_still_a_warning(tmp_path):
+    """Motion the rig will not play (the file's other clips, under --animation ignore) is for the user to act on."""
+    result = run(str(DATA / "gltf_fox.glb"), "--out", str(tmp_path / "out"), "--animation", "ignore", "--quiet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    warnings = [line for line in result.stdout.splitlines() if line.lstrip().startswith("warning: gltf_fox.glb: ")]
+    assert warnings and all("also move" in line and "Bake IK/FK" in line for line in warnings), result.stdout

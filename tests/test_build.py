@@ -322,6 +322,34 @@ def test_rebuild_updates_in_place():
     assert tuple(obj.pose.bones[record.handle].location) == pytest.approx((0.0, 0.0, 0.1))
 
 
+def test_what_was_done_is_a_note_and_what_to_look_at_a_warning():
+    """A pre-bend records what the build did (a note); a constraint of the user's that IK overrides asks
+    them to look (a warning). The operators report the first as INFO and the second as WARNING."""
+    from ik_rigger import api
+    from ik_rigger.operators import report_notes
+
+    obj = make_armature(leg_bones(bend=0.0))
+    obj.pose.bones["thigh.L"].constraints.new("LIMIT_ROTATION").use_limit_x = True
+    limb = api.build(obj, "shin.L")[0]
+    prebent = [note for note in limb.notes if "was pre-bent" in note]
+    overridden = [note for note in limb.notes if "has its own Limit Rotation" in note]
+    assert prebent and overridden
+    assert limb.warnings == tuple(overridden)
+    assert not any(api.is_warning(note) for note in prebent)
+
+    class Reports:
+        said: list[tuple[set[str], str]] = []
+
+        def report(self, kind: set[str], text: str) -> None:
+            self.said.append((kind, text))
+
+    operator = Reports()
+    report_notes(operator, limb.notes, about=limb.name)
+    assert ({"INFO"}, f"shin.L: {prebent[0]}") in operator.said
+    assert ({"WARNING"}, f"shin.L: {overridden[0]}") in operator.said
+    assert [kind for kind, _ in operator.said].count({"WARNING"}) == 1
+
+
 def test_rebuilding_a_prebent_chain_keeps_the_original_rest_for_removal():
     obj = make_armature(leg_bones(bend=0.0))
     before = snapshot(obj)

@@ -1,16 +1,16 @@
 """README works as written: its Python blocks on an installed extension, its sample command.
 
-Every ```python block of README.md runs in order, in one namespace (a later block may
-use what an earlier one made, as a user typing them into Blender's console would), in
-a fresh Blender that has installed the built extension zip into throwaway user
-folders, as in test_packaging.py: so ``bl_ext.user_default.ik_rigger`` is the installed
-copy, never the repository's. Each block runs on two characters, Rigify's human
-metarig and a Mixamo-named motion-capture skeleton imported from tests/data, set up the
-way README says the blocks need: the armature active and selected (or, once, another
-object active: the first block finds the armature), in Object mode, the last bone of a
-leg active (as a user clicks it). After every block the rig must work
-as that block left it: every limb in IK reaches a target its chain can reach and bends
-toward its pole, read from the evaluated pose.
+Every ```python block of README.md, then of the docs/ pages, runs in order, in one
+namespace (a later block may use what an earlier one made, as a user typing them into
+Blender's console would), in a fresh Blender that has installed the built extension zip
+into throwaway user folders, as in test_packaging.py: so ``bl_ext.user_default.ik_rigger``
+is the installed copy, never the repository's. The blocks run on characters as they
+arrive: Rigify's human metarig as Blender adds it (its active bone a brow), a Mixamo-named
+motion-capture skeleton just imported from tests/data (no bone active), the same with
+another object active (the first block finds the armature), and the metarig with the last
+bone of a leg active (as a user clicks it). After every block the rig must work as that
+block left it: every limb in IK reaches a target its chain can reach and bends toward its
+pole, read from the evaluated pose.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from test_packaging import MODULE, blender_command, built_zip, isolated_env  # n
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# README first, then the pages its contents list: a page's block may use README's names (obj, api).
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLE_SCRIPT = ROOT / "scripts" / "rig_sample.py"
 RESULT_MARK = "README-BLOCKS-RESULT "
 # The reach error the IK solver leaves on a reachable target, as a fraction of the chain.
@@ -36,12 +38,19 @@ REACH_TOLERANCE = 1e-3
 # How far the knee or elbow must move toward its pole when the handle comes in: clearly bent.
 BEND_FRACTION = 0.1
 
-# The characters: how to bring each into the scene, the last bone of its left leg, and
-# whether the armature is the active object (else another object is, as after clicking one).
+# The characters: how to bring each into the scene, the last bone of its left leg, and what
+# is active: the armature as it arrives, another object (as after clicking one), or the leg's
+# last bone (as after clicking it).
 CHARACTERS = {
-    "rigify_metarig": ("metarig", "shin.L", "armature"),
-    "mixamo_bvh": ("bvh", "mixamorig:LeftLeg", "armature"),
+    "rigify_metarig_as_added": ("metarig", "shin.L", "arrived"),
+    "rigify_metarig_shin_clicked": ("metarig", "shin.L", "bone"),
+    "mixamo_bvh_as_imported": ("bvh", "mixamorig:LeftLeg", "arrived"),
     "mixamo_bvh_another_object_active": ("bvh", "mixamorig:LeftLeg", "other"),
+}
+# The limbs the blocks rig, by their last bones: the legs and arms, nothing a stray active bone names.
+LIMBS = {
+    "metarig": {"shin.L", "shin.R", "forearm.L", "forearm.R"},
+    "bvh": {"mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mixamorig:RightForeArm"},
 }
 
 # Runs in the child process: install the zip, set up the character, run the blocks, then
@@ -91,7 +100,12 @@ bpy.ops.object.mode_set(mode="OBJECT")
 for other in bpy.context.view_layer.objects:
     other.select_set(other == obj)
 bpy.context.view_layer.objects.active = obj
-obj.data.bones.active = obj.data.bones[last]
+arrived = obj.data.bones.active
+# As they arrive: the metarig's active bone is a face bone, the import has none; neither a leg.
+if arrived is not None and (arrived.name == last or "brow" not in arrived.name):
+    fail(f"the character arrived with '{{arrived.name}}' active, not what this test stands for")
+if active == "bone":
+    obj.data.bones.active = obj.data.bones[last]
 if active == "other":
     other = bpy.data.objects.new("Prop", None)
     bpy.context.scene.collection.objects.link(other)
@@ -146,15 +160,16 @@ def measure(block):
 
 namespace = {{"__name__": "__main__"}}
 limbs = []
-for number, block in enumerate(blocks, start=1):
+for number, (page, block) in enumerate(blocks, start=1):
     try:
-        exec(compile(block, f"README.md, python block {{number}}", "exec"), namespace)
+        exec(compile(block, f"{{page}}, python block {{number}}", "exec"), namespace)
     except Exception:
         traceback.print_exc()
-        fail(f"python block {{number}} raised")
+        fail(f"python block {{number}} ({{page}}) raised")
     limbs.extend(measure(number))
 
-print(RESULT_MARK + json.dumps({{"object": obj.name, "limbs": limbs}}))
+rigged = [limb.chain[-1].name for limb in obj.ik_rigger.limbs]
+print(RESULT_MARK + json.dumps({{"object": obj.name, "limbs": limbs, "rigged": rigged}}))
 leave(0)
 """
 
@@ -169,9 +184,15 @@ def test_python_blocks_are_found() -> None:
     assert python_blocks(text) == ["import bpy\n", "x = 1\ny = 2\n"]
 
 
+def all_blocks() -> list[tuple[str, str]]:
+    """README's python blocks, then each docs page's, each with its page's name."""
+    return [(page.relative_to(ROOT).as_posix(), block) for page in PAGES
+            for block in python_blocks(page.read_text(encoding="utf-8"))]
+
+
 def test_readme_imports_the_installed_extension() -> None:
-    blocks = python_blocks(README.read_text(encoding="utf-8"))
-    assert blocks, "README has no python blocks"
+    assert python_blocks(README.read_text(encoding="utf-8")), "README has no python blocks"
+    blocks = [block for _, block in all_blocks()]
     imports = [line for block in blocks for line in block.splitlines()
                if re.match(r"\s*(from|import)\s+\S*ik_rigger", line)]
     # A user's Blender has the extension under bl_ext, never a bare ik_rigger on sys.path.
@@ -182,7 +203,7 @@ def test_readme_imports_the_installed_extension() -> None:
 def test_readme_python_blocks_run_as_written(character: str, built_zip: Path, tmp_path: Path) -> None:  # noqa: F811
     kind, last, active = CHARACTERS[character]
     blocks_path = tmp_path / "blocks.json"
-    blocks_path.write_text(json.dumps(python_blocks(README.read_text(encoding="utf-8"))), encoding="utf-8")
+    blocks_path.write_text(json.dumps(all_blocks()), encoding="utf-8")
     script = tmp_path / "run_readme_blocks.py"
     script.write_text(BLOCKS_SCRIPT, encoding="utf-8")
     home = tmp_path / "home"
@@ -197,7 +218,9 @@ def test_readme_python_blocks_run_as_written(character: str, built_zip: Path, tm
     assert result.returncode == 0, output
     line = next((line for line in result.stdout.splitlines() if line.startswith(RESULT_MARK)), None)
     assert line is not None, output
-    limbs = json.loads(line[len(RESULT_MARK):])["limbs"]
+    result = json.loads(line[len(RESULT_MARK):])
+    limbs = result["limbs"]
+    assert set(result["rigged"]) == LIMBS[kind], output
 
     # Checked after every block, as each leaves the rig: a later block may switch limbs to FK.
     assert limbs, "no block of README left a limb in IK with a pole"
@@ -250,13 +273,35 @@ def test_sample_rigs_what_it_says(sample_run: tuple[Path, subprocess.CompletedPr
         assert f"pole {limb.pole}:" in result.stdout, last
 
 
+def test_sample_renders_its_pictures_and_saves_none_of_their_objects(
+        sample_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """The skinned sample's Workbench still and motion are written, and neither rigged .blend holds a
+    scene, camera, curve or object made for a picture."""
+    image = pytest.importorskip("PIL.Image")
+    pytest.importorskip("matplotlib")
+    out, result = sample_run
+    output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    with image.open(out / "sample_render.png") as still:
+        assert still.format == "PNG" and still.size == (560, 640), output
+    with image.open(out / "sample_motion.webp") as motion:
+        assert motion.format == "WEBP" and motion.n_frames > 8, output
+    for name in ("sample_rigged.blend", "sample_character_rigged.blend"):
+        assert str(out / name) in result.stdout, output
+        bpy.ops.wm.open_mainfile(filepath=str(out / name), load_ui=False)
+        assert len(bpy.data.scenes) == 1 and not bpy.data.cameras and not bpy.data.curves, name
+        assert not any(item.get("ik_rigger_picture") for item in bpy.data.objects), name
+    armature = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    assert len(armature.ik_rigger.limbs) == 4
+
+
 def test_benchmark_table_gives_each_figure_with_its_spread() -> None:
-    """README's benchmark table is one run's (between the markers the benchmark rewrites), on a named machine,
-    and every timing or ratio in it comes with its min-max spread."""
+    """The speed page's benchmark table is one run's (between the markers the benchmark rewrites), on a named
+    machine, every timing or ratio in it comes with its min-max spread, and every row says which way is better
+    (or that it is context, with no target)."""
     sys.path.insert(0, str(ROOT))
     from benchmarks import run
 
-    text = README.read_text(encoding="utf-8")
+    text = run.SPEED_PAGE.read_text(encoding="utf-8")
     assert text.count(run.TABLE_START) == 1 and text.count(run.TABLE_END) == 1
     block = text[text.index(run.TABLE_START) + len(run.TABLE_START):text.index(run.TABLE_END)]
     assert " cores, Blender " in block  # the machine
@@ -269,5 +314,21 @@ def test_benchmark_table_gives_each_figure_with_its_spread() -> None:
                 after = cell[match.end():]
                 spread = re.match(r" \(\d+(\.\d+)?–\d+(\.\d+)?\)", after)
                 assert spread or "(of medians)" in after, f"no spread for {match.group()} in: {row}"
-    assert run.update_readme(f"a\n{run.TABLE_START}\nold\n{run.TABLE_END}\nb", "new") == (
+        label = row.strip("|").split("|")[0]
+        assert re.search(r"(lower|higher|fewer) is better|no target", label), f"which way is better? {row}"
+    assert run.update_page(f"a\n{run.TABLE_START}\nold\n{run.TABLE_END}\nb", "new") == (
         f"a\n{run.TABLE_START}\nnew\n{run.TABLE_END}\nb")
+
+
+def test_benchmark_counts_the_plots_it_writes(tmp_path: Path) -> None:
+    """The tracked run has six sections and four of them have a plot: the run says four, not six."""
+    pytest.importorskip("matplotlib")
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import common, run
+
+    document = json.loads((run.TRACKED_OUT / "latest.json").read_text(encoding="utf-8"))
+    results = {name: document[name] for name in run.SECTIONS if name in document}
+    assert len(results) == 6
+    written = run.write_plots(results, common.machine_line(document["machine"]), tmp_path)
+    assert sorted(path.name for path in written) == ["batch.png", "build.png", "evaluation.png", "quality.png"]
+    assert sorted(tmp_path.iterdir()) == sorted(written)

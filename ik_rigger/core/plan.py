@@ -49,6 +49,7 @@ from .model import (
     automatic_extremity,
     bending_indexes,
 )
+from .notes import is_warning, warning
 from .options import LimbOptions, check, check_kinds, schema
 
 __all__ = [
@@ -94,7 +95,7 @@ class LimbPlan:
             lines.append(f"  pole {self.pole}, pole angle {math.degrees(self.pole_angle):.2f} degrees")
         if self.clone:
             lines.append(f"  clone {self.clone}")
-        lines.extend(f"  note: {note}" for note in self.notes)
+        lines.extend(f"  {'warning' if is_warning(note) else 'note'}: {note}" for note in self.notes)
         return "\n".join(lines)
 
 
@@ -149,8 +150,8 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
 
 
 def left_straight(chain: tuple[str, ...]) -> str:
-    """The note on a straight chain that was not pre-bent."""
-    return f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it"
+    """The warning on a straight chain that was not pre-bent."""
+    return warning(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
 
 
 def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:

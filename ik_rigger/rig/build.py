@@ -26,6 +26,7 @@ from mathutils import Vector
 from ..core import geometry, joints, naming
 from ..core.checks import check_mirrored
 from ..core.errors import RigError
+from ..core.notes import warning
 from ..core.options import renamed_bones
 from ..core.plan import (
     PALETTE_CHAIN,
@@ -275,8 +276,8 @@ class _Motion:
         names = bake.followed(self.obj, _limb_bones(limb_plan))[0]
         for clip, why in self.passed:
             if clip.moves(names):
-                notes.setdefault(index, []).append(
-                    f"the action '{clip.name}' also moves {limb_plan.chain[-1]} but was left as it is: {why}")
+                notes.setdefault(index, []).append(warning(
+                    f"the action '{clip.name}' also moves {limb_plan.chain[-1]} but was left as it is: {why}"))
 
     def bent_throughout(self) -> set[int]:
         """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
@@ -330,10 +331,10 @@ class _Motion:
             if self.options[index].animation == "IGNORE":  # clips play under its IK (in FK they play as they did)
                 unbaked = [clip.name for clip in self._clips_moving(limb_plan)]
                 if unbaked:
-                    notes.setdefault(index, []).append(
+                    notes.setdefault(index, []).append(warning(
                         f"the file's other clips {_named(unbaked)} also move {limb_plan.chain[-1]}; made "
                         "active, they play under its IK controls: to play one as it was, switch the limb to FK, or "
-                        "key its controls from it with Bake IK/FK (FK to IK)")
+                        "key its controls from it with Bake IK/FK (FK to IK)"))
             if mode == "IGNORE" and not clips:
                 continue
             limb = records.limb_of(self.obj, limb_plan.chain[-1])
@@ -359,8 +360,9 @@ class _Motion:
             if mode == "BAKE" and self.recording is not None:
                 count = self._key(index, parts, self.recording, journal)
                 seconds = time.perf_counter() - began + self.read / max(baked, 1)
+                frames = f"{count} frame" + ("" if count == 1 else "s")
                 notes.setdefault(index, []).append(
-                    f"kept the motion of {limb_plan.chain[-1]}: baked {count} frames{through} onto its IK controls "
+                    f"kept the motion of {limb_plan.chain[-1]}: baked {frames}{through} onto its IK controls "
                     f"in {seconds:.2f} s")
                 if limb_plan.straight and self.options[index].prebend_straight:
                     notes[index].append(
@@ -462,10 +464,10 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
     """The plans with what the build had to tell: moved children, armature data other objects share."""
     sharing = sorted(other.name for other in bpy.data.objects if other.data == obj.data and other != obj)
     if sharing and plans:
-        notes.setdefault(0, []).append(
+        notes.setdefault(0, []).append(warning(
             f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in sharing)}: "
             "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
-            f"'{obj.name}'")
+            f"'{obj.name}'"))
     return [replace(limb_plan, notes=limb_plan.notes + tuple(notes.get(index, ())))
             for index, limb_plan in enumerate(plans)]
 

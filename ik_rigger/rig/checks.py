@@ -7,6 +7,7 @@ from collections.abc import Collection
 import bpy
 
 from ..core.errors import RigError
+from ..core.notes import warning
 from ..core.plan import LimbOptions, LimbPlan, Skeleton
 
 _LOCATION, _ROTATION, _SCALE = "location", "rotation", "scale"
@@ -127,18 +128,19 @@ def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
 
 
 def overridden_by_ik(obj: bpy.types.Object, limb_plan: LimbPlan, ours: Collection[tuple[str, str]]) -> list[str]:
-    """Notes on the chain bones' own constraints that turn them: IK decides how a chain turns
+    """Warnings on the chain bones' own constraints that turn them: IK decides how a chain turns
     while it is on, over a Copy Rotation, a Child Of or a Limit Rotation alike (Blender's IK
     limits are the chain's own); at FK they apply as before. Nothing of them changes."""
-    notes = []
+    notes: list[str] = []
     for bone in limb_plan.chain:
         for constraint in obj.pose.bones[bone].constraints:
             if ((bone, constraint.name) in ours or constraint.mute or constraint.influence == 0.0
                     or constraint.type in _IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
                 continue
-            notes.append(f"'{bone}' has its own {_type_name(constraint.type)} constraint '{constraint.name}': while "
-                         "IK is on, IK turns the bone whatever it says (IK limits are what limit a chain); with IK/FK "
-                         "at FK it applies as before")
+            notes.append(warning(
+                f"'{bone}' has its own {_type_name(constraint.type)} constraint '{constraint.name}': while IK is on, "
+                "IK turns the bone whatever it says (IK limits are what limit a chain); with IK/FK at FK it applies "
+                "as before"))
     return notes
 
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +31,7 @@ from .. import api
 from ..core import naming
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
+from ..core.notes import split
 from ..core.plan import LimbOptions, Skeleton
 from .asleep import reselect, selected, sleepers
 from .auto import detected_requests
@@ -80,7 +81,7 @@ class Importer:
 
 # Settings that keep the skeleton as it was authored: no re-oriented or added bones, no
 # scaling beyond the file's own units, and the motion at its own frame rate. A config's
-# [import.FORMAT] section overrides any of them (README, "Batch").
+# [import.FORMAT] section overrides any of them (docs/batch.md).
 IMPORTERS: dict[str, Importer] = {
     "fbx": Importer("io_scene_fbx", "import_scene.fbx", {
         "use_anim": True, "automatic_bone_orientation": False, "ignore_leaf_bones": False,
@@ -106,14 +107,23 @@ def input_format(path: Path) -> str | None:
 
 @dataclass
 class ArmatureResult:
-    """One armature of a file: ``status`` is rigged, planned or untouched (nothing it is sure of)."""
+    """One armature of a file: ``status`` is rigged, planned or untouched (nothing it is sure of).
+
+    ``warnings`` ask the user to look at something; ``notes`` record what was done."""
 
     name: str
     status: str = "untouched"
     limbs: list[list[str]] = field(default_factory=list)
     planned: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def tell(self, messages: Iterable[str]) -> None:
+        """Each of ``messages`` under its kind (see ``core.notes``)."""
+        warnings, notes = split(messages)
+        self.warnings.extend(warnings)
+        self.notes.extend(notes)
 
 
 @dataclass
@@ -125,7 +135,9 @@ class FileResult:
     status: str = "failed"
     error: str = ""
     details: str = ""  # the traceback, when IK Rigger itself failed on the file
+    # Blender's and the importer's warnings and the armatures', each armature's named; its notes likewise.
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     armatures: list[ArmatureResult] = field(default_factory=list)
     seconds_open: float = 0.0
     seconds_rig: float = 0.0
@@ -518,7 +530,7 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
             if limb.both_sides:
                 other = mirrored_request(obj, limb.last, limb.options)
                 if other is None:
-                    result.notes.append(f"'{limb.last}': no mirrored bone, rigged one side only")
+                    result.warnings.append(f"'{limb.last}': no mirrored bone, rigged one side only")
                 else:
                     named.append(other)
     if section is None or section.detect:
@@ -570,7 +582,7 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
         if built:
             entry.limbs = [list(limb.chain) for limb in built]
             entry.notes.extend(_fixed_note(limb.name) for limb in built if limb.name in fixed)
-            entry.notes.extend(note for limb in built for note in limb.notes)
+            entry.tell(note for limb in built for note in limb.notes)
             entry.status = "rigged"
             return tails_off
     if upgraded:
@@ -759,5 +771,6 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()
     finally:
-        result.warnings.extend(f"{entry.name}: {note}" for entry in result.armatures for note in entry.notes)
+        result.warnings.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.warnings)
+        result.notes.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.notes)
     return result

@@ -8,6 +8,7 @@ import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
+from ..core.notes import warning
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .animation import bone_paths, remove_fcurves
@@ -66,7 +67,8 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         for rest in limb.prebent:
             edit_bone = edit_bones.get(rest.name)
             if edit_bone is None:
-                removal.messages.append(f"the pre-bent bone '{rest.name}' is gone, so its rest was not given back")
+                removal.messages.append(warning(f"the pre-bent bone '{rest.name}' is gone, so its rest was not "
+                                                "given back"))
                 continue
             edit_bone.head = Vector(rest.head)
             edit_bone.tail = Vector(rest.tail)
@@ -131,7 +133,7 @@ def release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]
     They are kept (they are the user's work) but muted: aimed at nothing, a Copy or
     Child Of constraint would fall back to the armature object and move the bone.
     """
-    messages = []
+    messages: list[str] = []
     for pose_bone in obj.pose.bones:
         if pose_bone.name in made:
             continue
@@ -139,9 +141,9 @@ def release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]
             aimed = _aims(constraint, obj, made)
             if aimed is not None:
                 constraint.mute = True
-                messages.append(f"kept your constraint '{constraint.name}' on '{pose_bone.name}' but muted it: "
-                                f"it aimed at '{aimed}', which IK Rigger made and removed; aim it at another bone "
-                                "and unmute it")
+                messages.append(warning(f"kept your constraint '{constraint.name}' on '{pose_bone.name}' but muted "
+                                        f"it: it aimed at '{aimed}', which IK Rigger made and removed; aim it at "
+                                        "another bone and unmute it"))
     return messages
 
 
