@@ -489,6 +489,14 @@ def test_both_sides_with_an_extremity_that_does_not_mirror():
     refused(obj, r"'shin.R': its extremity would be none, where the other side's is 'foot.L'", both_sides=True)
 
 
+def test_both_sides_with_the_extremity_bone_not_named():
+    # Said as for one side, not as a mirror mismatch ("none, where the other side's is none").
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    refused(obj, r"is not a bone of this armature\. Name an existing bone as the extremity", both_sides=True,
+            extremity_mode="BONE")
+
+
 def test_both_sides_reads_the_bones_as_edited():
     # In Edit mode, the mirror is judged on the edit bones, not the last saved ones.
     obj = make_armature(both_legs(), mode="EDIT")

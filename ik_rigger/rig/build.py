@@ -961,7 +961,8 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if options.extremity_mode == "AUTO":
         extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
     elif options.extremity_mode == "BONE":
-        extremities = options.extremity_name, mirrored.extremity_name
+        # An empty name is no extremity on either side: the build says so for this side.
+        extremities = options.extremity_name or None, mirrored.extremity_name or None
     check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
     return other, mirrored
 
