@@ -167,3 +167,26 @@ def test_a_rebuild_with_other_parts_returns_what_the_records_say():
         assert again == replace(api.limbs(obj)[0], notes=again.notes), values
         assert ("POLE" in again.bones) == values.get("use_pole", True)
         assert ("ROLL" in again.bones) == values.get("foot_roll", False)
+
+
+ENTRY_POINTS = {
+    "auto_rig": (), "build": ("shin.L",), "build_many": ([],), "build_found": ([], []), "limbs": (),
+    "remove": ("shin.L",), "snap_limb": ("shin.L", "FK"), "switch_parent": ("shin.L", 0),
+    "parent_choices": ("shin.L",), "bake": ("IK_TO_FK",), "plant_feet": (None,), "add_aim": (),
+    "remove_aim": ("head",), "upgrade": (),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_every_entry_point_refuses_what_is_not_an_armature(name):
+    """Before: AttributeError ('Mesh' object has no attribute 'bones') from auto_rig, snap_limb, bake..."""
+    mesh = bpy.data.objects.new("Cube", bpy.data.meshes.new("Cube"))
+    bpy.context.scene.collection.objects.link(mesh)
+    function = getattr(api, name)
+    with pytest.raises(api.RigError, match=rf"api\.{name} needs an armature object and was given the mesh 'Cube'\. "
+                                           r"Pass the armature object"):
+        function(mesh, *ENTRY_POINTS[name])
+    with pytest.raises(api.RigError, match=rf"api\.{name} needs an armature object and was given None"):
+        function(None, *ENTRY_POINTS[name])
+    assert set(ENTRY_POINTS) == {entry for entry in api.__all__ if entry not in ("PARTS", "ROLES", "Limb", "RigError",
+                                                                                "options")}
