@@ -52,9 +52,10 @@ class ChainBone:
 
 def _lengths(spec: ChainSpec) -> list[float]:
     """Each chain bone's length, refused when Blender could not hold the chain."""
-    if not all(math.isfinite(value) for value in (spec.bone_length, spec.length_ratio, *spec.start)):
-        raise RigError(f"the length {spec.bone_length:g}, length ratio {spec.length_ratio:g} and start "
-                       f"{tuple(spec.start)} must all be finite numbers", hint="Give each a finite number.")
+    start = (spec.start.x, spec.start.y, spec.start.z)
+    if not all(math.isfinite(value) for value in (spec.bone_length, spec.length_ratio, *start)):
+        raise RigError(f"the length {spec.bone_length:g}, length ratio {spec.length_ratio:g} and start {start} "
+                       "must all be finite numbers", hint="Give each a finite number.")
     try:
         lengths = [spec.bone_length * spec.length_ratio ** index for index in range(spec.bone_count)]
     except OverflowError:
