@@ -190,3 +190,16 @@ def test_every_entry_point_refuses_what_is_not_an_armature(name):
         function(None, *ENTRY_POINTS[name])
     assert set(ENTRY_POINTS) == {entry for entry in api.__all__ if entry not in ("PARTS", "ROLES", "Limb", "RigError",
                                                                                 "options")}
+
+
+def test_other_objects_keep_their_modes():
+    """Before: building took the active mesh out of Edit mode, and left it out."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    mesh = bpy.data.objects.new("Body", bpy.data.meshes.new("Body"))
+    bpy.context.scene.collection.objects.link(mesh)
+    bpy.context.view_layer.objects.active = mesh
+    bpy.ops.object.mode_set(mode="EDIT")
+    api.build(obj, "shin.L", both_sides=True)
+    assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
+    api.remove(obj, "shin.R")
+    assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
