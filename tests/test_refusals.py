@@ -19,6 +19,7 @@ from helpers import (
 )
 from mathutils import Quaternion, Vector
 
+from ik_rigger import api
 from ik_rigger.core.errors import RigError
 from ik_rigger.core.plan import LimbOptions
 from ik_rigger.rig.build import build_limbs
@@ -507,3 +508,20 @@ def test_both_sides_reads_the_bones_as_edited():
         bpy.ops.ik_rigger.build_ik(both_sides=True)
     assert obj.mode == "EDIT"
     assert not obj.ik_rigger.limbs
+
+
+def test_motion_with_a_bone_scaled_to_zero_on_a_frame():
+    """Before: 'Matrix.invert(ed): matrix does not have an inverse' (rolled back, no bone or frame named)."""
+    obj = make_armature(leg_bones())
+    shin = obj.pose.bones["shin.L"]
+    for frame, size in ((1, 1.0), (5, 0.0), (10, 1.0)):
+        shin.scale = (size, size, size)
+        shin.keyframe_insert("scale", frame=frame)
+    bpy.context.scene.frame_set(1)
+    before = snapshot(obj)
+    with pytest.raises(RigError, match=r"'shin\.L': is scaled to 0 on frame 5, so its motion cannot be baked onto IK "
+                                       r"controls .*Leave Playing in FK or Ignore"):
+        api.build(obj, "shin.L")
+    assert same(snapshot(obj), before)
+    # As the hint says: left playing in FK, nothing is baked.
+    assert api.build(obj, "shin.L", animation="FK")[0].chain == ("thigh.L", "shin.L")

@@ -242,6 +242,8 @@ class _Motion:
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
+        if self.recording is not None:
+            self.recording.check_scaled()
         # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
         # its keys go into its own action, so it plays as it did whenever it is made active.
         self.other_clips = bake.other_clips(obj)
@@ -256,7 +258,9 @@ class _Motion:
         self.clips: list[tuple[bake.Clip, bake.Recording, list[int]]] = []
         for clip, limbs, names in shared.values():
             with bake.playing_alone(obj, clip):
-                self.clips.append((clip, bake.Recording(obj, clip.frames, names), limbs))
+                recording = bake.Recording(obj, clip.frames, names)
+                recording.check_scaled()
+                self.clips.append((clip, recording, limbs))
         self.read = time.perf_counter() - self.started
 
     def _clips_moving(self, limb_plan: LimbPlan) -> list[bake.Clip]:
