@@ -60,7 +60,7 @@ def test_the_rows_cover_every_pair_of_values():
                 assert any(row[a] == x and row[b] == y for row in pairs), f"no row has {a}={x} with {b}={y}"
     # Each option's values: its default, its choices or both booleans, its range's ends and a value between.
     assert domains["bend_direction"][0] == "AUTO" and len(domains["bend_direction"]) == 7
-    assert domains["pole_distance"] == [0.5, 0.05, 3.0, 1.525]
+    assert domains["pole_distance"] == [0.5, 0.05, 100.0, 50.025]
     assert domains["iterations"] == [500, 1, 10000, 5000]
     assert domains["other_parent"] == ["", matrix.VALID_BONE]
 

@@ -525,3 +525,16 @@ def test_motion_with_a_bone_scaled_to_zero_on_a_frame():
     assert same(snapshot(obj), before)
     # As the hint says: left playing in FK, nothing is baked.
     assert api.build(obj, "shin.L", animation="FK")[0].chain == ("thigh.L", "shin.L")
+
+
+@pytest.mark.parametrize("distance", [1e30, 1e8])
+def test_a_pole_farther_than_single_precision_holds_is_refused(distance):
+    """Before, on Blender 4.2: KeyError, the pole bone gone (its head and tail one float apart, so
+    Blender dropped it); on 5.2 a pole out past where single precision places a bone."""
+    obj = make_armature(leg_bones())
+    before = snapshot(obj)
+    with pytest.raises(RigError, match=r"'shin\.L': pole distance 1e\+(30|08) is outside 0\.05 to 100 \(option "
+                                       r"pole_distance\)\. Set pole_distance between 0\.05 and 100"):
+        api.build(obj, "shin.L", pole_distance=distance)
+    assert same(snapshot(obj), before)
+    assert api.build(obj, "shin.L", pole_distance=100.0)[0].bones["POLE"] in obj.data.bones
