@@ -203,3 +203,17 @@ def test_other_objects_keep_their_modes():
     assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
     api.remove(obj, "shin.R")
     assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
+
+
+def test_removing_a_limb_whose_thigh_was_deleted_by_hand_leaves_no_driver():
+    """Before, on Blender 4.2 (which keeps a deleted bone's drivers): thigh.L's ik_stretch driver stayed,
+    invalid, reading the removed handle."""
+    obj = make_armature(both_legs())
+    api.build(obj, "shin.L")
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["thigh.L"])
+    bpy.ops.object.mode_set(mode="POSE")
+    api.remove(obj, "shin.L")
+    bpy.context.view_layer.update()
+    data = obj.animation_data
+    assert data is None or not list(data.drivers), [curve.data_path for curve in data.drivers]
