@@ -571,6 +571,14 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
 
 
+def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
+    """Object or Pose mode: hide the planned hidden bones where animators see them. Blender 4.2 keeps
+    a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
+    bones = obj.data.bones
+    for new in planned:
+        bones[new.name].hide = new.hidden
+
+
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
     """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
     rig = obj.ik_rigger
@@ -578,6 +586,8 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
     existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
     if existing is None:
         existing = armature.collections.new(wanted)
+        # Bones only the rig moves: out of sight, so animators cannot grab them (shown for debugging).
+        existing.is_visible = wanted != naming.COLLECTION_MECHANISM
         made = existing.name
         before = getattr(rig, attribute)
         setattr(rig, attribute, made)
@@ -873,6 +883,7 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
+    hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
         shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
