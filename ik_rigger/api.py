@@ -20,9 +20,11 @@ With the extension installed, Blender names the package ``bl_ext.user_default.ik
 from __future__ import annotations
 
 import difflib
+import functools
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import ParamSpec, TypeVar
 
 import bpy
 
@@ -55,6 +57,26 @@ __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", 
 ROLES = records.ROLES
 # The parts a limb may be made of, in the order they plan (see ``ik_rigger.parts``).
 PARTS = tuple(part.name for part in limb_parts.PARTS)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None)."""
+
+    @functools.wraps(function)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        obj = args[0] if args else kwargs.get("obj")
+        if not isinstance(obj, bpy.types.Object) or obj.type != "ARMATURE":
+            given = f"the {obj.type.lower()} '{obj.name}'" if isinstance(obj, bpy.types.Object) else repr(obj)
+            raise RigError(f"api.{function.__name__} needs an armature object and was given {given}",
+                           hint="Pass the armature object of the character (the mesh's Armature modifier names "
+                           "it), not the mesh or other data.")
+        return function(*args, **kwargs)
+
+    return checked
 
 
 @dataclass(frozen=True)
@@ -132,6 +154,7 @@ def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
                  if (any(role in made for role in part.roles) if part.roles else part.used(chosen)))
 
 
+@_takes_armature
 def limbs(obj: bpy.types.Object) -> list[Limb]:
     """Every limb IK Rigger rigged on ``obj``, in the order they were built."""
     return [_limb(obj, record) for record in obj.ik_rigger.limbs]
@@ -145,6 +168,7 @@ def _record(obj: bpy.types.Object, bone: str):
     return record
 
 
+@_takes_armature
 def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **values: object) -> list[Limb]:
     """Rig (or rebuild) the chain ending at ``last_bone``; ``values`` are build options.
 
@@ -163,6 +187,7 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **
     return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
 
+@_takes_armature
 def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
                skeleton: Skeleton | None = None) -> list[Limb]:
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
@@ -172,6 +197,7 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     return [_built(obj, plan, chosen, names) for plan, (_, chosen) in zip(plans, requests)]
 
 
+@_takes_armature
 def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
                 found: Sequence[tuple[str, LimbOptions]],
                 skeleton: Skeleton | None = None) -> tuple[list[Limb], list[tuple[str, str]]]:
@@ -215,6 +241,7 @@ def _fixable(obj: bpy.types.Object, refused: list[tuple[str, str]], requests: Se
     return {bone for last, _ in rigged for bone in bones.intersection(chains[last])}
 
 
+@_takes_armature
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
              notes: list[str] | None = None, **values: object) -> list[Limb]:
     """Find the legs and arms by their names and rig those it is sure of; returns them.
@@ -246,12 +273,14 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     return built
 
 
+@_takes_armature
 def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:
     """Remove the limb that uses ``bone``; returns what the user should hear: notes (moved bones, kept motion)
     and warnings (``is_warning``: a constraint of theirs muted)."""
     return remove_limb(obj, bone, keep_motion).messages
 
 
+@_takes_armature
 def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, frame: int | None = None,
               switch: bool = True) -> list[str]:
     """Snap the limb of ``bone`` exactly: ``to`` "FK" (FK takes the IK pose) or "IK" (IK takes the FK pose).
@@ -274,6 +303,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     return changed
 
 
+@_takes_armature
 def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: bool = False,
                   frame: int | None = None) -> list[str]:
     """Make the handle (and pole) of the limb of ``bone`` follow ``parent`` without moving them.
@@ -288,11 +318,13 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
 
 
+@_takes_armature
 def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
     """What the handle of the limb of ``bone`` may follow, by ``parent`` number ("Origin (root)"...)."""
     return _parents.parent_choices(obj, records.resolve(obj, _record(obj, bone)))
 
 
+@_takes_armature
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
          bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False) -> dict[str, int]:
     """Bake limbs over ``frames`` (default: what plays, else the scene's range).
@@ -310,6 +342,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     return {result.limb: result.frames for result in results}
 
 
+@_takes_armature
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
                frames: Iterable[int] | None = None) -> _ground.PlantResult:
     """Put the feet of ``obj``'s rigged legs on the mesh ``ground``, flat on its slope.
@@ -324,6 +357,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     return _ground.plant_feet(obj, surface, frames)
 
 
+@_takes_armature
 def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, distance: float = 3.0,
             influence: float = 1.0) -> list[str]:
     """Give a head, a neck or a pair of eyes an aim target ``distance`` head sizes in front.
@@ -335,12 +369,14 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, 
     return list(aim_plan.aimed)
 
 
+@_takes_armature
 def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
     """Remove the aim rig that uses ``bone``; returns what the user should hear (notes and warnings, as
     ``remove`` does)."""
     return _aim.remove_aim(obj, bone)[1]
 
 
+@_takes_armature
 def upgrade(obj: bpy.types.Object) -> list[str]:
     """Upgrade a rig made by an earlier IK Rigger so it plays without the add-on."""
     return prepare(obj)

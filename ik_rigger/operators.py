@@ -17,7 +17,7 @@ from .core.notes import is_warning
 from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings
 from .rig import records
-from .rig.chain import add_chain
+from .rig.chain import add_chain, armature_point
 
 AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 
@@ -202,15 +202,15 @@ class IKRIG_OT_add_chain(bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        start = obj.matrix_world.inverted() @ context.scene.cursor.location
-        spec = ChainSpec(
-            base_name=self.base_name, side="" if self.side == "NONE" else self.side,
-            bone_count=self.bone_count, bone_length=self.bone_length,
-            length_ratio=self.length_ratio, start=Vector(start), direction=self.direction,
-            bend_direction=self.bend_direction, bend_degrees=math.degrees(self.bend_angle),
-            extremity=self.extremity, parents=self.parents,
-        )
         try:
+            start = armature_point(obj, context.scene.cursor.location)
+            spec = ChainSpec(
+                base_name=self.base_name, side="" if self.side == "NONE" else self.side,
+                bone_count=self.bone_count, bone_length=self.bone_length,
+                length_ratio=self.length_ratio, start=Vector(start), direction=self.direction,
+                bend_direction=self.bend_direction, bend_degrees=math.degrees(self.bend_angle),
+                extremity=self.extremity, parents=self.parents,
+            )
             names = add_chain(obj, spec)
         except RigError as error:
             return report_error(self, error)

@@ -1,10 +1,11 @@
 """Play a rigged .blend in a Blender where IK Rigger is not installed; print what it shows.
 
-Run as its own process (``python tests/play_without_addon.py FILE [FRAME ...] [--move BONE]``)
-by tests that prove a rig is self-contained: it checks that IK Rigger cannot be imported,
-opens the file, evaluates each frame and prints one JSON object: the armature-space pose
-matrix of every bone of every armature per frame, the drivers that are not valid, and,
-with ``--move``, the pose after moving that bone 10% of the armature's size.
+Run as its own process (``python tests/play_without_addon.py FILE [FRAME ...] [--move BONE]
+[--also FILE ...]``) by tests that prove a rig is self-contained: it checks that IK Rigger cannot
+be imported, opens the file, evaluates each frame and prints one JSON object: the armature-space
+pose matrix of every bone of every armature per frame, the drivers that are not valid, and,
+with ``--move``, the pose after moving that bone 10% of the armature's size. Each ``--also``
+file is opened and printed the same after it, one line each, in one Blender.
 """
 
 from __future__ import annotations
@@ -27,10 +28,16 @@ def main() -> None:
     arguments.add_argument("file")
     arguments.add_argument("frames", nargs="*", type=int)
     arguments.add_argument("--move", default="")
+    arguments.add_argument("--also", action="append", default=[])
     options = arguments.parse_args()
-    if importlib.util.find_spec("ik_rigger") is not None or "ik_rigger" in bpy.context.preferences.addons.keys():
-        sys.exit("IK Rigger is importable here: this check needs a Blender without it")
-    bpy.ops.wm.open_mainfile(filepath=options.file, load_ui=False)
+    for path in (options.file, *options.also):
+        if importlib.util.find_spec("ik_rigger") is not None or "ik_rigger" in bpy.context.preferences.addons.keys():
+            sys.exit("IK Rigger is importable here: this check needs a Blender without it")
+        play(path, options)
+
+
+def play(path: str, options: argparse.Namespace) -> None:
+    bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
     armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE"]
     result: dict = {"frames": {}, "invalid_drivers": [], "addons": sorted(bpy.context.preferences.addons.keys())}
     for frame in options.frames:

@@ -379,6 +379,16 @@ def test_bad_input_is_refused_clearly(tmp_path):
         add_aim(linked, "ACTIVE", "thigh.L")
 
 
+@pytest.mark.parametrize("distance", [math.nan, math.inf, -1.0])
+def test_a_distance_that_is_no_finite_positive_number_is_refused(distance):
+    """Before: NaN was taken and left every aimed bone's pose NaN."""
+    obj = make_armature(face())
+    before = snapshot(obj)
+    with pytest.raises(RigError, match=r"'head': the aim distance must be a finite number above 0 \(got "):
+        add_aim(obj, "HEAD", distance=distance)
+    assert same(snapshot(obj), before)
+
+
 def test_the_rig_plays_without_ik_rigger(tmp_path):
     obj = make_armature(face())
     add_aim(obj, "EYES")

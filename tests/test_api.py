@@ -167,3 +167,53 @@ def test_a_rebuild_with_other_parts_returns_what_the_records_say():
         assert again == replace(api.limbs(obj)[0], notes=again.notes), values
         assert ("POLE" in again.bones) == values.get("use_pole", True)
         assert ("ROLL" in again.bones) == values.get("foot_roll", False)
+
+
+ENTRY_POINTS = {
+    "auto_rig": (), "build": ("shin.L",), "build_many": ([],), "build_found": ([], []), "limbs": (),
+    "remove": ("shin.L",), "snap_limb": ("shin.L", "FK"), "switch_parent": ("shin.L", 0),
+    "parent_choices": ("shin.L",), "bake": ("IK_TO_FK",), "plant_feet": (None,), "add_aim": (),
+    "remove_aim": ("head",), "upgrade": (),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_every_entry_point_refuses_what_is_not_an_armature(name):
+    """Before: AttributeError ('Mesh' object has no attribute 'bones') from auto_rig, snap_limb, bake..."""
+    mesh = bpy.data.objects.new("Cube", bpy.data.meshes.new("Cube"))
+    bpy.context.scene.collection.objects.link(mesh)
+    function = getattr(api, name)
+    with pytest.raises(api.RigError, match=rf"api\.{name} needs an armature object and was given the mesh 'Cube'\. "
+                                           r"Pass the armature object"):
+        function(mesh, *ENTRY_POINTS[name])
+    with pytest.raises(api.RigError, match=rf"api\.{name} needs an armature object and was given None"):
+        function(None, *ENTRY_POINTS[name])
+    assert set(ENTRY_POINTS) == {entry for entry in api.__all__ if entry not in ("PARTS", "ROLES", "Limb", "RigError",
+                                                                                "options", "is_warning")}
+
+
+def test_other_objects_keep_their_modes():
+    """Before: building took the active mesh out of Edit mode, and left it out."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    mesh = bpy.data.objects.new("Body", bpy.data.meshes.new("Body"))
+    bpy.context.scene.collection.objects.link(mesh)
+    bpy.context.view_layer.objects.active = mesh
+    bpy.ops.object.mode_set(mode="EDIT")
+    api.build(obj, "shin.L", both_sides=True)
+    assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
+    api.remove(obj, "shin.R")
+    assert (mesh.mode, obj.mode, bpy.context.view_layer.objects.active) == ("EDIT", "OBJECT", mesh)
+
+
+def test_removing_a_limb_whose_thigh_was_deleted_by_hand_leaves_no_driver():
+    """Before, on Blender 4.2 (which keeps a deleted bone's drivers): thigh.L's ik_stretch driver stayed,
+    invalid, reading the removed handle."""
+    obj = make_armature(both_legs())
+    api.build(obj, "shin.L")
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["thigh.L"])
+    bpy.ops.object.mode_set(mode="POSE")
+    api.remove(obj, "shin.L")
+    bpy.context.view_layer.update()
+    data = obj.animation_data
+    assert data is None or not list(data.drivers), [curve.data_path for curve in data.drivers]

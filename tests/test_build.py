@@ -22,6 +22,7 @@ from helpers import (
 )
 from mathutils import Matrix, Vector
 
+from ik_rigger import api
 from ik_rigger.core.plan import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
@@ -479,3 +480,21 @@ def test_a_chain_bones_own_turning_constraint_is_named_and_applies_at_fk():
     fk = evaluate(obj)
     assert rotation_degrees(fk["thigh.L"], before["thigh.L"]) < 0.01
     assert (fk["thigh.L"].translation - before["thigh.L"].translation).length < 1e-5 * length
+
+
+def test_the_mechanism_is_hidden_and_the_controls_shown():
+    """Before: on Blender 4.2 the stretch target and reach, the foot roll's pivots and the parent socket
+    had Bone.hide off (5.2 hid them), and the IK Mechanism collection was visible on both."""
+    obj = make_armature(both_legs())
+    limb = api.build(obj, "shin.L", foot_roll=True, parent_switch=True)[0]
+    bones, collections = obj.data.bones, obj.data.collections_all
+    hidden = ("TARGET", "REACH", "HEEL", "TIP", "BANK_OUT", "BANK_IN", "TOE_PIVOT", "SOCKET")
+    assert {role: bones[limb.bones[role]].hide for role in hidden} == dict.fromkeys(hidden, True)
+    assert not collections["IK Mechanism"].is_visible
+    for role in ("TARGET", "REACH", "HEEL", "CLONE", "TOE_CLONE"):
+        assert [collection.name for collection in bones[limb.bones[role]].collections] == ["IK Mechanism"], role
+    # What animators grab, and the pole line they look at, stay in sight.
+    assert collections["IK Controls"].is_visible
+    for role in ("HANDLE", "POLE", "ROLL", "POLE_LINE"):
+        bone = bones[limb.bones[role]]
+        assert not bone.hide and [collection.name for collection in bone.collections] == ["IK Controls"], role

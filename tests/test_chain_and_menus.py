@@ -6,7 +6,7 @@ import math
 
 import bpy
 import pytest
-from helpers import evaluate, make_armature, rest, rotation_degrees, set_active_bone
+from helpers import evaluate, make_armature, rest, rotation_degrees, same, set_active_bone, snapshot
 from mathutils import Vector
 
 import ik_rigger
@@ -96,3 +96,21 @@ def test_register_twice_and_unregister_twice_are_safe():
     assert not hasattr(bpy.types.Object, "ik_rigger")
     assert not hasattr(bpy.types, "IKRIG_OT_build_ik")
     ik_rigger.register()
+
+
+@pytest.mark.parametrize(("scale", "options", "message"), [
+    ((1.0, 1.0, 0.0), {}, r"the armature object 'Rig' is scaled to 0 on Z"),
+    # Within the panel's own limits: the last bone would vanish in single precision.
+    ((1.0, 1.0, 1.0), {"bone_count": 16, "length_ratio": 0.05}, r"bone 16 of 16 would be 1\.53e-20 long, too short"),
+    ((1.0, 1.0, 1.0), {"bone_length": 1e30}, r"would make a chain 2e\+30 long, past the 1e\+06 Blender can hold"),
+    ((1.0, 1.0, 1.0), {"bone_count": 60, "length_ratio": 20.0}, r"a chain 3\.03e\+76 long"),
+])
+def test_add_chain_refuses_what_blender_cannot_hold(scale, options, message):
+    """Before: a traceback (no inverse, division by zero) or success with NaN or zero-length bones."""
+    obj = make_armature([("root", (0, 0, 0), (0, 0.5, 0), None, False)])
+    obj.scale = scale
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.ik_rigger.add_chain(**options)
+    assert same(snapshot(obj), before)
+    assert list(obj.data.bones.keys()) == ["root"]

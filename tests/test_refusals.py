@@ -19,6 +19,7 @@ from helpers import (
 )
 from mathutils import Quaternion, Vector
 
+from ik_rigger import api
 from ik_rigger.core.errors import RigError
 from ik_rigger.core.plan import LimbOptions
 from ik_rigger.rig.build import build_limbs
@@ -489,6 +490,15 @@ def test_both_sides_with_an_extremity_that_does_not_mirror():
     refused(obj, r"'shin.R': its extremity would be none, where the other side's is 'foot.L'", both_sides=True)
 
 
+def test_both_sides_with_the_extremity_bone_not_named():
+    # Said as for one side, not as a mirror mismatch ("none, where the other side's is none").
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    refused(obj, r"no bone is named as Extremity Bone, which extremity_mode asks for \(option extremity_name\)\. "
+            r"Name an existing bone in extremity_name, or change extremity_mode", both_sides=True,
+            extremity_mode="BONE")
+
+
 def test_both_sides_reads_the_bones_as_edited():
     # In Edit mode, the mirror is judged on the edit bones, not the last saved ones.
     obj = make_armature(both_legs(), mode="EDIT")
@@ -499,3 +509,33 @@ def test_both_sides_reads_the_bones_as_edited():
         bpy.ops.ik_rigger.build_ik(both_sides=True)
     assert obj.mode == "EDIT"
     assert not obj.ik_rigger.limbs
+
+
+def test_motion_with_a_bone_scaled_to_zero_on_a_frame():
+    """Before: 'Matrix.invert(ed): matrix does not have an inverse' (rolled back, no bone or frame named)."""
+    obj = make_armature(leg_bones())
+    shin = obj.pose.bones["shin.L"]
+    for frame, size in ((1, 1.0), (5, 0.0), (10, 1.0)):
+        shin.scale = (size, size, size)
+        shin.keyframe_insert("scale", frame=frame)
+    bpy.context.scene.frame_set(1)
+    before = snapshot(obj)
+    with pytest.raises(RigError, match=r"'shin\.L': is scaled to 0 on frame 5, so its motion cannot be baked onto IK "
+                                       r"controls .*Leave Playing in FK or Ignore"):
+        api.build(obj, "shin.L")
+    assert same(snapshot(obj), before)
+    # As the hint says: left playing in FK, nothing is baked.
+    assert api.build(obj, "shin.L", animation="FK")[0].chain == ("thigh.L", "shin.L")
+
+
+@pytest.mark.parametrize("distance", [1e30, 1e8])
+def test_a_pole_farther_than_single_precision_holds_is_refused(distance):
+    """Before, on Blender 4.2: KeyError, the pole bone gone (its head and tail one float apart, so
+    Blender dropped it); on 5.2 a pole out past where single precision places a bone."""
+    obj = make_armature(leg_bones())
+    before = snapshot(obj)
+    with pytest.raises(RigError, match=r"'shin\.L': pole distance 1e\+(30|08) is outside 0\.05 to 100 \(option "
+                                       r"pole_distance\)\. Set pole_distance between 0\.05 and 100"):
+        api.build(obj, "shin.L", pole_distance=distance)
+    assert same(snapshot(obj), before)
+    assert api.build(obj, "shin.L", pole_distance=100.0)[0].bones["POLE"] in obj.data.bones

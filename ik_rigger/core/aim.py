@@ -22,6 +22,7 @@ target is parented to the skeleton's root.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -270,8 +271,8 @@ def plan_aim(skeleton: Skeleton, kind: str, aimed: tuple[str, ...], taken: set[s
     ``reuse`` maps (role, aimed bone, '' for the eyes' shared target) to a made bone an
     earlier aim rig of the same bones has, which keeps its name.
     """
-    if distance <= 0.0:
-        raise RigError(f"the aim distance must be above 0 (got {distance})", bone=aimed[0],
+    if not 0.0 < distance < math.inf:  # NaN too
+        raise RigError(f"the aim distance must be a finite number above 0 (got {distance})", bone=aimed[0],
                        hint="Use a distance in head sizes, such as 3.")
     if len(set(aimed)) != len(aimed) or not aimed:
         raise RigError("the bones to aim must be distinct", bone=", ".join(aimed))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mathutils import Vector
@@ -9,6 +10,13 @@ from mathutils import Vector
 from . import geometry, naming
 from .errors import RigError
 from .plan import PALETTE_CHAIN, PALETTE_ORIGIN
+
+# A bone shorter than this, or than this share of its chain, is lost in Blender's single-precision
+# coordinates (bowing the chain would divide by a length of 0); a chain longer than MAX_LENGTH overflows
+# them (its length squared is past their range).
+MIN_LENGTH = 1e-4
+MIN_SHARE = 1e-4
+MAX_LENGTH = 1e6
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,30 @@ class ChainBone:
     z_axis: Vector
 
 
+def _lengths(spec: ChainSpec) -> list[float]:
+    """Each chain bone's length, refused when Blender could not hold the chain."""
+    start = (spec.start.x, spec.start.y, spec.start.z)
+    if not all(math.isfinite(value) for value in (spec.bone_length, spec.length_ratio, *start)):
+        raise RigError(f"the length {spec.bone_length:g}, length ratio {spec.length_ratio:g} and start {start} "
+                       "must all be finite numbers", hint="Give each a finite number.")
+    try:
+        lengths = [spec.bone_length * spec.length_ratio ** index for index in range(spec.bone_count)]
+    except OverflowError:
+        lengths = [math.inf]
+    total = sum(lengths)
+    if not total <= MAX_LENGTH:
+        raise RigError(f"{spec.bone_count} bones from {spec.bone_length:g} long at a length ratio of "
+                       f"{spec.length_ratio:g} would make a chain {total:.3g} long, past the {MAX_LENGTH:g} "
+                       "Blender can hold", hint="Use a shorter length, fewer bones or a length ratio nearer 1.")
+    shortest = min(lengths)
+    if shortest < MIN_LENGTH or shortest < MIN_SHARE * total:
+        raise RigError(f"at a length ratio of {spec.length_ratio:g}, bone {lengths.index(shortest) + 1} of "
+                       f"{spec.bone_count} would be {shortest:.3g} long, too short beside a chain {total:.3g} long "
+                       f"(at least {max(MIN_LENGTH, MIN_SHARE * total):.3g})",
+                       hint="Use fewer bones, a longer length or a length ratio nearer 1.")
+    return lengths
+
+
 def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
     """Bones for ``spec``: origin, hip, chain (pre-bent), extremity; parents first.
 
@@ -51,6 +83,7 @@ def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
         raise RigError(f"a chain needs at least 2 bones, {spec.bone_count} was asked", hint="Ask for 2 or more bones.")
     if spec.bone_length <= 0 or spec.length_ratio <= 0:
         raise RigError("bone lengths must be positive", hint="Set a positive length and length ratio.")
+    lengths = _lengths(spec)
     if not spec.base_name.strip():
         raise RigError("the chain needs a name", hint="Type a name such as 'leg' or 'tail'.")
     axis = geometry.AXES[spec.direction]
@@ -66,7 +99,6 @@ def plan_chain(spec: ChainSpec, taken: set[str]) -> list[ChainBone]:
         names.add(name)
         return name
 
-    lengths = [spec.bone_length * spec.length_ratio ** index for index in range(spec.bone_count)]
     joints = [spec.start.copy()]
     for length in lengths:
         joints.append(joints[-1] + axis * length)

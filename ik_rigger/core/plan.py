@@ -287,10 +287,16 @@ def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
     for declared in schema():
         name, when = getattr(options, declared.name), declared.option.shown_when
-        if not declared.option.bone or not name or name in skeleton or (
-                when is not None and getattr(options, when[0]) != when[1]):
+        if not declared.option.bone or name in skeleton or (when is not None and getattr(options, when[0]) != when[1]):
             continue
         other = f", or change {when[0]}" if when is not None else ""
+        # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option
+        # merely switched on (other_parent with parent_switch) may name none.
+        if not name and (when is None or not isinstance(when[1], str)):
+            continue
+        if not name and when is not None:
+            raise RigError(f"no bone is named as {declared.option.label}, which {when[0]} asks for (option "
+                           f"{declared.name})", hint=f"Name an existing bone in {declared.name}{other}.")
         raise RigError(f"is not a bone of this armature, so {declared.option.label} cannot be it (option "
                        f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
 

@@ -28,7 +28,7 @@ class Options:
     pole_parent: str = option("ORIGIN", "Pole Parent", "What the pole target follows", items=POLE_PARENT_ITEMS,
                               panel="basic")
     pole_distance: float = option(0.5, "Pole Distance", "How far the pole stands from the middle joint, as a "
-                                  "fraction of the chain's length", minimum=0.05, soft_maximum=3.0)
+                                  "fraction of the chain's length", minimum=0.05, maximum=100.0, soft_maximum=3.0)
     pole_angle_auto: bool = option(True, "Automatic Pole Angle", "Compute the pole angle from the rest pose so "
                                    "nothing twists")
     pole_angle: float = option(0.0, "Pole Angle", "The pole angle when not automatic", minimum=-math.pi,

@@ -30,7 +30,7 @@ def plan(draft: Draft) -> None:
     middle, knee = draft.middle
     line = draft.new_name(middle, TAG_POLE_LINE)
     draft.bones.append(NewBone(ROLE_POLE_LINE, line, knee, pole.head, (draft.joints[-1] - draft.joints[0]).normalized(),
-                               middle, PALETTE_CONTROL, naming.COLLECTION_MECHANISM, selectable=False))
+                               middle, PALETTE_CONTROL, naming.COLLECTION_CONTROLS, selectable=False))
     draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name))
 
 

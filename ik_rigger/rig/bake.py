@@ -41,6 +41,8 @@ from .journal import Journal
 _SUBFRAME = 1e-4
 # Rest matrices closer than this, entry by entry, are the same rest.
 _SAME_REST = 1e-7
+# Below this, a pose's 3x3 part (its scale cubed) has no usable inverse in single precision.
+_FLAT = 1e-12
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 _ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
@@ -319,6 +321,18 @@ class Recording:
                         progress(number)
         finally:
             scene.frame_set(current[0], subframe=current[1])
+
+    def check_scaled(self) -> None:
+        """Refuse a recording with a bone scaled to 0 on a frame: its pose (and its children's) has
+        no inverse, so no local pose of a control under it can be worked out. The first such bone in
+        the hierarchy is named, which is the one keyed to 0 when its children only inherit it."""
+        for number, frame in enumerate(self.frames):
+            for name in self.names:
+                if abs(self.poses[name][number].to_3x3().determinant()) < _FLAT:
+                    raise RigError(f"is scaled to 0 on frame {frame}, so its motion cannot be baked onto IK "
+                                   "controls (a pose scaled to 0 has no inverse)", bone=name,
+                                   hint="Key a small scale such as 0.001 on that frame instead of 0, or build with "
+                                   "Animation set to Leave Playing in FK or Ignore.")
 
     def follow_rests(self, obj: bpy.types.Object) -> None:
         """Re-express the poses of the bones whose rest changed since they were recorded (Fix

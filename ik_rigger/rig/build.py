@@ -244,6 +244,8 @@ class _Motion:
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
+        if self.recording is not None:
+            self.recording.check_scaled()
         # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
         # its keys go into its own action, so it plays as it did whenever it is made active.
         self.other_clips = bake.other_clips(obj)
@@ -259,7 +261,9 @@ class _Motion:
         self.clips: list[tuple[bake.Clip, bake.Recording, list[int]]] = []
         for clip, limbs, names in shared.values():
             with bake.playing_alone(obj, clip):
-                self.clips.append((clip, bake.Recording(obj, clip.frames, names), limbs))
+                recording = bake.Recording(obj, clip.frames, names)
+                recording.check_scaled()
+                self.clips.append((clip, recording, limbs))
         self.read = time.perf_counter() - self.started
 
     def _clips_moving(self, limb_plan: LimbPlan) -> list[bake.Clip]:
@@ -583,6 +587,14 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
 
 
+def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
+    """Object or Pose mode: hide the planned hidden bones where animators see them. Blender 4.2 keeps
+    a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
+    bones = obj.data.bones
+    for new in planned:
+        bones[new.name].hide = new.hidden
+
+
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
     """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
     rig = obj.ik_rigger
@@ -590,6 +602,8 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
     existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
     if existing is None:
         existing = armature.collections.new(wanted)
+        # Bones only the rig moves: out of sight, so animators cannot grab them (shown for debugging).
+        existing.is_visible = wanted != naming.COLLECTION_MECHANISM
         made = existing.name
         before = getattr(rig, attribute)
         setattr(rig, attribute, made)
@@ -885,6 +899,7 @@ def _constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options:
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
     _constraints(obj, limb, limb_plan, entry, journal)
+    hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
         shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
@@ -995,7 +1010,8 @@ def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> 
     if options.extremity_mode == "AUTO":
         extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
     elif options.extremity_mode == "BONE":
-        extremities = options.extremity_name, mirrored.extremity_name
+        # An empty name is no extremity on either side: the build says so for this side.
+        extremities = options.extremity_name or None, mirrored.extremity_name or None
     check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
     return other, mirrored
 

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import bpy
+from mathutils import Vector
 
 from ..core.chain import ChainSpec, plan_chain
 from . import modes
+from .checks import check_armature
 from .skeleton import check_editable
+
+
+def armature_point(obj: bpy.types.Object, location: Vector) -> Vector:
+    """A world ``location`` in ``obj``'s armature space, refused when the object is scaled flat."""
+    check_editable(obj)
+    check_armature(obj)
+    return obj.matrix_world.inverted() @ location
 
 
 def add_chain(obj: bpy.types.Object, spec: ChainSpec) -> list[str]:

@@ -28,8 +28,9 @@ def set_mode(obj: bpy.types.Object, mode: str) -> None:
         with bpy.context.temp_override(active_object=obj, object=obj):
             bpy.ops.object.mode_set(mode=mode)
     except RuntimeError as error:
-        raise RigError(f"Blender could not put the armature '{obj.name}' into {mode.lower()} mode ({error})",
-                       hint="Make sure the armature and its collection are visible and not excluded.") from error
+        what = "armature" if obj.type == "ARMATURE" else "object"
+        raise RigError(f"Blender could not put the {what} '{obj.name}' into {mode.lower()} mode ({error})",
+                       hint=f"Make sure the {what} and its collection are visible and not excluded.") from error
 
 
 def leave_edit_mode(obj: bpy.types.Object) -> None:
@@ -59,8 +60,9 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     """Run a block that may switch modes and leave ``obj`` as the user had it.
 
     Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode,
-    the active object and the object's visibility. A hidden armature is shown for
-    the duration, since Blender cannot edit hidden objects.
+    the active object (and the mode it was in: a mesh in Edit mode or Weight Paint leaves
+    it while the armature changes modes) and the object's visibility. A hidden armature
+    is shown for the duration, since Blender cannot edit hidden objects.
     """
     view_layer = bpy.context.view_layer
     if obj.name not in view_layer.objects:
@@ -70,7 +72,8 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     mode = _MODE_SET.get(obj.mode, "OBJECT")
     hidden = obj.hide_get(view_layer=view_layer)
     hidden_viewport = obj.hide_viewport
-    if active is not None and active != obj and active.mode != "OBJECT":
+    other_mode = active.mode if active is not None and active != obj else "OBJECT"
+    if other_mode != "OBJECT":
         set_mode(active, "OBJECT")
     # Touch the flags only when set: each change rebuilds the scene's dependency graph.
     if hidden:
@@ -89,6 +92,8 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
         _restore_visibility(obj, view_layer, hidden, hidden_viewport)
         if active is not None and view_layer.objects.active != active:
             view_layer.objects.active = active
+        if other_mode != "OBJECT":
+            set_mode(active, other_mode)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from ..core.errors import RigError
 from ..core.notes import warning
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
-from .animation import bone_paths, remove_fcurves
+from .animation import bone_of_path, bone_paths, remove_fcurves
 from .build import drop_empty_animation_data, reparent_children
 from .orient import keep_bone_children, rest_edit
 from .skeleton import check_editable
@@ -106,6 +106,7 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
     for pose_bone, constraint in list(records.constraints_of(obj, parts)):
         constraint.driver_remove("influence")
         pose_bone.constraints.remove(constraint)
+    _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
     # Chain bones without a stored state had Blender's defaults (see build._chain_colours).
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
@@ -117,6 +118,21 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
         pose_bone.ik_stretch = state.ik_stretch if state else 0.0
         if state and state.ik_settings:
             pose_joints.set_ik_settings(pose_bone, pose_joints.loads(state.ik_settings))
+
+
+def _drop_drivers_of_gone_bones(obj: bpy.types.Object, made: set[str]) -> None:
+    """Remove the drivers the limb put on bones the user deleted by hand (those reading its made
+    bones): Blender 4.2 keeps a deleted bone's drivers (5.x drops them), left invalid."""
+    data = obj.animation_data
+    if data is None:
+        return
+    bones = obj.pose.bones
+    for curve in list(data.drivers):
+        bone = bone_of_path(curve.data_path)
+        if bone is not None and bone not in bones and any(
+                bone_of_path(target.data_path) in made for variable in curve.driver.variables
+                for target in variable.targets if target.id == obj):
+            data.drivers.remove(curve)
 
 
 def _aims(constraint: bpy.types.Constraint, obj: bpy.types.Object, made: set[str]) -> str | None:
