@@ -15,6 +15,7 @@ done and what was not).
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
 import json
 import os
@@ -51,16 +52,19 @@ from .rig.files import (
     interrupts_held,
     new_result,
     new_scratch,
+    private_folder,
     rig_file,
     save_atomically,
-    temporary_for,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
-_USAGE = ("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json]")
+# A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
+WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
+_USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
+          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] [--jobs N] "
+          "[--report FILE.json]; --help says more")
 
 
 class UsageError(Exception):
@@ -73,8 +77,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    usage = _Parser(prog="ik_rigger", description="Rig the legs and arms of characters in .blend, .fbx, "
-                    ".glb/.gltf and .bvh files.")
+    usage = _Parser(prog="ik_rigger", allow_abbrev=False, description="Rig the legs and arms of characters in "
+                    ".blend, .fbx, .glb/.gltf and .bvh files. After '--' every argument is an input, whatever "
+                    "its name.")
     usage.add_argument("inputs", nargs="*", help="files, folders (searched recursively) and globs")
     usage.add_argument("--out", type=Path, help="folder for the rigged .blend files (never searched for inputs)")
     usage.add_argument("--overwrite", action="store_true", help="replace files that already exist under --out")
@@ -91,8 +96,58 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
-    usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
+
+
+def _split(argv: Sequence[str], usage: argparse.ArgumentParser) -> tuple[list[str], list[str]]:
+    """The option arguments (a value joined to its option) and the inputs, apart.
+
+    ``--`` ends the options: after it every argument is an input. Before any input, an
+    argument that looks like an option but names a file here (a file called
+    ``--overwrite`` that a ``*`` handed over) is refused: the run cannot tell which was
+    meant. After the first input, such a file is an input.
+    """
+    actions = {name: action for action in usage._actions for name in action.option_strings}
+    options: list[str] = []
+    inputs: list[str] = []
+    arguments = list(argv)
+    while arguments:
+        argument = arguments.pop(0)
+        if argument == "--":
+            inputs.extend(arguments)
+            break
+        name = argument.split("=", 1)[0] if argument.startswith("-") and argument != "-" else None
+        if name is None or (inputs and os.path.lexists(argument)):
+            inputs.append(argument)
+            continue
+        if os.path.lexists(argument):
+            raise UsageError(f"'{argument}' is an option and a file here: write './{argument}' for the file, "
+                             "or give files after '--'")
+        if name not in actions:
+            close = difflib.get_close_matches(name, sorted(actions), n=1)
+            guess = f" (did you mean '{close[0]}'?)" if close else ""
+            raise UsageError(f"unrecognized arguments: {name}{guess}")
+        takes_value = actions[name].nargs is None and not isinstance(
+            actions[name], argparse._StoreConstAction | argparse._HelpAction)
+        if takes_value and "=" not in argument:
+            if not arguments:
+                raise UsageError(f"{name} needs a value")
+            argument = f"{name}={arguments.pop(0)}"
+        options.append(argument)
+    return options, inputs
+
+
+def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line as options and inputs (see ``_split``); a mistake is a ``UsageError``."""
+    usage = parser()
+    options, inputs = _split(argv, usage)
+    args = usage.parse_args(options)
+    args.inputs = inputs
+    for name in ("--out", "--report", "--config", "--armature"):
+        if f"{name}=" in options:
+            raise UsageError(f"{name} is empty: give " + ("an armature object's name" if name == "--armature"
+                                                          else "a path"))
+    return args
 
 
 def config_schema() -> Schema:
@@ -222,10 +277,8 @@ def _writable(folder: Path, what: str) -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise UsageError(f"cannot write the {what} in '{folder}': '{existing}' is not a folder")
-    probe = temporary_for(existing / "probe")
     try:
-        probe.touch(exist_ok=False)
-        probe.unlink()
+        private_folder(existing).rmdir()
     except OSError as error:
         raise UsageError(f"cannot write the {what} in '{folder}' ({error.strerror or error})") from error
 
@@ -298,18 +351,34 @@ class _Stop:
         return restore
 
 
-def _send(result: FileResult) -> None:
-    sys.stdout.write(_RESULT_MARK + json.dumps(asdict(result)) + "\n")
-    sys.stdout.flush()
+def _send(channel: IO[str], line: str) -> None:
+    channel.write(line + "\n")
+    channel.flush()
 
 
-def run_worker(config: Config, stop: _Stop) -> int:
-    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on stdout.
+def answers_channel() -> IO[str] | None:
+    """In a worker, where its answers go: the pipe the process that started it passed on (its
+    descriptor named by WORKER_VARIABLE), never the standard output Blender prints to (a name
+    in a file could print a line that looks like an answer). None outside a worker: no
+    argument a user types makes a worker."""
+    told = os.environ.pop(WORKER_VARIABLE, "")
+    if not told.isdigit() or int(told) <= 2:
+        return None
+    try:
+        if not stat.S_ISFIFO(os.fstat(int(told)).st_mode):
+            return None
+    except OSError:
+        return None
+    return open(int(told), "w", encoding="utf-8")
+
+
+def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
+    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on ``channel``.
 
     SIGTERM stops the file at hand (its temporary output removed) and the worker.
     """
     try:
-        print(_READY_MARK, flush=True)
+        _send(channel, _READY_MARK)
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -321,7 +390,7 @@ def run_worker(config: Config, stop: _Stop) -> int:
                 # A file saved before the signal is told, whole: the main process must know.
                 if result.status == "rigged" or not stop.signum:
                     with interrupts_held():
-                        _send(result)
+                        _send(channel, _RESULT_MARK + json.dumps(asdict(result)))
             if stop.signum:
                 break
     except Interrupted:
@@ -345,8 +414,18 @@ def _start_worker(command: list[str], core: int | None = None) -> subprocess.Pop
     ``core``: the one core it keeps to, set as it starts (long before Blender sizes its
     thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
     """
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True, bufsize=1, start_new_session=True)
+    answers, told = os.pipe()
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                   pass_fds=(told,), env={**os.environ, WORKER_VARIABLE: str(told)})
+    except BaseException:
+        os.close(answers)
+        raise
+    finally:
+        os.close(told)
+    # Read as its output was: the worker's answers, and none of what its Blender prints.
+    process.stdout = open(answers, encoding="utf-8")
     if core is not None:
         try:
             os.sched_setaffinity(process.pid, {core})
@@ -578,8 +657,8 @@ def summary(results: list[FileResult], notes: list[str], seconds: float) -> str:
 
 
 def _worker_arguments(args: argparse.Namespace) -> list[str]:
-    return ["--worker"] + (["--config", str(args.config)] if args.config else []) + (
-        ["--animation", args.animation] if args.animation else [])
+    return ([f"--config={args.config}"] if args.config else []) + (
+        [f"--animation={args.animation}"] if args.animation else [])
 
 
 def _write_report(path: Path, report: dict) -> None:
@@ -677,7 +756,8 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     stop = _Stop()
     restore = stop.install()
     spare = list(ready)
-    worker = "--worker" in argv
+    channel = answers_channel()
+    worker = channel is not None
     _open_standard_streams()
     tolerated = _tolerant_terminal(worker)
     system_temp = os.environ.get("TMPDIR")
@@ -686,7 +766,7 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
             scratch = scratch or new_scratch()
             clean_stale_scratch(scratch.parent)
             os.environ["TMPDIR"] = str(scratch)  # for the workers this process starts
-        return _main(argv, worker_command, stop, spare)
+        return _main(argv, worker_command, stop, spare, channel)
     except Interrupted:
         print("ik_rigger: interrupted before any file was opened", file=sys.stderr)
         return 128 + stop.signum
@@ -702,14 +782,15 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
         restore()
 
 
-def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen]) -> int:
+def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen],
+          channel: IO[str] | None) -> int:
     try:
-        args = parser().parse_args(list(argv))
+        args = parse_arguments(argv)
         config = load_config(args.config, config_schema()) if args.config else Config()
         if args.animation:
             config = config.with_animation(args.animation.upper())
-        if args.worker:
-            return run_worker(config, stop)
+        if channel is not None:
+            return run_worker(config, stop, channel)
         jobs, inputs = plan_jobs(args)
     except UsageError as error:
         return _usage(str(error))

@@ -336,9 +336,12 @@ def test_worker_protocol(tmp_path):
     source = save_character(tmp_path / "a.blend")
     job = json.dumps({"input": str(source), "output": str(tmp_path / "out" / "a.blend"), "in_place": False,
                       "dry_run": False})
-    process = subprocess.run([sys.executable, str(ENTRY), "--worker"], input=job + "\n", capture_output=True,
-                             text=True, timeout=120)
-    lines = [line for line in process.stdout.splitlines() if line.startswith("IK-RIGGER-")]
+    answers, told = os.pipe()
+    subprocess.run([sys.executable, str(ENTRY)], input=job + "\n", capture_output=True, text=True,
+                   timeout=120, pass_fds=(told,), env={**os.environ, cli.WORKER_VARIABLE: str(told)})
+    os.close(told)
+    with open(answers, encoding="utf-8") as channel:
+        lines = [line for line in channel.read().splitlines() if line.startswith("IK-RIGGER-")]
     assert lines[0] == "IK-RIGGER-READY"
     result = json.loads(lines[1][len("IK-RIGGER-RESULT "):])
     assert result["status"] == "rigged" and result["armatures"][0]["limbs"]
@@ -393,10 +396,10 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
 def test_a_core_that_is_not_one_is_ignored(value):
     """A worker told a core that is no core (a stray environment variable) runs as it can."""
     code = (f"import os, sys; sys.path.insert(0, {str(ENTRY.parent)!r}); import rig_batch; "
-            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core(['--worker']); "
+            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core([]); "
             "print(os.sched_getaffinity(0) == before, 'IK_RIGGER_BATCH_CORE' in os.environ)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value})
+                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value, cli.WORKER_VARIABLE: "3"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
 

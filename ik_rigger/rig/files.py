@@ -28,7 +28,6 @@ import addon_utils
 import bpy
 
 from .. import api
-from ..core import naming
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.plan import LimbOptions, Skeleton
@@ -45,8 +44,10 @@ _ZSTD_SEEKABLE_FOOTER = b"\xb1\xea\x92\x8f"
 # "BLENDER-v402" (before 5.0) or "BLENDER17-01v0502": the version that saved the file.
 _HEADER_VERSION = re.compile(rb"^BLENDER(?:[-_][vV](\d)(\d\d)|\d\d-\d\d[vV](\d\d)(\d\d))")
 TEMP_SUFFIX = ".ik_rigger-tmp"
-# ".NAME.PID.ik_rigger-tmp", and Blender's own "@" file while it writes that one. A
-# leading dot and a suffix no input has: no later run takes one for an input.
+# A save's own folder beside its target, ".RANDOM.PID.ik_rigger-tmp" (see private_folder); and
+# the files ".NAME.PID.ik_rigger-tmp" and "@" earlier versions wrote there. A leading dot and a
+# suffix no input has: no later run takes one for an input; a later run removes those of a
+# process no longer alive.
 _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)" + re.escape(TEMP_SUFFIX) + "@?$")
 # A batch run's own temporary folder, in the system's: each Blender the run starts (and, from
 # scripts/rig_batch.py, the run's own) keeps its session folder there, so that a worker stopped
@@ -335,16 +336,14 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     return load_reports(lines)
 
 
-# The longest file name most file systems take, in bytes.
-_NAME_BYTES = 255
+def private_folder(folder: Path) -> Path:
+    """A new folder of this process's own in ``folder``, for a save's temporary files.
 
-
-def temporary_for(target: Path) -> Path:
-    """This process's temporary file for ``target``, beside it; the target's name cut as need be
-    so that the name, and Blender's own temporary file beside it (the name and "@"), fit."""
-    ending = f".{os.getpid()}{TEMP_SUFFIX}"
-    room = _NAME_BYTES - 1 - len(ending.encode("utf-8")) - 1  # the leading dot, Blender's "@"
-    return target.with_name(f".{naming.clipped(target.name, room)}{ending}")
+    Made by ``mkdtemp``: a name no one can guess, created only if nothing has that name,
+    that only this user may enter. No link planted beside a target (at a name a run could
+    be expected to use) is ever written through, and nothing in it is taken for an input.
+    """
+    return Path(tempfile.mkdtemp(prefix=".", suffix=f".{os.getpid()}{TEMP_SUFFIX}", dir=folder))
 
 
 def _alive(pid: int) -> bool:
@@ -369,8 +368,13 @@ def clean_stale(folder: Path) -> list[Path]:
         if match is None or int(match.group("pid")) == os.getpid() or _alive(int(match.group("pid"))):
             continue
         try:
-            entry.unlink()
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
         except FileNotFoundError:
+            continue
+        except OSError:  # another user's, or a folder it cannot empty: left as it is
             continue
         removed.append(entry)
     return removed
@@ -424,35 +428,59 @@ def interrupts_held() -> Iterator[None]:
 
 def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool,
                     overwrite: bool = True, committed: Callable[[], None] | None = None) -> None:
-    """Write through ``write(temporary)`` beside ``target``, then move it into place.
+    """Write through ``write(temporary)`` in a folder of this save's own beside ``target``
+    (``private_folder``), then move it into place.
 
     An interrupted run leaves either the old file or the complete new one, never a
     broken one, and no temporary file once Python unwinds. ``keep_backup`` keeps the old
-    file as ``.blend1``, as Blender does; without ``overwrite`` a ``target`` that exists
-    (even one that appeared while writing) is left alone and the save fails.
-    ``committed`` runs with the move, before any interrupt is let through.
+    file as ``.blend1``, as Blender does: the copy is moved to that name, so a link there
+    is replaced, never written through. Without ``overwrite`` a ``target`` that exists
+    (even one that appeared while writing) is left alone and the save fails. A failure
+    names ``target`` (or the backup), never a temporary file. ``committed`` runs with the
+    move, before any interrupt is let through.
     """
-    temporary = temporary_for(target)
+    private = private_folder(target.parent)
+    temporary = private / f"file{TEMP_SUFFIX}"
     try:
         write(temporary)
         with interrupts_held():
-            if target.exists():
+            if os.path.lexists(target):
                 if not overwrite:
                     raise FileExistsError(17, "it exists (--overwrite replaces it)", str(target))
-                shutil.copymode(target, temporary)
+                if target.is_dir():
+                    raise IsADirectoryError(21, "it is a folder, not a file", str(target))
                 if keep_backup:
-                    shutil.copy2(target, target.with_name(target.name + "1"))
+                    backup = target.with_name(target.name + "1")
+                    _moved(_copied(target, private / f"backup{TEMP_SUFFIX}"), backup)
+                shutil.copymode(target, temporary)
             if overwrite:
-                os.replace(temporary, target)
+                _moved(temporary, target)
             else:
                 # A hard link fails where a file exists: nothing that appeared meanwhile is replaced.
-                os.link(temporary, target)
+                _moved(temporary, target, link=True)
             if committed is not None:
                 committed()
     finally:
-        for leftover in (temporary, temporary.with_name(temporary.name + "@")):
-            if leftover.exists():
-                leftover.unlink()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _copied(source: Path, copy: Path) -> Path:
+    try:
+        shutil.copy2(source, copy)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(source)) from error
+    return copy
+
+
+def _moved(temporary: Path, target: Path, link: bool = False) -> None:
+    """Move (or hard-link) ``temporary`` to ``target``; a failure names ``target``, the user's path."""
+    try:
+        if link:
+            os.link(temporary, target)
+        else:
+            os.replace(temporary, target)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(target)) from error
 
 
 # Below this much free space, a failed save names it: Blender's own error for a full disk
@@ -469,20 +497,55 @@ def _room(folder: Path) -> str:
     return f"; its disk has {free / 1e6:.1f} MB free" if free < _LITTLE_ROOM else ""
 
 
-def _writer(compress: bool) -> Callable[[Path], None]:
+def _writer(compress: bool, target: Path) -> Callable[[Path], None]:
+    """How Blender writes the file bound for ``target`` (a failure names ``target``'s folder)."""
     def write(temporary: Path) -> None:
+        folder = target.parent
         try:
             with interrupts_held(), quiet():  # see rig_file
+                # Relative paths are made relative to the target's folder here: Blender would
+                # make them relative to the temporary file's, one folder deeper.
+                rebase_relative_paths(folder)
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
-                                            compress=compress)
+                                            compress=compress, relative_remap=False)
         except RuntimeError as error:
-            folder = temporary.parent
             raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){_room(folder)}",
                            hint="Check that the folder can be written and that its disk has room.") from error
         if not temporary.exists():
-            raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
+            raise RigError(f"Blender did not write '{target}'", hint="Check that the folder can be written.")
 
     return write
+
+
+# The data with a file path of its own, where Blender has no call to visit every path (4.2).
+_PATH_OWNERS = ("images", "libraries", "sounds", "movieclips", "fonts", "texts", "cache_files", "volumes")
+
+
+def rebase_relative_paths(folder: Path) -> None:
+    """Make the open file's relative paths (``//textures/skin.png``) relative to ``folder``,
+    where it is about to be saved, as Blender's own save does for the folder it writes in."""
+    if not bpy.data.filepath:
+        return
+    source = os.path.dirname(os.path.abspath(bpy.data.filepath))
+    destination = os.path.abspath(folder)
+    if os.path.normpath(source) == os.path.normpath(destination):
+        return
+
+    def rebased(path: str) -> str | None:
+        if not path.startswith("//"):
+            return None
+        return "//" + os.path.relpath(os.path.normpath(os.path.join(source, path[2:])), destination)
+
+    if hasattr(bpy.data, "file_path_foreach"):
+        bpy.data.file_path_foreach(lambda _owner, path, _meta: rebased(path),
+                                   flags={"SKIP_LINKED", "SKIP_PACKED", "SKIP_WEAK_REFERENCES"})
+        return
+    for owners in _PATH_OWNERS:
+        for owner in getattr(bpy.data, owners):
+            if isinstance(owner, bpy.types.Library) or owner.library is None:
+                key = "filepath_raw" if isinstance(owner, bpy.types.Image) else "filepath"
+                if getattr(owner, "packed_file", None) is None and (path := rebased(getattr(owner, key))):
+                    setattr(owner, key, path)
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
@@ -744,8 +807,8 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
             result.status = "rigged"
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        save_atomically(target, _writer(compress), keep_backup=job.in_place, overwrite=job.overwrite or job.in_place,
-                        committed=committed)
+        save_atomically(target, _writer(compress, target), keep_backup=job.in_place,
+                        overwrite=job.overwrite or job.in_place, committed=committed)
     except Interrupted:
         if result.status != "rigged":
             result.status, result.error = "interrupted", "stopped by the interrupt"
