@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import stat
@@ -29,7 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO, NoReturn
@@ -248,7 +249,14 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
     real_out = Path(os.path.realpath(out)) if out is not None else None
     for text in arguments:
         path = Path(text)
-        if path.is_dir():
+        try:
+            folder = stat.S_ISDIR(os.stat(path).st_mode)
+        except FileNotFoundError:
+            folder = False
+        except OSError as error:  # in a folder it may not enter: that file fails, the run goes on
+            inputs.failed.append(FileResult(text, None, error=f"'{text}': {error.strerror or error}"))
+            continue
+        if folder:
             if _inside(Path(os.path.realpath(path)), real_out):
                 inputs.notes.append(f"not searched: '{path}' is the --out folder or inside it")
             else:
@@ -283,6 +291,16 @@ def _writable(folder: Path, what: str) -> None:
         raise UsageError(f"cannot write the {what} in '{folder}' ({error.strerror or error})") from error
 
 
+def _out_apart(out: Path, arguments: Sequence[str]) -> None:
+    """Refuse an --out folder that is an input folder or inside one: its outputs would sit among
+    the inputs, and the report with them."""
+    real_out = Path(os.path.realpath(out))
+    for text in arguments:
+        if os.path.isdir(text) and _inside(real_out, Path(os.path.realpath(text))):
+            raise UsageError(f"--out '{out}' is the input folder '{text}' or inside it: give a folder "
+                             "outside the inputs")
+
+
 def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
     """The files to rig and where each result goes; refuses clashing outputs and a report in the way."""
     if not args.inputs:
@@ -293,6 +311,8 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
         raise UsageError("say where results go: --out DIR (inputs stay untouched) or --in-place")
     if args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    if args.out is not None:
+        _out_apart(args.out, args.inputs)
     inputs = expand_inputs(args.inputs, None if args.in_place else args.out)
     jobs: list[Job] = []
     outputs: dict[Path, Path] = {}
@@ -669,8 +689,34 @@ def _write_report(path: Path, report: dict) -> None:
     save_atomically(path, write, keep_backup=False)
 
 
+# What a terminal would act on rather than show: control characters (escape sequences, BEL,
+# a newline that would start a line of its own), the marks that reorder text, and the
+# lone surrogates a name that is not UTF-8 decodes to.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                         "\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as a terminal may print it: what it would act on, as escapes (``\\x1b``, ``\\n``)."""
+    return _UNSHOWABLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _printable(result: FileResult) -> FileResult:
+    """``result`` with every name and message escaped for the terminal (``shown``); the report
+    keeps the original."""
+    armatures = [replace(entry, name=shown(entry.name), limbs=[[shown(bone) for bone in chain]
+                                                               for chain in entry.limbs],
+                         planned=[shown(plan) for plan in entry.planned],
+                         skipped=[shown(reason) for reason in entry.skipped],
+                         notes=[shown(note) for note in entry.notes])
+                 for entry in result.armatures]
+    return replace(result, input=shown(result.input), output=None if result.output is None else shown(result.output),
+                   error=shown(result.error), details="\n".join(shown(line) for line in result.details.split("\n")),
+                   warnings=[shown(warning) for warning in result.warnings], armatures=armatures)
+
+
 def _usage(message: str) -> int:
-    print(f"ik_rigger: {message}", file=sys.stderr)
+    print(f"ik_rigger: {shown(message)}", file=sys.stderr)
     print(_USAGE, file=sys.stderr)
     return EXIT_USAGE
 
@@ -742,6 +788,16 @@ def _tolerant_terminal(worker: bool) -> Callable[[], None]:
     return undo
 
 
+def _current_folder_told() -> None:
+    """Make $PWD this process's working folder: Blender resolves a relative path against $PWD when
+    set, and a process started in another folder (``cwd=`` of a subprocess) can inherit a stale
+    one, which would open the other tree's file of that name."""
+    try:
+        os.environ["PWD"] = os.getcwd()
+    except OSError:  # a working folder that was removed: relative inputs fail on their own
+        pass
+
+
 def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
          scratch: Path | None = None) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
@@ -761,6 +817,7 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     _open_standard_streams()
     tolerated = _tolerant_terminal(worker)
     system_temp = os.environ.get("TMPDIR")
+    _current_folder_told()
     try:
         if not worker:
             scratch = scratch or new_scratch()
@@ -821,7 +878,7 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if stop.signum and result.status == "failed":  # what the interrupt cut short is not the file's fault
             result.status, result.error = "interrupted", "stopped by the interrupt"
         results[index] = result
-        progress.update(result)
+        progress.update(_printable(result))
 
     try:
         while not stop.signum and (item := take()) is not None:
@@ -852,11 +909,11 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     if not ordered:
         inputs.notes.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
     seconds = time.perf_counter() - started
-    text = summary(ordered, inputs.notes, seconds)
+    text = summary([_printable(result) for result in ordered], [shown(note) for note in inputs.notes], seconds)
     print(text, flush=True)
     for result in ordered:
         if result.details:
-            print(f"ik_rigger: {result.input}:\n{result.details}", file=sys.stderr)
+            print(f"ik_rigger: {_printable(result).input}:\n{_printable(result).details}", file=sys.stderr)
     code = 128 + stop.signum if stop.signum else \
         EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
     report = {"files": [asdict(result) for result in ordered], "notes": inputs.notes, "summary": text,
@@ -866,7 +923,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if args.report:
             _write_report(args.report, report)
     except OSError as error:
-        print(f"ik_rigger: cannot write the report '{args.report}' ({error.strerror or error})", file=sys.stderr)
+        print(f"ik_rigger: cannot write the report '{shown(str(args.report))}' ({error.strerror or error})",
+              file=sys.stderr)
         code = code or EXIT_FAILED
     return code
 

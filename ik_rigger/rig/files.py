@@ -253,7 +253,8 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False
     try:
         with blender_output() as lines:
-            bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+            with_blender_path(path, lambda name: bpy.ops.wm.open_mainfile(filepath=name, load_ui=False,
+                                                                          use_scripts=False))
     except RuntimeError as error:
         with path.open("rb") as stream:
             version = _header_version(stream.read(24))
@@ -261,8 +262,12 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
             raise RigError(f"'{path}' was saved by Blender {_version_text(version)}, which this Blender "
                            f"({_version_text(bpy.app.version)}) cannot read",
                            hint=f"Rig it with Blender {_version_text(version)} or newer.") from error
+        # A compressed file hides the version that saved it: a newer Blender's may be why.
+        newer = (f", or saved by a Blender newer than this one ({_version_text(bpy.app.version)})"
+                 if is_compressed(path) else "")
         raise RigError(f"Blender cannot read '{path}' ({blender_error(error)})",
-                       hint="The file may be corrupt; use an intact copy.") from error
+                       hint=f"The file may be corrupt{newer}; use an intact copy"
+                       + (", or open it with the Blender that saved it." if newer else ".")) from error
     warnings = [text for text in load_reports(lines) if "newer Blender" not in text]
     version = tuple(bpy.data.version[:2])
     if _newer_than_this(version):
@@ -273,6 +278,22 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
                            "or pass --allow-newer to accept the loss.")
         warnings.insert(0, f"{loss} (--allow-newer)")
     return warnings
+
+
+def with_blender_path(path: Path, call: Callable[[str], Any]) -> Any:
+    """``call(path)``, Blender's operator given ``path``; through a link of a UTF-8 name where
+    Blender (4.2) takes no path that is not UTF-8 (a Latin-1 file name) and fails before it
+    reads anything."""
+    try:
+        return call(str(path))
+    except UnicodeDecodeError:
+        with tempfile.TemporaryDirectory() as folder:
+            link = Path(folder) / f"input{path.suffix}"  # an input's suffix is ASCII (INPUT_FORMATS)
+            link.symlink_to(os.path.abspath(path))
+            try:
+                return call(str(link))
+            except RuntimeError as error:  # its message names the user's file, not the link
+                raise RuntimeError(str(error).replace(str(link), str(path))) from error
 
 
 def _operator(importer: Importer) -> Any:
@@ -325,7 +346,7 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     held = io.StringIO()
     try:
         with blender_output() as lines, redirect_stderr(held):
-            done = operator(filepath=str(path), **settings)
+            done = with_blender_path(path, lambda name: operator(filepath=name, **settings))
     except RuntimeError as error:
         raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({blender_error(error)})",
                        hint="The file may be corrupt or use what the importer does not support.") from error
@@ -439,9 +460,11 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
     names ``target`` (or the backup), never a temporary file. ``committed`` runs with the
     move, before any interrupt is let through.
     """
-    private = private_folder(target.parent)
-    temporary = private / f"file{TEMP_SUFFIX}"
+    private: Path | None = None
     try:
+        with interrupts_held():  # an interrupt right after the folder is made still finds it to remove
+            private = private_folder(target.parent)
+        temporary = private / f"file{TEMP_SUFFIX}"
         write(temporary)
         with interrupts_held():
             if os.path.lexists(target):
@@ -461,7 +484,8 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
             if committed is not None:
                 committed()
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
 
 
 def _copied(source: Path, copy: Path) -> Path:
@@ -497,17 +521,22 @@ def _room(folder: Path) -> str:
     return f"; its disk has {free / 1e6:.1f} MB free" if free < _LITTLE_ROOM else ""
 
 
-def _writer(compress: bool, target: Path) -> Callable[[Path], None]:
-    """How Blender writes the file bound for ``target`` (a failure names ``target``'s folder)."""
+def _writer(compress: bool, source: Path | None, target: Path) -> Callable[[Path], None]:
+    """How Blender writes the file bound for ``target`` (a failure names ``target``'s folder);
+    ``source``: the folder of the .blend it was opened from, None for an import."""
     def write(temporary: Path) -> None:
         folder = target.parent
         try:
             with interrupts_held(), quiet():  # see rig_file
                 # Relative paths are made relative to the target's folder here: Blender would
                 # make them relative to the temporary file's, one folder deeper.
-                rebase_relative_paths(folder)
+                if source is not None:
+                    rebase_relative_paths(source, folder)
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
                                             compress=compress, relative_remap=False)
+        except UnicodeDecodeError as error:  # as with_blender_path says
+            raise RigError(f"Blender cannot write in '{folder}': its path is not UTF-8",
+                           hint="Give an --out folder whose path is UTF-8.") from error
         except RuntimeError as error:
             raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){_room(folder)}",
                            hint="Check that the folder can be written and that its disk has room.") from error
@@ -521,20 +550,18 @@ def _writer(compress: bool, target: Path) -> Callable[[Path], None]:
 _PATH_OWNERS = ("images", "libraries", "sounds", "movieclips", "fonts", "texts", "cache_files", "volumes")
 
 
-def rebase_relative_paths(folder: Path) -> None:
-    """Make the open file's relative paths (``//textures/skin.png``) relative to ``folder``,
-    where it is about to be saved, as Blender's own save does for the folder it writes in."""
-    if not bpy.data.filepath:
-        return
-    source = os.path.dirname(os.path.abspath(bpy.data.filepath))
-    destination = os.path.abspath(folder)
-    if os.path.normpath(source) == os.path.normpath(destination):
+def rebase_relative_paths(folder: Path, destination: Path) -> None:
+    """Make the open file's relative paths (``//textures/skin.png``), relative to ``folder`` where
+    it was read, relative to ``destination`` where it is about to be saved, as Blender's own
+    save does for the folder it writes in."""
+    source, destination_text = os.path.abspath(folder), os.path.abspath(destination)
+    if os.path.normpath(source) == os.path.normpath(destination_text):
         return
 
     def rebased(path: str) -> str | None:
         if not path.startswith("//"):
             return None
-        return "//" + os.path.relpath(os.path.normpath(os.path.join(source, path[2:])), destination)
+        return "//" + os.path.relpath(os.path.normpath(os.path.join(source, path[2:])), destination_text)
 
     if hasattr(bpy.data, "file_path_foreach"):
         bpy.data.file_path_foreach(lambda _owner, path, _meta: rebased(path),
@@ -572,6 +599,10 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     user's, and stay so unless the config says otherwise.
     """
     section = config.for_armature(obj.name, filename)
+    wanted = config.defaults.extremity_name
+    if config.defaults.extremity_mode == "BONE" and wanted not in obj.data.bones:
+        result.notes.append(f"[defaults] extremity_name '{wanted}': no bone of that name on this armature; "
+                            "each limb found keeps the extremity found with it")
     named: list[tuple[str, LimbOptions]] = []
     found: list[tuple[str, LimbOptions]] = []
     tails_off = False
@@ -807,7 +838,8 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
             result.status = "rigged"
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        save_atomically(target, _writer(compress, target), keep_backup=job.in_place,
+        opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
+        save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
                         overwrite=job.overwrite or job.in_place, committed=committed)
     except Interrupted:
         if result.status != "rigged":
