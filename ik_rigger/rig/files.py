@@ -791,6 +791,8 @@ def _check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None
     if target.resolve() == source.resolve():
         raise RigError(f"the output would overwrite the input '{source}'",
                        hint="Use --out with another folder, or --in-place.")
+    if target.is_dir():
+        raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
     if target.exists() and not job.overwrite:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
 
