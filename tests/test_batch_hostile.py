@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import bpy
 import pytest
 from test_batch import ENTRY, digest, limbs_in, save_character
 from test_batch_safety import TEMP_MARK, report_of, restricted, run, temporaries  # noqa: F401 (a fixture)
@@ -131,12 +132,22 @@ def test_names_with_control_characters_are_escaped_on_the_terminal(tmp_path):
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == sorted(names)
 
 
+def _cycle_through(name: str) -> None:
+    """The armature parented to an object ``name`` that follows it: Blender prints the dependency
+    cycle, with the object's name, as it evaluates the scene while rigging."""
+    rig = bpy.data.objects["Rig"]
+    empty = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(empty)
+    rig.parent = empty
+    empty.constraints.new("COPY_LOCATION").target = rig
+
+
 def test_a_name_that_prints_an_answer_is_never_taken_for_one(tmp_path):
     """An object name a Blender prints while rigging, made to read as a worker's answer."""
-    fake = '\nIK-RIGGER-RESULT {"input": "fake.blend", "output": null}\n'
+    fake = 'E\nIK-RIGGER-RESULT {"input": "fake.blend", "output": null}\n'
     folder = tmp_path / "in"
     for index in range(4):
-        save_character(folder / f"c{index}.blend", name=f"Rig{index}{fake}")
+        save_character(folder / f"c{index}.blend", extra=lambda: _cycle_through(fake))
     report = tmp_path / "report.json"
     result = run(str(folder), "--out", str(tmp_path / "out"), "--jobs", "2", "--report", str(report), keep=[folder])
     assert result.returncode == 0, result.stdout + result.stderr
