@@ -864,11 +864,15 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     results: dict[int, FileResult] = {}
     started_files: dict[int, FileResult] = {}
     # This process rigs too, from the start (one process per core with --jobs at the core
-    # count): the workers join when their Blender has started.
+    # count): the workers join when their Blender has started. One file at a time is rigged
+    # by a worker all the same: a Blender that crashes on a file (one rewritten while it is
+    # read) then fails that file alone, and the run goes on to its report.
+    alone = count == 1 and bool(worker_command)
+    workers = 1 if alone else count - 1
     pool = None
-    if count > 1:
-        ready = [spare.pop() for _ in range(min(count - 1, len(spare)))]
-        pool = _Pool(worker_command + _worker_arguments(args), count - 1, jobs, ready)
+    if workers:
+        ready = [spare.pop() for _ in range(min(workers, len(spare)))]
+        pool = _Pool(worker_command + _worker_arguments(args), workers, jobs, ready)
     _dismiss(spare)  # those no file needs: not left waiting through the run
     spare.clear()
     queued = deque(enumerate(jobs))
@@ -880,15 +884,20 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         results[index] = result
         progress.update(_printable(result))
 
-    try:
+    def rig_here() -> None:
         while not stop.signum and (item := take()) is not None:
             index, job = item
             started_files[index] = new_result(job)
             record(index, rig_file(job, config, started_files[index]))
             if pool is not None:
                 pool.collect(record, wait=lambda: False)
+
+    try:
+        if not alone:
+            rig_here()
         if pool is not None:
             pool.collect(record, wait=lambda: len(results) < len(jobs) and not stop.signum)
+        rig_here()  # what a worker that could not start left
     except Interrupted:
         pass
     finally:

@@ -65,9 +65,9 @@ def _one_per_core(argv: list[str], cores: list[int]) -> bool:
 
 
 def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
-    """With --jobs N, start up to N - 1 worker Blenders (at most one per other core) before this
-    process loads Blender, so that their start-up and this one's overlap rather than follow
-    each other.
+    """With --jobs N, start up to N - 1 worker Blenders (at most one per other core; one with
+    --jobs 1) before this process loads Blender, so that their start-up and this one's overlap
+    rather than follow each other.
 
     Only as the PyPI module, where Blender is not loaded yet. Each worker is given the
     whole command line, so it reads the same config and options as this process; the
@@ -78,7 +78,8 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     if "bpy" in sys.modules or is_worker():
         return []
     cores = _cores()
-    count = min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1
+    # One at least: one file at a time is rigged by a worker too (see cli._main).
+    count = max(min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1, 1)
     command = [sys.executable, str(Path(__file__).resolve()), *argv]
     workers = []
     for index in range(max(count, 0)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,17 @@ from pathlib import Path
 import bpy
 import pytest
 from test_batch import ENTRY, digest, limbs_in, save_character
-from test_batch_safety import TEMP_MARK, report_of, restricted, run, temporaries  # noqa: F401 (a fixture)
+from test_batch_safety import (  # noqa: F401 (restricted: a fixture)
+    TEMP_MARK,
+    _catch_temporary,
+    _heavy,
+    _system_temp,
+    _worker_of,
+    report_of,
+    restricted,
+    run,
+    temporaries,
+)
 
 # Point 1: what the shell hands over.
 
@@ -269,3 +280,25 @@ def test_a_compressed_file_blender_cannot_read_may_be_from_a_newer_blender(tmp_p
     result = run(str(folder), "--out", str(tmp_path / "out"), keep=[folder])
     assert result.returncode == 1, result.stdout + result.stderr
     assert "may be corrupt, or saved by a Blender newer than this one" in result.stdout
+
+
+def test_a_blender_that_crashes_on_a_file_fails_that_file_alone(tmp_path):
+    """Blender 4.2 crashes reading a file rewritten meanwhile; with --jobs 1 too, the crash of the
+    Blender rigging a file (here: a segmentation fault while it writes) fails that file, and the
+    run goes on to the others and its report."""
+    inputs = _heavy(4, tmp_path / "in")
+    out = tmp_path / "out"
+    report = tmp_path / "report.json"
+    system_temp = _system_temp(tmp_path)
+    process = subprocess.Popen([sys.executable, str(ENTRY), "--out", str(out), "--report", str(report), "--jobs", "1",
+                                str(tmp_path / "in")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=system_temp.environment)
+    os.kill(_worker_of(_catch_temporary(process, out, by_worker=True)), signal.SIGSEGV)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stdout + stderr
+    files = report_of(report)
+    crashed = [name for name, entry in files.items() if entry["status"] == "failed"]
+    assert len(crashed) == 1 and "worker died (signal 11) while rigging it" in files[crashed[0]]["error"]
+    assert sorted(path.name for path in out.iterdir()) == sorted(
+        path.name for path in inputs if path.name not in crashed)
+    assert not temporaries(tmp_path) and system_temp.left() == []
