@@ -380,16 +380,19 @@ def answers_channel() -> IO[str] | None:
     """In a worker, where its answers go: the pipe the process that started it passed on (its
     descriptor named by WORKER_VARIABLE), never the standard output Blender prints to (a name
     in a file could print a line that looks like an answer). None outside a worker: no
-    argument a user types makes a worker."""
-    told = os.environ.pop(WORKER_VARIABLE, "")
-    if not told.isdigit() or int(told) <= 2:
+    argument a user types makes a worker. A variable that names no such pipe is a
+    ``UsageError``: the process was started as a worker, and must not run the whole command
+    line it was given."""
+    told = os.environ.pop(WORKER_VARIABLE, None)
+    if told is None:
         return None
     try:
-        if not stat.S_ISFIFO(os.fstat(int(told)).st_mode):
-            return None
+        if told.isdigit() and int(told) > 2 and stat.S_ISFIFO(os.fstat(int(told)).st_mode):
+            return open(int(told), "w", encoding="utf-8")
     except OSError:
-        return None
-    return open(int(told), "w", encoding="utf-8")
+        pass
+    raise UsageError(f"{WORKER_VARIABLE} is set, but names no pipe from a run: "
+                     "a batch worker is started by the batch command itself")
 
 
 def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
@@ -809,10 +812,14 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     files.SCRATCH_PREFIX); the run makes it otherwise. Every worker keeps its temporary
     files there, and the run removes it at its end, with what any worker left.
     """
+    try:
+        channel = answers_channel()
+    except UsageError as error:
+        _dismiss(ready)
+        return _usage(str(error))
     stop = _Stop()
     restore = stop.install()
     spare = list(ready)
-    channel = answers_channel()
     worker = channel is not None
     _open_standard_streams()
     tolerated = _tolerant_terminal(worker)

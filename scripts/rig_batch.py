@@ -135,7 +135,19 @@ def run_scratch() -> Path | None:
     return scratch
 
 
+def standard_descriptors_open() -> None:
+    """Descriptors 0 to 2 open, on /dev/null where the process was started without them (by a
+    daemon, by ``>&-``), before any pipe is made: a pipe to a worker would take their numbers
+    and be written to as the output. (``cli`` makes the same streams of them.)"""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+
+
 def main() -> int:
+    standard_descriptors_open()
     argv = command_line()
     scratch = run_scratch()
     ready = workers_ahead(argv)

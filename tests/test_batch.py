@@ -375,8 +375,8 @@ print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers
 def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_path):
     """With --jobs at the core count, the main process keeps to the first core and the worker
     started ahead to the second, from before Blender loads (so each Blender works in one thread);
-    with fewer processes than cores, or more (the user's to schedule), none is held. A core
-    named in the user's own environment changes nothing."""
+    with fewer processes than cores (--jobs 1 rigs in one worker too), or more (the user's to
+    schedule), none is held. A core named in the user's own environment changes nothing."""
     code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
                                                                   "--jobs", jobs])
     environment = {name: value for name, value in os.environ.items() if name != "IK_RIGGER_BATCH_CORE"}
@@ -387,7 +387,8 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     first, second = seen["two"]
-    held = {"1": ([first, second], []), "2": ([first], [[second]]), "3": ([first, second], [[first, second]])}[jobs]
+    held = {"1": ([first, second], [[first, second]]), "2": ([first], [[second]]),
+            "3": ([first, second], [[first, second]])}[jobs]
     assert seen == {"two": [first, second], "main": held[0], "workers": held[1], "variable": None}
 
 

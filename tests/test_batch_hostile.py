@@ -70,6 +70,10 @@ def test_no_argument_turns_a_run_into_a_worker(tmp_path):
                  stdin=subprocess.DEVNULL)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "unrecognized arguments: --worker" in result.stderr and "IK-RIGGER" not in result.stdout
+    # Nor does a stray variable (a worker's, naming no pipe from a run) make one, or a whole run.
+    result = run("--out", str(tmp_path / "out"), "a.blend", keep=[folder], cwd=folder, stdin=subprocess.DEVNULL,
+                 env={**os.environ, "IK_RIGGER_BATCH_ANSWERS": "1"})
+    assert result.returncode == 2 and "IK-RIGGER" not in result.stdout and not (tmp_path / "out").exists()
     (folder / "--worker").write_text("a file, not a flag")
     result = run("--out", str(tmp_path / "out"), "a.blend", "--worker", keep=[folder], cwd=folder,
                  stdin=subprocess.DEVNULL)

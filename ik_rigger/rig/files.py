@@ -463,7 +463,7 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
     private: Path | None = None
     try:
         with interrupts_held():  # an interrupt right after the folder is made still finds it to remove
-            private = private_folder(target.parent)
+            private = _named(target.parent, lambda: private_folder(target.parent))
         temporary = private / f"file{TEMP_SUFFIX}"
         write(temporary)
         with interrupts_held():
@@ -473,14 +473,15 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
                 if target.is_dir():
                     raise IsADirectoryError(21, "it is a folder, not a file", str(target))
                 if keep_backup:
-                    backup = target.with_name(target.name + "1")
-                    _moved(_copied(target, private / f"backup{TEMP_SUFFIX}"), backup)
-                shutil.copymode(target, temporary)
+                    copy, backup = private / f"backup{TEMP_SUFFIX}", target.with_name(target.name + "1")
+                    _named(target, lambda: shutil.copy2(target, copy))
+                    _named(backup, lambda: os.replace(copy, backup))  # a link there is replaced, not followed
+                _named(target, lambda: shutil.copymode(target, temporary))
             if overwrite:
-                _moved(temporary, target)
+                _named(target, lambda: os.replace(temporary, target))
             else:
                 # A hard link fails where a file exists: nothing that appeared meanwhile is replaced.
-                _moved(temporary, target, link=True)
+                _named(target, lambda: os.link(temporary, target))
             if committed is not None:
                 committed()
     finally:
@@ -488,23 +489,12 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
             shutil.rmtree(private, ignore_errors=True)
 
 
-def _copied(source: Path, copy: Path) -> Path:
+def _named(path: Path, step: Callable[[], Any]) -> Any:
+    """``step()``; an OSError it raises names ``path``, the user's, never a temporary file."""
     try:
-        shutil.copy2(source, copy)
+        return step()
     except OSError as error:
-        raise OSError(error.errno, error.strerror, str(source)) from error
-    return copy
-
-
-def _moved(temporary: Path, target: Path, link: bool = False) -> None:
-    """Move (or hard-link) ``temporary`` to ``target``; a failure names ``target``, the user's path."""
-    try:
-        if link:
-            os.link(temporary, target)
-        else:
-            os.replace(temporary, target)
-    except OSError as error:
-        raise OSError(error.errno, error.strerror, str(target)) from error
+        raise OSError(error.errno, error.strerror, str(path)) from error
 
 
 # Below this much free space, a failed save names it: Blender's own error for a full disk
