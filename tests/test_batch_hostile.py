@@ -306,3 +306,24 @@ def test_a_blender_that_crashes_on_a_file_fails_that_file_alone(tmp_path):
     assert sorted(path.name for path in out.iterdir()) == sorted(
         path.name for path in inputs if path.name not in crashed)
     assert not temporaries(tmp_path) and system_temp.left() == []
+
+
+def _texture() -> None:
+    image = bpy.data.images.new("skin", 4, 4)
+    image.source = "FILE"  # a texture beside the file, not found: Blender keeps its path as it is
+    image.filepath_raw = "//textures/skin.png"
+    image.use_fake_user = True
+
+
+def test_relative_paths_stay_right_though_the_file_is_written_in_a_folder_of_its_own(tmp_path):
+    """Blender makes a file's relative paths relative to the folder it writes in: the save's own
+    folder is one deeper than the target's, so the batch makes them relative to the target's."""
+    source = save_character(tmp_path / "in" / "a.blend", extra=_texture)
+    result = run(str(source), "--out", str(tmp_path / "out"), keep=[source])
+    assert result.returncode == 0, result.stdout + result.stderr
+    result = run(str(source), "--in-place")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for path, expected in ((tmp_path / "out" / "a.blend", "//../in/textures/skin.png"),
+                           (source, "//textures/skin.png")):
+        bpy.ops.wm.open_mainfile(filepath=str(path), use_scripts=False)
+        assert bpy.data.images["skin"].filepath == expected
