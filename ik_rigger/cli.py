@@ -95,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
                        "leave the limbs playing it in FK, or ignore it; over the config's setting")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
-                       help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
+                       help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files "
+                       "(with 1, by one worker: a Blender that crashes on a file fails that file alone)")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     return usage
 
@@ -128,9 +129,7 @@ def _split(argv: Sequence[str], usage: argparse.ArgumentParser) -> tuple[list[st
             close = difflib.get_close_matches(name, sorted(actions), n=1)
             guess = f" (did you mean '{close[0]}'?)" if close else ""
             raise UsageError(f"unrecognized arguments: {name}{guess}")
-        takes_value = actions[name].nargs is None and not isinstance(
-            actions[name], argparse._StoreConstAction | argparse._HelpAction)
-        if takes_value and "=" not in argument:
+        if actions[name].nargs is None and "=" not in argument:  # an option that takes a value
             if not arguments:
                 raise UsageError(f"{name} needs a value")
             argument = f"{name}={arguments.pop(0)}"
