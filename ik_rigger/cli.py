@@ -15,10 +15,12 @@ done and what was not).
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import stat
@@ -28,7 +30,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO, NoReturn
@@ -51,16 +53,19 @@ from .rig.files import (
     interrupts_held,
     new_result,
     new_scratch,
+    private_folder,
     rig_file,
     save_atomically,
-    temporary_for,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
-_USAGE = ("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json] [--quiet | --verbose]")
+# A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
+WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
+_USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
+          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] [--jobs N] "
+          "[--report FILE.json] [--quiet | --verbose]; --help says more")
 
 
 class UsageError(Exception):
@@ -73,8 +78,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    usage = _Parser(prog="ik_rigger", description="Rig the legs and arms of characters in .blend, .fbx, "
-                    ".glb/.gltf and .bvh files.")
+    usage = _Parser(prog="ik_rigger", allow_abbrev=False, description="Rig the legs and arms of characters in "
+                    ".blend, .fbx, .glb/.gltf and .bvh files. After '--' every argument is an input, whatever "
+                    "its name.")
     usage.add_argument("inputs", nargs="*", help="files, folders (searched recursively) and globs")
     usage.add_argument("--out", type=Path, help="folder for the rigged .blend files (never searched for inputs)")
     usage.add_argument("--overwrite", action="store_true", help="replace files that already exist under --out")
@@ -89,14 +95,63 @@ def parser() -> argparse.ArgumentParser:
                        "leave the limbs playing it in FK, or ignore it; over the config's setting")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
-                       help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
+                       help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files "
+                       "(with 1, by one worker: a Blender that crashes on a file fails that file alone)")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     told = usage.add_mutually_exclusive_group()
     told.add_argument("--quiet", "-q", action="store_true", help="print only errors, warnings and the summary")
     told.add_argument("--verbose", "-v", action="store_true",
                       help="also print every note: what was done to each file (the motion kept, the bones turned)")
-    usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
+
+
+def _split(argv: Sequence[str], usage: argparse.ArgumentParser) -> tuple[list[str], list[str]]:
+    """The option arguments (a value joined to its option) and the inputs, apart.
+
+    ``--`` ends the options: after it every argument is an input. Before any input, an
+    argument that looks like an option but names a file here (a file called
+    ``--overwrite`` that a ``*`` handed over) is refused: the run cannot tell which was
+    meant. After the first input, such a file is an input.
+    """
+    actions = {name: action for action in usage._actions for name in action.option_strings}
+    options: list[str] = []
+    inputs: list[str] = []
+    arguments = list(argv)
+    while arguments:
+        argument = arguments.pop(0)
+        if argument == "--":
+            inputs.extend(arguments)
+            break
+        name = argument.split("=", 1)[0] if argument.startswith("-") and argument != "-" else None
+        if name is None or (inputs and os.path.lexists(argument)):
+            inputs.append(argument)
+            continue
+        if os.path.lexists(argument):
+            raise UsageError(f"'{argument}' is an option and a file here: write './{argument}' for the file, "
+                             "or give files after '--'")
+        if name not in actions:
+            close = difflib.get_close_matches(name, sorted(actions), n=1)
+            guess = f" (did you mean '{close[0]}'?)" if close else ""
+            raise UsageError(f"unrecognized arguments: {name}{guess}")
+        if actions[name].nargs is None and "=" not in argument:  # an option that takes a value
+            if not arguments:
+                raise UsageError(f"{name} needs a value")
+            argument = f"{name}={arguments.pop(0)}"
+        options.append(argument)
+    return options, inputs
+
+
+def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line as options and inputs (see ``_split``); a mistake is a ``UsageError``."""
+    usage = parser()
+    options, inputs = _split(argv, usage)
+    args = usage.parse_args(options)
+    args.inputs = inputs
+    for name in ("--out", "--report", "--config", "--armature"):
+        if f"{name}=" in options:
+            raise UsageError(f"{name} is empty: give " + ("an armature object's name" if name == "--armature"
+                                                          else "a path"))
+    return args
 
 
 def config_schema() -> Schema:
@@ -198,7 +253,14 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
     real_out = Path(os.path.realpath(out)) if out is not None else None
     for text in arguments:
         path = Path(text)
-        if path.is_dir():
+        try:
+            folder = stat.S_ISDIR(os.stat(path).st_mode)
+        except FileNotFoundError:
+            folder = False
+        except OSError as error:  # in a folder it may not enter: that file fails, the run goes on
+            inputs.failed.append(FileResult(text, None, error=f"'{text}': {error.strerror or error}"))
+            continue
+        if folder:
             if _inside(Path(os.path.realpath(path)), real_out):
                 inputs.notes.append(f"not searched: '{path}' is the --out folder or inside it")
             else:
@@ -227,12 +289,20 @@ def _writable(folder: Path, what: str) -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise UsageError(f"cannot write the {what} in '{folder}': '{existing}' is not a folder")
-    probe = temporary_for(existing / "probe")
     try:
-        probe.touch(exist_ok=False)
-        probe.unlink()
+        private_folder(existing).rmdir()
     except OSError as error:
         raise UsageError(f"cannot write the {what} in '{folder}' ({error.strerror or error})") from error
+
+
+def _out_apart(out: Path, arguments: Sequence[str]) -> None:
+    """Refuse an --out folder that is an input folder or inside one: its outputs would sit among
+    the inputs, and the report with them."""
+    real_out = Path(os.path.realpath(out))
+    for text in arguments:
+        if os.path.isdir(text) and _inside(real_out, Path(os.path.realpath(text))):
+            raise UsageError(f"--out '{out}' is the input folder '{text}' or inside it: give a folder "
+                             "outside the inputs")
 
 
 def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
@@ -245,6 +315,8 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
         raise UsageError("say where results go: --out DIR (inputs stay untouched) or --in-place")
     if args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    if args.out is not None:
+        _out_apart(args.out, args.inputs)
     inputs = expand_inputs(args.inputs, None if args.in_place else args.out)
     jobs: list[Job] = []
     outputs: dict[Path, Path] = {}
@@ -303,18 +375,37 @@ class _Stop:
         return restore
 
 
-def _send(result: FileResult) -> None:
-    sys.stdout.write(_RESULT_MARK + json.dumps(asdict(result)) + "\n")
-    sys.stdout.flush()
+def _send(channel: IO[str], line: str) -> None:
+    channel.write(line + "\n")
+    channel.flush()
 
 
-def run_worker(config: Config, stop: _Stop) -> int:
-    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on stdout.
+def answers_channel() -> IO[str] | None:
+    """In a worker, where its answers go: the pipe the process that started it passed on (its
+    descriptor named by WORKER_VARIABLE), never the standard output Blender prints to (a name
+    in a file could print a line that looks like an answer). None outside a worker: no
+    argument a user types makes a worker. A variable that names no such pipe is a
+    ``UsageError``: the process was started as a worker, and must not run the whole command
+    line it was given."""
+    told = os.environ.pop(WORKER_VARIABLE, None)
+    if told is None:
+        return None
+    try:
+        if told.isdigit() and int(told) > 2 and stat.S_ISFIFO(os.fstat(int(told)).st_mode):
+            return open(int(told), "w", encoding="utf-8")
+    except OSError:
+        pass
+    raise UsageError(f"{WORKER_VARIABLE} is set, but names no pipe from a run: "
+                     "a batch worker is started by the batch command itself")
+
+
+def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
+    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on ``channel``.
 
     SIGTERM stops the file at hand (its temporary output removed) and the worker.
     """
     try:
-        print(_READY_MARK, flush=True)
+        _send(channel, _READY_MARK)
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -326,7 +417,7 @@ def run_worker(config: Config, stop: _Stop) -> int:
                 # A file saved before the signal is told, whole: the main process must know.
                 if result.status == "rigged" or not stop.signum:
                     with interrupts_held():
-                        _send(result)
+                        _send(channel, _RESULT_MARK + json.dumps(asdict(result)))
             if stop.signum:
                 break
     except Interrupted:
@@ -350,8 +441,18 @@ def _start_worker(command: list[str], core: int | None = None) -> subprocess.Pop
     ``core``: the one core it keeps to, set as it starts (long before Blender sizes its
     thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
     """
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True, bufsize=1, start_new_session=True)
+    answers, told = os.pipe()
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                   pass_fds=(told,), env={**os.environ, WORKER_VARIABLE: str(told)})
+    except BaseException:
+        os.close(answers)
+        raise
+    finally:
+        os.close(told)
+    # Read as its output was: the worker's answers, and none of what its Blender prints.
+    process.stdout = open(answers, encoding="utf-8")
     if core is not None:
         try:
             os.sched_setaffinity(process.pid, {core})
@@ -593,8 +694,8 @@ def summary(results: list[FileResult], inputs: Inputs, seconds: float, told: str
 
 
 def _worker_arguments(args: argparse.Namespace) -> list[str]:
-    return ["--worker"] + (["--config", str(args.config)] if args.config else []) + (
-        ["--animation", args.animation] if args.animation else [])
+    return ([f"--config={args.config}"] if args.config else []) + (
+        [f"--animation={args.animation}"] if args.animation else [])
 
 
 def _write_report(path: Path, report: dict) -> None:
@@ -605,8 +706,42 @@ def _write_report(path: Path, report: dict) -> None:
     save_atomically(path, write, keep_backup=False)
 
 
+# What a terminal would act on rather than show: control characters (escape sequences, BEL,
+# a newline that would start a line of its own), the marks that reorder text, and the
+# lone surrogates a name that is not UTF-8 decodes to.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                         "\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as a terminal may print it: what it would act on, as escapes (``\\x1b``, ``\\n``)."""
+    return _UNSHOWABLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _printable(result: FileResult) -> FileResult:
+    """``result`` with every name and message escaped for the terminal (``shown``); the report
+    keeps the original."""
+    armatures = [replace(entry, name=shown(entry.name), limbs=[[shown(bone) for bone in chain]
+                                                               for chain in entry.limbs],
+                         planned=[shown(plan) for plan in entry.planned],
+                         skipped=[shown(reason) for reason in entry.skipped],
+                         warnings=[shown(warning) for warning in entry.warnings],
+                         notes=[shown(note) for note in entry.notes])
+                 for entry in result.armatures]
+    return replace(result, input=shown(result.input), output=None if result.output is None else shown(result.output),
+                   error=shown(result.error), details="\n".join(shown(line) for line in result.details.split("\n")),
+                   warnings=[shown(warning) for warning in result.warnings],
+                   notes=[shown(note) for note in result.notes], armatures=armatures)
+
+
+def _shown_inputs(inputs: Inputs) -> Inputs:
+    """``inputs``' warnings and notes escaped for the terminal (``shown``)."""
+    return replace(inputs, warnings=[shown(warning) for warning in inputs.warnings],
+                   notes=[shown(note) for note in inputs.notes])
+
+
 def _usage(message: str) -> int:
-    print(f"ik_rigger: {message}", file=sys.stderr)
+    print(f"ik_rigger: {shown(message)}", file=sys.stderr)
     print(_USAGE, file=sys.stderr)
     return EXIT_USAGE
 
@@ -678,6 +813,16 @@ def _tolerant_terminal(worker: bool) -> Callable[[], None]:
     return undo
 
 
+def _current_folder_told() -> None:
+    """Make $PWD this process's working folder: Blender resolves a relative path against $PWD when
+    set, and a process started in another folder (``cwd=`` of a subprocess) can inherit a stale
+    one, which would open the other tree's file of that name."""
+    try:
+        os.environ["PWD"] = os.getcwd()
+    except OSError:  # a working folder that was removed: relative inputs fail on their own
+        pass
+
+
 def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
          scratch: Path | None = None) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
@@ -689,19 +834,25 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     files.SCRATCH_PREFIX); the run makes it otherwise. Every worker keeps its temporary
     files there, and the run removes it at its end, with what any worker left.
     """
+    try:
+        channel = answers_channel()
+    except UsageError as error:
+        _dismiss(ready)
+        return _usage(str(error))
     stop = _Stop()
     restore = stop.install()
     spare = list(ready)
-    worker = "--worker" in argv
+    worker = channel is not None
     _open_standard_streams()
     tolerated = _tolerant_terminal(worker)
     system_temp = os.environ.get("TMPDIR")
+    _current_folder_told()
     try:
         if not worker:
             scratch = scratch or new_scratch()
             clean_stale_scratch(scratch.parent)
             os.environ["TMPDIR"] = str(scratch)  # for the workers this process starts
-        return _main(argv, worker_command, stop, spare)
+        return _main(argv, worker_command, stop, spare, channel)
     except Interrupted:
         print("ik_rigger: interrupted before any file was opened", file=sys.stderr)
         return 128 + stop.signum
@@ -717,14 +868,15 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
         restore()
 
 
-def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen]) -> int:
+def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen],
+          channel: IO[str] | None) -> int:
     try:
-        args = parser().parse_args(list(argv))
+        args = parse_arguments(argv)
         config = load_config(args.config, config_schema()) if args.config else Config()
         if args.animation:
             config = config.with_animation(args.animation.upper())
-        if args.worker:
-            return run_worker(config, stop)
+        if channel is not None:
+            return run_worker(config, stop, channel)
         jobs, inputs = plan_jobs(args)
         inputs.notes.extend(config.notes)
     except UsageError as error:
@@ -743,11 +895,15 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     results: dict[int, FileResult] = {}
     started_files: dict[int, FileResult] = {}
     # This process rigs too, from the start (one process per core with --jobs at the core
-    # count): the workers join when their Blender has started.
+    # count): the workers join when their Blender has started. One file at a time is rigged
+    # by a worker all the same: a Blender that crashes on a file (one rewritten while it is
+    # read) then fails that file alone, and the run goes on to its report.
+    alone = count == 1 and bool(worker_command)
+    workers = 1 if alone else count - 1
     pool = None
-    if count > 1:
-        ready = [spare.pop() for _ in range(min(count - 1, len(spare)))]
-        pool = _Pool(worker_command + _worker_arguments(args), count - 1, jobs, ready)
+    if workers:
+        ready = [spare.pop() for _ in range(min(workers, len(spare)))]
+        pool = _Pool(worker_command + _worker_arguments(args), workers, jobs, ready)
     _dismiss(spare)  # those no file needs: not left waiting through the run
     spare.clear()
     queued = deque(enumerate(jobs))
@@ -757,17 +913,22 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if stop.signum and result.status == "failed":  # what the interrupt cut short is not the file's fault
             result.status, result.error = "interrupted", "stopped by the interrupt"
         results[index] = result
-        progress.update(result)
+        progress.update(_printable(result))
 
-    try:
+    def rig_here() -> None:
         while not stop.signum and (item := take()) is not None:
             index, job = item
             started_files[index] = new_result(job)
             record(index, rig_file(job, config, started_files[index]))
             if pool is not None:
                 pool.collect(record, wait=lambda: False)
+
+    try:
+        if not alone:
+            rig_here()
         if pool is not None:
             pool.collect(record, wait=lambda: len(results) < len(jobs) and not stop.signum)
+        rig_here()  # what a worker that could not start left
     except Interrupted:
         pass
     finally:
@@ -788,11 +949,11 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     if not ordered:
         inputs.warnings.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
     seconds = time.perf_counter() - started
-    text = summary(ordered, inputs, seconds, told)
+    text = summary([_printable(result) for result in ordered], _shown_inputs(inputs), seconds, told)
     print(text, flush=True)
     for result in ordered:
         if result.details:
-            print(f"ik_rigger: {result.input}:\n{result.details}", file=sys.stderr)
+            print(f"ik_rigger: {_printable(result).input}:\n{_printable(result).details}", file=sys.stderr)
     code = 128 + stop.signum if stop.signum else \
         EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
     report = {"files": [asdict(result) for result in ordered], "warnings": inputs.warnings, "notes": inputs.notes,
@@ -803,7 +964,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if args.report:
             _write_report(args.report, report)
     except OSError as error:
-        print(f"ik_rigger: cannot write the report '{args.report}' ({error.strerror or error})", file=sys.stderr)
+        print(f"ik_rigger: cannot write the report '{shown(str(args.report))}' ({error.strerror or error})",
+              file=sys.stderr)
         code = code or EXIT_FAILED
     return code
 

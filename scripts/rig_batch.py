@@ -4,9 +4,9 @@
     scripts/rig_batch.sh ARGS             (the project's own bpy; sets it up first)
 
 ARGS: input files (.blend, .fbx, .glb/.gltf, .bvh), folders and globs; --out DIR [--overwrite] |
---in-place | --dry-run; --config FILE.toml; --armature NAME; --allow-newer; --jobs N;
---report FILE.json; --quiet | --verbose (errors and warnings only, or every note too).
-See docs/batch.md.
+--in-place | --dry-run; --config FILE.toml; --armature NAME; --allow-newer; --animation MODE;
+--jobs N; --report FILE.json; --quiet | --verbose (errors and warnings only, or every note too).
+After ``--``, every argument is an input. See docs/batch.md.
 """
 
 from __future__ import annotations
@@ -38,6 +38,21 @@ def _jobs_asked(argv: list[str]) -> int:
 
 # The core a worker started ahead keeps to (see keep_to_one_core).
 _CORE_VARIABLE = "IK_RIGGER_BATCH_CORE"
+# What makes a process a worker, and where its answers go: ik_rigger.cli.WORKER_VARIABLE.
+_WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
+
+
+def is_worker() -> bool:
+    """Whether a run started this process as one of its workers (see cli.answers_channel)."""
+    return _WORKER_VARIABLE in os.environ
+
+
+def command_line() -> list[str]:
+    """The batch command's arguments: as the PyPI module, all of them; in a Blender binary,
+    those after Blender's own ``--`` (a later ``--`` is the user's, ending the options)."""
+    if "bpy" not in sys.modules:
+        return sys.argv[1:]
+    return sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
 
 
 def _cores() -> list[int]:
@@ -51,9 +66,9 @@ def _one_per_core(argv: list[str], cores: list[int]) -> bool:
 
 
 def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
-    """With --jobs N, start up to N - 1 worker Blenders (at most one per other core) before this
-    process loads Blender, so that their start-up and this one's overlap rather than follow
-    each other.
+    """With --jobs N, start up to N - 1 worker Blenders (at most one per other core; one with
+    --jobs 1) before this process loads Blender, so that their start-up and this one's overlap
+    rather than follow each other.
 
     Only as the PyPI module, where Blender is not loaded yet. Each worker is given the
     whole command line, so it reads the same config and options as this process; the
@@ -61,21 +76,27 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     usage error). With one process per core, each worker is told the core it keeps to
     (see ``keep_to_one_core``).
     """
-    if "bpy" in sys.modules or "--" in argv or "--worker" in argv:
+    if "bpy" in sys.modules or is_worker():
         return []
     cores = _cores()
-    count = min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", *argv]
+    # One at least: one file at a time is rigged by a worker too (see cli._main).
+    count = max(min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1, 1)
+    command = [sys.executable, str(Path(__file__).resolve()), *argv]
     workers = []
     for index in range(max(count, 0)):
         environment = {name: value for name, value in os.environ.items() if name != _CORE_VARIABLE}
         if _one_per_core(argv, cores):
             environment[_CORE_VARIABLE] = str(cores[index + 1])
-        # As the batch command starts its own workers (cli._start_worker): pipes for the
-        # protocol, and a session of their own, out of the terminal's Ctrl-C.
-        workers.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
-                                        env=environment))
+        # As the batch command starts its own workers (cli._start_worker): jobs on its input,
+        # answers on a pipe of their own, and a session of their own, out of the terminal's Ctrl-C.
+        answers, told = os.pipe()
+        environment[_WORKER_VARIABLE] = str(told)
+        worker = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                  pass_fds=(told,), env=environment)
+        os.close(told)
+        worker.stdout = open(answers, encoding="utf-8")
+        workers.append(worker)
     return workers
 
 
@@ -94,7 +115,7 @@ def keep_to_one_core(argv: list[str]) -> None:
     """
     cores = _cores()
     told = os.environ.pop(_CORE_VARIABLE, None)  # meant for a worker started ahead, and no other process
-    core = told if "--worker" in argv else str(cores[0]) if _one_per_core(argv, cores) else None
+    core = told if is_worker() else str(cores[0]) if _one_per_core(argv, cores) else None
     if core is None or not core.isdigit() or "bpy" in sys.modules:
         return
     try:
@@ -103,21 +124,33 @@ def keep_to_one_core(argv: list[str]) -> None:
         pass
 
 
-def run_scratch(argv: list[str]) -> Path | None:
+def run_scratch() -> Path | None:
     """The run's temporary folder, made before any Blender loads (none for a worker): this
     process and every worker keep their temporary files there, and the run removes it at its
     end. Named as ik_rigger.rig.files.SCRATCH_PREFIX says, so a later run removes it if this
     one is killed."""
-    if "--worker" in argv:
+    if is_worker():
         return None
     scratch = Path(tempfile.mkdtemp(prefix=f"ik_rigger_batch_{os.getpid()}_"))
     os.environ["TMPDIR"] = str(scratch)
     return scratch
 
 
+def standard_descriptors_open() -> None:
+    """Descriptors 0 to 2 open, on /dev/null where the process was started without them (by a
+    daemon, by ``>&-``), before any pipe is made: a pipe to a worker would take their numbers
+    and be written to as the output. (``cli`` makes the same streams of them.)"""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+
+
 def main() -> int:
-    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
-    scratch = run_scratch(argv)
+    standard_descriptors_open()
+    argv = command_line()
+    scratch = run_scratch()
     ready = workers_ahead(argv)
     keep_to_one_core(argv)
 

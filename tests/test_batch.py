@@ -336,9 +336,12 @@ def test_worker_protocol(tmp_path):
     source = save_character(tmp_path / "a.blend")
     job = json.dumps({"input": str(source), "output": str(tmp_path / "out" / "a.blend"), "in_place": False,
                       "dry_run": False})
-    process = subprocess.run([sys.executable, str(ENTRY), "--worker"], input=job + "\n", capture_output=True,
-                             text=True, timeout=120)
-    lines = [line for line in process.stdout.splitlines() if line.startswith("IK-RIGGER-")]
+    answers, told = os.pipe()
+    subprocess.run([sys.executable, str(ENTRY)], input=job + "\n", capture_output=True, text=True,
+                   timeout=120, pass_fds=(told,), env={**os.environ, cli.WORKER_VARIABLE: str(told)})
+    os.close(told)
+    with open(answers, encoding="utf-8") as channel:
+        lines = [line for line in channel.read().splitlines() if line.startswith("IK-RIGGER-")]
     assert lines[0] == "IK-RIGGER-READY"
     result = json.loads(lines[1][len("IK-RIGGER-RESULT "):])
     assert result["status"] == "rigged" and result["armatures"][0]["limbs"]
@@ -372,8 +375,8 @@ print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers
 def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_path):
     """With --jobs at the core count, the main process keeps to the first core and the worker
     started ahead to the second, from before Blender loads (so each Blender works in one thread);
-    with fewer processes than cores, or more (the user's to schedule), none is held. A core
-    named in the user's own environment changes nothing."""
+    with fewer processes than cores (--jobs 1 rigs in one worker too), or more (the user's to
+    schedule), none is held. A core named in the user's own environment changes nothing."""
     code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
                                                                   "--jobs", jobs])
     environment = {name: value for name, value in os.environ.items() if name != "IK_RIGGER_BATCH_CORE"}
@@ -384,7 +387,8 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     first, second = seen["two"]
-    held = {"1": ([first, second], []), "2": ([first], [[second]]), "3": ([first, second], [[first, second]])}[jobs]
+    held = {"1": ([first, second], [[first, second]]), "2": ([first], [[second]]),
+            "3": ([first, second], [[first, second]])}[jobs]
     assert seen == {"two": [first, second], "main": held[0], "workers": held[1], "variable": None}
 
 
@@ -393,10 +397,10 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
 def test_a_core_that_is_not_one_is_ignored(value):
     """A worker told a core that is no core (a stray environment variable) runs as it can."""
     code = (f"import os, sys; sys.path.insert(0, {str(ENTRY.parent)!r}); import rig_batch; "
-            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core(['--worker']); "
+            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core([]); "
             "print(os.sched_getaffinity(0) == before, 'IK_RIGGER_BATCH_CORE' in os.environ)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value})
+                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value, cli.WORKER_VARIABLE: "3"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
 

@@ -74,13 +74,22 @@ def test_out_is_never_searched_and_its_files_never_overwritten_unless_asked(tmp_
     inputs = tmp_path / "in"
     save_character(inputs / "a.blend")
     save_character(inputs / "b.blend")
-    out = inputs / "rigged"
+    out = tmp_path / "rigged"
     mine = save_character(out / "a.blend", name="Mine")  # the user's own file, where an output would go
+    # The --out folder inside an input folder: a usage error, and nothing written.
+    result = run(str(inputs), "--out", str(inputs / "rigged"), "--report", str(tmp_path / "report.json"),
+                 keep=[inputs])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--out '{inputs / 'rigged'}' is the input folder '{inputs}' or inside it" in result.stderr
+    assert sorted(path.name for path in inputs.iterdir()) == ["a.blend", "b.blend"]
+    assert not (tmp_path / "report.json").exists()
+    # A link into the --out folder is not searched.
+    (inputs / "link").symlink_to(out)
     result = run(str(inputs), "--out", str(out), "--report", str(tmp_path / "report.json"),
                  keep=[inputs / "a.blend", inputs / "b.blend", mine])
     assert result.returncode == 1, result.stdout
     assert f"the output '{mine}' exists. Pass --overwrite" in result.stdout
-    assert f"not searched: '{out}' is the --out folder" in result.stdout
+    assert f"not searched: '{inputs / 'link'}' is the --out folder" in result.stdout
     report = report_of(tmp_path / "report.json")
     assert sorted(report) == ["a.blend", "b.blend"]
     assert report["a.blend"]["status"] == "failed" and report["b.blend"]["status"] == "rigged"
@@ -323,7 +332,7 @@ def _worker_of(temporary: Path) -> int:
 
 
 def test_workers_started_ahead_never_outlive_the_run(tmp_path):
-    """--jobs 2 starts a worker before the main Blender loads; when no file needs it (one file), or
+    """--jobs 2 starts a worker before the main Blender loads; when it has rigged the one file, or
     the command line is wrong, it is stopped before the run returns, and leaves no temporary folder."""
     source = save_character(tmp_path / "in" / "a.blend")
     config = tmp_path / "rig.toml"  # names this run's processes, to find them afterwards
@@ -333,7 +342,7 @@ def test_workers_started_ahead_never_outlive_the_run(tmp_path):
     result = run(str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--config", str(config),
                  "--report", str(report), keep=[tmp_path / "in"], env=system_temp.environment)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert json.loads(report.read_text())["workers_started"] == 0
+    assert json.loads(report.read_text())["workers_started"] == 1  # one file at a time: in a worker
     assert not _processes_naming(str(config))
     assert system_temp.left() == []
     result = run(str(source), "--jobs", "2", "--config", str(config), keep=[tmp_path / "in"],

@@ -28,6 +28,9 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import math
+import os
+import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -97,6 +100,7 @@ class ArmatureConfig:
     file: str = "*"
     detect: bool = True
     limbs: tuple[LimbRequest, ...] = ()
+    where: str = "[[armature]]"  # the section's place in the config, for messages
 
     def matches(self, armature: str, filename: str) -> bool:
         return fnmatch.fnmatchcase(armature, self.name) and fnmatch.fnmatchcase(filename, self.file)
@@ -120,8 +124,13 @@ class Config:
             for section in self.armatures))
 
     def for_armature(self, armature: str, filename: str) -> ArmatureConfig | None:
-        """The first section that matches, if any."""
-        return next((section for section in self.armatures if section.matches(armature, filename)), None)
+        """The section that matches, if any; two that match are a ``RigError`` naming both (which
+        one the user meant, no order can tell)."""
+        found = [section for section in self.armatures if section.matches(armature, filename)]
+        if len(found) > 1:
+            raise RigError(f"{found[0].where} and {found[1].where} both match the armature '{armature}' in "
+                           f"'{filename}'", hint="Make their 'name' (or 'file') patterns match apart, or merge them.")
+        return found[0] if found else None
 
     def names_armature(self, armature: str, filename: str) -> bool:
         """True when a section names this armature explicitly (not through "*")."""
@@ -194,7 +203,7 @@ def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, wher
                            hint='Add last = "shin.L" (for example).')
         both_sides = check_value("both_sides", limb.pop("both_sides", False), schema.both_sides, place)
         limbs.append(LimbRequest(last, _options(limb, defaults, schema, place, notes), both_sides))
-    return ArmatureConfig(**plain, limbs=tuple(limbs))
+    return ArmatureConfig(**plain, limbs=tuple(limbs), where=where)
 
 
 def _imports(table: dict[str, Any], schema: Schema, where: str) -> dict[str, dict[str, Any]]:
@@ -213,12 +222,27 @@ def _imports(table: dict[str, Any], schema: Schema, where: str) -> dict[str, dic
     return found
 
 
+_WHERE = re.compile(r"at line (\d+), column \d+")
+
+
+def _key_at(text: str, error: str) -> str:
+    """For a key given twice (tomllib names only the line): ': the key 'NAME' is given twice'."""
+    where = _WHERE.search(error)
+    if "overwrite a value" not in error or where is None:
+        return ""
+    lines = text.removeprefix("\ufeff").splitlines()
+    number = int(where.group(1))
+    key = lines[number - 1].split("=", 1)[0].strip() if number <= len(lines) else ""
+    return f": the key '{key}' is given twice" if key else ""
+
+
 def parse_config(text: str, schema: Schema, source: str = "config") -> Config:
     """Read a config from TOML text; raises ``RigError`` naming what is wrong and where."""
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text.removeprefix("\ufeff"))  # an editor's byte order mark is no statement
     except tomllib.TOMLDecodeError as error:
-        raise RigError(f"{source} is not valid TOML ({error})", hint="Fix the file's syntax.") from error
+        raise RigError(f"{source} is not valid TOML ({error}{_key_at(text, str(error))})",
+                       hint="Fix the file's syntax.") from error
     for key in data:
         if key not in ("defaults", "armature", "import"):
             raise _unknown(source, key, ("armature", "defaults", "import"), "section")
@@ -228,15 +252,41 @@ def parse_config(text: str, schema: Schema, source: str = "config") -> Config:
     sections = [_armature(table, defaults, schema, f"{source} [[armature]] #{index + 1}", notes)
                 for index, table in enumerate(_tables(data.get("armature", []), f"{source} 'armature'",
                                                       "[[armature]]"))]
+    for index, section in enumerate(sections):
+        twin = next((other for other in sections[:index] if (other.name, other.file) == (section.name, section.file)),
+                    None)
+        if twin is not None:
+            raise RigError(f"{twin.where} and {section.where} both match name = '{section.name}', file = "
+                           f"'{section.file}'", hint="Merge them into one section.")
     imports = _imports(_table(data.get("import", {}), f"{source} 'import'", "[import.fbx]"), schema,
                        f"{source} [import]")
     return Config(defaults=defaults, armatures=tuple(sections), imports=imports, notes=tuple(notes))
 
 
+# A config names limbs and options: far below this. The limit keeps a wrong path (a log, a
+# disk image) from being read into memory.
+CONFIG_LIMIT = 1024 * 1024
+
+
+def _config_bytes(path: Path) -> bytes:
+    """The file's bytes: only a regular file (a FIFO or a device such as /dev/zero could be read
+    forever), and at most CONFIG_LIMIT of them."""
+    # Not blocking on open: a FIFO with no writer would wait forever.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise RigError(f"the config file '{path}' is not a regular file", hint="Give a TOML file to --config.")
+        data = stream.read(CONFIG_LIMIT + 1)
+    if len(data) > CONFIG_LIMIT:
+        raise RigError(f"the config file '{path}' is larger than {CONFIG_LIMIT // 1024 // 1024} MB",
+                       hint="Check the path given to --config: a config is a small TOML file.")
+    return data
+
+
 def load_config(path: Path, schema: Schema) -> Config:
-    """Read a config file; a missing, unreadable or non-UTF-8 file is a ``RigError``."""
+    """Read a config file; a missing, unreadable, non-UTF-8, too large or not regular file is a ``RigError``."""
     try:
-        data = path.read_bytes()
+        data = _config_bytes(path)
     except OSError as error:
         raise RigError(f"cannot read the config file '{path}' ({error.strerror or error})",
                        hint="Check the path given to --config.") from error

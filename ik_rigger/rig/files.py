@@ -28,7 +28,6 @@ import addon_utils
 import bpy
 
 from .. import api
-from ..core import naming
 from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
 from ..core.notes import split
@@ -46,8 +45,10 @@ _ZSTD_SEEKABLE_FOOTER = b"\xb1\xea\x92\x8f"
 # "BLENDER-v402" (before 5.0) or "BLENDER17-01v0502": the version that saved the file.
 _HEADER_VERSION = re.compile(rb"^BLENDER(?:[-_][vV](\d)(\d\d)|\d\d-\d\d[vV](\d\d)(\d\d))")
 TEMP_SUFFIX = ".ik_rigger-tmp"
-# ".NAME.PID.ik_rigger-tmp", and Blender's own "@" file while it writes that one. A
-# leading dot and a suffix no input has: no later run takes one for an input.
+# A save's own folder beside its target, ".RANDOM.PID.ik_rigger-tmp" (see private_folder); and
+# the files ".NAME.PID.ik_rigger-tmp" and "@" earlier versions wrote there. A leading dot and a
+# suffix no input has: no later run takes one for an input; a later run removes those of a
+# process no longer alive.
 _TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)" + re.escape(TEMP_SUFFIX) + "@?$")
 # A batch run's own temporary folder, in the system's: each Blender the run starts (and, from
 # scripts/rig_batch.py, the run's own) keeps its session folder there, so that a worker stopped
@@ -264,7 +265,8 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False
     try:
         with blender_output() as lines:
-            bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+            with_blender_path(path, lambda name: bpy.ops.wm.open_mainfile(filepath=name, load_ui=False,
+                                                                          use_scripts=False))
     except RuntimeError as error:
         with path.open("rb") as stream:
             version = _header_version(stream.read(24))
@@ -272,8 +274,12 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
             raise RigError(f"'{path}' was saved by Blender {_version_text(version)}, which this Blender "
                            f"({_version_text(bpy.app.version)}) cannot read",
                            hint=f"Rig it with Blender {_version_text(version)} or newer.") from error
+        # A compressed file hides the version that saved it: a newer Blender's may be why.
+        newer = (f", or saved by a Blender newer than this one ({_version_text(bpy.app.version)})"
+                 if is_compressed(path) else "")
         raise RigError(f"Blender cannot read '{path}' ({blender_error(error)})",
-                       hint="The file may be corrupt; use an intact copy.") from error
+                       hint=f"The file may be corrupt{newer}; use an intact copy"
+                       + (", or open it with the Blender that saved it." if newer else ".")) from error
     warnings = [text for text in load_reports(lines) if "newer Blender" not in text]
     version = tuple(bpy.data.version[:2])
     if _newer_than_this(version):
@@ -284,6 +290,22 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
                            "or pass --allow-newer to accept the loss.")
         warnings.insert(0, f"{loss} (--allow-newer)")
     return warnings
+
+
+def with_blender_path(path: Path, call: Callable[[str], Any]) -> Any:
+    """``call(path)``, Blender's operator given ``path``; through a link of a UTF-8 name where
+    Blender (4.2) takes no path that is not UTF-8 (a Latin-1 file name) and fails before it
+    reads anything."""
+    try:
+        return call(str(path))
+    except UnicodeDecodeError:
+        with tempfile.TemporaryDirectory() as folder:
+            link = Path(folder) / f"input{path.suffix}"  # an input's suffix is ASCII (INPUT_FORMATS)
+            link.symlink_to(os.path.abspath(path))
+            try:
+                return call(str(link))
+            except RuntimeError as error:  # its message names the user's file, not the link
+                raise RuntimeError(str(error).replace(str(link), str(path))) from error
 
 
 def _operator(importer: Importer) -> Any:
@@ -336,7 +358,7 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     held = io.StringIO()
     try:
         with blender_output() as lines, redirect_stderr(held):
-            done = operator(filepath=str(path), **settings)
+            done = with_blender_path(path, lambda name: operator(filepath=name, **settings))
     except RuntimeError as error:
         raise RigError(f"Blender's {fmt.upper()} importer cannot read '{path}' ({blender_error(error)})",
                        hint="The file may be corrupt or use what the importer does not support.") from error
@@ -347,16 +369,14 @@ def import_foreign(path: Path, fmt: str, config: Config) -> list[str]:
     return load_reports(lines)
 
 
-# The longest file name most file systems take, in bytes.
-_NAME_BYTES = 255
+def private_folder(folder: Path) -> Path:
+    """A new folder of this process's own in ``folder``, for a save's temporary files.
 
-
-def temporary_for(target: Path) -> Path:
-    """This process's temporary file for ``target``, beside it; the target's name cut as need be
-    so that the name, and Blender's own temporary file beside it (the name and "@"), fit."""
-    ending = f".{os.getpid()}{TEMP_SUFFIX}"
-    room = _NAME_BYTES - 1 - len(ending.encode("utf-8")) - 1  # the leading dot, Blender's "@"
-    return target.with_name(f".{naming.clipped(target.name, room)}{ending}")
+    Made by ``mkdtemp``: a name no one can guess, created only if nothing has that name,
+    that only this user may enter. No link planted beside a target (at a name a run could
+    be expected to use) is ever written through, and nothing in it is taken for an input.
+    """
+    return Path(tempfile.mkdtemp(prefix=".", suffix=f".{os.getpid()}{TEMP_SUFFIX}", dir=folder))
 
 
 def _alive(pid: int) -> bool:
@@ -381,8 +401,13 @@ def clean_stale(folder: Path) -> list[Path]:
         if match is None or int(match.group("pid")) == os.getpid() or _alive(int(match.group("pid"))):
             continue
         try:
-            entry.unlink()
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
         except FileNotFoundError:
+            continue
+        except OSError:  # another user's, or a folder it cannot empty: left as it is
             continue
         removed.append(entry)
     return removed
@@ -436,35 +461,52 @@ def interrupts_held() -> Iterator[None]:
 
 def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool,
                     overwrite: bool = True, committed: Callable[[], None] | None = None) -> None:
-    """Write through ``write(temporary)`` beside ``target``, then move it into place.
+    """Write through ``write(temporary)`` in a folder of this save's own beside ``target``
+    (``private_folder``), then move it into place.
 
     An interrupted run leaves either the old file or the complete new one, never a
     broken one, and no temporary file once Python unwinds. ``keep_backup`` keeps the old
-    file as ``.blend1``, as Blender does; without ``overwrite`` a ``target`` that exists
-    (even one that appeared while writing) is left alone and the save fails.
-    ``committed`` runs with the move, before any interrupt is let through.
+    file as ``.blend1``, as Blender does: the copy is moved to that name, so a link there
+    is replaced, never written through. Without ``overwrite`` a ``target`` that exists
+    (even one that appeared while writing) is left alone and the save fails. A failure
+    names ``target`` (or the backup), never a temporary file. ``committed`` runs with the
+    move, before any interrupt is let through.
     """
-    temporary = temporary_for(target)
+    private: Path | None = None
     try:
+        with interrupts_held():  # an interrupt right after the folder is made still finds it to remove
+            private = _named(target.parent, lambda: private_folder(target.parent))
+        temporary = private / f"file{TEMP_SUFFIX}"
         write(temporary)
         with interrupts_held():
-            if target.exists():
+            if os.path.lexists(target):
                 if not overwrite:
                     raise FileExistsError(17, "it exists (--overwrite replaces it)", str(target))
-                shutil.copymode(target, temporary)
+                if target.is_dir():
+                    raise IsADirectoryError(21, "it is a folder, not a file", str(target))
                 if keep_backup:
-                    shutil.copy2(target, target.with_name(target.name + "1"))
+                    copy, backup = private / f"backup{TEMP_SUFFIX}", target.with_name(target.name + "1")
+                    _named(target, lambda: shutil.copy2(target, copy))
+                    _named(backup, lambda: os.replace(copy, backup))  # a link there is replaced, not followed
+                _named(target, lambda: shutil.copymode(target, temporary))
             if overwrite:
-                os.replace(temporary, target)
+                _named(target, lambda: os.replace(temporary, target))
             else:
                 # A hard link fails where a file exists: nothing that appeared meanwhile is replaced.
-                os.link(temporary, target)
+                _named(target, lambda: os.link(temporary, target))
             if committed is not None:
                 committed()
     finally:
-        for leftover in (temporary, temporary.with_name(temporary.name + "@")):
-            if leftover.exists():
-                leftover.unlink()
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _named(path: Path, step: Callable[[], Any]) -> Any:
+    """``step()``; an OSError it raises names ``path``, the user's, never a temporary file."""
+    try:
+        return step()
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from error
 
 
 # Below this much free space, a failed save names it: Blender's own error for a full disk
@@ -481,20 +523,58 @@ def _room(folder: Path) -> str:
     return f"; its disk has {free / 1e6:.1f} MB free" if free < _LITTLE_ROOM else ""
 
 
-def _writer(compress: bool) -> Callable[[Path], None]:
+def _writer(compress: bool, source: Path | None, target: Path) -> Callable[[Path], None]:
+    """How Blender writes the file bound for ``target`` (a failure names ``target``'s folder);
+    ``source``: the folder of the .blend it was opened from, None for an import."""
     def write(temporary: Path) -> None:
+        folder = target.parent
         try:
             with interrupts_held(), quiet():  # see rig_file
+                # Relative paths are made relative to the target's folder here: Blender would
+                # make them relative to the temporary file's, one folder deeper.
+                if source is not None:
+                    rebase_relative_paths(source, folder)
                 bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True, check_existing=False,
-                                            compress=compress)
+                                            compress=compress, relative_remap=False)
+        except UnicodeDecodeError as error:  # as with_blender_path says
+            raise RigError(f"Blender cannot write in '{folder}': its path is not UTF-8",
+                           hint="Give an --out folder whose path is UTF-8.") from error
         except RuntimeError as error:
-            folder = temporary.parent
             raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){_room(folder)}",
                            hint="Check that the folder can be written and that its disk has room.") from error
         if not temporary.exists():
-            raise RigError(f"Blender did not write '{temporary}'", hint="Check that the folder can be written.")
+            raise RigError(f"Blender did not write '{target}'", hint="Check that the folder can be written.")
 
     return write
+
+
+# The data with a file path of its own, where Blender has no call to visit every path (4.2).
+_PATH_OWNERS = ("images", "libraries", "sounds", "movieclips", "fonts", "texts", "cache_files", "volumes")
+
+
+def rebase_relative_paths(folder: Path, destination: Path) -> None:
+    """Make the open file's relative paths (``//textures/skin.png``), relative to ``folder`` where
+    it was read, relative to ``destination`` where it is about to be saved, as Blender's own
+    save does for the folder it writes in."""
+    source, destination_text = os.path.abspath(folder), os.path.abspath(destination)
+    if os.path.normpath(source) == os.path.normpath(destination_text):
+        return
+
+    def rebased(path: str) -> str | None:
+        if not path.startswith("//"):
+            return None
+        return "//" + os.path.relpath(os.path.normpath(os.path.join(source, path[2:])), destination_text)
+
+    if hasattr(bpy.data, "file_path_foreach"):
+        bpy.data.file_path_foreach(lambda _owner, path, _meta: rebased(path),
+                                   flags={"SKIP_LINKED", "SKIP_PACKED", "SKIP_WEAK_REFERENCES"})
+        return
+    for owners in _PATH_OWNERS:
+        for owner in getattr(bpy.data, owners):
+            if isinstance(owner, bpy.types.Library) or owner.library is None:
+                key = "filepath_raw" if isinstance(owner, bpy.types.Image) else "filepath"
+                if getattr(owner, "packed_file", None) is None and (path := rebased(getattr(owner, key))):
+                    setattr(owner, key, path)
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
@@ -521,6 +601,10 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     user's, and stay so unless the config says otherwise.
     """
     section = config.for_armature(obj.name, filename)
+    wanted = config.defaults.extremity_name
+    if config.defaults.extremity_mode == "BONE" and wanted not in obj.data.bones:
+        result.warnings.append(f"[defaults] extremity_name '{wanted}': no bone of that name on this armature; "
+                               "each limb found keeps the extremity found with it")
     named: list[tuple[str, LimbOptions]] = []
     found: list[tuple[str, LimbOptions]] = []
     tails_off = False
@@ -709,6 +793,8 @@ def _check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None
     if target.resolve() == source.resolve():
         raise RigError(f"the output would overwrite the input '{source}'",
                        hint="Use --out with another folder, or --in-place.")
+    if target.is_dir():
+        raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
     if target.exists() and not job.overwrite:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
 
@@ -756,8 +842,9 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
             result.status = "rigged"
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        save_atomically(target, _writer(compress), keep_backup=job.in_place, overwrite=job.overwrite or job.in_place,
-                        committed=committed)
+        opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
+        save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
+                        overwrite=job.overwrite or job.in_place, committed=committed)
     except Interrupted:
         if result.status != "rigged":
             result.status, result.error = "interrupted", "stopped by the interrupt"
