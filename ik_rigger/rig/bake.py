@@ -597,13 +597,13 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
 
 
 def ik_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
-    """The bones an IK-to-FK bake reads: chain, extremity and the chain's parent."""
+    """The bones an IK-to-FK bake reads: chain, extremity and their parents (an extremity may hang
+    from another bone than the chain: glTF's RobotExpressive's feet hang from the root)."""
     names = set(parts.chain)
     if parts.extremity:
         names.add(parts.extremity)
-    root = obj.data.bones[parts.chain[0]] if parts.chain else None
-    if root is not None and root.parent is not None:
-        names.add(root.parent.name)
+    bones = obj.data.bones
+    names |= {bones[name].parent.name for name in list(names) if name in bones and bones[name].parent is not None}
     return names
 
 
@@ -667,7 +667,7 @@ class Progress:
 
 
 @contextmanager
-def _rig_muted(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> Iterator[None]:
+def rig_muted(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> Iterator[None]:
     """IK Rigger's constraints of ``limbs`` muted for the block, so the chains show their FK."""
     muted = []
     for parts in limbs:
@@ -710,7 +710,7 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
     try:
         if direction == "FK_TO_IK":
             names = set().union(*(fk_bones(obj, parts) for parts in parts_list))
-            with _rig_muted(obj, parts_list):
+            with rig_muted(obj, parts_list):
                 recording = Recording(obj, frames, names, lambda _: progress.step())
         else:
             names = set().union(*(ik_bones(obj, parts) for parts in parts_list))
