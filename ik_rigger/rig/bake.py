@@ -460,35 +460,33 @@ def key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], base
                     interpolation: str, journal: Journal | None, location: bool = True,
                     scale: bool = False) -> None:
     """Key a pose bone's location, rotation (in its rotation mode) and, if asked, scale."""
-    pose_bone = obj.pose.bones[name]
-    mode = pose_bone.rotation_mode
-    channels: dict[tuple[str, int], list[float]] = {}
+    mode = obj.pose.bones[name].rotation_mode
+    parts = [basis.decompose() for basis in bases]
+    rotations: list[Sequence[float]] = []
     previous_quaternion: Quaternion | None = None
     previous_euler = None
-    for basis in bases:
-        translation, quaternion, size = basis.decompose()
-        if location:
-            for axis in range(3):
-                channels.setdefault(("location", axis), []).append(translation[axis])
+    for _, quaternion, _ in parts:
         if mode == "QUATERNION":
             if previous_quaternion is not None and quaternion.dot(previous_quaternion) < 0.0:
                 quaternion.negate()  # the same turn, without a flip through interpolation
             previous_quaternion = quaternion
-            rotation: Sequence[float] = tuple(quaternion)
+            rotations.append(tuple(quaternion))
         elif mode == "AXIS_ANGLE":
             axis_vector, angle = quaternion.to_axis_angle()
-            rotation = (angle, *axis_vector)
+            rotations.append((angle, *axis_vector))
         else:
             euler = quaternion.to_euler(mode, previous_euler) if previous_euler is not None \
                 else quaternion.to_euler(mode)
             previous_euler = euler
-            rotation = tuple(euler)
-        path = _ROTATION_PATHS.get(mode, ("rotation_euler", 3))[0]
-        for axis, value in enumerate(rotation):
-            channels.setdefault((path, axis), []).append(value)
-        if scale:
-            for axis in range(3):
-                channels.setdefault(("scale", axis), []).append(size[axis])
+            rotations.append(tuple(euler))
+    # Channel by channel, as write_keys takes them: one list per channel, built in one pass.
+    channels: dict[tuple[str, int], Sequence[float]] = {}
+    if location:
+        channels.update((("location", axis), values) for axis, values in enumerate(zip(*(part[0] for part in parts))))
+    path = _ROTATION_PATHS.get(mode, ("rotation_euler", 3))[0]
+    channels.update(((path, axis), values) for axis, values in enumerate(zip(*rotations)))
+    if scale:
+        channels.update((("scale", axis), values) for axis, values in enumerate(zip(*(part[2] for part in parts))))
     prefix = f'pose.bones["{records.quoted(name)}"].'
     for (path, axis), values in channels.items():
         write_keys(obj, prefix + path, axis, name, frames, values, interpolation, journal)
@@ -613,13 +611,13 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
 
 
 def ik_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
-    """The bones an IK-to-FK bake reads: chain, extremity and the chain's parent."""
+    """The bones an IK-to-FK bake reads: chain, extremity and their parents (an extremity may hang
+    from another bone than the chain: glTF's RobotExpressive's feet hang from the root)."""
     names = set(parts.chain)
     if parts.extremity:
         names.add(parts.extremity)
-    root = obj.data.bones[parts.chain[0]] if parts.chain else None
-    if root is not None and root.parent is not None:
-        names.add(root.parent.name)
+    bones = obj.data.bones
+    names |= {bones[name].parent.name for name in list(names) if name in bones and bones[name].parent is not None}
     return names
 
 
@@ -683,7 +681,7 @@ class Progress:
 
 
 @contextmanager
-def _rig_muted(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> Iterator[None]:
+def rig_muted(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> Iterator[None]:
     """IK Rigger's constraints of ``limbs`` muted for the block, so the chains show their FK."""
     muted = []
     for parts in limbs:
@@ -726,7 +724,7 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
     try:
         if direction == "FK_TO_IK":
             names = set().union(*(fk_bones(obj, parts) for parts in parts_list))
-            with _rig_muted(obj, parts_list):
+            with rig_muted(obj, parts_list):
                 recording = Recording(obj, frames, names, lambda _: progress.step())
         else:
             names = set().union(*(ik_bones(obj, parts) for parts in parts_list))

@@ -85,7 +85,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         rig = obj.ik_rigger
         plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
         motion = _Motion(obj, plans, [options for _, options in requests], set(rebuilt))
-        bent = motion.bent_throughout()
+        bent = motion.bent_by_motion()
         if bent:
             # Their motion bends them: planned again unbent, the motion plays exactly.
             requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
@@ -239,8 +239,8 @@ class _Motion:
                        for limb_plan, limb_options in zip(plans, options)]
         # What is recorded: the limbs to bake, and those played in FK whose bones turn.
         wanted: set[str] = set()
-        for limb_plan, mode, turned in zip(plans, self.modes, self.turned):
-            if mode == "BAKE" or (mode == "FK" and turned):
+        for limb_plan, mode, turned, chosen in zip(plans, self.modes, self.turned, options):
+            if mode == "BAKE" or (mode == "FK" and (turned or _to_prebend(limb_plan, chosen))):
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
         self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
@@ -283,24 +283,27 @@ class _Motion:
                 notes.setdefault(index, []).append(warning(
                     f"the action '{clip.name}' also moves {limb_plan.chain[-1]} but was left as it is: {why}"))
 
-    def bent_throughout(self) -> set[int]:
-        """The limbs, straight at rest and to be pre-bent, whose motion (to bake) bends them on every frame.
+    def bent_by_motion(self) -> set[int]:
+        """The limbs, straight at rest and to be pre-bent, whose motion (to bake or to play in FK) bends them.
 
         Pre-bending gives a chain a new rest under its own keys, so its motion would play
-        up to the pre-bend off; bent by its motion, IK bends it without.
+        up to the pre-bend off, in FK and in IK alike (IK starts from those keys): a T-pose
+        frame by the knee's shift, other frames by the turned rest. IK bends a chain its keys
+        bend, and where they leave it straight its handle lies at full reach, so straight is
+        what it should show. Only a motion that never bends it leaves it pre-bent.
         """
         if self.recording is None:
             return set()
         poses, count = self.recording.poses, len(self.recording.frames)
         found = set()
         for index, (limb_plan, mode, chosen) in enumerate(zip(self.plans, self.modes, self.options)):
-            if mode != "BAKE" or not limb_plan.straight or not chosen.prebend_straight:
+            if mode not in ("BAKE", "FK") or not _to_prebend(limb_plan, chosen):
                 continue
             chain = limb_plan.chain
             bending = bending_indexes(chain, {hinge.bone for hinge in limb_plan.hinges
                                               if hinge.axis == joints.IN_LINE})
             reach = Vector((0.0, self.obj.data.bones[chain[-1]].length, 0.0))
-            if all(geometry.bend_direction([_joints_at(poses, chain, reach, frame)[index] for index in bending])
+            if any(geometry.bend_direction([_joints_at(poses, chain, reach, frame)[index] for index in bending])
                    is not None for frame in range(count)):
                 found.add(index)
         return found
@@ -368,7 +371,7 @@ class _Motion:
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]}: baked {frames}{through} onto its IK controls "
                     f"in {seconds:.2f} s")
-                if limb_plan.straight and self.options[index].prebend_straight:
+                if _to_prebend(limb_plan, self.options[index]):
                     notes[index].append(
                         f"its motion leaves the chain {limb_plan.chain[0]} > {limb_plan.chain[-1]} straight, so it "
                         "was pre-bent all the same: its IK plays the motion as it was, and its own keys, played in "
@@ -390,8 +393,12 @@ def _joints_at(poses: dict[str, list], chain: Sequence[str], reach: Vector, fram
 def _bent_by_motion(limb_plan: LimbPlan) -> LimbPlan:
     chain = limb_plan.chain
     return replace(limb_plan, notes=(*(note for note in limb_plan.notes if note != left_straight(chain)), (
-        f"the chain {chain[0]} > {chain[-1]} is straight at rest but its motion bends it on every frame, so it was "
-        "not pre-bent: pre-bent, its own keys would turn a new rest, and the motion would play up to a degree off")))
+        f"the chain {chain[0]} > {chain[-1]} is straight at rest but its motion bends it, so it was not pre-bent: "
+        "pre-bent, its own keys would turn a new rest, and the motion would play up to a degree off")))
+
+
+def _to_prebend(limb_plan: LimbPlan, options: LimbOptions) -> bool:
+    return limb_plan.straight and options.prebend_straight
 
 
 def _limb_bones(limb_plan: LimbPlan) -> set[str]:

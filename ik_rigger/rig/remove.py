@@ -52,6 +52,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         made = set(parts.made.values())
         # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
         motion = _motion(obj, parts) if keep_motion else None
+        turned, clips = _clips_turned(obj, limb, parts) if keep_motion else (set(), [])
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made, everywhere=True)  # the clips' keys too
@@ -83,6 +84,14 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
             removal.messages.append(
                 f"kept the limb's motion: baked {len(motion.frames)} frames of it onto {', '.join(parts.chain)}"
                 + (f" and {parts.extremity}" if parts.extremity else ""))
+        for clip, recording in clips:
+            recording.follow_rests(obj)
+            with bake.playing_alone(obj, clip):
+                bake.key_chain(obj, parts, recording, bake.default_interpolation(), only=turned)
+        if clips:
+            removal.messages.append(
+                f"the bones {', '.join(sorted(turned))} have their rests back, so their keys in the file's other "
+                f"clips ({', '.join(clip.name for clip, _ in clips)}) were keyed anew on them: each plays as it did")
         shapes.drop_unused()
         rig.limbs.remove(list(rig.limbs).index(limb))
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
@@ -99,6 +108,25 @@ def _motion(obj: bpy.types.Object, parts: records.Parts) -> bake.Recording | Non
     if not bake.moves(obj, parts.bones()):
         return None
     return bake.Recording(obj, frames, bake.ik_bones(obj, parts))
+
+
+def _clips_turned(obj: bpy.types.Object, limb,
+                  parts: records.Parts) -> tuple[set[str], list[tuple[bake.Clip, bake.Recording]]]:
+    """The bones Fix Bone Orientation turned in a limb, and the file's other clips that move it, each
+    recorded as its chain's own keys play it (the limb's constraints muted): the build keyed the turned
+    bones' keys in every clip anew on the turned rests, so once the rests are back they are keyed anew
+    again. (A pre-bend alone leaves the clips' keys as they were, made for the rest it gives back.)"""
+    turned = {rest.name for rest in limb.prebent if rest.name in obj.data.bones}
+    if not turned or not limb.to_options().fix_orientation:
+        return set(), []
+    names = bake.followed(obj, parts.bones())[0]
+    found = []
+    with bake.rig_muted(obj, [parts]):
+        for clip in bake.other_clips(obj):
+            if clip.moves(names):
+                with bake.playing_alone(obj, clip):
+                    found.append((clip, bake.Recording(obj, clip.frames, bake.ik_bones(obj, parts))))
+    return turned, found
 
 
 def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:
