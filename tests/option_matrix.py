@@ -460,12 +460,12 @@ def known_bug(row: Row, skeleton: str, limb: Limb) -> str:
         return ("Blender's solver: a chain of 3 with hinged joints (five turns) asked for the handle's place and turn "
                 "(six) stops up to 1% of the chain short of a pose it could take")
     if row["hinge_joints"] and not row["use_pole"] and skeleton in OFF_HINGE:
-        return ("issue 25: hinge joints without a pole, on a knee whose bone X is some 18 degrees off its hinge, "
-                "miss a target moved out of the leg's plane")
+        return ("Blender's solver: a knee bent 2 degrees at rest (imports), hinged with no pole, stays straight for "
+                "a handle moved out of the leg's line (the build warns of it)")
     return ""
 
 
-# The skeletons whose knees' X axes are well off the hinge the joint bends about (imported rolls).
+# The skeletons whose knees are bent only about 2 degrees at rest (imports).
 OFF_HINGE = ("mixamo", "robot")
 
 

@@ -11,6 +11,7 @@ from helpers import (
     both_legs,
     chain_length,
     evaluate,
+    import_bvh,
     leg_bones,
     make_armature,
     rest,
@@ -24,6 +25,7 @@ from mathutils import Matrix, Vector
 from test_build import move_handle
 from test_imported import make_character, split_limbs
 
+from ik_rigger import api
 from ik_rigger.core.joints import NATURAL_BEND_DEGREES
 from ik_rigger.core.plan import LimbOptions
 from ik_rigger.rig.build import build_limbs
@@ -160,3 +162,19 @@ def test_hinged_knees_and_elbows_of_segments_split_in_two(family):
         target = posed[record.handle].translation
         assert (end - target).length < 1e-3 * length, limb.last
         obj.pose.bones[record.handle].matrix_basis = Matrix.Identity(4)
+
+
+def test_a_nearly_straight_knee_hinged_without_a_pole_is_warned_of():
+    """Mixamo's knee is bent 2 degrees at rest: hinged with no pole, Blender's solver leaves it straight for a
+    handle moved out of the leg's line. The build says so, as a warning naming the knee; with a pole, or on a
+    knee bent clearly at rest, it says nothing."""
+    obj = import_bvh("mixamo_freebvh.bvh")
+    built = api.build(obj, "mixamorig:LeftLeg", use_pole=False, hinge_joints=True)
+    warned = [note for note in built[0].notes if api.is_warning(note)]
+    assert len(warned) == 1 and warned[0].startswith("mixamorig:LeftLeg is bent only 2.2 degrees at rest and hinged "
+                                                     "with no pole"), warned
+    built = api.build(obj, "mixamorig:LeftLeg", use_pole=True, hinge_joints=True)
+    assert not [note for note in built[0].notes if "hinged with no pole" in note]
+    bent = make_armature(leg_bones(bend=0.15), name="Bent")
+    built = api.build(bent, "shin.L", use_pole=False, hinge_joints=True)
+    assert not [note for note in built[0].notes if "hinged with no pole" in note]

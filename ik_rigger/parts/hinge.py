@@ -6,10 +6,17 @@ them as the bones' own IK locks and limits, keeping what they had to give back.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..core import geometry, joints
+from ..core.notes import warning
 from .base import Draft, Part, option
+
+# A joint bent less than this at rest gives Blender's standard solver too little to start from when
+# its IK limit holds it (measured: an imported knee bent 2 degrees stays straight for a handle moved
+# out of the leg's line, 30% of the leg short); the pole turns the chain so it need not.
+NEARLY_STRAIGHT_DEGREES = 5.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,15 @@ def plan(draft: Draft) -> None:
             rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
                                           edit.z_axis))
     draft.hinges = joints.hinges(rests, draft.bend, draft.halves)  # the second half of a split segment twists
+    if draft.options.use_pole:
+        return
+    for hinge in draft.hinges:
+        bent = math.degrees(min(abs(hinge.minimum), abs(hinge.maximum)))
+        if bent < NEARLY_STRAIGHT_DEGREES:
+            draft.notes.append(warning(
+                f"{hinge.bone} is bent only {bent:.1f} degrees at rest and hinged with no pole: Blender's IK may "
+                "leave it straight when the handle moves out of the limb's line; turn the pole on, or Hinge "
+                "Joints off"))
 
 
 PART = Part("hinge", Options, plan, used=lambda options: bool(options.hinge_joints))

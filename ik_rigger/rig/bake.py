@@ -261,7 +261,9 @@ def playing_alone(obj: bpy.types.Object, clip: Clip) -> Iterator[None]:
     written meanwhile), from the rest pose: what it does not key stays at rest, as in the
     engines clips are made for, whatever was shown before. Afterwards the armature's
     action, slot and NLA are as they were, and so is every pose bone's transform."""
-    data = obj.animation_data
+    # A removal may have taken the armature's last curves, and its animation data with them.
+    created = obj.animation_data is None
+    data = obj.animation_data_create()
     bones = obj.pose.bones
     saved = {}
     for name, rest in _TRANSFORMS.items():
@@ -284,6 +286,8 @@ def playing_alone(obj: bpy.types.Object, clip: Clip) -> Iterator[None]:
         data.use_nla = nla
         for name, values in saved.items():
             bones.foreach_set(name, values)
+        if created and data.action is None and not data.drivers and not data.nla_tracks:
+            obj.animation_data_clear()
         obj.update_tag()
 
 
