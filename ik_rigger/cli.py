@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -60,7 +60,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
 _USAGE = ("usage: ik_rigger FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N] [--report FILE.json]")
+          "[--config FILE] [--armature NAME] [--allow-newer] [--jobs N | --scheduler ADDRESS] [--report FILE.json]")
 
 
 class UsageError(Exception):
@@ -90,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files")
+    usage.add_argument("--scheduler", metavar="ADDRESS", help="rig on the Dask cluster of this scheduler "
+                       "(tcp://HOST:PORT), one task per file; see docs/farm.md")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     usage.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return usage
@@ -710,6 +712,10 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             config = config.with_animation(args.animation.upper())
         if args.worker:
             return run_worker(config, stop)
+        if args.scheduler:
+            from . import farm
+
+            return farm.submit(args, config, stop)
         jobs, inputs = plan_jobs(args)
     except UsageError as error:
         return _usage(str(error))
@@ -759,6 +765,15 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             for index, result in pool.leftover():
                 results.setdefault(index, result)
         progress.finish()
+    return conclude(args, jobs, inputs, results, started_files, started, stop, {
+        "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})
+
+
+def conclude(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, results: dict[int, FileResult],
+             started_files: Mapping[int, FileResult], started: float, stop: _Stop, how: dict) -> int:
+    """The end of a run, however its files were rigged: every job's result (those the interrupt
+    cut short or never started said so), the summary, the report (with ``how`` it ran) and the
+    exit code."""
     for index, job in enumerate(jobs):
         if index in started_files and index not in results:  # the file the interrupt came during
             results[index] = started_files[index]
@@ -779,8 +794,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     code = 128 + stop.signum if stop.signum else \
         EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
     report = {"files": [asdict(result) for result in ordered], "notes": inputs.notes, "summary": text,
-              "seconds": seconds, "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0,
-              "exit_code": code, "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
+              "seconds": seconds, **how, "exit_code": code,
+              "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
     try:
         if args.report:
             _write_report(args.report, report)
