@@ -103,15 +103,31 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
 
     futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{_STAGE}{token}-{index}",
                              pure=False): index for index, job in _largest_first(jobs)}
+    recorded: set[int] = set()
+
+    def take(future: Any) -> None:
+        index = futures[future]
+        if index not in recorded:
+            with interrupts_held():
+                record(index, _outcome(future, jobs[index]))
+                recorded.add(index)
+
     try:
         for future in as_completed(futures, loop=client.loop):
-            with interrupts_held():
-                record(futures[future], _outcome(future, jobs[futures[future]]))
+            take(future)
     except Interrupted:
+        # What is done or being rigged is waited for; the rest is cancelled, never begun. A task a
+        # worker takes up as the cancel goes out finds the run's stop mark and begins nothing.
+        for folder in _folders(jobs):
+            try:
+                _stop_mark(folder, token).touch()
+            except OSError:  # a folder no file has reached yet: no task begins there either
+                pass
         running = {key for keys in client.processing().values() for key in keys}
-        client.cancel([future for future in futures if not future.done() and future.key not in running])
-        for future in as_completed([future for future in futures if future.key in running], loop=client.loop):
-            record(futures[future], _outcome(future, jobs[futures[future]]))
+        kept = [future for future in futures if future.done() or future.key in running]
+        client.cancel([future for future in futures if future not in kept])
+        for future in as_completed(kept, loop=client.loop):
+            take(future)
 
 
 def _outcome(future: Any, job: Job) -> FileResult:
@@ -135,7 +151,7 @@ def _clean(token: str, jobs: Iterable[Job]) -> None:
     """Remove what this run's tasks left beside the outputs: staged files, records, and the
     temporary files of a worker killed while it wrote one."""
     mark = f"{_STAGE}{token}-"
-    for folder in sorted({_target(job).parent for job in jobs}):
+    for folder in _folders(jobs):
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -143,6 +159,16 @@ def _clean(token: str, jobs: Iterable[Job]) -> None:
         for entry in entries:
             if mark in entry.name:
                 Path(entry.path).unlink(missing_ok=True)
+
+
+def _folders(jobs: Iterable[Job]) -> list[Path]:
+    """The folders the jobs write in."""
+    return sorted({_target(job).parent for job in jobs})
+
+
+def _stop_mark(folder: Path, token: str) -> Path:
+    """The file that tells a run's tasks in ``folder`` that the run was interrupted."""
+    return folder / f".{_STAGE}{token}-stop"
 
 
 def _target(job: Job) -> Path:
@@ -187,9 +213,11 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
         return FileResult(
             job.input, job.output, error=f"'{job.input}' is not there on worker {_worker_name()}: every worker must "
             "see the files at the same paths (shared storage)")
+    target = _target(job)
+    if _stop_mark(target.parent, token).exists():
+        return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
     if job.dry_run:
         return rig_file(job, config)
-    target = _target(job)
     staged = target.parent / f".{_STAGE}{token}-{index}.blend"
     made = staged.with_suffix(".json")
     try:
