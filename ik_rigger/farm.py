@@ -118,10 +118,11 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
     except Interrupted:
         # What is done or being rigged is waited for; the rest is cancelled, never begun. A task a
         # worker takes up as the cancel goes out finds the run's stop mark and begins nothing.
-        for folder in _folders(jobs):
+        for folder in _folders(job for job in jobs if not job.dry_run):
             try:
+                folder.mkdir(parents=True, exist_ok=True)
                 _stop_mark(folder, token).touch()
-            except OSError:  # a folder no file has reached yet: no task begins there either
+            except OSError:  # a folder no task can write in either
                 pass
         running = {key for keys in client.processing().values() for key in keys}
         kept = [future for future in futures if future.done() or future.key in running]

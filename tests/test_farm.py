@@ -213,6 +213,9 @@ def test_a_scheduler_out_of_reach_is_a_usage_error_before_anything_is_made(tmp_p
     assert f"cannot reach the Dask scheduler at '{address}' within 30 s" in result.stderr
     assert time.monotonic() - started < 120
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["a.blend", "in"]
+    both = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--scheduler",
+                           address], capture_output=True, text=True, timeout=300)
+    assert both.returncode == 2 and "--jobs and --scheduler exclude each other" in both.stderr
 
 
 def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
