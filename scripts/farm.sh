@@ -55,6 +55,17 @@ case "$role" in
                 *) break ;;
             esac
         done
+        # One worker process per core: each keeps to a core of its own (scripts/farm_worker.py), as
+        # the batch's own processes do with --jobs at the core count.
+        if [ "$nworkers" = "$(nproc)" ] && [ "$nworkers" -gt 1 ]; then
+            export IK_RIGGER_FARM_ONE_PER_CORE=1
+        fi
+        # Dask samples each worker's stacks every 10 ms for its dashboard: time taken from Blender.
+        export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False
+        # Nor does a worker give its memory back to the system after each allocation (Dask's
+        # MALLOC_TRIM_THRESHOLD_): each file would take it anew, which costs on a virtual machine
+        # whose host takes back what the system leaves free (README, Speed and quality).
+        export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON="{'MALLOC_TRIM_THRESHOLD_': None}"
         exec "$BIN/dask" worker "$address" --nworkers "$nworkers" --nthreads 1 --no-dashboard \
             --preload "$ROOT/scripts/farm_worker.py" "$@"
         ;;
