@@ -44,9 +44,13 @@ _STAGE = "ik_rigger-farm-"
 
 def _connect(address: str) -> Any:
     """A Dask client of the scheduler at ``address``, or a usage error naming it."""
-    from distributed import Client
-
     from .cli import UsageError
+
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise UsageError("--scheduler needs Dask (dask[distributed]) beside this Blender; scripts/rig_batch.sh "
+                         "sets up the farm's environment that has it (docs/farm.md)") from error
 
     # Dask logs a connection's retries and a version mismatch's warnings: the batch's own
     # lines say what matters.
