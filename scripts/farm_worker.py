@@ -40,7 +40,19 @@ def keep_to_a_free_core() -> None:
         return
 
 
+def own_session() -> None:
+    """A session of this worker process's own. Linux shares the processors between sessions
+    (its autogroups) before it shares them between the processes of a session: the worker
+    processes of one ``dask worker`` would otherwise share one session's time against every
+    other session on the machine, where the batch's own workers each have one (cli._start_worker)."""
+    try:
+        os.setsid()
+    except OSError:  # a session leader already
+        pass
+
+
 def dask_setup(worker: object) -> None:
+    own_session()
     keep_to_a_free_core()
     from blender_startup import deferred_downloader
 
