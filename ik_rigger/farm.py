@@ -190,13 +190,17 @@ def _worker_name() -> str:
         return socket.gethostname()
 
 
+# Whether this process has registered IK Rigger for the tasks it runs.
+_registered: list[bool] = []
+
+
 def blender_ready() -> None:
     """Load Blender and register IK Rigger in this process, once (a worker's preload, or its first task)."""
-    import ik_rigger
+    if not _registered:
+        from . import register
 
-    if not hasattr(ik_rigger, "_farm_registered"):
-        ik_rigger.register()
-        ik_rigger._farm_registered = True  # type: ignore[attr-defined]
+        register()
+        _registered.append(True)
 
 
 async def rig_on_worker(job: Job, config: Config, token: str, index: int) -> FileResult:
