@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType
@@ -64,8 +64,8 @@ _READY_MARK = "IK-RIGGER-READY"
 # A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
 WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
 _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] [--jobs N] "
-          "[--report FILE.json] [--quiet | --verbose]; --help says more")
+          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] "
+          "[--jobs N | --scheduler ADDRESS] [--report FILE.json] [--quiet | --verbose]; --help says more")
 
 
 class UsageError(Exception):
@@ -97,6 +97,8 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files "
                        "(with 1, by one worker: a Blender that crashes on a file fails that file alone)")
+    usage.add_argument("--scheduler", metavar="ADDRESS", help="rig on the Dask cluster of this scheduler "
+                       "(tcp://HOST:PORT), one task per file; see docs/farm.md")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     told = usage.add_mutually_exclusive_group()
     told.add_argument("--quiet", "-q", action="store_true", help="print only errors, warnings and the summary")
@@ -718,7 +720,7 @@ def shown(text: str) -> str:
     return _UNSHOWABLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def _printable(result: FileResult) -> FileResult:
+def printable(result: FileResult) -> FileResult:
     """``result`` with every name and message escaped for the terminal (``shown``); the report
     keeps the original."""
     armatures = [replace(entry, name=shown(entry.name), limbs=[[shown(bone) for bone in chain]
@@ -877,6 +879,10 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             config = config.with_animation(args.animation.upper())
         if channel is not None:
             return run_worker(config, stop, channel)
+        if args.scheduler:
+            from . import farm
+
+            return farm.submit(args, config, stop)
         jobs, inputs = plan_jobs(args)
         inputs.notes.extend(config.notes)
     except UsageError as error:
@@ -886,7 +892,6 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     started = time.perf_counter()
     for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
         inputs.notes.extend(f"removed '{path}', left by a run that was killed" for path in clean_stale(folder))
-    told = "quiet" if args.quiet else "verbose" if args.verbose else "normal"
     progress = Progress(len(jobs), quiet=args.quiet)
     count = min(args.jobs, len(jobs))
     if count > 1 and not worker_command:
@@ -913,7 +918,7 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         if stop.signum and result.status == "failed":  # what the interrupt cut short is not the file's fault
             result.status, result.error = "interrupted", "stopped by the interrupt"
         results[index] = result
-        progress.update(_printable(result))
+        progress.update(printable(result))
 
     def rig_here() -> None:
         while not stop.signum and (item := take()) is not None:
@@ -937,6 +942,15 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             for index, result in pool.leftover():
                 results.setdefault(index, result)
         progress.finish()
+    return conclude(args, jobs, inputs, results, started_files, started, stop, {
+        "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})
+
+
+def conclude(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, results: dict[int, FileResult],
+             started_files: Mapping[int, FileResult], started: float, stop: _Stop, how: dict) -> int:
+    """The end of a run, however its files were rigged: every job's result (those the interrupt
+    cut short or never started said so), the summary, the report (with ``how`` it ran) and the
+    exit code."""
     for index, job in enumerate(jobs):
         if index in started_files and index not in results:  # the file the interrupt came during
             results[index] = started_files[index]
@@ -949,17 +963,17 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     if not ordered:
         inputs.warnings.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
     seconds = time.perf_counter() - started
-    text = summary([_printable(result) for result in ordered], _shown_inputs(inputs), seconds, told)
+    told = "quiet" if args.quiet else "verbose" if args.verbose else "normal"
+    text = summary([printable(result) for result in ordered], _shown_inputs(inputs), seconds, told)
     print(text, flush=True)
     for result in ordered:
         if result.details:
-            print(f"ik_rigger: {_printable(result).input}:\n{_printable(result).details}", file=sys.stderr)
+            print(f"ik_rigger: {printable(result).input}:\n{printable(result).details}", file=sys.stderr)
     code = 128 + stop.signum if stop.signum else \
         EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
     report = {"files": [asdict(result) for result in ordered], "warnings": inputs.warnings, "notes": inputs.notes,
-              "summary": text,
-              "seconds": seconds, "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0,
-              "exit_code": code, "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
+              "summary": text, "seconds": seconds, **how, "exit_code": code,
+              "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
     try:
         if args.report:
             _write_report(args.report, report)

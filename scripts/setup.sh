@@ -5,6 +5,7 @@
 #
 #   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint)
 #   scripts/setup.sh blender-5.2  only the named ones
+#   scripts/setup.sh farm         the farm's (Dask, Open Job Description; on demand only)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +16,8 @@ python_version_for() {
         blender-5.2) echo 3.13 ;;
         blender-4.2) echo 3.11 ;;
         lint) echo 3.13 ;;
-        *) echo "setup: unknown environment '$1' (known: blender-5.2 blender-4.2 lint)" >&2; exit 2 ;;
+        farm) echo 3.13 ;;
+        *) echo "setup: unknown environment '$1' (known: blender-5.2 blender-4.2 lint farm)" >&2; exit 2 ;;
     esac
 }
 
@@ -43,6 +45,7 @@ requirement_modules() {
         blender-5.2) echo bpy pytest matplotlib ;;
         blender-4.2) echo bpy pytest matplotlib ;;
         lint) echo ruff mypy ;;
+        farm) echo bpy pytest distributed openjd.cli ;;
     esac
 }
 

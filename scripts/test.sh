@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Set up what is missing, then run every test: the suite on Blender 5.2 LTS (the
-# newest) and on 4.2 LTS (the oldest supported), the packaging test with both, and
-# lint plus type check. Extra arguments go to pytest (e.g. -k rebuild -x). The suite runs
-# the whole option matrix (tests/test_option_matrix.py), not the sample a plain pytest takes.
+# newest) and on 4.2 LTS (the oldest supported), the packaging test with both, the farm's
+# tests (a Dask cluster, Open Job Description) in the farm's environment, and lint plus type
+# check. Extra arguments go to pytest (e.g. -k rebuild -x). The suite runs the whole option
+# matrix (tests/test_option_matrix.py), not the sample a plain pytest takes.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 scripts/setup.sh
+scripts/setup.sh farm
 
 status=0
 run() {
@@ -18,6 +20,14 @@ run() {
 }
 run "Blender 5.2 LTS (bpy 5.2)" env IK_RIGGER_FULL_MATRIX=1 .venvs/blender-5.2/bin/python -m pytest "$@"
 run "Blender 4.2 LTS (bpy 4.2)" env IK_RIGGER_FULL_MATRIX=1 .venvs/blender-4.2/bin/python -m pytest "$@"
+# Elsewhere the farm's tests skip; here they alone run. Arguments that select none of them
+# (pytest's exit code 5) leave nothing to fail.
+farm_tests() {
+    local code=0
+    .venvs/farm/bin/python -m pytest tests/test_farm.py "$@" || code=$?
+    [ "$code" -eq 0 ] || [ "$code" -eq 5 ]
+}
+run "farm: Dask and Open Job Description (bpy 5.2)" farm_tests "$@"
 run "lint (ruff)" .venvs/lint/bin/ruff check .
 run "type check (mypy with fake-bpy-module)" .venvs/lint/bin/mypy
 

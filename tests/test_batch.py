@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import signal
@@ -92,6 +93,18 @@ def test_usage_errors_exit_2(tmp_path, args, message):
     result = run(*args, cwd=tmp_path)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_a_scheduler_without_dask_is_a_usage_error(tmp_path):
+    """Where Blender's Python has no Dask (this suite's environments), --scheduler says how to get it;
+    with Dask, tests/test_farm.py runs the cluster."""
+    if importlib.util.find_spec("distributed") is not None:
+        pytest.skip("Dask is installed here")
+    result = run(str(save_character(tmp_path / "a.blend")), "--out", str(tmp_path / "out"), "--scheduler",
+                 "tcp://127.0.0.1:1")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "--scheduler needs Dask" in result.stderr and "scripts/rig_batch.sh" in result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_bad_config_is_a_usage_error(tmp_path):

@@ -779,7 +779,8 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
         raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
 
 
-def _check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
+def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
+    """Refuse, before any work, a job whose input is no input or whose output must not be written."""
     if fmt is None:
         raise RigError(f"'{source}' is not an input IK Rigger reads",
                        hint=f"Give {', '.join(sorted(INPUT_FORMATS))} files.")
@@ -816,7 +817,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
     target = Path(os.path.realpath(source)) if job.in_place else Path(job.output)
     fmt = input_format(source)
     try:
-        _check_target(job, source, target, fmt)
+        check_target(job, source, target, fmt)
         # An interrupt waits for the end of opening and rigging (then of writing): Blender runs
         # Python inside them (handlers, importers), where it would swallow the exception.
         with interrupts_held(), _geometry_asleep():

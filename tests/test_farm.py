@@ -1,0 +1,277 @@
+"""The batch on a Dask cluster and as an Open Job Description job (docs/farm.md).
+
+Real separate processes: a scheduler and two worker processes on this machine, started by
+scripts/farm.sh on free ports and stopped by their process ids at the end, and the batch
+submitted to them by scripts/rig_batch.sh. Runs in the farm's environment (scripts/test.sh);
+skipped where Dask is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import DATA
+from test_batch import digest, limbs_in, save_character
+from test_batch_safety import TEMP_MARK, _catch_temporary, _heavy, _worker_of, checksums, report_of, temporaries
+
+distributed = pytest.importorskip("distributed")
+
+from ik_rigger import farm  # noqa: E402
+from ik_rigger.core.config import Config  # noqa: E402
+from ik_rigger.rig.files import Job  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FARM = ROOT / "scripts" / "farm.sh"
+RIG = ROOT / "scripts" / "rig_batch.sh"
+WORKERS = 2
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class Cluster:
+    """A scheduler and its workers, each process known by its id."""
+
+    def __init__(self, address: str, client: distributed.Client) -> None:
+        self.address = address
+        self.client = client
+        self.worker_pids: set[int] = set()
+
+    def ready(self) -> list[int]:
+        """Both workers there (one killed by a test is back): their process ids."""
+        self.client.wait_for_workers(WORKERS, timeout=180)
+        deadline = time.monotonic() + 180
+        while len(pids := self._pids()) < WORKERS and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.worker_pids.update(pids)
+        return pids
+
+    def _pids(self) -> list[int]:
+        return [pid for pid in self.client.run(os.getpid).values() if _alive(pid)]
+
+    def submit(self, *args: str, **popen) -> subprocess.Popen:
+        return subprocess.Popen([str(RIG), *args, "--scheduler", self.address], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    logs = tmp_path_factory.mktemp("farm_logs")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    processes: list[subprocess.Popen] = []
+    found: Cluster | None = None
+    try:
+        for role, args in (("scheduler", ["--port", str(port)]), ("worker", [address, "--nworkers", str(WORKERS)])):
+            with (logs / f"{role}.log").open("w") as log:
+                processes.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
+        found = Cluster(address, distributed.Client(address, timeout=120))
+        found.ready()
+        yield found
+    finally:
+        if found is not None:
+            found.client.close()
+        for process in reversed(processes):  # the workers first, then the scheduler
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for pid in found.worker_pids if found is not None else ():
+            deadline = time.monotonic() + 30
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _characters(folder: Path, count: int = 3) -> list[Path]:
+    """Characters the test makes, and imports from the test data."""
+    made = [save_character(folder / f"c{index}.blend") for index in range(count)]
+    copied = [Path(shutil.copy(DATA / name, folder / name)) for name in ("gltf_fox.glb", "mixamo_freebvh.bvh")]
+    return sorted(made + copied)
+
+
+def _limbs_of(report: Path) -> dict[str, tuple[str, list]]:
+    return {name: (entry["status"], [armature["limbs"] for armature in entry["armatures"]])
+            for name, entry in report_of(report).items()}
+
+
+def _counts(stdout: str) -> str:
+    """The summary's counts, without its time."""
+    return stdout.split(" file(s) in ")[1].split(" s: ", 1)[1].splitlines()[0]
+
+
+def test_a_folder_rigged_on_the_cluster_is_what_a_local_run_gives(tmp_path, cluster):
+    cluster.ready()
+    inputs = _characters(tmp_path / "in")
+    before = checksums([tmp_path / "in"])
+    process = cluster.submit(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--report",
+                             str(tmp_path / "out" / "report.json"))
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stdout + stderr
+    assert checksums([tmp_path / "in"]) == before
+    local = subprocess.run([str(RIG), str(tmp_path / "in"), "--out", str(tmp_path / "local"), "--report",
+                            str(tmp_path / "local.json")], capture_output=True, text=True, timeout=600)
+    assert local.returncode == 0, local.stdout + local.stderr
+    # The same files, progress, summary and report as the local run.
+    outputs = sorted(path.name for path in (tmp_path / "out").iterdir())
+    assert outputs == sorted([path.name for path in (tmp_path / "local").iterdir()] + ["report.json"])
+    assert _limbs_of(tmp_path / "out" / "report.json") == _limbs_of(tmp_path / "local.json")
+    assert f"{len(inputs)} file(s)" in stdout and f"[{len(inputs)}/{len(inputs)}]" in stdout
+    assert _counts(stdout) == _counts(local.stdout)
+    for name in ("c0.blend", "c2.blend"):
+        assert limbs_in(tmp_path / "out" / name) == ["shin.L", "shin.R"]
+    assert len(limbs_in(tmp_path / "out" / "gltf_fox.blend")) == 4
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["scheduler"] == cluster.address and report["exit_code"] == 0
+    # A second run finds the outputs there: refused, as a local run refuses them.
+    again = cluster.submit(str(inputs[0]), "--out", str(tmp_path / "out"))
+    stdout, stderr = again.communicate(timeout=600)
+    assert again.returncode == 1 and f"the output '{tmp_path / 'out' / inputs[0].name}' exists" in stdout
+
+
+def test_a_worker_killed_mid_file_fails_nothing(tmp_path, cluster):
+    """SIGKILL on a worker while it saves a file: Dask runs that file again on a worker, and every
+    file comes out rigged once, with nothing else left in the output folder."""
+    pids = cluster.ready()
+    inputs = _heavy(12, tmp_path / "in")
+    before = checksums([tmp_path / "in"])
+    out = tmp_path / "out"
+    process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"))
+    victim = _worker_of(_catch_temporary(process, out, not_by=[process.pid]))
+    assert victim in pids
+    os.kill(victim, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stdout + stderr
+    files = report_of(tmp_path / "report.json")
+    assert sorted(files) == [path.name for path in inputs]
+    assert all(entry["status"] == "rigged" for entry in files.values()), files
+    assert sorted(entry.name for entry in out.iterdir()) == [path.name for path in inputs]
+    assert not temporaries(out)
+    for path in inputs:
+        assert limbs_in(out / path.name) == ["shin.L", "shin.R"]
+    assert checksums([tmp_path / "in"]) == before
+    assert not _alive(victim)
+
+
+def test_an_interrupt_cancels_what_is_queued_and_writes_the_report(tmp_path, cluster):
+    cluster.ready()
+    inputs = _heavy(12, tmp_path / "in")
+    before = checksums([tmp_path / "in"])
+    out = tmp_path / "out"
+    report = tmp_path / "report.json"
+    process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
+    assert process.stdout is not None
+    assert any(line.startswith("[1/12]") for line in process.stdout)  # under way (after Blender's own lines)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    data = json.loads(report.read_text())
+    assert data["interrupted_by"] == "SIGINT" and data["exit_code"] == 130
+    files = report_of(report)
+    assert sorted(files) == [path.name for path in inputs]
+    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
+    assert any(entry["status"] == "not started" for entry in files.values())
+    assert set(entry["status"] for entry in files.values()) <= {"rigged", "not started"}
+    assert sorted(entry.name for entry in out.iterdir()) == rigged
+    for name in rigged:
+        assert limbs_in(out / name) == ["shin.L", "shin.R"]
+    assert checksums([tmp_path / "in"]) == before
+
+
+def test_a_scheduler_out_of_reach_is_a_usage_error_before_anything_is_made(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    started = time.monotonic()
+    result = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--report",
+                             str(tmp_path / "report.json"), "--scheduler", address],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"cannot reach the Dask scheduler at '{address}' within 30 s" in result.stderr
+    assert time.monotonic() - started < 120
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["a.blend", "in"]
+    both = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--scheduler",
+                           address], capture_output=True, text=True, timeout=300)
+    assert both.returncode == 2 and "--jobs and --scheduler exclude each other" in both.stderr
+
+
+def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
+    """An attempt that finds the output made by an earlier attempt of the same task (a worker that
+    died before Dask had its result) gives that result; the same output made by anything else is
+    "output exists", as locally."""
+    source = save_character(tmp_path / "in" / "a.blend")
+    job = Job(str(source), str(tmp_path / "out" / "a.blend"))
+    first = farm.rig_staged(job, Config(), "run1", 0)
+    assert first.status == "rigged", first.error
+    made = (tmp_path / "out" / "a.blend").stat()
+    again = farm.rig_staged(job, Config(), "run1", 0)
+    assert again == first
+    assert (tmp_path / "out" / "a.blend").stat().st_mtime_ns == made.st_mtime_ns  # not rigged twice
+    other = farm.rig_staged(job, Config(), "run2", 0)
+    assert other.status == "failed" and "exists" in other.error
+    farm._clean("run1", [job])
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.blend"]
+
+
+def test_a_file_a_worker_cannot_see_fails_naming_the_worker(tmp_path):
+    job = Job(str(tmp_path / "elsewhere" / "a.blend"), str(tmp_path / "out" / "a.blend"))
+    result = farm.rig_staged(job, Config(), "run", 0)
+    assert result.status == "failed"
+    assert f"is not there on worker {socket.gethostname()}" in result.error and "same paths" in result.error
+    assert not (tmp_path / "out").exists()
+
+
+OPENJD = ROOT / ".venvs" / "farm" / "bin" / "openjd"
+TEMPLATE = ROOT / "farm" / "openjd" / "rig_batch.yaml"
+
+
+def test_the_open_job_description_template_checks():
+    if not OPENJD.exists():
+        pytest.skip("openjd-cli is in the farm environment only")
+    result = subprocess.run([str(OPENJD), "check", str(TEMPLATE)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_open_job_description_job_rigs_every_file_in_chunks(tmp_path):
+    if not OPENJD.exists():
+        pytest.skip("openjd-cli is in the farm environment only")
+    inputs = _characters(tmp_path / "in", count=4)
+    before = checksums([tmp_path / "in"])
+    out = tmp_path / "out"
+    result = subprocess.run([str(OPENJD), "run", str(TEMPLATE), "-p", f"InputFolder={tmp_path / 'in'}",
+                             "-p", f"OutputFolder={out}", "-p", f"BatchCommand={RIG}", "-p", "Chunks=3"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert checksums([tmp_path / "in"]) == before
+    names = sorted(path.with_suffix(".blend").name for path in inputs)
+    assert sorted(path.name for path in out.iterdir()) == sorted([*names, "report.json"])
+    files = report_of(out / "report.json")
+    assert sorted(files) == sorted(path.name for path in inputs)  # each input once
+    assert json.loads((out / "report.json").read_text())["parts"] == 3  # one report from each chunk
+    assert all(entry["status"] == "rigged" for entry in files.values())
+    assert limbs_in(out / "c1.blend") == ["shin.L", "shin.R"]
+    assert TEMP_MARK not in " ".join(path.name for path in out.rglob("*"))
+    assert digest(inputs[0]) == before[inputs[0]]
