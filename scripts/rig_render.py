@@ -1,4 +1,4 @@
-"""Render a rigged, skinned character with Blender's own Workbench engine: a still and a motion.
+"""Render a rigged character with Blender's own Workbench engine: a still and a motion.
 
 As a module (``scripts/`` on ``sys.path``), after the character is rigged and saved::
 
@@ -8,10 +8,12 @@ As a module (``scripts/`` on ``sys.path``), after the character is rigged and sa
 
 Workbench draws meshes only: no bones, no custom shapes. So the IK handles' rings and the
 poles' diamonds are drawn as thin tubes (curve objects following their bone shapes' edges),
-in the colour each control shows in Blender's theme, the guide's blue. They, the camera and
-the world live in a scene of the picture's own that links the character's collections; that
-scene and everything made for it is removed before returning, so the user's file never
-holds any of it (each picture object carries ``PICTURE_MARK`` too, for a test to look for).
+in the colour each control shows in Blender's theme, the guide's blue. A bare skeleton (a
+motion capture) has no mesh to draw: its deforming bones are drawn as Blender's octahedral
+bone shapes, one grey mesh the armature deforms. The controls, that mesh, the camera and the
+world live in a scene of the picture's own that links the character's objects; that scene
+and everything made for it is removed before returning, so the user's file never holds any
+of it (each picture object carries ``PICTURE_MARK`` too, for a test to look for).
 
 The motion is rendered frame by frame as PNGs and put together with Pillow (animated WebP).
 """
@@ -39,6 +41,11 @@ CHARACTER_RGB = (0.78, 0.78, 0.76)
 BACKGROUND_RGB = (0.16, 0.17, 0.19)
 MARGIN = 1.12
 PALETTE_COLOURS = 96
+# Blender's octahedral bone in bone space, for a bone of length 1 along +Y: its head, its tail, and
+# the square around it a tenth of the way along; a face from each end to each side of the square.
+OCTAHEDRON = ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+              (0.1, 0.1, 0.1), (-0.1, 0.1, 0.1), (-0.1, 0.1, -0.1), (0.1, 0.1, -0.1))
+OCTAHEDRON_FACES = tuple((end, 2 + side, 2 + (side + 1) % 4) for end in (0, 1) for side in range(4))
 
 
 def shape_matrix(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> Matrix:
@@ -55,19 +62,23 @@ def shape_matrix(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> Matrix
 
 class Picture:
     """A scene of the picture's own: ``obj`` and the meshes it deforms linked in (they stay the
-    user's), a camera, a world, Workbench, and a tube along each control's bone shape. ``remove``
-    takes the scene and everything made for it out of the file."""
+    user's; with none, a mesh of its deforming bones made for the picture), a camera, a world,
+    Workbench, and a tube along each control's bone shape. ``remove`` takes the scene and
+    everything made for it out of the file."""
 
     def __init__(self, obj: bpy.types.Object, size: tuple[int, int]) -> None:
         self.obj = obj
-        self.meshes = [item for item in bpy.data.objects if item.type == "MESH" and item.find_armature() == obj]
         self.scene = bpy.data.scenes.new("IK Rigger picture")
         self.made: list[bpy.types.ID] = []
         self.tubes: list[tuple[bpy.types.Object, str]] = []
-        self.colours = [tuple(item.color) for item in self.meshes]  # the user's, given back by remove
         scene = self.scene
-        for item in (obj, *self.meshes):
+        scene.collection.objects.link(obj)
+        self.meshes = [item for item in bpy.data.objects if item.type == "MESH" and item.find_armature() == obj]
+        self.colours = [tuple(item.color) for item in self.meshes]  # the user's, given back by remove
+        for item in self.meshes:
             scene.collection.objects.link(item)
+        if not self.meshes:
+            self.meshes = [self._bones_mesh()]
         source = bpy.context.scene
         scene.render.fps, scene.render.fps_base = source.render.fps, source.render.fps_base
         scene.render.engine = "BLENDER_WORKBENCH"
@@ -91,6 +102,24 @@ class Picture:
         if isinstance(block, bpy.types.Object):
             block[PICTURE_MARK] = True
         return block
+
+    def _bones_mesh(self) -> bpy.types.Object:
+        """An octahedron on each deforming bone at rest, weighted to it alone, that ``obj`` deforms."""
+        bones = [bone for bone in self.obj.data.bones if bone.use_deform]
+        vertices = [tuple(bone.matrix_local @ (Vector(corner) * bone.length)) for bone in bones
+                    for corner in OCTAHEDRON]
+        faces = [tuple(index * len(OCTAHEDRON) + corner for corner in face)
+                 for index in range(len(bones)) for face in OCTAHEDRON_FACES]
+        mesh = self._made(bpy.data.meshes.new("Picture bones"))
+        mesh.from_pydata(vertices, [], faces)
+        body = self._made(bpy.data.objects.new("Picture bones", mesh))
+        body.matrix_world = self.obj.matrix_world
+        for index, bone in enumerate(bones):
+            start = index * len(OCTAHEDRON)
+            body.vertex_groups.new(name=bone.name).add(list(range(start, start + len(OCTAHEDRON))), 1.0, "REPLACE")
+        body.modifiers.new("Armature", "ARMATURE").object = self.obj
+        self.scene.collection.objects.link(body)
+        return body
 
     @property
     def depsgraph(self) -> bpy.types.Depsgraph:
@@ -171,7 +200,8 @@ class Picture:
         # Objects first: removing a camera's data would take its object with it.
         for block in sorted(self.made, key=lambda block: not isinstance(block, bpy.types.Object)):
             for kind, blocks in ((bpy.types.Object, bpy.data.objects), (bpy.types.Curve, bpy.data.curves),
-                                 (bpy.types.Camera, bpy.data.cameras), (bpy.types.World, bpy.data.worlds)):
+                                 (bpy.types.Mesh, bpy.data.meshes), (bpy.types.Camera, bpy.data.cameras),
+                                 (bpy.types.World, bpy.data.worlds)):
                 if isinstance(block, kind):
                     blocks.remove(block)
                     break

@@ -11,8 +11,13 @@ The second is a skinned character, Godot's platformer robot (tests/data, MIT), w
 game's clips. Auto-Rig rigs it keeping every clip on the new IK controls; it is saved,
 then rendered with Blender's Workbench engine, its IK handles' rings and poles' diamonds
 drawn in the guide's blue (scripts/rig_render.py): a still, crouching over its planted
-left foot with its left arm reaching forward, and its walk clip played through the rig as
-an animated WebP, the controls moving with it. Nothing made for the pictures is saved.
+left foot with its left arm reaching forward.
+
+The third is a real motion capture, a walk (tests/data/pymo_walk.bvh, MIT), imported with
+Blender's BVH importer at the capture's own frame rate. Auto-Rig rigs it, baking its motion
+onto the new IK controls; it is saved, then played through the rig and rendered with
+Workbench as an animated WebP, its bones drawn grey and its controls moving with them.
+Nothing made for the pictures is saved.
 
     scripts/rig_sample.sh [--out DIR] [--update-docs]             (the project's bpy)
     blender --background --factory-startup --python scripts/rig_sample.py -- [--out DIR]
@@ -47,7 +52,7 @@ SKELETON = ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
 DOCS_PICTURE = ROOT / "docs" / "sample_rig.png"
 SKINNED = ROOT / "tests" / "data" / "godot_platformer_robot.glb"
 SKINNED_BODY = "hip"
-SKINNED_CLIP = "walk"
+CAPTURE = ROOT / "tests" / "data" / "pymo_walk.bvh"
 RENDER, MOTION = "sample_render.png", "sample_motion.webp"
 # The skinned character's pose in the still, as fractions of its left leg's length (it faces -Y, its
 # left is +X): the body down and forward over the planted left foot, the left hand reaching forward.
@@ -183,16 +188,17 @@ def pose_skinned(obj: bpy.types.Object) -> None:
     _move(obj, obj.ik_rigger.limb_of(last).handle, reach * length)
 
 
-def play(obj: bpy.types.Object, clip: str) -> range:
-    """Make ``clip`` the armature's active action (its IK controls keyed by the build); its frames.
-    The glTF importer keeps each clip in an NLA track of its name (the action's own name differs
-    between Blender versions)."""
-    animation = obj.animation_data
-    action = animation.nla_tracks[clip].strips[0].action
-    animation.action = action
-    if getattr(animation, "action_slot", False) is None and animation.action_suitable_slots:
-        animation.action_slot = animation.action_suitable_slots[0]  # Blender 4.4 and newer: slotted actions
-    return range(int(action.frame_range[0]), int(action.frame_range[1]) + 1)
+def load_capture() -> bpy.types.Object:
+    """The motion capture with its motion, the scene set to its frames and frame rate, its armature returned."""
+    with quiet():
+        bpy.ops.import_anim.bvh(filepath=str(CAPTURE), update_scene_fps=True, update_scene_duration=True)
+    return bpy.context.active_object
+
+
+def frames(obj: bpy.types.Object) -> range:
+    """The frames of ``obj``'s active action (after Auto-Rig, its motion baked onto the IK controls)."""
+    start, end = obj.animation_data.action.frame_range
+    return range(int(start), int(end) + 1)
 
 
 def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
@@ -213,12 +219,26 @@ def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
         obj.animation_data.action = None
         written.append((rig_render.render_still(obj, out / RENDER, lambda: pose_skinned(obj)),
                         "rendered with Workbench, posed, its controls in the guide's blue"))
-        for pose_bone in obj.pose.bones:
-            pose_bone.matrix_basis.identity()
-        frames = play(obj, SKINNED_CLIP)
-        written.append((rig_render.render_motion(obj, out / MOTION, frames),
-                        f"its {SKINNED_CLIP} clip played through the rig, rendered"))
         obj.animation_data.action = clip
+    return written
+
+
+def rig_capture(out: Path, pictures: bool) -> list[tuple[Path, str]]:
+    """Rig, save and render the motion capture (see the module's docstring); what was written."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    obj = load_capture()
+    built = api.auto_rig(obj)
+    blend = out / "sample_capture_rigged.blend"
+    with quiet():
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    print(f"Rigged {len(built)} limbs of the motion capture {CAPTURE.relative_to(ROOT).as_posix()}, "
+          "its motion baked onto the IK controls: " + ", ".join(limb.name for limb in built))
+    written = [(blend, "the motion capture rigged, its motion playing through the rig")]
+    if pictures:
+        import rig_render
+
+        written.append((rig_render.render_motion(obj, out / MOTION, frames(obj)),
+                        "its motion played through the rig, rendered: the bones grey, the controls in blue"))
     return written
 
 
@@ -253,6 +273,10 @@ def main() -> int:
         written.extend(rig_skinned(args.out, pictures))
     except (RigError, ImportError) as error:
         print(f"rig_sample: no skinned sample ({getattr(error, 'message', error)})", file=sys.stderr)
+    try:
+        written.extend(rig_capture(args.out, pictures))
+    except (RigError, ImportError) as error:
+        print(f"rig_sample: no motion-capture sample ({getattr(error, 'message', error)})", file=sys.stderr)
     if args.update_docs and pictures:
         for path, name in ((picture, DOCS_PICTURE.name), (args.out / RENDER, RENDER), (args.out / MOTION, MOTION)):
             if path.is_file():

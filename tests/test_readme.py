@@ -275,8 +275,8 @@ def test_sample_rigs_what_it_says(sample_run: tuple[Path, subprocess.CompletedPr
 
 def test_sample_renders_its_pictures_and_saves_none_of_their_objects(
         sample_run: tuple[Path, subprocess.CompletedProcess]) -> None:
-    """The skinned sample's Workbench still and motion are written, and neither rigged .blend holds a
-    scene, camera, curve or object made for a picture."""
+    """The skinned sample's Workbench still and the motion capture's motion are written, and no rigged .blend
+    holds a scene, camera, curve, mesh or object made for a picture."""
     image = pytest.importorskip("PIL.Image")
     pytest.importorskip("matplotlib")
     out, result = sample_run
@@ -285,11 +285,15 @@ def test_sample_renders_its_pictures_and_saves_none_of_their_objects(
         assert still.format == "PNG" and still.size == (560, 640), output
     with image.open(out / "sample_motion.webp") as motion:
         assert motion.format == "WEBP" and motion.n_frames > 8, output
-    for name in ("sample_rigged.blend", "sample_character_rigged.blend"):
+    for name in ("sample_rigged.blend", "sample_character_rigged.blend", "sample_capture_rigged.blend"):
         assert str(out / name) in result.stdout, output
         bpy.ops.wm.open_mainfile(filepath=str(out / name), load_ui=False)
         assert len(bpy.data.scenes) == 1 and not bpy.data.cameras and not bpy.data.curves, name
         assert not any(item.get("ik_rigger_picture") for item in bpy.data.objects), name
+    # The bare capture's only meshes are its controls' bone shapes: none of its bones drawn for the picture.
+    shapes = {pose_bone.custom_shape.data.name for pose_bone in bpy.data.objects["pymo_walk"].pose.bones
+              if pose_bone.custom_shape}
+    assert set(bpy.data.meshes.keys()) == shapes
     armature = next(item for item in bpy.data.objects if item.type == "ARMATURE")
     assert len(armature.ik_rigger.limbs) == 4
 
