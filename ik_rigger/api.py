@@ -151,7 +151,7 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: se
 
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if (any(role in made for role in part.roles) if part.roles else part.used(chosen)))
+                 if part.used(chosen) and (not part.roles or any(role in made for role in part.roles)))
 
 
 @_takes_armature

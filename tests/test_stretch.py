@@ -8,6 +8,8 @@ from helpers import both_legs, chain_length, evaluate, make_armature, rotation_d
 from mathutils import Vector
 from test_build import move_handle
 
+from ik_rigger import api
+
 CHAIN = ["thigh.L", "shin.L"]
 
 
@@ -146,6 +148,7 @@ def test_without_stretch_a_part_that_needs_a_target_gets_one_and_no_reach(option
     obj = rig(max_stretch=1.0, **options)
     roles = made_roles(obj)
     assert "TARGET" in roles and "REACH" not in roles and stretch_drivers(obj) == []
+    assert "stretch" not in api.limbs(obj)[0].parts
     assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == roles["TARGET"]
     posed = evaluate(obj)
     for name in CHAIN + ["foot.L"]:  # at rest as built
