@@ -40,6 +40,17 @@ def _build_api(obj: bpy.types.Object) -> None:
     build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
 
 
+def _build_many_without_stretch(obj: bpy.types.Object) -> None:
+    from ik_rigger import api
+
+    chosen = api.options(max_stretch=1.0)
+    api.build_many(obj, [(last, chosen) for last in LASTS])
+
+
+def _floor_without_stretch(obj: bpy.types.Object) -> None:
+    floor.rig_four_limbs(obj, stretch=False, drivers=True)
+
+
 def _floor_operator(obj: bpy.types.Object) -> None:
     if bpy.ops.benchmark.floor() != {"FINISHED"}:
         raise RuntimeError("the floor operator did not finish on the human metarig")
@@ -61,18 +72,26 @@ VARIANTS: dict[str, tuple[str, Callable[[bpy.types.Object], None]]] = {
     # into what the API takes from there and what being an operator adds.
     "floor_from_pose": ("POSE", floor.rig_four_limbs),
     "ik_rigger_api_from_pose": ("POSE", _build_api),
+    # A limb at Maximum Stretch 1 (no stretch) through the API, against a floor that makes the same
+    # bones, constraints, shapes and drivers.
+    "floor_without_stretch": ("OBJECT", _floor_without_stretch),
+    "ik_rigger_api_without_stretch": ("OBJECT", _build_many_without_stretch),
 }
+# The floor each variant makes the same rig as (the others: "floor").
+SAME_AS = {"ik_rigger_api_without_stretch": "floor_without_stretch"}
 # (ratio name, numerator, denominator): every ratio is of times taken in the same repeats.
 RATIOS = (
     ("api_over_floor", "ik_rigger_api", "floor"),
     ("operator_over_floor_operator", "ik_rigger_operator", "floor_operator"),
     ("api_from_pose_over_floor_from_pose", "ik_rigger_api_from_pose", "floor_from_pose"),
     ("floor_operator_over_floor_from_pose", "floor_operator", "floor_from_pose"),
+    ("api_without_stretch_over_floor_without_stretch", "ik_rigger_api_without_stretch", "floor_without_stretch"),
 )
 
 
 def signature(obj: bpy.types.Object, original: set[str]) -> Signature:
-    """What a rig is made of: the new bones at rest and every constraint's settings."""
+    """What a rig is made of: the new bones at rest, every constraint's settings, the bones with a shape
+    and the drivers (what they drive: kind, expression and what they read)."""
     bones = {bone.name: (bone.parent.name if bone.parent else None, bone.use_deform,
                          tuple(value for row in bone.matrix_local for value in row))
              for bone in obj.data.bones if bone.name not in original}
@@ -82,7 +101,17 @@ def signature(obj: bpy.types.Object, original: set[str]) -> Signature:
             settings = tuple(getattr(constraint, key, None) for key in _CONSTRAINT_SETTINGS)
             pole = constraint.pole_angle if constraint.type == "IK" else 0.0
             constraints[f"{pose_bone.name}:{constraint.type}"] = (*settings, pole)
-    return {"bones": bones, "constraints": constraints}
+    shaped = {pose_bone.name: () for pose_bone in obj.pose.bones if pose_bone.custom_shape is not None}
+    data = obj.animation_data
+    # Named by bone and constraint type, as the constraints are: the floor names its constraints plainly.
+    paths = {f"{pose_bone.name}:{constraint.type}": constraint.path_from_id("influence")
+             for pose_bone in obj.pose.bones for constraint in pose_bone.constraints}
+    paths.update({f"{pose_bone.name}:ik_stretch": pose_bone.path_from_id("ik_stretch") for pose_bone in obj.pose.bones})
+    curves = {name: data.drivers.find(path) for name, path in paths.items()} if data is not None else {}
+    drivers = {name: (curve.driver.type, curve.driver.expression if curve.driver.type == "SCRIPTED" else "",
+                      tuple(sorted(variable.targets[0].data_path for variable in curve.driver.variables)))
+               for name, curve in curves.items() if curve is not None}
+    return {"bones": bones, "constraints": constraints, "shapes": shaped, "drivers": drivers}
 
 
 def compare(reference: Signature, other: Signature) -> dict[str, object]:
@@ -90,7 +119,8 @@ def compare(reference: Signature, other: Signature) -> dict[str, object]:
     problems: list[str] = []
     matrix_gap = 0.0
     angle_gap = 0.0
-    for kind in ("bones", "constraints"):
+    # A floor without drivers leaves them out of the comparison: its rig is the rest of IK Rigger's.
+    for kind in ("bones", "constraints", "shapes", "drivers")[:4 if reference["drivers"] else 3]:
         if reference[kind].keys() != other[kind].keys():
             problems.append(f"{kind} differ: {sorted(reference[kind].keys() ^ other[kind].keys())}")
     for name in reference["bones"].keys() & other["bones"].keys():
@@ -98,6 +128,9 @@ def compare(reference: Signature, other: Signature) -> dict[str, object]:
         if (parent_a, deform_a) != (parent_b, deform_b):
             problems.append(f"bone {name}: parent or deform differ")
         matrix_gap = max(matrix_gap, *(abs(a - b) for a, b in zip(matrix_a, matrix_b)))
+    if reference["drivers"]:
+        problems.extend(f"driver {path}: differs" for path in reference["drivers"].keys() & other["drivers"].keys()
+                        if reference["drivers"][path] != other["drivers"][path])
     for name in reference["constraints"].keys() & other["constraints"].keys():
         *settings_a, pole_a = reference["constraints"][name]
         *settings_b, pole_b = other["constraints"][name]
@@ -136,8 +169,8 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
         "ratios": ratios,
         "ratio_spreads": {name: spread.as_dict() for name, spread in spreads.items()},
         "target": TARGET,
-        "same_rig": {name: compare(signatures["floor"], signatures[name])
-                     for name in VARIANTS if name != "floor"},
+        "same_rig": {name: compare(signatures[SAME_AS.get(name, "floor")], signatures[name])
+                     for name in VARIANTS if name not in ("floor", *SAME_AS.values())},
     }
 
 

@@ -51,6 +51,23 @@ def _ik_rigger(sources: Path) -> bpy.types.Object:
     return obj
 
 
+def _ik_rigger_without_stretch(sources: Path) -> bpy.types.Object:
+    """IK Rigger's rig at Maximum Stretch 1: no stretch target, reach limit or stretch drivers."""
+    from ik_rigger import api
+
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    chosen = api.options(max_stretch=1.0)
+    api.build_many(obj, [(last, chosen) for last in LASTS])
+    return obj
+
+
+def _floor_without_stretch(sources: Path) -> bpy.types.Object:
+    """The floor of the rig without stretch: the same bones, constraints, shapes and drivers."""
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    floor.rig_four_limbs(obj, stretch=False, drivers=True)
+    return obj
+
+
 def _without_drivers(sources: Path) -> bpy.types.Object:
     """Diagnostic: IK Rigger's rig less the drivers that tie each constraint to the limb's IK/FK blend."""
     obj = _ik_rigger(sources)
@@ -91,7 +108,11 @@ RIGS = {
     # Not targets: they show which part of IK Rigger's rig costs what beyond the floor.
     "ik_rigger_without_drivers": Rig(_without_drivers, _metarig_limbs()),
     "ik_rigger_without_drivers_and_record": Rig(_without_drivers_and_record, _metarig_limbs()),
+    "ik_rigger_without_stretch": Rig(_ik_rigger_without_stretch, _metarig_limbs()),
+    "floor_without_stretch": Rig(_floor_without_stretch, _metarig_limbs()),
 }
+# Rigs also compared with a floor of their own, which makes what they make (every rig is compared with "floor").
+OWN_FLOOR = {"ik_rigger_without_stretch": "floor_without_stretch"}
 
 
 def path_offset(frame: int, frames: int, length: float, side: float) -> Vector:
@@ -195,15 +216,13 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
     spreads: dict[str, common.Stats] = {}
     for mode in ("keyframed", "python"):
         empty = samples["empty"][mode]
-        floor_times = samples["floor"][mode]
-        floor_net = [rig - blank for rig, blank in zip(floor_times, empty)]
         for name in RIGS:
-            if name == "floor":
-                continue
-            own = samples[name][mode]
-            spreads[f"{name}_over_floor_{mode}"] = common.paired_ratios(own, floor_times)
-            spreads[f"{name}_over_floor_{mode}_net"] = common.paired_ratios(
-                [rig - blank for rig, blank in zip(own, empty)], floor_net)
+            for floor_name in {"floor", OWN_FLOOR.get(name, "floor")} - {name}:
+                own, floor_times = samples[name][mode], samples[floor_name][mode]
+                spreads[f"{name}_over_{floor_name}_{mode}"] = common.paired_ratios(own, floor_times)
+                spreads[f"{name}_over_{floor_name}_{mode}_net"] = common.paired_ratios(
+                    [rig - blank for rig, blank in zip(own, empty)],
+                    [rig - blank for rig, blank in zip(floor_times, empty)])
     ratios = {name: spread.median for name, spread in spreads.items()}
     return {
         "frames": frames,

@@ -9,6 +9,11 @@ constraint settings are the ones IK Rigger makes with its default options
 (``build_speed.compare`` proves it on every run), so the time IK Rigger takes beyond
 this is the price of its planning, checks, records and drivers.
 
+Without stretch (``stretch=False``, IK Rigger's Maximum Stretch of 1) the IK aims at the
+handle and there is no target, reach point or stretch limit. With ``drivers`` the floor
+also makes the drivers IK Rigger makes (the handle's ``ik_fk`` and ``ik_weight`` driving
+the IK's and the Copy Rotation's influence), as plain Blender drivers.
+
 ``BENCHMARK_OT_floor`` runs the same script as an operator, so comparing it with IK
 Rigger's Auto-Rig operator leaves out what both pay for being operators (the call, the
 undo step, the scene update after it).
@@ -50,7 +55,7 @@ def _pole_angle(root_head: Vector, root_tail: Vector, root_x: Vector, end: Vecto
     return angle if x_side.cross(toward_pole).dot(axis) < 0.0 else -angle
 
 
-def rig_four_limbs(obj: bpy.types.Object) -> None:
+def rig_four_limbs(obj: bpy.types.Object, stretch: bool = True, drivers: bool = False) -> None:
     """Rig both legs and both arms of the active metarig ``obj``; leaves it in the mode it was in."""
     mode = "POSE" if obj.mode == "POSE" else "OBJECT"
     bpy.ops.object.mode_set(mode="EDIT")
@@ -87,19 +92,9 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         line.use_deform = False
         line.hide_select = True
 
-        # Stretch: the IK aims at a target under the handle, kept within reach of the chain's root.
-        target = edit_bones.new(f"{end_base}_IK_target{side}")
-        target.head, target.tail, target.roll = end.head, end.head + (end.tail - end.head) * 0.5, end.roll
-        target.parent = handle
-        target.use_deform = False
-        target.hide = True
-        reach = edit_bones.new(f"{_split_side(first_name)[0]}_IK_reach{side}")
-        reach.head = first.head
-        reach.tail = first.head + knee.normalized() * 0.05 * length
-        reach.align_roll(along.normalized())
-        reach.parent = first.parent
-        reach.use_deform = False
-        reach.hide = True
+        # Without stretch the IK aims at the handle itself.
+        target, reach = (_stretch_bones(edit_bones, handle, (first, last, end), knee, along, length) if stretch
+                         else (handle, None))
 
         clone = edit_bones.new(f"{end_base}_IK_clone{side}")
         clone.head, clone.tail, clone.roll = end.head, end.tail, end.roll
@@ -107,12 +102,12 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         clone.use_deform = False
 
         angle = _pole_angle(first.head, first.tail, first.x_axis, last.tail, pole.head)
-        wiring.append((last_name, end_name, target.name, pole.name, clone.name, line.name, reach.name, length,
-                       angle))
+        wiring.append((last_name, end_name, handle.name, target.name, pole.name, clone.name, line.name,
+                       reach.name if reach else None, length, angle))
 
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
-    for last_name, end_name, target, pole, clone, line, reach, length, angle in wiring:
+    for last_name, end_name, handle_name, target, pole, clone, line, reach, length, angle in wiring:
         ik = pose_bones[last_name].constraints.new("IK")
         ik.target = obj
         ik.subtarget = target
@@ -120,14 +115,15 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         ik.pole_subtarget = pole
         ik.pole_angle = angle
         ik.chain_count = 2
-        ik.use_stretch = True  # the bones' own IK stretch (0) decides
-        limit = pose_bones[target].constraints.new("LIMIT_DISTANCE")
-        limit.target = obj
-        limit.subtarget = reach
-        limit.limit_mode = "LIMITDIST_INSIDE"
-        limit.distance = length * MAX_STRETCH
-        limit.owner_space = "POSE"
-        limit.target_space = "POSE"
+        ik.use_stretch = stretch  # the bones' own IK stretch (0) decides
+        if reach is not None:
+            limit = pose_bones[target].constraints.new("LIMIT_DISTANCE")
+            limit.target = obj
+            limit.subtarget = reach
+            limit.limit_mode = "LIMITDIST_INSIDE"
+            limit.distance = length * MAX_STRETCH
+            limit.owner_space = "POSE"
+            limit.target_space = "POSE"
         stretch_to = pose_bones[line].constraints.new("STRETCH_TO")
         stretch_to.target = obj
         stretch_to.subtarget = pole
@@ -137,7 +133,50 @@ def rig_four_limbs(obj: bpy.types.Object) -> None:
         # Armature space, as IK Rigger uses: world space shears under a non-uniformly scaled object.
         copy.owner_space = "POSE"
         copy.target_space = "POSE"
+        if drivers:
+            _drive(obj, pose_bones[handle_name], ik, copy)
     _shapes(obj, wiring)
+
+
+def _stretch_bones(edit_bones, handle, limb: tuple, knee: Vector, along: Vector, length: float) -> tuple:
+    """Stretch: a target under the handle for the IK, kept within reach of the chain's root; turned as
+    the chain's last bone, which takes its turn under Follow Handle Rotation."""
+    first, last, end = limb
+    end_base, side = _split_side(end.name)
+    target = edit_bones.new(f"{end_base}_IK_target{side}")
+    target.head = end.head
+    target.tail = end.head + (last.tail - last.head).normalized() * 0.5 * end.length
+    target.roll = last.roll
+    target.parent = handle
+    target.use_deform = False
+    target.hide = True
+    reach = edit_bones.new(f"{_split_side(first.name)[0]}_IK_reach{side}")
+    reach.head = first.head
+    reach.tail = first.head + knee.normalized() * 0.05 * length
+    reach.align_roll(along.normalized())
+    reach.parent = first.parent
+    reach.use_deform = False
+    reach.hide = True
+    return target, reach
+
+
+def _drive(obj: bpy.types.Object, handle: bpy.types.PoseBone, ik: bpy.types.Constraint,
+           copy: bpy.types.Constraint) -> None:
+    """The handle's switches driving the IK's influence (``ik_fk * ik_weight``) and the Copy Rotation's."""
+    handle["ik_fk"] = 1.0
+    handle["ik_weight"] = 1.0
+    for constraint, keys in ((ik, ("ik_fk", "ik_weight")), (copy, ("ik_fk",))):
+        driver = constraint.driver_add("influence").driver
+        for key in keys:
+            variable = driver.variables.new()
+            variable.name = key
+            variable.targets[0].id = obj
+            variable.targets[0].data_path = f'pose.bones["{handle.name}"]["{key}"]'
+        if len(keys) > 1:
+            driver.type = "SCRIPTED"
+            driver.expression = " * ".join(keys)
+        else:
+            driver.type = "AVERAGE"
 
 
 def _shapes(obj: bpy.types.Object, wiring: list) -> None:
@@ -157,8 +196,8 @@ def _shapes(obj: bpy.types.Object, wiring: list) -> None:
         made[kind] = bpy.data.objects.new(kind, mesh)
         collection.objects.link(made[kind])
     pose_bones = obj.pose.bones
-    for _last, _end, target, pole, _clone, line, _reach, _length, _angle in wiring:
-        for name, kind, size in ((pose_bones[target].parent.name, "handle", 1.2), (pole, "pole", 0.4),
+    for _last, _end, handle, _target, pole, _clone, line, _reach, _length, _angle in wiring:
+        for name, kind, size in ((handle, "handle", 1.2), (pole, "pole", 0.4),
                                  (line, "line", 1.0)):
             pose_bones[name].custom_shape = made[kind]
             pose_bones[name].custom_shape_scale_xyz = (size, size, size)

@@ -83,12 +83,18 @@ def checks(results: dict) -> list[dict[str, object]]:
         check("build time of 4 limbs, API over the floor", ratios["api_over_floor"], target, f"<= {target}x")
         check("build time, Auto-Rig operator over the floor as an operator", ratios["operator_over_floor_operator"],
               target, f"<= {target}x")
+        check("build time of 4 limbs without stretch, API over the floor without stretch",
+              ratios["api_without_stretch_over_floor_without_stretch"], target, f"<= {target}x")
     if "evaluation" in results:
         ratios, target = results["evaluation"]["ratios"], results["evaluation"]["target"]
         check("time per frame, keyframed playback, over the floor", ratios["ik_rigger_over_floor_keyframed_net"],
               target, f"<= {target}x")
         check("time per update, handles set from Python, over the floor", ratios["ik_rigger_over_floor_python_net"],
               target, f"<= {target}x")
+        for mode, label in (("keyframed", "time per frame, keyframed playback"),
+                            ("python", "time per update, handles set from Python")):
+            check(f"{label}, without stretch, over the floor without stretch",
+                  ratios[f"ik_rigger_without_stretch_over_floor_without_stretch_{mode}_net"], target, f"<= {target}x")
     if "quality" in results:
         worst, targets = results["quality"]["worst"], results["quality"]["targets"]
         check("rotation at rest after building (degrees)", worst["rest_degrees"], targets["rest_degrees"],
@@ -161,7 +167,11 @@ def table(results: dict, diagnostics: bool = True) -> str:
                 ("Build 4 limbs, `build_limbs` API: time, lower is better", "ik_rigger_api", "floor", "api_over_floor"),
                 ("Build 4 limbs, Auto-Rig operator (finds the limbs too) against the floor as an operator: time, "
                  "lower is better",
-                 "ik_rigger_operator", "floor_operator", "operator_over_floor_operator")):
+                 "ik_rigger_operator", "floor_operator", "operator_over_floor_operator"),
+                ("Build 4 limbs without stretch (Maximum Stretch 1), `build_many` API, against the floor without "
+                 "stretch, which makes the same drivers too: time, lower is better",
+                 "ik_rigger_api_without_stretch", "floor_without_stretch",
+                 "api_without_stretch_over_floor_without_stretch")):
             rows.append(f"| {label} | {_ms(seconds[top])} | {_ms(seconds[bottom])} | {_x(spreads[ratio])} | "
                         f"<= {target}x | {_met(ratios[ratio], target, spreads[ratio])} |")
         if diagnostics:
@@ -184,9 +194,13 @@ def table(results: dict, diagnostics: bool = True) -> str:
                                            evaluation_result["ratio_spreads"], evaluation_result["target"])
         for mode, label in (("keyframed", "Frame step, keyframed playback: time per frame, lower is better"),
                             ("python", "Update, handles set from Python: time per update, lower is better")):
-            name = f"ik_rigger_over_floor_{mode}_net"
-            rows.append(f"| {label} | {_us(frames['ik_rigger'][mode])} | {_us(frames['floor'][mode])} | "
-                        f"{_x(spreads[name], 3)} | <= {target}x | {_met(ratios[name], target, spreads[name])} |")
+            for rig, floor_rig, what in (("ik_rigger", "floor", ""),
+                                         ("ik_rigger_without_stretch", "floor_without_stretch",
+                                          " (without stretch, against the floor without stretch with the same "
+                                          "drivers)")):
+                name = f"{rig}_over_{floor_rig}_{mode}_net"
+                rows.append(f"| {label}{what} | {_us(frames[rig][mode])} | {_us(frames[floor_rig][mode])} | "
+                            f"{_x(spreads[name], 3)} | <= {target}x | {_met(ratios[name], target, spreads[name])} |")
         contexts = (("keyframed", "keyframed"), ("python", "Python-driven")) if diagnostics else (
             ("keyframed", "keyframed"),)
         for mode, label in contexts:
@@ -316,8 +330,8 @@ def floor_check(build: dict) -> str:
     matrix = max(entry["max_matrix_difference"] for entry in entries)
     angle = max(entry["max_pole_angle_difference_degrees"] for entry in entries)
     if all(entry["same"] for entry in entries):
-        return (f"Floor check: the floor made the same bones and constraints as IK Rigger (largest rest matrix "
-                f"difference {matrix:.1g}, pole angles within {angle:.1g} degree).")
+        return (f"Floor check: the floors made the same bones, constraints, shapes (and drivers) as IK Rigger "
+                f"(largest rest matrix difference {matrix:.1g}, pole angles within {angle:.1g} degree).")
     problems = "; ".join(problem for entry in entries for problem in entry["problems"])
     return f"Floor check FAILED: the floor's rig is not IK Rigger's, so the build ratios mean nothing ({problems})."
 

@@ -33,7 +33,7 @@ from .core import naming
 from .core.detect import Detection
 from .core.errors import RigError
 from .core.notes import is_warning, warning
-from .core.options import check_kinds, current_keys
+from .core.options import BOTH_SIDES, check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
@@ -151,7 +151,7 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: se
 
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if (any(role in made for role in part.roles) if part.roles else part.used(chosen)))
+                 if part.used(chosen) and (not part.roles or any(role in made for role in part.roles)))
 
 
 @_takes_armature
@@ -169,7 +169,8 @@ def _record(obj: bpy.types.Object, bone: str):
 
 
 @_takes_armature
-def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = False, **values: object) -> list[Limb]:
+def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDES.default,
+          **values: object) -> list[Limb]:
     """Rig (or rebuild) the chain ending at ``last_bone``; ``values`` are build options.
 
     ``both_sides`` also rigs the mirrored chain (a note says when there is none). Returns

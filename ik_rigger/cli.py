@@ -35,9 +35,9 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, NoReturn
 
-from . import props
-from .core.config import Config, OptionSpec, Schema, load_config, option_specs
+from .core.config import Config, Schema, load_config, option_specs, spec_of
 from .core.errors import RigError
+from .core.options import BOTH_SIDES
 from .rig.files import (
     IMPORTERS,
     INPUT_FORMATS,
@@ -157,10 +157,9 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def config_schema() -> Schema:
-    """What a config may say: the build options' one declaration, a limb's ``both_sides`` as the
-    sidebar declares it, and each importer's own settings."""
-    both_sides = props.IKRIG_PG_build_settings.__annotations__["both_sides"]
-    return Schema(option_specs(), OptionSpec("bool", default=both_sides.keywords.get("default", False)),
+    """What a config may say: the build options and a limb's ``both_sides``, from their one declaration, and
+    each importer's own settings."""
+    return Schema(option_specs(), spec_of(BOTH_SIDES),
                   formats=tuple(sorted(IMPORTERS)), importer=importer_options)
 
 

@@ -14,8 +14,9 @@ from . import api
 from .core.chain import ChainSpec
 from .core.errors import RigError
 from .core.notes import is_warning
+from .core.options import BOTH_SIDES
 from .parts.chain import BEND_DIRECTION_ITEMS
-from .props import LimbSettings
+from .props import LimbSettings, blender_property
 from .rig import records
 from .rig.chain import add_chain, armature_point
 
@@ -67,8 +68,7 @@ Run it again on a rigged limb to update it in place"""
     bl_label = "Build IK Limb"
     bl_options = {"REGISTER", "UNDO"}
 
-    both_sides: BoolProperty(name="Both Sides", description="Also rig the mirrored chain when the bone names carry "
-                             "a side (.L/.R, _l/_r, Left/Right)", default=False)
+    both_sides: blender_property(BOTH_SIDES)
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:

@@ -56,7 +56,7 @@ class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
                                 "Hinge Joints holds the bone; empty when it does not")
 
 
-def _blender_property(declared: options.Declared):
+def blender_property(declared: options.Declared):
     """The Blender property for one build option, from its one declaration."""
     spec = declared.option
     label, description, default = spec.label, spec.description, declared.default
@@ -86,7 +86,7 @@ class LimbSettings:
     operators' redo panel, the stored record and the panel can never disagree.
     """
 
-    __annotations__ = {declared.name: _blender_property(declared) for declared in options.schema()}
+    __annotations__ = {declared.name: blender_property(declared) for declared in options.schema()}
 
     def to_options(self) -> options.LimbOptions:
         """These settings as core's plain options."""
@@ -164,8 +164,7 @@ class IKRIG_PG_build_settings(LimbSettings, bpy.types.PropertyGroup):
     """The sidebar's build options for the next limb; they live on the armature object so
     each character keeps its own choices."""
 
-    both_sides: BoolProperty(name="Both Sides", description="Also rig the mirrored chain when the bone names "
-                             "carry a side", default=False)
+    both_sides: blender_property(options.BOTH_SIDES)
 
 
 class IKRIG_PG_rig(bpy.types.PropertyGroup):

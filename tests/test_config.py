@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
+import bpy
 import pytest
 
-from ik_rigger import props
+from ik_rigger import api, props
 from ik_rigger.cli import config_schema
 from ik_rigger.core import options
-from ik_rigger.core.config import load_config, parse_config
+from ik_rigger.core.config import LimbRequest, load_config, parse_config
 from ik_rigger.core.errors import RigError
 
 SCHEMA = config_schema()
@@ -59,6 +61,20 @@ def test_the_schema_is_the_build_options_declaration():
     shown = props.LimbSettings.__annotations__["iterations"].keywords
     assert (shown["min"], shown["max"]) == (SCHEMA.options["iterations"].minimum, SCHEMA.options["iterations"].maximum)
     assert SCHEMA.both_sides.kind == "bool"
+
+
+def test_both_sides_is_declared_once_for_the_operator_the_sidebar_the_api_and_the_config():
+    declared = options.BOTH_SIDES
+    found = {"operator": bpy.ops.ik_rigger.build_ik.get_rna_type().properties["both_sides"],
+             "sidebar": bpy.types.Object.bl_rna.properties["ik_rigger"].fixed_type.properties["build_settings"]
+             .fixed_type.properties["both_sides"]}
+    for where, prop in found.items():
+        assert (prop.name, prop.description, prop.default) == (declared.option.label, declared.option.description,
+                                                                declared.default), where
+    assert (SCHEMA.both_sides.default, SCHEMA.both_sides.description) == (declared.default,
+                                                                          declared.option.description)
+    assert inspect.signature(api.build).parameters["both_sides"].default == declared.default
+    assert LimbRequest("shin.L", options.LimbOptions()).both_sides == declared.default
 
 
 @pytest.mark.parametrize("text,message", [

@@ -26,7 +26,7 @@ from test_imported import make_character
 from test_packaging import blender_command, isolated_env
 from test_ui import draw
 
-from ik_rigger import ui
+from ik_rigger import api, ui
 from ik_rigger.rig import records
 
 PLAYER = Path(__file__).resolve().parent / "play_without_addon.py"
@@ -213,6 +213,30 @@ def test_rebuilding_an_earlier_rig_upgrades_it():
     # The rebuilt left limb's chain stretch is driven now too.
     assert paths == {f'pose.bones["foot_IK.{side}"]["{key}"]' for side in "LR" for key in ("ik_fk", "ik_weight")} \
         | {'pose.bones["foot_IK.L"]["stretch"]'}
+
+
+def test_an_earlier_rig_rebuilt_without_stretch_plays_as_before_and_removes():
+    """A limb of 0.1.0 (its IK aims at its handle) rebuilt at Maximum Stretch 1: no stretch target, reach or
+    drivers are added, the rig plays its animation as it did, and remove gives the chain back."""
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "rigged_by_0.1.0.blend"))
+    expected = json.loads((DATA / "rigged_by_0.1.0.poses.json").read_text())
+    obj = bpy.data.objects["Hero"]
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    api.build(obj, "shin.L", max_stretch=1.0)
+    roles = {item.role for item in obj.ik_rigger.limbs["shin.L"].made_bones}
+    assert not roles & {"TARGET", "REACH"} and obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == (
+        "foot_IK.L")
+    paths = {variable.targets[0].data_path for curve in obj.animation_data.drivers
+             for variable in curve.driver.variables}
+    assert paths == {f'pose.bones["foot_IK.{side}"]["{key}"]' for side in "LR" for key in ("ik_fk", "ik_weight")}
+    length = chain_length(obj, LEGS)
+    for frame in FRAMES:
+        bpy.context.scene.frame_set(frame)
+        posed = evaluate(obj)  # the rebuild added a pole line, which 0.1.0 did not have
+        assert_same_poses({name: posed[name] for name in expected[str(frame)]}, expected[str(frame)], length)
+    api.remove(obj, "shin.L", keep_motion=False)
+    assert not obj.pose.bones["shin.L"].constraints and "foot_IK.L" not in obj.data.bones
 
 
 def _link_and_override(character: Path) -> bpy.types.Object:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import both_legs, chain_length, evaluate, make_armature, same, set_active_bone, snapshot
+from helpers import both_legs, chain_length, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
 from mathutils import Vector
 from test_build import move_handle
+
+from ik_rigger import api
 
 CHAIN = ["thigh.L", "shin.L"]
 
@@ -81,3 +83,74 @@ def test_the_handle_value_is_the_only_source_and_remove_gives_everything_back():
     assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
     assert obj.pose.bones["shin.L"].ik_stretch == pytest.approx(0.2)
     assert same(snapshot(obj), before)
+
+
+def made_roles(obj: bpy.types.Object) -> dict[str, str]:
+    return {item.role: item.name for limb in obj.ik_rigger.limbs for item in limb.made_bones}
+
+
+def stretch_drivers(obj: bpy.types.Object) -> list[str]:
+    data = obj.animation_data
+    return [curve.data_path for curve in (data.drivers if data else ()) if curve.data_path.endswith("ik_stretch")]
+
+
+def assert_without_stretch(obj: bpy.types.Object) -> None:
+    """No TARGET, REACH, reach limit or stretch driver; the IK aims at the handle; the chain reaches the
+    handle within its length and stops at its length beyond."""
+    roles = made_roles(obj)
+    assert "TARGET" not in roles and "REACH" not in roles
+    assert not any(name.endswith(("_IK_target.L", "_IK_reach.L")) for name in obj.data.bones.keys())
+    assert stretch_drivers(obj) == []
+    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == "foot_IK.L"
+    length = chain_length(obj, CHAIN)
+    handle, tip, _ = pull(obj, 0.9)
+    assert (tip - handle).length < 1e-4 * length
+    set_stretch(obj, 1.0)  # a value kept from a build with stretch does nothing now
+    handle, tip, _ = pull(obj, 1.4)
+    root = obj.data.bones["thigh.L"].head_local
+    assert (tip - root).length == pytest.approx(length, abs=1e-4 * length)
+    assert (tip - root).normalized().dot((handle - root).normalized()) == pytest.approx(1.0, abs=1e-6)
+
+
+def assert_stretches(obj: bpy.types.Object) -> None:
+    roles = made_roles(obj)
+    assert {"TARGET", "REACH"} <= set(roles)
+    assert sorted(stretch_drivers(obj)) == sorted(f'pose.bones["{name}"].ik_stretch' for name in CHAIN)
+    set_stretch(obj, 1.0)
+    handle, tip, _ = pull(obj, 1.3)
+    assert (tip - handle).length < 1e-4 * chain_length(obj, CHAIN)
+
+
+def test_at_maximum_stretch_one_the_limb_has_no_stretch_and_reaches_the_handle():
+    assert_without_stretch(rig(max_stretch=1.0))
+
+
+def test_a_rebuild_takes_stretch_away_and_gives_it_back_and_remove_gives_everything_back():
+    obj = make_armature(both_legs(bend=0.08))
+    obj.pose.bones["shin.L"].ik_stretch = 0.2  # the user's own
+    before = snapshot(obj)
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    assert_stretches(obj)
+    assert bpy.ops.ik_rigger.build_ik(max_stretch=1.0) == {"FINISHED"}
+    assert obj.pose.bones["shin.L"].ik_stretch == pytest.approx(0.2)
+    assert_without_stretch(obj)
+    assert bpy.ops.ik_rigger.build_ik(max_stretch=1.5) == {"FINISHED"}
+    assert_stretches(obj)
+    assert bpy.ops.ik_rigger.build_ik(max_stretch=1.0) == {"FINISHED"}
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert same(snapshot(obj), before)
+
+
+@pytest.mark.parametrize("options", [{"foot_roll": True}, {"use_rotation": True}, {"distance_limit": "OUTSIDE"}],
+                         ids=["foot_roll", "use_rotation", "distance"])
+def test_without_stretch_a_part_that_needs_a_target_gets_one_and_no_reach(options):
+    obj = rig(max_stretch=1.0, **options)
+    roles = made_roles(obj)
+    assert "TARGET" in roles and "REACH" not in roles and stretch_drivers(obj) == []
+    assert "stretch" not in api.limbs(obj)[0].parts
+    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == roles["TARGET"]
+    posed = evaluate(obj)
+    for name in CHAIN + ["foot.L"]:  # at rest as built
+        assert (posed[name].translation - obj.data.bones[name].head_local).length < 1e-4 * chain_length(obj, CHAIN)
+        assert rotation_degrees(posed[name], obj.data.bones[name].matrix_local) < 1e-3

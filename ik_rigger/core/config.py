@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RigError
-from .options import LimbOptions, current_keys, fits, schema
+from .options import BOTH_SIDES, Declared, LimbOptions, current_keys, fits, schema
 
 # Blender stores integer properties in 32 bits.
 _INT_LIMIT = 2**31 - 1
@@ -89,7 +89,7 @@ class LimbRequest:
 
     last: str
     options: LimbOptions
-    both_sides: bool = False
+    both_sides: bool = BOTH_SIDES.default
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,8 @@ def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, wher
         if not isinstance(last, str) or not last:
             raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
                            hint='Add last = "shin.L" (for example).')
-        both_sides = check_value("both_sides", limb.pop("both_sides", False), schema.both_sides, place)
+        sides = schema.both_sides
+        both_sides = check_value("both_sides", limb.pop("both_sides", sides.default), sides, place)
         limbs.append(LimbRequest(last, _options(limb, defaults, schema, place, notes), both_sides))
     return ArmatureConfig(**plain, limbs=tuple(limbs), where=where)
 
@@ -298,10 +299,13 @@ def load_config(path: Path, schema: Schema) -> Config:
     return parse_config(text, schema, path.name)
 
 
+def spec_of(declared: Declared) -> OptionSpec:
+    """An option as a config may set it, read from its one declaration (``core.options``)."""
+    return OptionSpec("enum" if declared.option.items else declared.kind, default=declared.default,
+                      description=declared.option.description, minimum=declared.option.minimum,
+                      maximum=declared.option.maximum, items=tuple(item[0] for item in declared.option.items))
+
+
 def option_specs() -> dict[str, OptionSpec]:
-    """The build options as a config may set them, read from their one declaration (``core.options``)."""
-    return {declared.name: OptionSpec("enum" if declared.option.items else declared.kind, default=declared.default,
-                                      description=declared.option.description, minimum=declared.option.minimum,
-                                      maximum=declared.option.maximum,
-                                      items=tuple(item[0] for item in declared.option.items))
-            for declared in schema()}
+    """The build options as a config may set them."""
+    return {declared.name: spec_of(declared) for declared in schema()}

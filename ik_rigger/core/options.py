@@ -27,7 +27,7 @@ from ..parts import PARTS
 from ..parts.base import Option, option
 from .errors import RigError
 
-__all__ = ["Declared", "LimbOptions", "Option", "check", "check_kinds", "current_keys", "fits", "option",
+__all__ = ["BOTH_SIDES", "Declared", "LimbOptions", "Option", "check", "check_kinds", "current_keys", "fits", "option",
            "renamed_bones", "schema"]
 
 
@@ -62,6 +62,12 @@ class Declared:
     kind: str  # "bool", "int", "float" or "str"
     default: Any
     option: Option
+
+
+# No limb's option (a limb is one side) but a build's: the operator, the sidebar, the API and the
+# batch config all read it from here.
+BOTH_SIDES = Declared("both_sides", "bool", False, Option(
+    "Both Sides", "Also rig the mirrored chain when the bone names carry a side (.L/.R, _l/_r, Left/Right)"))
 
 
 def _declared() -> tuple[Declared, ...]:

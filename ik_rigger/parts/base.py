@@ -161,8 +161,8 @@ class Part:
     roles: tuple[str, ...] = ()
     shapes: Mapping[str, Shape] = field(default_factory=dict)
     targets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # constraint type -> roles it aims at
-    # Whether a limb with these options uses the part, for parts that make no bones (a part that
-    # makes bones is used when one of them exists).
+    # Whether a limb with these options uses the part (a part that makes bones: when one of them
+    # exists too, as another part may make one of its roles for itself).
     used: Callable[[Any], bool] = lambda options: True
     # Options of earlier releases the part no longer has, each with what took its place: configs and
     # scripts that set one still read, with that note, the value unused.

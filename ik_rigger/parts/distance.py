@@ -40,7 +40,7 @@ from ..core import naming
 from ..core.model import PALETTE_CONTROL, ConstraintPlan, NewBone
 from .base import Draft, Item, Part, Shape, option
 from .handle import switch
-from .stretch import ROLE_TARGET
+from .stretch import add_target
 
 ROLE_DISTANCE_CENTER = "DISTANCE_CENTER"
 TAG_CENTER = "IK_distance"
@@ -81,10 +81,14 @@ class Options:
     distance_method: str = option("LIMIT", "Distance Method", "How the limit is kept", items=METHOD_ITEMS)
 
 
+def limits_target(options: Any) -> bool:
+    """Whether the limit is a Limit Distance on the IK's target (so the IK needs a target of its own)."""
+    return options.distance_limit in LIMIT_MODES and options.distance_method == "LIMIT"
+
+
 def plan(draft: Draft) -> None:
     mode = LIMIT_MODES.get(draft.options.distance_limit)
-    target = draft.made(ROLE_TARGET)
-    if mode is None or target is None:
+    if mode is None:
         return
     joints = draft.joints
     radius = draft.options.distance_radius * draft.length
@@ -104,7 +108,7 @@ def plan(draft: Draft) -> None:
             influence=replace(on, expression=f"{on.variables[0][0]} * (solver == 1)",
                               object_paths=(("solver", SOLVER_PATH),))))
         return
-    draft.constraints.append(ConstraintPlan(target, "LIMIT_DISTANCE", CONSTRAINT_DISTANCE, name, settings=(
+    draft.constraints.append(ConstraintPlan(add_target(draft), "LIMIT_DISTANCE", CONSTRAINT_DISTANCE, name, settings=(
         ("limit_mode", mode), ("distance", radius), ("owner_space", "POSE"), ("target_space", "POSE")),
         influence=switch(draft.handle)))
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from ..core.model import ConstraintPlan, Driven, PropertyPlan
 from .base import Draft, Part, option
+from .distance import limits_target
 from .handle import IK_FK, ROLE_HANDLE
 from .pole import ROLE_POLE
-from .stretch import ROLE_TARGET
+from .stretch import ROLE_TARGET, add_target, stretches
 
 CONSTRAINT_IK = "IK Rigger IK"
 IK_WEIGHT = "ik_weight"
@@ -34,14 +35,24 @@ def influence(handle: str) -> Driven:
     return Driven(((IK_FK, handle), (IK_WEIGHT, handle)), f"{IK_FK} * {IK_WEIGHT}")
 
 
+def needs_target(draft: Draft) -> bool:
+    """Whether the IK aims at a TARGET of its own rather than at the handle: when the limb stretches,
+    a foot roll's ball (not the handle) carries the chain's end, the chain follows the handle's
+    rotation (the handle is turned as the extremity, not as the last bone) or a Distance Limit
+    limits it."""
+    return (draft.made(ROLE_TARGET) is not None or draft.follow != draft.handle or draft.options.use_rotation
+            or limits_target(draft.options))
+
+
 def plan(draft: Draft) -> None:
-    target = draft.made(ROLE_TARGET) or draft.handle
+    target = add_target(draft) if needs_target(draft) else draft.handle
     draft.constraints.insert(0, ConstraintPlan(
         owner=draft.last, kind="IK", name=CONSTRAINT_IK, subtarget=target, pole_subtarget=draft.made(ROLE_POLE) or "",
-        # Stretch is always allowed here: how far each bone stretches is its ik_stretch,
-        # which the handle's "stretch" drives (0: not at all).
+        # A stretching limb always allows stretch here: how far each bone stretches is its ik_stretch,
+        # which the handle's "stretch" drives (0: not at all); one that does not stretch ignores them.
         settings=(("chain_count", len(draft.chain)), ("pole_angle", draft.pole_angle),
-                  ("iterations", draft.options.iterations), ("use_stretch", True), ("use_tail", True),
+                  ("iterations", draft.options.iterations), ("use_stretch", stretches(draft.options)),
+                  ("use_tail", True),
                   ("use_rotation", draft.options.use_rotation)),
         influence=influence(draft.handle)))
     draft.properties.append(PropertyPlan(draft.handle, IK_WEIGHT, 1.0, 0.0, 1.0, IK_WEIGHT_DESCRIPTION))
@@ -60,7 +71,10 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     row.operator(RESET_POLE_ANGLE, text="", icon="FILE_REFRESH").limb = limb.name
     layout.prop(ik, "chain_count")
     layout.prop(ik, "iterations")
-    layout.prop(ik, "use_rotation", text="Follow Handle Rotation")
+    rotation = layout.row()
+    # Aimed at the handle, turned as the extremity, the last bone would twist: the option rebuilds a target.
+    rotation.enabled = ik.subtarget != parts.handle
+    rotation.prop(ik, "use_rotation", text="Follow Handle Rotation")
     layout.prop(ik, "weight", text="Position Weight")
     sub = layout.row()
     sub.active = ik.use_rotation

@@ -9,6 +9,10 @@ target. The IK constraint always allows stretch; the bones' values decide. A cha
 that is no segment of the limb (see ``unstretched``: the hips or the shoulder at the root of
 a chain of 3) is not driven: stretched, Blender's IK shrank it (and the body it carries),
 and the chain's end fell short of the handle.
+
+At a Maximum Stretch of 1 the chain may reach no further than its own length, so the limb does
+not stretch and pays nothing for it: no REACH, no reach limit, no ``stretch`` drivers, and no
+TARGET unless another part needs one (see ``add_target``): the IK then aims at the handle.
 """
 
 from __future__ import annotations
@@ -38,17 +42,35 @@ class Options:
                                 minimum=1.0, maximum=10.0, soft_maximum=3.0)
 
 
-def plan(draft: Draft) -> None:
-    skeleton, joints, length = draft.skeleton, draft.joints, draft.length
+def stretches(options: Any) -> bool:
+    """Whether a limb with these options stretches (its Maximum Stretch lets it reach past its length)."""
+    return bool(options.max_stretch > 1.0)
+
+
+def add_target(draft: Draft) -> str:
+    """The hidden TARGET the IK aims at, made on the first call: a stretching limb limits it, a Distance
+    Limit keeps it off a sphere, and it stands at the chain's end where the handle (a foot roll's ball)
+    does not, and is turned as the chain's last bone where the handle is not."""
+    made = draft.made(ROLE_TARGET)
+    if made is not None:
+        return made
     handle = next(bone for bone in draft.bones if bone.role == ROLE_HANDLE)
     target = draft.new_name(draft.end_bone, TAG_TARGET)
     # Turned as the chain's last bone is at rest: with the IK's Rotation (Follow Handle Rotation,
-    # which the panel may turn on at any time) that bone takes the target's orientation, so any
-    # other would twist it at rest.
+    # which the panel may turn on at any time on a limb with a target) that bone takes the target's
+    # orientation, so any other would twist it at rest.
     head, tail, z_axis = draft.rest(draft.last)
-    draft.bones.append(NewBone(ROLE_TARGET, target, joints[-1],
-                               joints[-1] + (tail - head).normalized() * 0.5 * (handle.tail - handle.head).length,
-                               z_axis, draft.follow, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    end, size = draft.joints[-1], 0.5 * (handle.tail - handle.head).length
+    draft.bones.append(NewBone(ROLE_TARGET, target, end, end + (tail - head).normalized() * size, z_axis, draft.follow,
+                               PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    return target
+
+
+def plan(draft: Draft) -> None:
+    if not stretches(draft.options):
+        return
+    skeleton, joints, length = draft.skeleton, draft.joints, draft.length
+    target = add_target(draft)
     reach = draft.new_name(draft.chain[0], TAG_REACH)
     along = (joints[1] - joints[0]).normalized()
     draft.bones.append(NewBone(ROLE_REACH, reach, joints[0], joints[0] + along * 0.05 * length,
@@ -92,10 +114,12 @@ def unstretched(draft: Draft) -> dict[str, str]:
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
-    if handle is not None and STRETCH in handle:
+    # A limb rebuilt without stretch keeps the handle's value (for a rebuild with it), not the slider.
+    if handle is not None and STRETCH in handle and ROLE_REACH in parts.made:
         layout.prop(handle, f'["{STRETCH}"]', text="Stretch", slider=True)
 
 
 PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
-            draw=draw, retired={"use_stretch": "every limb may stretch now: its handle's Stretch (0 to 1) says how "
-                                "far, up to Maximum Stretch (max_stretch)"})
+            used=stretches, draw=draw,
+            retired={"use_stretch": "a limb stretches when its Maximum Stretch (max_stretch) is above 1: its handle's "
+                     "Stretch (0 to 1) says how far"})
