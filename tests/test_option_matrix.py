@@ -38,11 +38,9 @@ PLAYED = 8  # cases played without IK Rigger
 def _cases() -> list:
     cases = []
     for skeleton, found in matrix.SKELETONS.items():
-        for kind, limb in found.limbs.items():
+        for kind in found.limbs:
             for index, row in enumerate(ROWS):
-                bug = matrix.known_bug(row, skeleton, limb)
-                marks = [pytest.mark.xfail(strict=False, reason=bug)] if bug else []
-                cases.append(pytest.param(skeleton, kind, index, marks=marks,
+                cases.append(pytest.param(skeleton, kind, index,
                                           id=f"{skeleton}-{kind}-{index}:{matrix.row_label(row)}"))
     return cases if FULL else random.Random(25).sample(cases, SAMPLE)
 
@@ -68,7 +66,15 @@ def test_the_rows_cover_every_pair_of_values():
 @pytest.mark.parametrize(("skeleton", "kind", "index"), _cases())
 def test_option_matrix(skeleton: str, kind: str, index: int):
     row = ROWS[index]
-    result = matrix.run(skeleton, kind, row)
+    try:
+        result = matrix.run(skeleton, kind, row)
+    except AssertionError as error:
+        # A limit of Blender's solver the row runs into (matrix.known_bug) excuses a miss of the
+        # handle, and nothing else: the case passes wherever the solver does reach.
+        limit = matrix.known_bug(row, skeleton, matrix.SKELETONS[skeleton].limbs[kind])
+        if limit and "of its length off its target" in str(error):
+            pytest.xfail(f"{limit}: {error}")
+        raise
     if index >= REFUSED:
         # Refused on a leg (an arm rigs some of them: its hand is no foot, both shoulders are its own).
         assert isinstance(result, RigError) or kind == "arm", f"{matrix.row_label(row)} was built"
