@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 # One way to keep Blender's own lines off stdout, the batch command's.
-from ik_rigger.rig.files import quiet  # noqa: E402
+from ik_rigger.rig.output import quiet  # noqa: E402
 
 METARIG = "metarig"  # the object name Rigify's metarig operators give
 HUMAN_FILE = "human_metarig.blend"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bpy
 
-from . import aim_operators, cli, ground_operators, operators, pose_operators, props, ui
+from . import aim_operators, ground_operators, operators, pose_operators, props, ui
+from .batch import command
 
 # Order matters: property groups before the pointer that uses them, operators
 # before the menus and panels that draw them.
@@ -30,7 +31,7 @@ def register() -> None:
         bpy.utils.register_class(cls)
     props.register_properties()
     ui.register_menus()
-    _cli_commands.append(bpy.utils.register_cli_command("ik_rigger", cli.command))
+    _cli_commands.append(bpy.utils.register_cli_command("ik_rigger", command.command))
 
 
 def unregister() -> None:

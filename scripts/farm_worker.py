@@ -44,7 +44,7 @@ def own_session() -> None:
     """A session of this worker process's own. Linux shares the processors between sessions
     (its autogroups) before it shares them between the processes of a session: the worker
     processes of one ``dask worker`` would otherwise share one session's time against every
-    other session on the machine, where the batch's own workers each have one (cli._start_worker)."""
+    other session on the machine, where the batch's own workers each have one (batch.pool._start_worker)."""
     try:
         os.setsid()
     except OSError:  # a session leader already
@@ -57,5 +57,5 @@ def dask_setup(worker: object) -> None:
     from blender_startup import deferred_downloader
 
     with deferred_downloader():
-        from ik_rigger import farm
+        from ik_rigger.batch import farm
     farm.blender_ready()

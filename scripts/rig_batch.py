@@ -38,12 +38,12 @@ def _jobs_asked(argv: list[str]) -> int:
 
 # The core a worker started ahead keeps to (see keep_to_one_core).
 _CORE_VARIABLE = "IK_RIGGER_BATCH_CORE"
-# What makes a process a worker, and where its answers go: ik_rigger.cli.WORKER_VARIABLE.
+# What makes a process a worker, and where its answers go: ik_rigger.batch.pool.WORKER_VARIABLE.
 _WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
 
 
 def is_worker() -> bool:
-    """Whether a run started this process as one of its workers (see cli.answers_channel)."""
+    """Whether a run started this process as one of its workers (see batch.pool.answers_channel)."""
     return _WORKER_VARIABLE in os.environ
 
 
@@ -79,7 +79,7 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     if "bpy" in sys.modules or is_worker():
         return []
     cores = _cores()
-    # One at least: one file at a time is rigged by a worker too (see cli._main).
+    # One at least: one file at a time is rigged by a worker too (see batch.command._main).
     count = max(min(_jobs_asked(argv), len(cores) or os.cpu_count() or 1) - 1, 1)
     command = [sys.executable, str(Path(__file__).resolve()), *argv]
     workers = []
@@ -87,7 +87,7 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
         environment = {name: value for name, value in os.environ.items() if name != _CORE_VARIABLE}
         if _one_per_core(argv, cores):
             environment[_CORE_VARIABLE] = str(cores[index + 1])
-        # As the batch command starts its own workers (cli._start_worker): jobs on its input,
+        # As the batch command starts its own workers (batch.pool._start_worker): jobs on its input,
         # answers on a pipe of their own, and a session of their own, out of the terminal's Ctrl-C.
         answers, told = os.pipe()
         environment[_WORKER_VARIABLE] = str(told)
@@ -110,7 +110,7 @@ def keep_to_one_core(argv: list[str]) -> None:
     move the processes between cores. Kept to one core (this process to the first,
     each worker started ahead to the one it is told), each Blender works in one thread
     on a core of its own; a worker started later in place of one that died takes that
-    one's core (``cli._Pool``). With fewer processes than cores, Blender keeps its
+    one's core (``batch.pool._Pool``). With fewer processes than cores, Blender keeps its
     threads. Only as the PyPI module (a Blender binary has loaded already).
     """
     cores = _cores()
@@ -127,7 +127,7 @@ def keep_to_one_core(argv: list[str]) -> None:
 def run_scratch() -> Path | None:
     """The run's temporary folder, made before any Blender loads (none for a worker): this
     process and every worker keep their temporary files there, and the run removes it at its
-    end. Named as ik_rigger.rig.files.SCRATCH_PREFIX says, so a later run removes it if this
+    end. Named as ik_rigger.batch.saving.SCRATCH_PREFIX says, so a later run removes it if this
     one is killed."""
     if is_worker():
         return None
@@ -139,7 +139,7 @@ def run_scratch() -> Path | None:
 def standard_descriptors_open() -> None:
     """Descriptors 0 to 2 open, on /dev/null where the process was started without them (by a
     daemon, by ``>&-``), before any pipe is made: a pipe to a worker would take their numbers
-    and be written to as the output. (``cli`` makes the same streams of them.)"""
+    and be written to as the output. (``batch.command`` makes the same streams of them.)"""
     for descriptor in (0, 1, 2):
         try:
             os.fstat(descriptor)
@@ -158,10 +158,10 @@ def main() -> int:
 
     with deferred_downloader():
         import ik_rigger
-    from ik_rigger import cli
+    from ik_rigger.batch import command
 
     ik_rigger.register()
-    return cli.main(argv, cli.worker_command_for(Path(__file__).resolve()), ready, scratch)
+    return command.main(argv, command.worker_command_for(Path(__file__).resolve()), ready, scratch)
 
 
 if __name__ == "__main__":

@@ -184,7 +184,7 @@ class Picture:
         camera.data.clip_end = (high - low).length * 6.0
 
     def render(self, path: Path) -> Path:
-        from ik_rigger.rig.files import quiet  # Blender's own lines (frame, time, saved) held back
+        from ik_rigger.rig.output import quiet  # Blender's own lines (frame, time, saved) held back
 
         self.place_controls()
         self.scene.render.filepath = str(path)

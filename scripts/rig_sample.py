@@ -46,7 +46,7 @@ from ik_rigger.core.errors import RigError  # noqa: E402
 from ik_rigger.core.notes import is_warning  # noqa: E402
 from ik_rigger.core.plan import LimbOptions, LimbPlan  # noqa: E402
 from ik_rigger.rig.build import build_limbs  # noqa: E402
-from ik_rigger.rig.files import quiet  # noqa: E402
+from ik_rigger.rig.output import quiet  # noqa: E402
 
 SKELETON = ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
 DOCS_PICTURE = ROOT / "docs" / "sample_rig.png"

@@ -16,7 +16,7 @@ import pytest
 from helpers import both_legs, leg_bones, make_armature
 
 import ik_rigger
-from ik_rigger import cli
+from ik_rigger.batch import command, pool
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "scripts" / "rig_batch.py"
@@ -202,7 +202,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 import bpy
-from ik_rigger.rig.files import save_atomically
+from ik_rigger.batch.saving import save_atomically
 
 def write(temporary):
     bpy.ops.wm.save_as_mainfile(filepath=str(temporary), copy=True)
@@ -331,17 +331,17 @@ def test_workers_take_the_largest_files_first(tmp_path):
         path = tmp_path / f"{name}.blend"
         if size is not None:
             path.write_bytes(b"x" * size)
-        jobs.append(cli.Job(str(path), str(tmp_path / "out" / path.name)))
-    order = [Path(job.input).stem for _, job in cli._largest_first(jobs)]
+        jobs.append(pool.Job(str(path), str(tmp_path / "out" / path.name)))
+    order = [Path(job.input).stem for _, job in pool._largest_first(jobs)]
     assert order == ["b", "d", "c", "a", "gone"]
-    assert [index for index, _ in cli._largest_first(jobs)] == [1, 3, 2, 0, 4]
+    assert [index for index, _ in pool._largest_first(jobs)] == [1, 3, 2, 0, 4]
 
 
 def test_blender_command_entry_runs_in_process(tmp_path):
     source = save_character(tmp_path / "a.blend")
     assert ik_rigger._cli_commands
-    assert cli.command([str(source), "--dry-run"]) == 0
-    assert cli.command([]) == 2
+    assert command.command([str(source), "--dry-run"]) == 0
+    assert command.command([]) == 2
 
 
 def test_worker_protocol(tmp_path):
@@ -351,7 +351,7 @@ def test_worker_protocol(tmp_path):
                       "dry_run": False})
     answers, told = os.pipe()
     subprocess.run([sys.executable, str(ENTRY)], input=job + "\n", capture_output=True, text=True,
-                   timeout=120, pass_fds=(told,), env={**os.environ, cli.WORKER_VARIABLE: str(told)})
+                   timeout=120, pass_fds=(told,), env={**os.environ, pool.WORKER_VARIABLE: str(told)})
     os.close(told)
     with open(answers, encoding="utf-8") as channel:
         lines = [line for line in channel.read().splitlines() if line.startswith("IK-RIGGER-")]
@@ -413,7 +413,7 @@ def test_a_core_that_is_not_one_is_ignored(value):
             "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core([]); "
             "print(os.sched_getaffinity(0) == before, 'IK_RIGGER_BATCH_CORE' in os.environ)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value, cli.WORKER_VARIABLE: "3"})
+                          env={**os.environ, "IK_RIGGER_BATCH_CORE": value, pool.WORKER_VARIABLE: "3"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
 

@@ -67,3 +67,16 @@ def test_operator_tooltips_come_from_docstrings():
                 module_name, name = cls.bl_idname.split(".")
                 description = getattr(getattr(bpy.ops, module_name), name).get_rna_type().description
                 assert description and not description.endswith("."), cls.bl_idname
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "rig").glob("*.py")), ids=lambda path: f"rig/{path.name}")
+def test_the_rig_layer_reaches_no_layer_above_it(path):
+    """``rig`` builds on ``core`` and Blender only: the API, the batch and the interface build on it."""
+    above = {"api", "batch", "operators", "pose_operators", "aim_operators", "ground_operators", "ui", "props"}
+    reached = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 2:
+            reached |= {(node.module or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ik_rigger."):
+            reached.add(node.module.split(".")[1])
+    assert not reached & above, sorted(reached & above)

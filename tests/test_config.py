@@ -9,7 +9,7 @@ import bpy
 import pytest
 
 from ik_rigger import api, props
-from ik_rigger.cli import config_schema
+from ik_rigger.batch.command import config_schema
 from ik_rigger.core import options
 from ik_rigger.core.config import LimbRequest, load_config, parse_config
 from ik_rigger.core.errors import RigError

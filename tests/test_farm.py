@@ -25,9 +25,9 @@ from test_batch_safety import TEMP_MARK, _catch_temporary, _heavy, _worker_of, c
 
 distributed = pytest.importorskip("distributed")
 
-from ik_rigger import farm  # noqa: E402
+from ik_rigger.batch import farm  # noqa: E402
+from ik_rigger.batch.jobs import Job  # noqa: E402
 from ik_rigger.core.config import Config  # noqa: E402
-from ik_rigger.rig.files import Job  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FARM = ROOT / "scripts" / "farm.sh"

@@ -1,6 +1,6 @@
 """The batch on a Dask cluster: one task per file, rigged by the Blender of a worker process.
 
-``--scheduler ADDRESS`` (``submit``, from ``cli``) plans the run as a local one does, sends
+``--scheduler ADDRESS`` (``submit``, from ``command``) plans the run as a local one does, sends
 each file to the cluster as a task (``rig_on_worker``) and takes the results as they come,
 with the same progress, summary, report and exit codes. Files live on storage every worker
 sees, at the same paths. See docs/farm.md.
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .cli import _Stop
-    from .core.config import Config
-    from .rig.files import FileResult, Job
+    from ..core.config import Config
+    from .jobs import FileResult, Job
+    from .pool import _Stop
 
 # How long the submitter waits for the scheduler before calling it a usage error.
 CONNECT_SECONDS = 30
@@ -44,7 +44,7 @@ _STAGE = "ik_rigger-farm-"
 
 def _connect(address: str) -> Any:
     """A Dask client of the scheduler at ``address``, or a usage error naming it."""
-    from .cli import UsageError
+    from .jobs import UsageError
 
     try:
         from distributed import Client
@@ -64,22 +64,25 @@ def _connect(address: str) -> Any:
 
 def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
     """Run the batch on the cluster of ``args.scheduler``; the exit code as a local run gives it."""
-    from . import cli
+    from .command import conclude
+    from .inputs import plan_jobs
+    from .jobs import UsageError
+    from .terminal import Progress, printable
 
     if args.jobs != 1:
-        raise cli.UsageError("--jobs and --scheduler exclude each other: the cluster's workers rig the files")
+        raise UsageError("--jobs and --scheduler exclude each other: the cluster's workers rig the files")
     client = _connect(args.scheduler)
     try:
-        jobs, inputs = cli.plan_jobs(args)
+        jobs, inputs = plan_jobs(args)
         inputs.notes.extend(config.notes)
         started = time.perf_counter()
         token = uuid.uuid4().hex[:12]
         results: dict[int, FileResult] = {}
-        progress = cli.Progress(len(jobs), quiet=args.quiet)
+        progress = Progress(len(jobs), quiet=args.quiet)
 
         def record(index: int, result: FileResult) -> None:
             results[index] = result
-            progress.update(cli.printable(result))
+            progress.update(printable(result))
 
         try:
             _run(client, jobs, config, token, record)
@@ -87,7 +90,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             progress.finish()
             _clean(token, jobs)
         workers = client.scheduler_info().get("workers", {})
-        return cli.conclude(args, jobs, inputs, results, {}, started, stop, {
+        return conclude(args, jobs, inputs, results, {}, started, stop, {
             "jobs": sum(worker.get("nthreads", 0) for worker in workers.values()), "workers_started": 0,
             "scheduler": args.scheduler})
     finally:
@@ -103,8 +106,9 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
     """
     from distributed import as_completed
 
-    from .cli import _largest_first
-    from .rig.files import Interrupted, interrupts_held
+    from .jobs import Interrupted
+    from .pool import _largest_first
+    from .saving import interrupts_held
 
     futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{_STAGE}{token}-{index}",
                              pure=False): index for index, job in _largest_first(jobs)}
@@ -140,7 +144,7 @@ def _outcome(future: Any, job: Job) -> FileResult:
     """A task's result; a task Dask gave up on, or that failed outside the file, fails its file."""
     from distributed.scheduler import KilledWorker
 
-    from .rig.files import FileResult
+    from .jobs import FileResult
 
     if future.cancelled():
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
@@ -156,7 +160,7 @@ def _outcome(future: Any, job: Job) -> FileResult:
 def _clean(token: str, jobs: Iterable[Job]) -> None:
     """Remove what this run's tasks left beside the outputs: staged files, records, and the
     temporary files of a worker killed while it wrote one."""
-    from .rig.files import clean_stale
+    from .saving import clean_stale
 
     mark = f"{_STAGE}{token}-"
     for folder in _folders(jobs):
@@ -203,7 +207,7 @@ _registered: list[bool] = []
 def blender_ready() -> None:
     """Load Blender and register IK Rigger in this process, once (a worker's preload, or its first task)."""
     if not _registered:
-        from . import register
+        from .. import register
 
         register()
         _registered.append(True)
@@ -220,9 +224,11 @@ async def rig_on_worker(job: Job, config: Config, token: str, index: int) -> Fil
 def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     """Rig ``job`` as a local run does, through a staged file, so that any attempt of this task
     gives the same outcome (see the module's docstring)."""
-    from .cli import _result_from_json
-    from .core.errors import RigError
-    from .rig.files import FileResult, check_target, input_format, new_result, rig_file, save_atomically
+    from ..core.errors import RigError
+    from .jobs import FileResult, input_format
+    from .pool import _result_from_json
+    from .rig_file import check_target, new_result, rig_file
+    from .saving import save_atomically
 
     if not os.path.exists(job.input):
         return FileResult(

@@ -1,0 +1,304 @@
+"""The worker Blenders of a run: started, fed one file at a time, and heard through a pipe of their own.
+
+A worker is the batch command in worker mode (``run_worker``): jobs as JSON lines on its
+input, results as marked lines on the pipe its starter passed on (``answers_channel``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from ..core.config import Config
+from .jobs import EXIT_OK, ArmatureResult, FileResult, Interrupted, Job, UsageError
+from .rig_file import new_result, rig_file
+from .saving import clean_stale, interrupt, interrupts_held
+
+_RESULT_MARK = "IK-RIGGER-RESULT "
+_READY_MARK = "IK-RIGGER-READY"
+# A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
+WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
+
+
+def _result_from_json(data: dict) -> FileResult:
+    armatures = [ArmatureResult(**entry) for entry in data.pop("armatures")]
+    return FileResult(**data, armatures=armatures)
+
+
+class _Stop:
+    """The first SIGINT or SIGTERM: remembered, and raised as ``Interrupted`` once.
+
+    Later ones are let go, so the clean stop (workers, report) is never cut short.
+    """
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum:
+            return
+        self.signum = signum
+        interrupt(signum)
+
+    def install(self) -> Callable[[], None]:
+        previous = {number: signal.signal(number, self) for number in (signal.SIGINT, signal.SIGTERM)}
+
+        def restore() -> None:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+        return restore
+
+
+def _send(channel: IO[str], line: str) -> None:
+    channel.write(line + "\n")
+    channel.flush()
+
+
+def answers_channel() -> IO[str] | None:
+    """In a worker, where its answers go: the pipe the process that started it passed on (its
+    descriptor named by WORKER_VARIABLE), never the standard output Blender prints to (a name
+    in a file could print a line that looks like an answer). None outside a worker: no
+    argument a user types makes a worker. A variable that names no such pipe is a
+    ``UsageError``: the process was started as a worker, and must not run the whole command
+    line it was given."""
+    told = os.environ.pop(WORKER_VARIABLE, None)
+    if told is None:
+        return None
+    try:
+        if told.isdigit() and int(told) > 2 and stat.S_ISFIFO(os.fstat(int(told)).st_mode):
+            return open(int(told), "w", encoding="utf-8")
+    except OSError:
+        pass
+    raise UsageError(f"{WORKER_VARIABLE} is set, but names no pipe from a run: "
+                     "a batch worker is started by the batch command itself")
+
+
+def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
+    """Worker mode: jobs as JSON lines on stdin, results as marked JSON lines on ``channel``.
+
+    SIGTERM stops the file at hand (its temporary output removed) and the worker.
+    """
+    try:
+        _send(channel, _READY_MARK)
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            job = Job(**json.loads(line))
+            result = new_result(job)
+            try:
+                rig_file(job, config, result)
+            finally:
+                # A file saved before the signal is told, whole: the main process must know.
+                if result.status == "rigged" or not stop.signum:
+                    with interrupts_held():
+                        _send(channel, _RESULT_MARK + json.dumps(asdict(result)))
+            if stop.signum:
+                break
+    except Interrupted:
+        pass
+    return 128 + stop.signum if stop.signum else EXIT_OK
+
+
+def _pipe(stream: IO[str] | None) -> IO[str]:
+    """A worker's pipe; Popen was asked for it, so it is there."""
+    assert stream is not None
+    return stream
+
+
+_Answer = tuple[int, FileResult] | None
+
+
+def _start_worker(command: list[str], core: int | None = None) -> subprocess.Popen:
+    """One worker Blender, in a session of its own: a Ctrl-C on the terminal reaches only the
+    main process, which stops the workers itself, knowing which file each one holds.
+
+    ``core``: the one core it keeps to, set as it starts (long before Blender sizes its
+    thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
+    """
+    answers, told = os.pipe()
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
+                                   pass_fds=(told,), env={**os.environ, WORKER_VARIABLE: str(told)})
+    except BaseException:
+        os.close(answers)
+        raise
+    finally:
+        os.close(told)
+    # Read as its output was: the worker's answers, and none of what its Blender prints.
+    process.stdout = open(answers, encoding="utf-8")
+    if core is not None:
+        try:
+            os.sched_setaffinity(process.pid, {core})
+        except OSError:  # gone already, or the core with it: it runs as it can
+            pass
+    return process
+
+
+def _own_core(process: subprocess.Popen) -> int | None:
+    """The one core a worker keeps to, if it keeps to one."""
+    try:
+        cores = os.sched_getaffinity(process.pid) if hasattr(os, "sched_getaffinity") else set()
+    except OSError:
+        return None
+    return next(iter(cores)) if len(cores) == 1 else None
+
+
+def _dismiss(workers: Iterable[subprocess.Popen]) -> None:
+    """Stop workers that hold no file (started ahead, and not needed): none outlives the run."""
+    workers = list(workers)
+    for process in workers:
+        if process.poll() is None:
+            process.terminate()
+    for process in workers:
+        process.communicate()
+
+
+def _largest_first(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
+    """The jobs with their indices, largest input first (input order among equals): the big files
+    start early and the small ones fill the end, so no process waits long for the last file."""
+    def size(item: tuple[int, Job]) -> int:
+        try:
+            return os.stat(item[1].input).st_size
+        except OSError:
+            return 0
+
+    return sorted(enumerate(jobs), key=size, reverse=True)
+
+
+class _Pool:
+    """Worker Blenders, each started once and taking the next file whenever it is free
+    (as does the main process, between its own files), the largest first.
+
+    One thread per worker feeds it and reads its answers, so no worker waits for another.
+    A worker that dies fails only the file it held ("worker died"), and a new one takes
+    its place while files remain. Workers started ahead (``ready``, by the entry script
+    while this Blender loaded) are used first.
+    """
+
+    def __init__(self, command: list[str], count: int, jobs: Sequence[Job],
+                 ready: Sequence[subprocess.Popen] = ()) -> None:
+        self.command = command
+        self.pending = deque(_largest_first(jobs))
+        self.answers: queue.Queue[_Answer] = queue.Queue()
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.processes: list[subprocess.Popen] = list(ready[:count])
+        firsts = [*self.processes, *[None] * (count - len(self.processes))]
+        self.threads = [threading.Thread(target=self._serve, args=(first,), daemon=True) for first in firsts]
+        for thread in self.threads:
+            thread.start()
+
+    def take(self) -> tuple[int, Job] | None:
+        with self.lock:
+            return None if self.stopping or not self.pending else self.pending.popleft()
+
+    def _start(self, core: int | None) -> subprocess.Popen:
+        process = _start_worker(self.command, core)
+        with self.lock:
+            self.processes.append(process)
+        return process
+
+    def _answer(self, process: subprocess.Popen) -> FileResult | None:
+        """The worker's next result, or None when it is gone."""
+        for line in _pipe(process.stdout):
+            if line.startswith(_RESULT_MARK):
+                return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
+        return None
+
+    def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
+        code = process.wait()
+        clean_stale(Path(job.output).parent)
+        if self.stopping:
+            return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
+
+    def _serve(self, first: subprocess.Popen | None) -> None:
+        failed_starts = 0
+        core = None  # the core this slot's workers keep to, if they keep to one
+        while failed_starts < 2:
+            with self.lock:
+                if self.stopping or not self.pending:
+                    if first is not None:
+                        _pipe(first.stdin).close()  # a worker started ahead that no file needs: it ends
+                    return
+            process = first if first is not None else self._start(core)
+            first = None
+            if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
+                process.wait()
+                failed_starts += 1
+                continue
+            failed_starts = 0
+            core = _own_core(process)
+            while (item := self.take()) is not None:
+                index, job = item
+                try:
+                    _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
+                    _pipe(process.stdin).flush()
+                except OSError:
+                    result = None
+                else:
+                    result = self._answer(process)
+                if result is None:
+                    self.answers.put((index, self._lost(job, process)))
+                    break
+                self.answers.put((index, result))
+            else:
+                _pipe(process.stdin).close()
+                process.wait()
+                return
+        self.answers.put(None)  # this worker could not start: its share falls to the main process
+
+    def collect(self, record: Callable[[int, FileResult], None], *, wait: Callable[[], bool]) -> None:
+        """Record the results that came in; while ``wait()`` says so, wait for more (until no worker is left).
+
+        An interrupt waits while a result is taken and recorded, so none is dropped
+        between the two.
+        """
+        while True:
+            with interrupts_held():
+                try:
+                    answer = self.answers.get(timeout=0.2) if wait() else self.answers.get_nowait()
+                except queue.Empty:
+                    if not wait() or (not any(thread.is_alive() for thread in self.threads)
+                                      and self.answers.empty()):
+                        return
+                    continue
+                if answer is not None:
+                    record(*answer)
+
+    def stop(self) -> None:
+        """Stop every worker (SIGTERM: each removes its temporary file), then make sure they are gone."""
+        with self.lock:
+            self.stopping = True
+            processes = list(self.processes)
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    def leftover(self) -> Iterable[tuple[int, FileResult]]:
+        """Answers that came in while stopping."""
+        while not self.answers.empty():
+            answer = self.answers.get()
+            if answer is not None:
+                yield answer

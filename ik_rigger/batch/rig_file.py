@@ -1,0 +1,319 @@
+"""Rig one opened file: the armatures it holds, the limbs chosen from the config or detected,
+built through ``api``, the other objects put to sleep meanwhile; then its atomic save.
+
+Each call handles one file in this Blender and returns a plain, JSON-ready result. Nothing here
+raises for a bad file: problems become the result's ``error``, so one broken file never stops a
+run. Only an interrupt (``Interrupted``) goes through, after the file's temporary output is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import bpy
+
+from .. import api
+from ..core.config import Config
+from ..core.errors import RigError
+from ..core.plan import LimbOptions, Skeleton
+from ..rig.asleep import reselect, selected, sleepers
+from ..rig.auto import detected_requests
+from ..rig.build import mirrored_request, plan_limbs, rig_able
+from ..rig.skeleton import read_skeleton
+from ..rig.upgrade import upgrade
+from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
+from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
+from .saving import _writer, interrupts_held, save_atomically
+
+
+def _armatures(job: Job) -> list[bpy.types.Object]:
+    armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.library is None]
+    if job.armature:
+        chosen = [obj for obj in armatures if obj.name == job.armature]
+        if not chosen:
+            names = ", ".join(sorted(obj.name for obj in armatures)) or "none"
+            raise RigError(f"no armature named '{job.armature}' (armatures: {names})", hint="Check --armature.")
+        return chosen
+    if not armatures:
+        raise RigError("the file has no armature", hint="Batch rigging needs a character with an armature.")
+    return sorted(armatures, key=lambda obj: obj.name)
+
+
+def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str, result: ArmatureResult,
+              imported: bool) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, LimbOptions]], bool]:
+    """The limbs to build on ``obj``: the config's, and the detected ones it does not cover; and
+    whether detection skipped a limb only because its bones' tails lie off their joints.
+
+    ``imported``: the armature comes from an FBX, glTF or BVH file, whose bones' tails are the
+    importer's guess. A limb skipped only for its tails is then rigged with Fix Bone
+    Orientation (its motion is kept), as a folder of downloads needs; a .blend's are the
+    user's, and stay so unless the config says otherwise.
+    """
+    section = config.for_armature(obj.name, filename)
+    wanted = config.defaults.extremity_name
+    if config.defaults.extremity_mode == "BONE" and wanted not in obj.data.bones:
+        result.warnings.append(f"[defaults] extremity_name '{wanted}': no bone of that name on this armature; "
+                               "each limb found keeps the extremity found with it")
+    named: list[tuple[str, LimbOptions]] = []
+    found: list[tuple[str, LimbOptions]] = []
+    tails_off = False
+    if section is not None:
+        for limb in section.limbs:
+            named.append((limb.last, limb.options))
+            if limb.both_sides:
+                other = mirrored_request(obj, limb.last, limb.options)
+                if other is None:
+                    result.warnings.append(f"'{limb.last}': no mirrored bone, rigged one side only")
+                else:
+                    named.append(other)
+    if section is None or section.detect:
+        covered = {name for last, options in named for name in skeleton.lineage(last, options.chain_length)}
+        found, detection = detected_requests(skeleton, config.defaults, covered)
+        if imported and not config.defaults.fix_orientation:
+            # Limbs skipped for their tails, and those whose tails point elsewhere though their lengths
+            # fit (IK would carry those tails, not the joints, to the handles), rigged with it.
+            sure = {limb.last for limb in detection.limbs if not limb.tails_elsewhere}
+            if any(item.tails_off for item in detection.skipped):
+                found, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True),
+                                                     covered)
+            found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in found]
+        result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
+        tails_off = any(item.tails_off for item in detection.skipped)
+    return named, found, tails_off
+
+
+def _fixed_note(last: str) -> str:
+    return (f"'{last}': its bones' tails lay far off their joints, as the importer left them: rigged with Fix Bone "
+            "Orientation (its motion kept)")
+
+
+def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
+    """Rig ``obj`` as ``entry`` then says; True when detection skipped a limb only because its
+    bones' tails lie off their joints."""
+    # Files open out of Edit mode, so the bones read here stay current for the build.
+    skeleton = read_skeleton(obj)
+    imported = input_format(Path(job.input)) != "blend"
+    named, found, tails_off = _requests(obj, skeleton, config, filename, entry, imported)
+    # Limbs of an import rigged with Fix Bone Orientation though the config did not ask (see _requests).
+    fixed = set() if config.defaults.fix_orientation else {last for last, options in found if options.fix_orientation}
+    # A rig from an earlier IK Rigger plays only where the add-on is installed.
+    upgraded = [] if job.dry_run else upgrade(obj)
+    entry.notes.extend(upgraded)
+    if job.dry_run:
+        found, refused = rig_able(obj, found, skeleton)  # what the build would skip
+        entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
+        if named or found:
+            entry.planned = [plan.describe() for plan in plan_limbs(obj, [*named, *found], skeleton)]
+            entry.notes.extend(_fixed_note(last) for last, _ in found if last in fixed)
+            entry.status = "planned"
+            return tails_off
+    elif named or found:
+        # Motion already on the armature (an animated file, an imported clip) is kept by the
+        # build as each limb's ``animation`` option says; its notes say what was kept.
+        built, refused = api.build_found(obj, named, found, skeleton)
+        entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
+        if built:
+            entry.limbs = [list(limb.chain) for limb in built]
+            entry.notes.extend(_fixed_note(limb.name) for limb in built if limb.name in fixed)
+            entry.tell(note for limb in built for note in limb.notes)
+            entry.status = "rigged"
+            return tails_off
+    if upgraded:
+        entry.status = "rigged"
+    else:
+        entry.notes.append("no limbs it is sure of: left as it is")
+    return tails_off
+
+
+# The objects put to sleep for the file at hand (see _geometry_asleep), and those of them selected.
+_asleep: list[bpy.types.Object] = []
+_selected: list[bpy.types.Object] = []
+
+
+def _put_to_sleep() -> None:
+    """Disable in viewports the objects rigging never reads (``asleep.sleepers``)."""
+    sleeping = sleepers()
+    _selected.extend(selected(sleeping))
+    for obj in sleeping:
+        obj.hide_viewport = True
+        _asleep.append(obj)
+
+
+@bpy.app.handlers.persistent
+def _asleep_on_load(*_args: object) -> None:
+    # Blender calls version_update handlers on a file it has just read, before it first
+    # evaluates it. Persistent: a file load drops the other handlers before calling these.
+    _put_to_sleep()
+
+
+@contextmanager
+def _geometry_asleep() -> Iterator[None]:
+    """From opening a file (its load, before Blender first evaluates it) to saving it: the
+    objects rigging never reads put to sleep, and shown again for the save, selected as they
+    were; the save evaluates the selected ones alone.
+
+    A character's skinned meshes, with their shape keys, are most of what Blender would
+    evaluate: once as the file loads, again at each of rigging's mode switches, and once
+    more as the save brings the scene up to date. What a visible armature depends on (a
+    constraint's target) Blender still evaluates. An import is put to sleep once it is in
+    (``_put_to_sleep`` at rigging).
+    """
+    _asleep.clear()
+    _selected.clear()
+    bpy.app.handlers.version_update.append(_asleep_on_load)
+    try:
+        yield
+    finally:
+        while _asleep_on_load in bpy.app.handlers.version_update:
+            bpy.app.handlers.version_update.remove(_asleep_on_load)
+        # The save keeps what was selected. Shown with Blender told, an object is selectable
+        # again once the view layer syncs (the selection syncs it), and the save's evaluation,
+        # which gives the selection of what it evaluates back to the file, sees it shown
+        # (one that the armature depends on, its parent, was evaluated while asleep).
+        for obj in _selected:
+            obj.hide_viewport = False
+        reselect(_selected)
+        # The others are shown after that sync, unevaluated: the save evaluates what is shown
+        # in the synced view layer, the selected objects alone.
+        _shown_unevaluated(_asleep)
+        _asleep.clear()
+        _selected.clear()
+
+
+def _shown_unevaluated(objects: list[bpy.types.Object]) -> None:
+    """Clear ``hide_viewport`` on ``objects`` without telling the dependency graph.
+
+    The file is saved and closed next, and the save reads the objects' data, not their
+    evaluation; yet every operator call (the save's too) first brings the scene up to
+    date, which, told of the change, would evaluate the skinned meshes after all.
+    ``foreach_set`` writes the flags without that notice.
+    """
+    if not objects:
+        return
+    shown = {obj.as_pointer() for obj in objects}
+    flags = [False] * len(bpy.data.objects)
+    bpy.data.objects.foreach_get("hide_viewport", flags)
+    for index, obj in enumerate(bpy.data.objects):
+        if obj.as_pointer() in shown:
+            flags[index] = False
+    bpy.data.objects.foreach_set("hide_viewport", flags)
+
+
+def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) -> None:
+    _put_to_sleep()  # what the load did not: an import's objects
+    _rig_each(job, config, filename, result)
+
+
+def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
+    seen: dict[str, str] = {}
+    tails_off = False
+    for obj in _armatures(job):
+        entry = ArmatureResult(obj.name)
+        result.armatures.append(entry)
+        # Two objects sharing one armature share its bones: rigging the first rigs those.
+        if obj.data.name in seen:
+            entry.notes.append(f"shares its bones with '{seen[obj.data.name]}': not rigged twice")
+            continue
+        seen[obj.data.name] = obj.name
+        try:
+            tails_off = _rig_armature(obj, job, config, filename, entry) or tails_off
+        except RigError as error:
+            raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
+    if not any(entry.status != "untouched" for entry in result.armatures):
+        names = ", ".join(f"'{entry.name}'" for entry in result.armatures)
+        if tails_off:  # a .blend's: an import's are fixed (see _requests)
+            raise RigError(f"no limbs rigged on the armature(s) {names}: their bones' tails lie far off their joints "
+                           "(see what was skipped)", hint="In a --config file, set fix_orientation = true under "
+                           "[defaults] (it points the tails at the joints, and keeps the motion).")
+        raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
+
+
+def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
+    """Refuse, before any work, a job whose input is no input or whose output must not be written."""
+    if fmt is None:
+        raise RigError(f"'{source}' is not an input IK Rigger reads",
+                       hint=f"Give {', '.join(sorted(INPUT_FORMATS))} files.")
+    if job.dry_run:
+        return
+    if job.in_place:
+        if fmt != "blend":
+            raise RigError(f"'{source}' is not a .blend: it cannot be rigged in place",
+                           hint="Use --out DIR; it is written there as a .blend.")
+        return
+    if target.resolve() == source.resolve():
+        raise RigError(f"the output would overwrite the input '{source}'",
+                       hint="Use --out with another folder, or --in-place.")
+    if target.is_dir():
+        raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
+    if target.exists() and not job.overwrite:
+        raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
+
+
+def new_result(job: Job) -> FileResult:
+    """The result of ``job`` before any work: failed, with no reason yet."""
+    return FileResult(job.input, None if job.dry_run else job.output)
+
+
+def rig_file(job: Job, config: Config, result: FileResult | None = None) -> FileResult:
+    """Open (or import), rig and save one file; every problem of the file ends up in the result.
+
+    A caller that passes its own ``result`` still has it, as far as the file got, when an
+    interrupt unwinds through here.
+    """
+    result = new_result(job) if result is None else result
+    source = Path(job.input)
+    # In place, a symbolic link stays a link: the file it points to is the one rewritten.
+    target = Path(os.path.realpath(source)) if job.in_place else Path(job.output)
+    fmt = input_format(source)
+    try:
+        check_target(job, source, target, fmt)
+        # An interrupt waits for the end of opening and rigging (then of writing): Blender runs
+        # Python inside them (handlers, importers), where it would swallow the exception.
+        with interrupts_held(), _geometry_asleep():
+            started = time.perf_counter()
+            if fmt == "blend":
+                check_blend_file(source)
+                compress = is_compressed(source)
+                result.warnings.extend(open_untrusted(source, job.allow_newer))
+            else:
+                compress = False
+                result.warnings.extend(import_foreign(source, str(fmt), config))
+            result.seconds_open = time.perf_counter() - started
+            started = time.perf_counter()
+            _rig_armatures(job, config, source.name, result)
+        result.seconds_rig = time.perf_counter() - started
+        if job.dry_run:
+            result.status = "planned"
+            return result
+        started = time.perf_counter()
+
+        def committed() -> None:
+            result.seconds_save = time.perf_counter() - started
+            result.status = "rigged"
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
+        save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
+                        overwrite=job.overwrite or job.in_place, committed=committed)
+    except Interrupted:
+        if result.status != "rigged":
+            result.status, result.error = "interrupted", "stopped by the interrupt"
+        raise
+    except RigError as error:
+        result.error = error.message
+    except OSError as error:
+        where = error.filename or target
+        result.error = f"'{where}': {error.strerror or error}"
+    except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
+        result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
+        result.details = traceback.format_exc()
+    finally:
+        result.warnings.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.warnings)
+        result.notes.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.notes)
+    return result

@@ -1,0 +1,43 @@
+"""What Blender prints: held back, so a command's own lines stay readable."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def _flush_c_stdout() -> None:
+    """Blender prints through C's stdio, whose buffer must be out before fd 1 changes."""
+    if os.name == "posix":
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextmanager
+def blender_output() -> Iterator[list[str]]:
+    """Hold back what Blender prints (to the process's stdout) and hand its lines over on exit,
+    so its warnings can be reported while the batch command's own lines stay readable."""
+    lines: list[str] = []
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield lines
+        finally:
+            sys.stdout.flush()
+            _flush_c_stdout()
+            os.dup2(saved, 1)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read().decode("utf-8", errors="replace").splitlines())
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Hold back what Blender itself prints (read and save notices)."""
+    with blender_output():
+        yield
