@@ -12,8 +12,9 @@ from ..core.notes import warning
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .animation import bone_of_path, bone_paths, remove_fcurves
-from .build import drop_empty_animation_data, reparent_children
+from .edit_pass import reparent_children
 from .orient import keep_bone_children, rest_edit
+from .pose_pass import drop_empty_animation_data
 from .skeleton import check_editable
 from .upgrade import upgrade
 
@@ -135,7 +136,7 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
         constraint.driver_remove("influence")
         pose_bone.constraints.remove(constraint)
     _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
-    # Chain bones without a stored state had Blender's defaults (see build._chain_colours).
+    # Chain bones without a stored state had Blender's defaults (see pose_pass._chain_states).
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
         pose_bone = obj.pose.bones[name]
