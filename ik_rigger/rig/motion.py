@@ -19,7 +19,9 @@ from ..core.errors import RigError
 from ..core.notes import warning
 from ..core.plan import LimbOptions, LimbPlan, bending_indexes, left_straight
 from . import bake, records
+from .clips import Clip, followed, moves, other_clips, passed_clips, played_frames, playing_alone, uses_nla
 from .journal import Journal
+from .keys import Recording, default_interpolation
 
 ANIMATION_MODES = ("BAKE", "FK", "IGNORE")
 
@@ -40,14 +42,14 @@ class Motion:
         self.obj = obj
         self.plans = plans
         self.options = options
-        self.frames = bake.played_frames(obj, {name for limb_plan in plans for name in _limb_bones(limb_plan)})
+        self.frames = played_frames(obj, {name for limb_plan in plans for name in _limb_bones(limb_plan)})
         self.modes = []
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
             if limb_options.animation not in ANIMATION_MODES:
                 raise RigError(f"unknown animation option '{limb_options.animation}'", bone=limb_plan.chain[-1],
                                hint=f"Use one of: {', '.join(ANIMATION_MODES)}.")
             # A rebuilt limb keeps its controls, and with them the keys that animate it.
-            moving = bool(self.frames) and index not in rebuilt and bake.moves(obj, _limb_bones(limb_plan))
+            moving = bool(self.frames) and index not in rebuilt and moves(obj, _limb_bones(limb_plan))
             self.modes.append(limb_options.animation if moving else "IGNORE")
         # Limbs whose chain bones Fix Bone Orientation turns: their keys are keyed anew (see _key).
         self.turned = [limb_options.fix_orientation and any(edit.name in limb_plan.chain
@@ -59,14 +61,14 @@ class Motion:
             if mode == "BAKE" or (mode == "FK" and (turned or _to_prebend(limb_plan, chosen))):
                 wanted |= _recorded_bones(obj, limb_plan)
         self.started = time.perf_counter()
-        self.recording = bake.Recording(obj, self.frames, wanted) if wanted else None
+        self.recording = Recording(obj, self.frames, wanted) if wanted else None
         if self.recording is not None:
             self.recording.check_scaled()
-        # The file's other clips (bake.Clip) that move a limb to bake, each recorded playing alone:
+        # The file's other clips (Clip) that move a limb to bake, each recorded playing alone:
         # its keys go into its own action, so it plays as it did whenever it is made active.
-        self.other_clips = bake.other_clips(obj)
-        self.passed = bake.passed_clips(obj)
-        shared: dict[str, tuple[bake.Clip, list[int], set[str]]] = {}
+        self.other_clips = other_clips(obj)
+        self.passed = passed_clips(obj)
+        shared: dict[str, tuple[Clip, list[int], set[str]]] = {}
         for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
             if index not in rebuilt and (limb_options.animation == "BAKE" or
                                          (limb_options.animation == "FK" and self.turned[index])):
@@ -74,18 +76,18 @@ class Motion:
                     entry = shared.setdefault(clip.name, (clip, [], set()))
                     entry[1].append(index)
                     entry[2].update(_recorded_bones(obj, limb_plan))
-        self.clips: list[tuple[bake.Clip, bake.Recording, list[int]]] = []
+        self.clips: list[tuple[Clip, Recording, list[int]]] = []
         for clip, limbs, names in shared.values():
-            with bake.playing_alone(obj, clip):
-                recording = bake.Recording(obj, clip.frames, names)
+            with playing_alone(obj, clip):
+                recording = Recording(obj, clip.frames, names)
                 recording.check_scaled()
                 self.clips.append((clip, recording, limbs))
         self.read = time.perf_counter() - self.started
 
-    def _clips_moving(self, limb_plan: LimbPlan) -> list[bake.Clip]:
+    def _clips_moving(self, limb_plan: LimbPlan) -> list[Clip]:
         """The file's other clips (read once per build) that move the limb."""
         bones = _limb_bones(limb_plan)
-        names = bake.followed(self.obj, bones)[0]
+        names = followed(self.obj, bones)[0]
         return [clip for clip in self.other_clips if clip.moves(names)]
 
     def _name_passed(self, index: int, limb_plan: LimbPlan, notes: dict[int, list[str]]) -> None:
@@ -93,7 +95,7 @@ class Motion:
         they were, so made active on this armature they play under its IK controls."""
         if self.options[index].animation == "IGNORE" or not self.passed:
             return
-        names = bake.followed(self.obj, _limb_bones(limb_plan))[0]
+        names = followed(self.obj, _limb_bones(limb_plan))[0]
         for clip, why in self.passed:
             if clip.moves(names):
                 notes.setdefault(index, []).append(warning(
@@ -124,7 +126,7 @@ class Motion:
                 found.add(index)
         return found
 
-    def _key(self, index: int, parts: records.Parts, recording: bake.Recording, journal: Journal) -> int:
+    def _key(self, index: int, parts: records.Parts, recording: Recording, journal: Journal) -> int:
         """Key what keeps limb ``index`` playing ``recording`` into the action that plays; the frames keyed.
 
         Baked, its controls. When Fix Bone Orientation turned its chain bones, their own keys
@@ -133,7 +135,7 @@ class Motion:
         (the foot, whether it hangs from the chain or from the root) move the mesh as they did
         with the keys they have, and a clip that had none for them gets none.
         """
-        interpolation = bake.default_interpolation()
+        interpolation = default_interpolation()
         if self.options[index].animation == "BAKE":
             bake.key_controls(self.obj, parts, recording, interpolation, journal)
         if self.turned[index]:
@@ -144,7 +146,7 @@ class Motion:
     def keep(self, notes: dict[int, list[str]], journal: Journal) -> None:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
         baked = [mode == "BAKE" for mode in self.modes].count(True)
-        through = " (what its NLA strips play)" if bake.uses_nla(self.obj) else ""
+        through = " (what its NLA strips play)" if uses_nla(self.obj) else ""
         for recording in [self.recording, *(recording for _, recording, _ in self.clips)]:
             if recording is not None:
                 recording.follow_rests(self.obj)
@@ -166,7 +168,7 @@ class Motion:
             what = "its IK controls" if self.options[index].animation == "BAKE" else "its turned bones"
             if clips:
                 for clip, recording in clips:
-                    with bake.playing_alone(self.obj, clip):
+                    with playing_alone(self.obj, clip):
                         self._key(index, parts, recording, journal)
                 notes.setdefault(index, []).append(
                     f"kept the motion of {limb_plan.chain[-1]} in the file's other clips "
