@@ -37,6 +37,7 @@ from .core.options import BOTH_SIDES, check_kinds, current_keys
 from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
 from .rig import aim as _aim
 from .rig import bake as _bake
+from .rig import clips as _clips
 from .rig import ground as _ground
 from .rig import parents as _parents
 from .rig import records, snap
@@ -338,7 +339,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
     if frames is None:
         scene = bpy.context.scene
-        frames = _bake.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
+        frames = _clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
     results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
     return {result.limb: result.frames for result in results}
 

@@ -14,7 +14,6 @@ from .core.errors import RigError
 from .core.plan import ROLE_POLE
 from .operators import armature_in, report_error, report_notes
 from .rig import records, selection
-from .rig.build import rest_pole_angle
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.upgrade import needs_upgrade, prepare, upgrade
 
@@ -201,7 +200,7 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
             self.report({"ERROR"}, f"'{limb.name}': the limb has no pole; rebuild it with one")
             return {"CANCELLED"}
         records.refresh(obj)
-        records.ik_constraint(obj, parts).pole_angle = rest_pole_angle(obj, limb)
+        records.ik_constraint(obj, parts).pole_angle = records.rest_pole_angle(obj, limb)
         limb.pole_angle_auto = True
         return {"FINISHED"}
 
@@ -228,7 +227,7 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
             ik = records.ik_constraint(obj, parts)
             if ik is not None:
                 # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
-                automatic = parts.pole is not None and abs(ik.pole_angle - rest_pole_angle(obj, limb)) < 1e-6
+                automatic = parts.pole is not None and abs(ik.pole_angle - records.rest_pole_angle(obj, limb)) < 1e-6
                 options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
                                   pole_angle_auto=options.pole_angle_auto and (automatic or parts.pole is None))
             built = api.build_many(obj, [(name, options)])

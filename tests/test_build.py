@@ -498,3 +498,19 @@ def test_the_mechanism_is_hidden_and_the_controls_shown():
     for role in ("HANDLE", "POLE", "ROLL", "POLE_LINE"):
         bone = bones[limb.bones[role]]
         assert not bone.hide and [collection.name for collection in bone.collections] == ["IK Controls"], role
+
+
+def test_the_bone_stage_refuses_to_run_out_of_edit_mode():
+    """Out of Edit mode the edit bones are a stale copy Blender drops: the stage stops before any change."""
+    from ik_rigger.rig import edit_pass
+    from ik_rigger.rig.build import plan_limbs
+    from ik_rigger.rig.journal import Journal
+
+    obj = make_armature(both_legs())
+    plans = plan_limbs(obj, [("shin.L", LimbOptions())])
+    bones = sorted(bone.name for bone in obj.data.bones)
+    mode = obj.mode
+    with pytest.raises(RuntimeError, match=f"runs in Edit mode, and 'Rig' is in {mode} mode"):
+        edit_pass.bone_stage(obj, plans, {}, {}, Journal(obj))
+    assert sorted(bone.name for bone in obj.data.bones) == bones
+    assert obj.mode == mode != "EDIT" and not obj.ik_rigger.limbs

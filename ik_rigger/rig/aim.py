@@ -21,10 +21,11 @@ from ..core import aim as core_aim
 from ..core.errors import RigError
 from . import modes, records
 from .animation import bone_paths, remove_fcurves
-from .build import drop_empty_animation_data, place_made_bones, remove_constraint, reparent_children
 from .checks import check_armature
 from .constraints import add_constraint, configure
+from .edit_pass import place_made_bones, reparent_children
 from .journal import Journal
+from .pose_pass import drop_empty_animation_data, remove_constraint
 from .remove import release_user_constraints, remove_empty_collections
 from .skeleton import check_editable, read_skeleton
 

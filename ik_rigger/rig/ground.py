@@ -24,7 +24,7 @@ from ..core import ground as plan
 from ..core.errors import RigError
 from ..core.plan import ROLE_HANDLE
 from . import records
-from .bake import Recording, default_interpolation, key_transforms, local_basis
+from .keys import Recording, default_interpolation, key_transforms, local_basis
 from .snap import evaluated_pose
 
 # A vertex belongs to the sole when at least this much of its weight is the foot's and toes'.

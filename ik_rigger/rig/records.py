@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import bpy
 
 from .. import parts as limb_parts
+from ..core import geometry
 from ..core.errors import RigError
 from ..core.model import Driven, PropertyPlan
 from ..core.options import renamed_bones
@@ -391,3 +392,12 @@ def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool
     curve = data.drivers.find(pose_bone.path_from_id("ik_stretch")) if data is not None else None
     return curve is not None and any(variable.targets[0].data_path.endswith(f'["{STRETCH}"]')
                                      for variable in curve.driver.variables)
+
+
+def rest_pole_angle(obj: bpy.types.Object, limb) -> float:
+    """The automatic pole angle of a built limb, from its rest skeleton (no mode switch)."""
+    bones = obj.data.bones
+    root = bones[limb.chain[0].name]
+    last = bones[limb.chain[-1].name]
+    return geometry.pole_angle(root.head_local, root.tail_local, root.matrix_local.col[0].xyz,
+                               last.tail_local, bones[limb.pole].head_local)

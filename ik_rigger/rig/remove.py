@@ -12,8 +12,11 @@ from ..core.notes import warning
 from . import bake, modes, records, shapes
 from . import joints as pose_joints
 from .animation import bone_of_path, bone_paths, remove_fcurves
-from .build import drop_empty_animation_data, reparent_children
+from .clips import Clip, followed, moves, other_clips, played_frames, playing_alone
+from .edit_pass import reparent_children
+from .keys import Recording, default_interpolation
 from .orient import keep_bone_children, rest_edit
+from .pose_pass import drop_empty_animation_data
 from .skeleton import check_editable
 from .upgrade import upgrade
 
@@ -80,14 +83,14 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         modes.set_mode(obj, modes.data_mode(original))
         if motion is not None:
             motion.follow_rests(obj)  # a pre-bent chain has its rest back: keyed on it, it plays the same
-            bake.key_chain(obj, parts, motion, bake.default_interpolation())
+            bake.key_chain(obj, parts, motion, default_interpolation())
             removal.messages.append(
                 f"kept the limb's motion: baked {len(motion.frames)} frames of it onto {', '.join(parts.chain)}"
                 + (f" and {parts.extremity}" if parts.extremity else ""))
         for clip, recording in clips:
             recording.follow_rests(obj)
-            with bake.playing_alone(obj, clip):
-                bake.key_chain(obj, parts, recording, bake.default_interpolation(), only=turned)
+            with playing_alone(obj, clip):
+                bake.key_chain(obj, parts, recording, default_interpolation(), only=turned)
         if clips:
             removal.messages.append(
                 f"the bones {', '.join(sorted(turned))} have their rests back, so their keys in the file's other "
@@ -99,19 +102,19 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
     return removal
 
 
-def _motion(obj: bpy.types.Object, parts: records.Parts) -> bake.Recording | None:
+def _motion(obj: bpy.types.Object, parts: records.Parts) -> Recording | None:
     """What the limb's IK plays (chain, extremity and the chain's parent on every frame), when
     anything moves it."""
-    frames = bake.played_frames(obj, parts.bones())
+    frames = played_frames(obj, parts.bones())
     if not frames or records.ik_constraint(obj, parts) is None or parts.handle is None:
         return None
-    if not bake.moves(obj, parts.bones()):
+    if not moves(obj, parts.bones()):
         return None
-    return bake.Recording(obj, frames, bake.ik_bones(obj, parts))
+    return Recording(obj, frames, bake.ik_bones(obj, parts))
 
 
 def _clips_turned(obj: bpy.types.Object, limb,
-                  parts: records.Parts) -> tuple[set[str], list[tuple[bake.Clip, bake.Recording]]]:
+                  parts: records.Parts) -> tuple[set[str], list[tuple[Clip, Recording]]]:
     """The bones Fix Bone Orientation turned in a limb, and the file's other clips that move it, each
     recorded as its chain's own keys play it (the limb's constraints muted): the build keyed the turned
     bones' keys in every clip anew on the turned rests, so once the rests are back they are keyed anew
@@ -119,13 +122,13 @@ def _clips_turned(obj: bpy.types.Object, limb,
     turned = {rest.name for rest in limb.prebent if rest.name in obj.data.bones}
     if not turned or not limb.to_options().fix_orientation:
         return set(), []
-    names = bake.followed(obj, parts.bones())[0]
+    names = followed(obj, parts.bones())[0]
     found = []
     with bake.rig_muted(obj, [parts]):
-        for clip in bake.other_clips(obj):
+        for clip in other_clips(obj):
             if clip.moves(names):
-                with bake.playing_alone(obj, clip):
-                    found.append((clip, bake.Recording(obj, clip.frames, bake.ik_bones(obj, parts))))
+                with playing_alone(obj, clip):
+                    found.append((clip, Recording(obj, clip.frames, bake.ik_bones(obj, parts))))
     return turned, found
 
 
@@ -135,7 +138,7 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
         constraint.driver_remove("influence")
         pose_bone.constraints.remove(constraint)
     _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
-    # Chain bones without a stored state had Blender's defaults (see build._chain_colours).
+    # Chain bones without a stored state had Blender's defaults (see pose_pass._chain_states).
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
         pose_bone = obj.pose.bones[name]

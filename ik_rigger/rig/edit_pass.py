@@ -1,0 +1,246 @@
+"""The build's bone stage (Edit mode), and the edit-bone helpers other tools share.
+
+Creates handles, poles and clones, or moves a rebuilt limb's own in place (they keep their
+names, keys and custom properties); pre-bends straight chains; deletes the made bones a
+rebuild no longer wants. Each change is logged in the build's ``Journal``, which makes
+the bones again as they were on a rollback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import bpy
+
+from ..core import naming
+from ..core.plan import LimbPlan, NewBone
+from . import records
+from .journal import Journal
+
+if TYPE_CHECKING:
+    from .build import Rebuilt
+
+
+def _edit_state(bone: bpy.types.EditBone) -> dict:
+    """What the build may change on an edit bone, to give it back."""
+    mark = bone.get(records.MARK)
+    return {
+        "head": bone.head.copy(), "tail": bone.tail.copy(), "roll": bone.roll,
+        "parent": bone.parent.name if bone.parent else None, "use_connect": bone.use_connect,
+        "use_deform": bone.use_deform, "palette": bone.color.palette,
+        "collections": [collection.name for collection in bone.collections],
+        "mark": mark.to_dict() if mark is not None else None,
+        "children": [(child.name, child.use_connect) for child in bone.children],
+    }
+
+
+def _restore_edit_state(armature: bpy.types.Armature, name: str, state: dict) -> None:
+    """Edit mode: give bone ``name`` the saved ``state``, making it again if it was deleted."""
+    edit_bones = armature.edit_bones
+    bone = edit_bones.get(name)
+    if bone is None:
+        bone = edit_bones.new(name)
+        for child_name, connected in state["children"]:
+            child = edit_bones.get(child_name)
+            if child is not None:
+                child.parent = bone
+                child.use_connect = connected
+    bone.parent = edit_bones.get(state["parent"]) if state["parent"] else None
+    bone.use_connect = state["use_connect"]
+    bone.head = state["head"]
+    bone.tail = state["tail"]
+    bone.roll = state["roll"]
+    bone.use_deform = state["use_deform"]
+    bone.color.palette = state["palette"]
+    for collection in list(bone.collections):
+        collection.unassign(bone)
+    for collection_name in state["collections"]:
+        kept = armature.collections_all.get(collection_name)
+        if kept is not None:
+            kept.assign(bone)
+    if state["mark"] is None:
+        bone.pop(records.MARK, None)
+    else:
+        bone[records.MARK] = state["mark"]
+
+
+def log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.EditBone) -> None:
+    """Edit mode: log the edit bone's state, so a rollback gives it back (or makes it again)."""
+    state = _edit_state(bone)
+    name = bone.name
+    journal.edit(lambda edit_bones: _restore_edit_state(armature, name, state))
+
+
+def new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
+    """Edit mode: a new bone named exactly ``name``, logged so a rollback deletes it."""
+    bone = edit_bones.new(name)
+    made = bone.name
+    journal.edit(lambda bones: bones.remove(bones[made]) if made in bones else None)
+    if made != name:
+        # Names are planned unique and within Blender's limit: a difference is a bug.
+        raise RuntimeError(f"Blender named the new bone '{made}' instead of '{name}'")
+    return bone
+
+
+def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
+    rig = obj.ik_rigger
+    uids = {limb.uid for limb in rig.limbs}
+    number = rig.next_uid
+    while str(number) in uids:
+        number += 1
+    before = rig.next_uid
+    rig.next_uid = number + 1
+    journal.data(lambda: setattr(obj.ik_rigger, "next_uid", before))
+    return str(number)
+
+
+def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
+                     journal: Journal) -> None:
+    """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
+    rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
+    with their rig's ``uid`` and role, then parented."""
+    armature = obj.data
+    edit_bones = armature.edit_bones
+    collections: dict[str, bpy.types.BoneCollection] = {}
+    placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
+    for new in planned:
+        if new.name in reused:
+            bone = edit_bones[new.name]
+            log_bone(journal, armature, bone)
+        else:
+            bone = new_bone(journal, edit_bones, new.name)
+        bone.use_connect = False
+        bone.head = new.head
+        bone.tail = new.tail
+        bone.align_roll(new.z_axis)
+        bone.use_deform = False
+        bone.color.palette = new.palette
+        bone.hide = new.hidden
+        for collection in list(bone.collections):
+            collection.unassign(bone)
+        if new.collection not in collections:
+            attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
+                else "mechanism_collection"
+            collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
+        collections[new.collection].assign(bone)
+        records.mark(bone, uid, new.role)
+        placed[new.name] = bone
+    for new in planned:
+        placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
+
+
+def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
+    """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
+    rig = obj.ik_rigger
+    armature = obj.data
+    existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
+    if existing is None:
+        existing = armature.collections.new(wanted)
+        # Bones only the rig moves: out of sight, so animators cannot grab them (shown for debugging).
+        existing.is_visible = wanted != naming.COLLECTION_MECHANISM
+        made = existing.name
+        before = getattr(rig, attribute)
+        setattr(rig, attribute, made)
+        journal.edit(lambda edit_bones: _remove_collection(armature, made))
+        journal.data(lambda: setattr(obj.ik_rigger, attribute, before))
+    return existing
+
+
+def _remove_collection(armature: bpy.types.Armature, name: str) -> None:
+    collection = armature.collections_all.get(name)
+    if collection is not None:
+        armature.collections.remove(collection)
+
+
+def reparent_children(edit_bones, doomed: set[str]) -> list[str]:
+    """Edit mode: give the user's bones parented to a bone in ``doomed`` that bone's nearest
+    surviving parent instead (unconnected), so deleting ``doomed`` leaves them where they are.
+
+    Returns a sentence for each bone moved, for the user.
+    """
+    moved = []
+    for bone in edit_bones:
+        parent = bone.parent
+        if bone.name in doomed or parent is None or parent.name not in doomed:
+            continue
+        was = parent.name
+        while parent is not None and parent.name in doomed:
+            parent = parent.parent
+        bone.use_connect = False
+        bone.parent = parent
+        moved.append(f"your bone '{bone.name}' was parented to '{was}', which IK Rigger made and removed; "
+                     f"it is now parented to {repr(parent.name) if parent else 'nothing'}, in the same place")
+    return moved
+
+
+def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, Rebuilt],
+                doomed: dict[str, Callable[[], None]],
+                journal: Journal) -> tuple[list[str], dict, dict[int, list[str]]]:
+    """Edit mode: the bone stage.
+
+    Returns each plan's limb uid, the original rest of every pre-bent bone and notes per plan.
+    """
+    if obj.mode != "EDIT":
+        # Outside Edit mode the edit bones are a stale copy Blender drops on the next mode switch.
+        raise RuntimeError(f"internal error: the bone stage runs in Edit mode, and '{obj.name}' is in "
+                           f"{obj.mode} mode")
+    armature = obj.data
+    edit_bones = armature.edit_bones
+    originals = {name: (head, tail, roll) for entry in rebuilt.values() for name, head, tail, roll in entry.prebent}
+    uids = []
+    notes: dict[int, list[str]] = {}
+    for index, limb_plan in enumerate(plans):
+        entry = rebuilt.get(index)
+        uid = entry.uid if entry is not None else _new_uid(obj, journal)
+        uids.append(uid)
+        reused = set(entry.parts.made.values()) if entry is not None else set()
+        place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
+        for new in limb_plan.new_bones:
+            if new.roll_like is not None:
+                edit_bones[new.name].roll = edit_bones[new.roll_like].roll
+            edit_bones[new.name].hide_select = not new.selectable
+        unwanted = reused - {new.name for new in limb_plan.new_bones}
+        if unwanted:
+            for bone in edit_bones:
+                if bone.name in unwanted or (bone.parent is not None and bone.parent.name in unwanted):
+                    log_bone(journal, armature, bone)
+            notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
+            for name in unwanted:
+                _drop_drivers(obj, name)  # its constraints go with it; their drivers would stay, invalid
+                edit_bones.remove(edit_bones[name])
+                journal.after_bones(doomed[name])
+        _prebend(journal, armature, limb_plan, originals)
+    return uids, originals, notes
+
+
+def _drop_drivers(obj: bpy.types.Object, bone: str) -> None:
+    """Remove the drivers of a bone's pose data (its constraints' influence); the bone's undo makes them again."""
+    data = obj.animation_data
+    if data is None:
+        return
+    prefix = f'pose.bones["{records.quoted(bone)}"]'
+    for fcurve in [fcurve for fcurve in data.drivers if fcurve.data_path.startswith(prefix)]:
+        data.drivers.remove(fcurve)
+
+
+def _prebend(journal: Journal, armature: bpy.types.Armature, limb_plan: LimbPlan, originals: dict) -> None:
+    """Edit mode: move straight chain bones to their pre-bent rest, keeping their originals."""
+    edit_bones = armature.edit_bones
+    edited = {edit.name for edit in limb_plan.bone_edits}
+    if not edited:
+        return
+    # Record every original first: moving a tail drags a connected child's head.
+    for bone in edit_bones:
+        if bone.name in edited or (bone.use_connect and bone.parent is not None and bone.parent.name in edited):
+            log_bone(journal, armature, bone)
+            if bone.name in edited:
+                originals.setdefault(bone.name, (tuple(bone.head), tuple(bone.tail), bone.roll))
+    for edit in limb_plan.bone_edits:
+        bone = edit_bones[edit.name]
+        bone.head = edit.head
+        bone.tail = edit.tail
+        bone.align_roll(edit.z_axis)
+    for bone in edit_bones:
+        if bone.use_connect and bone.parent is not None and bone.parent.name in edited:
+            bone.head = bone.parent.tail

@@ -1,0 +1,257 @@
+"""Poses read and keys written in bulk: one scene evaluation per frame, one write per F-curve.
+
+``Recording`` reads every chosen bone's armature-space matrix per frame; ``write_keys`` and
+``key_transforms`` write a whole range per F-curve, logged in a ``Journal`` when given one,
+never a ``keyframe_insert`` per bone per frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import bpy
+from mathutils import Matrix, Quaternion
+
+from ..core.errors import RigError
+from . import records
+from .animation import existing_fcurve, fcurve_owners
+from .asleep import asleep, followers
+from .journal import Journal
+
+# Rest matrices closer than this, entry by entry, are the same rest.
+_SAME_REST = 1e-7
+# Below this, a pose's 3x3 part (its scale cubed) has no usable inverse in single precision.
+_FLAT = 1e-12
+# Interpolation enum values, as foreach_set wants them.
+_INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
+_ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
+
+
+class Recording:
+    """Armature-space pose matrices of chosen bones on each frame: one evaluation per frame."""
+
+    def __init__(self, obj: bpy.types.Object, frames: Sequence[int], names: Iterable[str],
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.frames = list(frames)
+        wanted = set(names)
+        pose_bones = obj.pose.bones
+        indexes = [index for index, bone in enumerate(pose_bones) if bone.name in wanted]
+        self.names = [pose_bones[index].name for index in indexes]
+        self.poses: dict[str, list[Matrix]] = {name: [] for name in self.names}
+        # The bones' rests as recorded: a build may change them (see follow_rests).
+        self.rests = {name: obj.data.bones[name].matrix_local.copy() for name in self.names}
+        scene = bpy.context.scene
+        current = scene.frame_current, scene.frame_subframe
+        flat = [0.0] * (16 * len(pose_bones))
+        try:
+            # The frames evaluate the armature without the meshes it moves, which would cost far more.
+            with asleep(followers(obj)):
+                for number, frame in enumerate(self.frames):
+                    scene.frame_set(frame)
+                    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+                    evaluated.pose.bones.foreach_get("matrix", flat)
+                    for index, name in zip(indexes, self.names):
+                        # Blender stores matrices column by column.
+                        column = flat[16 * index:16 * index + 16]
+                        self.poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
+                    if progress is not None:
+                        progress(number)
+        finally:
+            scene.frame_set(current[0], subframe=current[1])
+
+    def check_scaled(self) -> None:
+        """Refuse a recording with a bone scaled to 0 on a frame: its pose (and its children's) has
+        no inverse, so no local pose of a control under it can be worked out. The first such bone in
+        the hierarchy is named, which is the one keyed to 0 when its children only inherit it."""
+        for number, frame in enumerate(self.frames):
+            for name in self.names:
+                if abs(self.poses[name][number].to_3x3().determinant()) < _FLAT:
+                    raise RigError(f"is scaled to 0 on frame {frame}, so its motion cannot be baked onto IK "
+                                   "controls (a pose scaled to 0 has no inverse)", bone=name,
+                                   hint="Key a small scale such as 0.001 on that frame instead of 0, or build with "
+                                   "Animation set to Leave Playing in FK or Ignore.")
+
+    def follow_rests(self, obj: bpy.types.Object) -> None:
+        """Re-express the poses of the bones whose rest changed since they were recorded (Fix
+        Bone Orientation, a pre-bend) so that each still deforms as it did: a pose times the old
+        rest's inverse is what moves the mesh, so the pose on the new rest is the old pose
+        times old rest inverse times new rest."""
+        bones = obj.data.bones
+        for name, rest in self.rests.items():
+            now = bones[name].matrix_local
+            if any(abs(now[row][column] - rest[row][column]) > _SAME_REST for row in range(4) for column in range(4)):
+                change = rest.inverted() @ now
+                self.poses[name] = [pose @ change for pose in self.poses[name]]
+                self.rests[name] = now.copy()
+
+
+def _action_for(obj: bpy.types.Object, journal: Journal | None) -> bpy.types.Action:
+    """The action keys go into, made (and assigned) when the object has none."""
+    if obj.animation_data is None:
+        obj.animation_data_create()
+    data = obj.animation_data
+    if data.action is None:
+        action = bpy.data.actions.new(f"{obj.name}Action")
+        data.action = action
+        if journal is not None:
+            journal.data(lambda: _forget_action(obj, action))
+    return data.action
+
+
+def _forget_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
+    if obj.animation_data is not None and obj.animation_data.action == action:
+        obj.animation_data.action = None
+    bpy.data.actions.remove(action)
+
+
+def _fcurve(obj: bpy.types.Object, action: bpy.types.Action, path: str, index: int, group: str):
+    if hasattr(action, "fcurve_ensure_for_datablock"):
+        return action.fcurve_ensure_for_datablock(obj, path, index=index, group_name=group)
+    curve = action.fcurves.find(path, index=index)
+    return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
+
+
+def _snapshot_points(curve) -> dict[str, list]:
+    points = curve.keyframe_points
+    count = len(points)
+    saved: dict[str, list] = {}
+    for key, size in (("co", 2), ("handle_left", 2), ("handle_right", 2), ("interpolation", 1),
+                      ("handle_left_type", 1), ("handle_right_type", 1)):
+        values = [0.0 if size == 2 else 0] * (count * size)
+        points.foreach_get(key, values)
+        saved[key] = values
+    return saved
+
+
+def _set_points(curve, saved: dict[str, list]) -> None:
+    points = curve.keyframe_points
+    points.clear()
+    points.add(len(saved["interpolation"]))
+    for key, values in saved.items():
+        points.foreach_set(key, values)
+    curve.update()
+
+
+def drop_range(curve, first: float, last: float) -> None:
+    """Delete the keys between ``first`` and ``last``, keeping every other key exactly as it was."""
+    saved = _snapshot_points(curve)
+    co = saved["co"]
+    keep = [index for index in range(len(co) // 2) if not first - 1e-3 <= co[2 * index] <= last + 1e-3]
+    if len(keep) == len(co) // 2:
+        return
+    kept = {}
+    for key, values in saved.items():
+        size = 2 if len(values) == len(co) else 1
+        kept[key] = [values[size * index + part] for index in keep for part in range(size)]
+    _set_points(curve, kept)
+
+
+def _restore_points(owners: Sequence[bpy.types.bpy_struct], path: str, index: int, saved: dict[str, list]) -> None:
+    for owner in owners:
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            _set_points(curve, saved)
+            return
+
+
+def _remove_fcurve(owners: Sequence[bpy.types.bpy_struct], path: str, index: int) -> None:
+    for owner in owners:
+        curve = owner.fcurves.find(path, index=index)
+        if curve is not None:
+            owner.fcurves.remove(curve)
+
+
+def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames: Sequence[int],
+               values: Sequence[float], interpolation: str, journal: Journal | None = None) -> None:
+    """Key ``path[index]`` at ``frames``, replacing the keys it had between the first and last."""
+    action = _action_for(obj, journal)
+    existing = existing_fcurve(obj, path, index)
+    curve = existing if existing is not None else _fcurve(obj, action, path, index, group)
+    if journal is not None:
+        # Undone in the action keyed now, whichever is active by then (a clip keyed while it
+        # played alone is not).
+        owners = list(fcurve_owners(obj))
+        if existing is None:
+            journal.data(lambda: _remove_fcurve(owners, path, index))
+        else:
+            saved = _snapshot_points(existing)
+            journal.data(lambda: _restore_points(owners, path, index, saved))
+    points = curve.keyframe_points
+    drop_range(curve, frames[0], frames[-1])
+    start = len(points)
+    points.add(len(frames))
+    co = [0.0] * (2 * len(points))
+    points.foreach_get("co", co)
+    for offset, (frame, value) in enumerate(zip(frames, values)):
+        co[2 * (start + offset)] = frame
+        co[2 * (start + offset) + 1] = value
+    points.foreach_set("co", co)
+    modes = [0] * len(points)
+    points.foreach_get("interpolation", modes)
+    modes[start:] = [_INTERPOLATION[interpolation]] * len(frames)
+    points.foreach_set("interpolation", modes)
+    curve.update()
+
+
+def key_transforms(obj: bpy.types.Object, name: str, frames: Sequence[int], bases: Sequence[Matrix],
+                    interpolation: str, journal: Journal | None, location: bool = True,
+                    scale: bool = False) -> None:
+    """Key a pose bone's location, rotation (in its rotation mode) and, if asked, scale."""
+    mode = obj.pose.bones[name].rotation_mode
+    parts = [basis.decompose() for basis in bases]
+    rotations: list[Sequence[float]] = []
+    previous_quaternion: Quaternion | None = None
+    previous_euler = None
+    for _, quaternion, _ in parts:
+        if mode == "QUATERNION":
+            if previous_quaternion is not None and quaternion.dot(previous_quaternion) < 0.0:
+                quaternion.negate()  # the same turn, without a flip through interpolation
+            previous_quaternion = quaternion
+            rotations.append(tuple(quaternion))
+        elif mode == "AXIS_ANGLE":
+            axis_vector, angle = quaternion.to_axis_angle()
+            rotations.append((angle, *axis_vector))
+        else:
+            euler = quaternion.to_euler(mode, previous_euler) if previous_euler is not None \
+                else quaternion.to_euler(mode)
+            previous_euler = euler
+            rotations.append(tuple(euler))
+    # Channel by channel, as write_keys takes them: one list per channel, built in one pass.
+    channels: dict[tuple[str, int], Sequence[float]] = {}
+    if location:
+        channels.update((("location", axis), values) for axis, values in enumerate(zip(*(part[0] for part in parts))))
+    path = _ROTATION_PATHS.get(mode, ("rotation_euler", 3))[0]
+    channels.update(((path, axis), values) for axis, values in enumerate(zip(*rotations)))
+    if scale:
+        channels.update((("scale", axis), values) for axis, values in enumerate(zip(*(part[2] for part in parts))))
+    prefix = f'pose.bones["{records.quoted(name)}"].'
+    for (path, axis), values in channels.items():
+        write_keys(obj, prefix + path, axis, name, frames, values, interpolation, journal)
+
+
+class Local:
+    """Turns armature-space poses of one bone into its local (basis) matrices.
+
+    For a bone that inherits fully: basis = (parent pose @ parent rest⁻¹ @ rest)⁻¹ @ pose;
+    the rest part is worked out once, not per frame.
+    """
+
+    def __init__(self, rest: Matrix, parent_rest: Matrix | None) -> None:
+        self.offset = parent_rest.inverted() @ rest if parent_rest is not None else None
+        self.rest_inverse = rest.inverted()
+
+    def basis(self, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
+        if parent_pose is None or self.offset is None:
+            return self.rest_inverse @ pose
+        return (parent_pose @ self.offset).inverted() @ pose
+
+
+def local_basis(pose: Matrix, rest: Matrix, parent_pose: Matrix | None, parent_rest: Matrix | None) -> Matrix:
+    """The local (basis) matrix giving a bone that inherits fully the armature-space ``pose``."""
+    return Local(rest, parent_rest).basis(pose, parent_pose)
+
+
+def default_interpolation() -> str:
+    """The user's interpolation for new keys (Preferences > Animation)."""
+    mode = bpy.context.preferences.edit.keyframe_new_interpolation_type
+    return mode if mode in _INTERPOLATION else "BEZIER"

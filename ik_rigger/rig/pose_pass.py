@@ -1,0 +1,331 @@
+"""The build's constraint stage (Object or Pose mode), with what logs it for a rollback.
+
+For each limb: its record, IK and copy constraints set in place or added (unwanted ones
+removed), the ``ik_fk`` switch and other properties, the drivers on them, chain colours and
+hinge locks, control shapes. Every change logs in the build's ``Journal`` what gives it
+back; ``doomed_poses`` keeps, before the bone stage, the pose data of the made bones a
+rebuild deletes, which Edit mode cannot give back with the bone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import bpy
+
+from ..core import joints
+from ..core.plan import PALETTE_CHAIN, ConstraintPlan, LimbOptions, LimbPlan, NewBone
+from . import joints as pose_joints
+from . import records, shapes
+from .constraints import add_constraint, configure
+from .journal import Journal
+
+if TYPE_CHECKING:
+    from .build import Rebuilt
+
+# What a constraint IK Rigger adds may have changed by a rebuild, beyond its planned settings.
+_CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",
+                      "owner_space", "target_space", "mix_mode", "chain_count", "pole_angle", "iterations",
+                      "use_stretch", "use_tail", "use_rotation", "weight", "limit_mode", "distance", "head_tail")
+
+
+def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
+                rebuilt: dict[int, Rebuilt]) -> dict[str, Callable[[], None]]:
+    """Object or Pose mode: for each made bone a rebuild deletes, what gives back its pose data
+    (constraints, shape, transform), which Edit mode cannot give back with the bone."""
+    undos: dict[str, Callable[[], None]] = {}
+    for index, limb_plan in enumerate(plans):
+        entry = rebuilt.get(index)
+        if entry is None:
+            continue
+        wanted = {new.name for new in limb_plan.new_bones}
+        for name in set(entry.parts.made.values()) - wanted:
+            pose_bone = obj.pose.bones[name]
+            kept = [(constraint.type, position, _constraint_state(constraint, ConstraintPlan(name, "", "", "")))
+                    for position, constraint in enumerate(pose_bone.constraints)]
+            looks = (pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz), pose_bone.matrix_basis.copy())
+
+            def undo(name: str = name, kept: list = kept, looks: tuple = looks) -> None:
+                restored = obj.pose.bones[name]
+                restored.custom_shape, restored.custom_shape_scale_xyz, restored.matrix_basis = looks
+                for kind, position, state in kept:
+                    _recreate_constraint(obj, name, kind, position, state)
+
+            undos[name] = undo
+    return undos
+
+
+def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
+    """Object or Pose mode: hide the planned hidden bones where animators see them. Blender 4.2 keeps
+    a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
+    bones = obj.data.bones
+    for new in planned:
+        bones[new.name].hide = new.hidden
+
+
+def log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
+    if obj.animation_data is None:
+        journal.data(lambda: drop_empty_animation_data(obj))
+
+
+def drop_empty_animation_data(obj: bpy.types.Object) -> None:
+    """Remove animation data that only existed for IK Rigger's drivers, now gone."""
+    data = obj.animation_data
+    if data is not None and data.action is None and not data.drivers and not data.nla_tracks:
+        obj.animation_data_clear()
+
+
+def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan) -> dict:
+    keys = [key for key in _CONSTRAINT_BASICS if hasattr(constraint, key)] + [key for key, _ in planned.settings]
+    state = {key: getattr(constraint, key) for key in keys}
+    if constraint.type == "ARMATURE":
+        state["_targets"] = [(target.target, target.subtarget, target.weight) for target in constraint.targets]
+    state["_driver"] = _driver_of(constraint.id_data, constraint.path_from_id("influence"))
+    return state
+
+
+def _driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
+    """A driver's type, expression and variables (name, object, path), to make it again; None if undriven."""
+    data = obj.animation_data
+    fcurve = data.drivers.find(path) if data is not None else None
+    if fcurve is None:
+        return None
+    driver = fcurve.driver
+    return (driver.type, driver.expression, [(variable.name, variable.targets[0].id, variable.targets[0].data_path)
+                                             for variable in driver.variables])
+
+
+def _set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
+    for variable in list(driver.variables):
+        driver.variables.remove(variable)
+    for name, target, path in variables:
+        records.add_variable(driver, name, target, path)
+    driver.type = kind
+    driver.expression = expression
+
+
+def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
+    for key, value in state.items():
+        if not key.startswith("_"):
+            setattr(constraint, key, value)
+    if "_targets" in state:
+        constraint.targets.clear()
+        for target, subtarget, weight in state["_targets"]:
+            added = constraint.targets.new()
+            added.target, added.subtarget, added.weight = target, subtarget, weight
+    if state["_driver"] is None:
+        constraint.driver_remove("influence")
+        return
+    _set_driver(constraint.driver_add("influence").driver, *state["_driver"])
+
+
+def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
+    """Remove a constraint by owner bone and name, with its influence driver, if it still exists."""
+    pose_bone = obj.pose.bones.get(owner)
+    constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
+    if constraint is not None:
+        constraint.driver_remove("influence")
+        pose_bone.constraints.remove(constraint)
+
+
+def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: int, state: dict) -> None:
+    pose_bone = obj.pose.bones[owner]
+    constraint = pose_bone.constraints.new(kind)
+    _restore_constraint(constraint, state)
+    pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
+
+
+def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str) -> None:
+    pose_bone = obj.pose.bones[name]
+    palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, pose_joints.ik_settings(pose_bone)
+
+    def undo() -> None:
+        restored = obj.pose.bones[name]
+        restored.color.palette = palette
+        restored.ik_stretch = stretch
+        pose_joints.set_ik_settings(restored, settings)
+
+    journal.data(undo)
+
+
+def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> None:
+    rig = obj.ik_rigger
+    active = rig.active_limb_index
+    if index is None:
+        added = len(rig.limbs)
+
+        def undo_added() -> None:
+            obj.ik_rigger.limbs.remove(added)
+            obj.ik_rigger.active_limb_index = active
+
+        journal.data(undo_added)
+        return
+    saved = rig.limbs[index].id_properties_ensure().to_dict()
+
+    def undo_changed() -> None:
+        group = obj.ik_rigger.limbs[index].id_properties_ensure()
+        group.clear()
+        group.update(saved)
+        obj.ik_rigger.active_limb_index = active
+
+    journal.data(undo_changed)
+
+
+def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebuilt | None,
+                  hinges: dict[str, joints.Hinge], journal: Journal) -> None:
+    """Colour the chain red and give hinge joints their IK locks and limits, storing what each
+    bone had: its colour and stretch when not Blender's defaults, its locks and limits while hinged."""
+    pose_bones = obj.pose.bones
+    default = ("DEFAULT", 0.0)
+    old_chain = [item.name for item in limb.chain] if entry is not None else []
+    old_states = {item.name: (item.palette, item.ik_stretch, item.ik_settings) for item in limb.chain_states}
+    limb.chain.clear()
+    limb.chain_states.clear()
+    for name in chain:
+        pose_bone = pose_bones[name]
+        _log_pose_bone(journal, obj, name)
+        if name in old_chain:
+            palette, stretch, settings = old_states.get(name, (*default, ""))
+        else:
+            palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
+        limb.chain.add().name = name
+        hinge = hinges.get(name)
+        if hinge is not None and not settings:
+            settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
+        elif hinge is None and settings:
+            pose_joints.set_ik_settings(pose_bone, pose_joints.loads(settings))  # no longer hinged
+            settings = ""
+        if hinge is not None:
+            pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(pose_joints.loads(settings), hinge))
+        # Only a bone whose colour or stretch differs from Blender's default, or that is hinged, gets
+        # a stored state: the record is copied on every update of the object, so it stays small.
+        if (palette, stretch) != default or settings:
+            state = limb.chain_states.add()
+            state.name = name
+            state.palette, state.ik_stretch, state.ik_settings = palette, stretch, settings
+        pose_bone.color.palette = PALETTE_CHAIN
+    for name in old_chain:
+        if name not in chain and name in pose_bones:
+            _log_pose_bone(journal, obj, name)
+            palette, stretch, settings = old_states.get(name, (*default, ""))
+            pose_bones[name].color.palette, pose_bones[name].ik_stretch = palette, stretch
+            if settings:
+                pose_joints.set_ik_settings(pose_bones[name], pose_joints.loads(settings))
+
+
+def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
+                            entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record."""
+    rig = obj.ik_rigger
+    _log_record(journal, obj, entry.index if entry is not None else None)
+    if entry is None:
+        limb = rig.limbs.add()
+        limb.uid = uid
+        rig.active_limb_index = len(rig.limbs) - 1
+    else:
+        limb = rig.limbs[entry.index]
+    limb.name = limb_plan.chain[-1]
+    _chain_states(obj, limb, limb_plan.chain, entry, {hinge.bone: hinge for hinge in hinges}, journal)
+    limb.prebent.clear()
+    for name in limb_plan.chain:
+        if name in originals:
+            rest = limb.prebent.add()
+            rest.name = name
+            rest.head, rest.tail, rest.roll = originals[name]
+    limb.extremity = limb_plan.extremity or ""
+    limb.made_bones.clear()
+    for new in limb_plan.new_bones:
+        item = limb.made_bones.add()
+        item.name, item.role = new.name, new.role
+    limb.handle = limb_plan.handle
+    limb.pole = limb_plan.pole or ""
+    limb.clone = limb_plan.clone or ""
+    for planned in limb_plan.properties:
+        if records.ensure_property(obj, planned):
+            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+    _constraints(obj, limb, limb_plan, entry, journal)
+    hide_made_bones(obj, limb_plan.new_bones)
+    made = {new.role: new.name for new in limb_plan.new_bones}
+    if options.shapes:
+        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
+    else:
+        shapes.take_shapes(obj, made.values(), journal)
+    limb.set_options(options)
+    _pose_drivers(obj, limb_plan, journal)
+    _undriven_stretch(obj, limb, limb_plan, journal)
+
+
+def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
+    """The drivers on pose bones' own properties (each chain bone's IK stretch follows the handle's
+    ``stretch``), each logged with the driver it replaces."""
+    for planned in limb_plan.drivers:
+        pose_bone = obj.pose.bones[planned.bone]
+        _log_driver(obj, planned.bone, planned.path, journal)
+        records.drive(obj, pose_bone, planned.path, planned.driven)
+
+
+def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
+    """Log a pose bone property's driver (or its having none) and value, to give them back on undo."""
+    pose_bone = obj.pose.bones[bone]
+    before, value = _driver_of(obj, pose_bone.path_from_id(path)), getattr(pose_bone, path)
+
+    def undo() -> None:
+        restored = obj.pose.bones[bone]
+        restored.driver_remove(path)
+        setattr(restored, path, value)
+        if before is not None:
+            _set_driver(restored.driver_add(path).driver, *before)
+
+    journal.data(undo)
+
+
+def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal: Journal) -> None:
+    """A chain bone the plan no longer stretches (an earlier release's build stretched the hips at the
+    root of a chain of 3) loses the handle's driver and gets its own IK stretch back."""
+    driven = {planned.bone for planned in limb_plan.drivers if planned.path == "ik_stretch"}
+    states = {item.name: item.ik_stretch for item in limb.chain_states}
+    for name in limb_plan.chain:
+        pose_bone = obj.pose.bones[name]
+        if name in driven or not records.drives_stretch(obj, pose_bone):
+            continue
+        _log_driver(obj, name, "ik_stretch", journal)
+        pose_bone.driver_remove("ik_stretch")
+        pose_bone.ik_stretch = states.get(name, 0.0)
+
+
+def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: Rebuilt | None, journal: Journal) -> None:
+    """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed."""
+    pose_bones = obj.pose.bones
+    # Matched by owner, kind and name: a bone may carry two of IK Rigger's constraints of one kind.
+    existing: dict[tuple[str, str, str], str] = {}
+    if entry is not None:
+        for owner, name in entry.parts.constraints:
+            # A made bone the rebuild no longer wants took its constraints with it.
+            if owner in pose_bones:
+                existing[(owner, pose_bones[owner].constraints[name].type, name)] = name
+    limb.constraints.clear()
+    for planned in limb_plan.constraints:
+        key = (planned.owner, planned.kind, planned.name)
+        name = existing.pop(key, None)
+        if name is not None:
+            constraint = pose_bones[planned.owner].constraints[name]
+            state = _constraint_state(constraint, planned)
+            journal.data(lambda constraint=constraint, state=state: _restore_constraint(constraint, state))
+            configure(obj, constraint, planned)
+        else:
+            constraint = add_constraint(obj, planned)
+            journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
+        if planned.influence is not None:
+            records.drive(obj, constraint, "influence", planned.influence)
+        record = limb.constraints.add()
+        record.name = planned.owner
+        record.constraint = constraint.name
+    for (owner, kind, _), name in existing.items():
+        pose_bone = pose_bones[owner]
+        constraint = pose_bone.constraints[name]
+        state = _constraint_state(constraint, ConstraintPlan(owner, kind, name, ""))
+        index = list(pose_bone.constraints).index(constraint)
+        journal.data(lambda owner=owner, kind=kind, index=index, state=state:
+                     _recreate_constraint(obj, owner, kind, index, state))
+        remove_constraint(obj, owner, name)
