@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,16 +202,23 @@ def frames(obj: bpy.types.Object) -> range:
     return range(int(start), int(end) + 1)
 
 
-def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
-    """Rig, save and render the skinned sample (see the module's docstring); what was written."""
+def _rig_and_save(load: Callable[[], bpy.types.Object], blend: Path, what: str, source: Path,
+                  kept: str) -> bpy.types.Object:
+    """Load a character into a fresh scene, Auto-Rig it and save it as ``blend``; the armature."""
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    obj = load_skinned()
+    obj = load()
     built = api.auto_rig(obj)
-    blend = out / "sample_character_rigged.blend"
     with quiet():
         bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
-    print(f"Rigged {len(built)} limbs of Godot's platformer robot, {SKINNED.relative_to(ROOT).as_posix()}, "
-          "its clips kept on the IK controls: " + ", ".join(limb.name for limb in built))
+    print(f"Rigged {len(built)} limbs of {what}, {source.relative_to(ROOT).as_posix()}, {kept} on the IK controls: "
+          + ", ".join(limb.name for limb in built))
+    return obj
+
+
+def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
+    """Rig, save and render the skinned sample (see the module's docstring); what was written."""
+    blend = out / "sample_character_rigged.blend"
+    obj = _rig_and_save(load_skinned, blend, "Godot's platformer robot", SKINNED, "its clips kept")
     written = [(blend, "the skinned character rigged, its clips playing through the rig")]
     if pictures:
         import rig_render
@@ -225,14 +233,8 @@ def rig_skinned(out: Path, pictures: bool) -> list[tuple[Path, str]]:
 
 def rig_capture(out: Path, pictures: bool) -> list[tuple[Path, str]]:
     """Rig, save and render the motion capture (see the module's docstring); what was written."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    obj = load_capture()
-    built = api.auto_rig(obj)
     blend = out / "sample_capture_rigged.blend"
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
-    print(f"Rigged {len(built)} limbs of the motion capture {CAPTURE.relative_to(ROOT).as_posix()}, "
-          "its motion baked onto the IK controls: " + ", ".join(limb.name for limb in built))
+    obj = _rig_and_save(load_capture, blend, "the motion capture", CAPTURE, "its motion baked")
     written = [(blend, "the motion capture rigged, its motion playing through the rig")]
     if pictures:
         import rig_render
