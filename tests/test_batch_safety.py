@@ -175,15 +175,20 @@ def _heavy(count: int, folder: Path) -> list[Path]:
 
 def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False,
                      not_by: Iterable[int] = ()) -> Path:
-    """The first temporary file a save makes in ``folder`` (by a worker, not the main process, if
-    ``by_worker``; by none of the processes ``not_by``), seen while it is being written."""
+    """The first temporary folder a save makes in ``folder`` (by a worker, not the main process, if
+    ``by_worker``; by none of the processes ``not_by``), seen while the file is being written in it
+    (not the empty one the run makes and removes at once to see that it can write there)."""
     deadline = time.monotonic() + 120
     others = {*not_by, *([process.pid] if by_worker else [])}
     while time.monotonic() < deadline and process.poll() is None:
         found = [entry for entry in os.listdir(folder) if TEMP_MARK in entry] if folder.exists() else []
         found = [entry for entry in found if not any(f".{pid}.{TEMP_MARK}" in entry for pid in others)]
-        if found:
-            return folder / found[0]
+        for entry in found:
+            try:
+                if os.listdir(folder / entry):
+                    return folder / entry
+            except OSError:  # gone, or not a folder
+                continue
     raise AssertionError("no save was seen in progress")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .jobs import FileResult, Job, UsageError, input_format
-from .saving import private_folder
+from .saving import interrupts_held, private_folder
 
 
 @dataclass
@@ -142,7 +142,8 @@ def _writable(folder: Path, what: str) -> None:
     if not existing.is_dir():
         raise UsageError(f"cannot write the {what} in '{folder}': '{existing}' is not a folder")
     try:
-        private_folder(existing).rmdir()
+        with interrupts_held():  # an interrupt between the two would leave the folder behind
+            private_folder(existing).rmdir()
     except OSError as error:
         raise UsageError(f"cannot write the {what} in '{folder}' ({error.strerror or error})") from error
 

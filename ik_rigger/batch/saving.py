@@ -162,7 +162,8 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
                 committed()
     finally:
         if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+            with interrupts_held():  # an interrupt midway would leave the folder half removed
+                shutil.rmtree(private, ignore_errors=True)
 
 
 def _named(path: Path, step: Callable[[], Any]) -> Any:
