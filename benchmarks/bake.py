@@ -33,7 +33,7 @@ LIMBS = ("mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mi
 
 def _rigged_capture() -> bpy.types.Object:
     """A fresh scene with the capture playing 455 frames and its four limbs rigged (motion left alone)."""
-    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.limb.options import LimbOptions
     from ik_rigger.rig.animation import fcurve_owners
     from ik_rigger.rig.build import build_limbs
 

@@ -34,7 +34,7 @@ def _metarig(sources: Path, mode: str) -> bpy.types.Object:
 
 
 def _build_api(obj: bpy.types.Object) -> None:
-    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.limb.options import LimbOptions
     from ik_rigger.rig.build import build_limbs
 
     build_limbs(obj, [(last, LimbOptions()) for last in LASTS])

@@ -43,7 +43,7 @@ class Rig:
 
 
 def _ik_rigger(sources: Path) -> bpy.types.Object:
-    from ik_rigger.core.plan import LimbOptions
+    from ik_rigger.limb.options import LimbOptions
     from ik_rigger.rig.build import build_limbs
 
     obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)

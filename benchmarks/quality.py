@@ -45,8 +45,8 @@ def _import_bvh(filename: str) -> bpy.types.Object:
 
 
 def _rig(obj: bpy.types.Object) -> None:
-    from ik_rigger.core.plan import LimbOptions
-    from ik_rigger.rig.auto import detected_requests
+    from ik_rigger.limb.options import LimbOptions
+    from ik_rigger.limb.requests import detected_requests
     from ik_rigger.rig.build import build_limbs
     from ik_rigger.rig.skeleton import read_skeleton
 

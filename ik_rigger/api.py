@@ -32,16 +32,18 @@ from . import parts as limb_parts
 from .core import naming
 from .core.detect import Detection
 from .core.errors import RigError
+from .core.model import Skeleton
 from .core.notes import is_warning, warning
-from .core.options import BOTH_SIDES, check_kinds, current_keys
-from .core.plan import ROLE_HANDLE, LimbOptions, LimbPlan, Skeleton
+from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys
+from .limb.plan import LimbPlan
+from .limb.requests import detected_requests
+from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import clips as _clips
 from .rig import ground as _ground
 from .rig import parents as _parents
 from .rig import records, snap
-from .rig.auto import detected_requests
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb

@@ -14,7 +14,7 @@ from . import api
 from .core.chain import ChainSpec
 from .core.errors import RigError
 from .core.notes import is_warning
-from .core.options import BOTH_SIDES
+from .limb.options import BOTH_SIDES
 from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings, blender_property
 from .rig import records

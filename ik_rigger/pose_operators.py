@@ -11,8 +11,8 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from . import api
 from .core.errors import RigError
-from .core.plan import ROLE_POLE
 from .operators import armature_in, report_error, report_notes
+from .parts.pole import ROLE_POLE
 from .rig import records, selection
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.upgrade import needs_upgrade, prepare, upgrade

@@ -19,7 +19,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from .core import options
+from .limb import options
 from .rig import records
 
 
@@ -82,7 +82,7 @@ class LimbSettings:
     """The options of one limb, shared by the build operators, the sidebar's settings and each limb's record.
 
     A mixin: Blender collects these annotations into every class that inherits it. They
-    are made from ``core.options.LimbOptions``, where each option is declared once, so the
+    are made from ``limb.options.LimbOptions``, where each option is declared once, so the
     operators' redo panel, the stored record and the panel can never disagree.
     """
 

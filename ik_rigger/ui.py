@@ -10,10 +10,10 @@ import bpy
 
 from . import aim_operators, ground_operators, operators, pose_operators
 from . import parts as limb_parts
-from .core import options
 from .core.aim import AIM
 from .core.errors import RigError
-from .core.plan import plan_limb
+from .limb import options
+from .limb.plan import plan_limb
 from .rig import records
 from .rig.aim import find_aim_rigs
 from .rig.skeleton import read_skeleton

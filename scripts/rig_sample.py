@@ -45,7 +45,8 @@ import ik_rigger  # noqa: E402
 from ik_rigger import api  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
 from ik_rigger.core.notes import is_warning  # noqa: E402
-from ik_rigger.core.plan import LimbOptions, LimbPlan  # noqa: E402
+from ik_rigger.limb.options import LimbOptions  # noqa: E402
+from ik_rigger.limb.plan import LimbPlan  # noqa: E402
 from ik_rigger.rig.build import build_limbs  # noqa: E402
 from ik_rigger.rig.output import quiet  # noqa: E402
 

@@ -22,7 +22,7 @@ from mathutils import Matrix, Vector
 from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.errors import RigError
-from ik_rigger.core.options import schema
+from ik_rigger.limb.options import schema
 
 Row = dict[str, object]
 

@@ -28,7 +28,7 @@ import ik_rigger
 from ik_rigger import ui
 from ik_rigger.core import aim
 from ik_rigger.core.errors import RigError
-from ik_rigger.core.plan import BoneInfo, Skeleton
+from ik_rigger.core.model import BoneInfo, Skeleton
 from ik_rigger.rig.aim import add_aim, find_aim_rigs, remove_aim
 from ik_rigger.rig.skeleton import read_skeleton
 

@@ -28,7 +28,7 @@ from test_packaging import blender_command, isolated_env
 
 from ik_rigger import api
 from ik_rigger.core.geometry import PREBEND_DEGREES
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
 

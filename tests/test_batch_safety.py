@@ -500,7 +500,7 @@ def test_long_bone_names_in_a_config_limb_do_not_stop_the_run(tmp_path):
 def test_ik_riggers_own_failure_on_a_file_is_that_files_failure(tmp_path, monkeypatch):
     """A bug a file triggers is reported loudly, with its traceback, and is that file's failure."""
     from ik_rigger.batch import rig_file as files
-    from ik_rigger.core.config import Config
+    from ik_rigger.limb.config import Config
 
     source = save_character(tmp_path / "a.blend")
 
@@ -652,7 +652,7 @@ def test_the_save_evaluates_only_the_selected_objects_it_gives_back(tmp_path):
     selected in; one not selected is not evaluated at all (a character's skinned meshes are
     most of a file's evaluation), and the saved file shows both as they were."""
     from ik_rigger.batch import rig_file as files
-    from ik_rigger.core.config import Config
+    from ik_rigger.limb.config import Config
 
     def three_meshes() -> None:
         _body_and_hidden()
@@ -690,7 +690,7 @@ def test_objects_asleep_from_the_load_are_given_back_when_rigging_fails(tmp_path
     """The other objects sleep from the file's load through rigging, and are shown again even when
     rigging fails; nothing of it stays hooked into Blender."""
     from ik_rigger.batch import rig_file as files
-    from ik_rigger.core.config import Config
+    from ik_rigger.limb.config import Config
 
     source = save_character(tmp_path / "a.blend", extra=_body_and_hidden)
     handlers = list(bpy.app.handlers.version_update)

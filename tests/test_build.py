@@ -23,7 +23,7 @@ from helpers import (
 from mathutils import Matrix, Vector
 
 from ik_rigger import api
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
 

@@ -26,9 +26,10 @@ def test_no_bare_except(path):
     assert not bare, f"bare except at lines {bare}"
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")) + sorted((PACKAGE / "parts").glob("*.py")),
+@pytest.mark.parametrize("path", [path for layer in ("core", "parts", "limb")
+                                  for path in sorted((PACKAGE / layer).glob("*.py"))],
                          ids=lambda path: f"{path.parent.name}/{path.name}")
-def test_core_and_parts_are_pure(path):
+def test_core_parts_and_limb_are_pure(path):
     tree = ast.parse(path.read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
@@ -69,14 +70,73 @@ def test_operator_tooltips_come_from_docstrings():
                 assert description and not description.endswith("."), cls.bl_idname
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "rig").glob("*.py")), ids=lambda path: f"rig/{path.name}")
-def test_the_rig_layer_reaches_no_layer_above_it(path):
-    """``rig`` builds on ``core`` and Blender only: the API, the batch and the interface build on it."""
-    above = {"api", "batch", "operators", "pose_operators", "aim_operators", "ground_operators", "ui", "props"}
-    reached = set()
+# The package's layers, lowest first: a module imports only from its own layer and those below it.
+# What is not named here (the API, the batch, the operators, panels and properties) is the top layer:
+# the ways in.
+LAYERS = ("core", "parts", "limb", "rig")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _layer(module: str) -> str:
+    """The layer of a module of the package: its folder in ``LAYERS``, else "ways in"."""
+    folder = module.split(".")[1] if "." in module else ""
+    return folder if folder in LAYERS else "ways in"
+
+
+def _rank(module: str) -> int:
+    return (*LAYERS, "ways in").index(_layer(module))
+
+
+def _imports(module: str) -> list[tuple[str, int]]:
+    """Every module of the package that ``module`` imports, anywhere in it (in functions too), with the line."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 2:
-            reached |= {(node.module or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ik_rigger."):
-            reached.add(node.module.split(".")[1])
-    assert not reached & above, sorted(reached & above)
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package.split(".")[:len(package.split(".")) + 1 - node.level]) if node.level else ""
+            base = ".".join(filter(None, (base, node.module)))
+            # ``from package import name`` imports the module ``package.name`` where there is one.
+            found += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base, node.lineno)
+                      for alias in node.names]
+    return sorted({(name, line) for name, line in found if name in MODULES and name != module})
+
+
+def test_every_import_keeps_to_the_layers():
+    """``core`` (pure maths, naming, model, detection) < ``parts`` < ``limb`` (options, planning, requests) <
+    ``rig`` (Blender) < the ways in: nothing reaches a layer above its own."""
+    wrong = [f"{module} ({_layer(module)}) imports {name} ({_layer(name)}) at line {line}"
+             for module in MODULES for name, line in _imports(module) if _rank(name) > _rank(module)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_imports_itself_back():
+    """No circle of imports between the package's modules (``a`` imports ``b`` which imports ``a``)."""
+    # The package itself (``ik_rigger``: registration) is loaded before any of its modules, so a
+    # module that imports it (the farm's worker registers the add-on) adds no order between them.
+    graph = {module: sorted({name for name, _ in _imports(module) if name != "ik_rigger"}) for module in MODULES}
+    circles: list[str] = []
+    state: dict[str, str] = {}  # "open" while on the current path, "done" once all it reaches is walked
+
+    def walk(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for name in graph[module]:
+            if state.get(name) == "open":
+                circles.append(" -> ".join(path[path.index(name):] + [name]))
+            elif name not in state:
+                walk(name, [*path, name])
+        state[module] = "done"
+
+    for module in graph:
+        if module not in state:
+            walk(module, [module])
+    assert not circles, "\n".join(circles)

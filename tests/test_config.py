@@ -10,9 +10,9 @@ import pytest
 
 from ik_rigger import api, props
 from ik_rigger.batch.command import config_schema
-from ik_rigger.core import options
-from ik_rigger.core.config import LimbRequest, load_config, parse_config
 from ik_rigger.core.errors import RigError
+from ik_rigger.limb import options
+from ik_rigger.limb.config import LimbRequest, load_config, parse_config
 
 SCHEMA = config_schema()
 

@@ -12,7 +12,7 @@ from mathutils import Matrix, Vector
 
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, DetectedLimb, Detection, detect_limbs
-from ik_rigger.core.plan import BoneInfo, Skeleton
+from ik_rigger.core.model import BoneInfo, Skeleton
 from ik_rigger.rig.skeleton import read_skeleton
 
 Point = tuple[float, float, float]

@@ -8,7 +8,7 @@ import pytest
 from mathutils import Matrix, Vector
 
 from ik_rigger.core import body, geometry, orient
-from ik_rigger.core.plan import BoneInfo, Skeleton
+from ik_rigger.core.model import BoneInfo, Skeleton
 
 Spec = tuple[str, str | None, tuple[float, float, float], tuple[float, float, float]]
 

@@ -27,7 +27,7 @@ distributed = pytest.importorskip("distributed")
 
 from ik_rigger.batch import farm  # noqa: E402
 from ik_rigger.batch.jobs import Job  # noqa: E402
-from ik_rigger.core.config import Config  # noqa: E402
+from ik_rigger.limb.config import Config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FARM = ROOT / "scripts" / "farm.sh"

@@ -19,7 +19,7 @@ import pytest
 from helpers import DATA, at_rest_alone, chain_length, evaluate, import_bvh, same, set_active_bone, snapshot
 from mathutils import Matrix, Vector
 
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
 

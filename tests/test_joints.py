@@ -27,7 +27,7 @@ from test_imported import make_character, split_limbs
 
 from ik_rigger import api
 from ik_rigger.core.joints import NATURAL_BEND_DEGREES
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
 

@@ -13,7 +13,7 @@ from mathutils import Matrix
 from test_bake import MOCAP_LIMBS, played
 
 from ik_rigger import api
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
 # The Mixamo capture's elbow and knee joints as offsets from the joint above; set in line, the

@@ -184,7 +184,7 @@ def test_a_config_and_a_script_written_for_the_previous_release_still_rig():
     """0.1's keys read as the options they became (``extremity`` is ``extremity_name``; ``use_stretch``
     gave way to the handle's Stretch), each with a note naming what to write now."""
     from ik_rigger.batch.command import config_schema
-    from ik_rigger.core.config import parse_config
+    from ik_rigger.limb.config import parse_config
 
     config = parse_config(OLD_CONFIG, config_schema(), "rig.toml")
     limb = config.armatures[0].limbs[0]

@@ -1,15 +1,18 @@
-"""Build options are declared once (core.options) and everything else comes from that declaration."""
+"""Build options are declared once (limb.options) and everything else comes from that declaration."""
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import bpy
 import pytest
 
+from ik_rigger import parts as limb_parts
 from ik_rigger import props
-from ik_rigger.core import options
 from ik_rigger.core.errors import RigError
+from ik_rigger.limb import options
 
 
 def test_every_option_reaches_the_operators_the_record_and_the_sidebar_as_declared():
@@ -59,3 +62,12 @@ def test_a_chain_longer_than_blenders_ik_is_refused_not_clamped():
     with pytest.raises(RuntimeError, match="255"):
         bpy.ops.ik_rigger.build_ik(chain_length=300)
     assert same(snapshot(obj), before)
+
+
+def test_the_type_checker_sees_every_part_s_options_in_their_order():
+    """``LimbOptions`` is assembled from the registry at run time; the class the type checker reads
+    instead must name every registered part's ``Options``, last part first (a dataclass's order)."""
+    tree = ast.parse(Path(options.__file__).read_text())
+    spelled = next(node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == "LimbOptions")
+    assert [base.value.id for base in spelled.bases] == list(reversed(limb_parts.REGISTERED))
+    assert all(base.attr == "Options" for base in spelled.bases)

@@ -11,8 +11,8 @@ from mathutils import Vector
 
 from ik_rigger import api
 from ik_rigger import parts as limb_parts
-from ik_rigger.core import options
 from ik_rigger.core.model import PALETTE_CONTROL, ConstraintPlan, Driven, NewBone, PropertyPlan
+from ik_rigger.limb import options
 from ik_rigger.parts.base import Draft, Part, Shape
 
 

@@ -21,7 +21,7 @@ from mathutils import Quaternion, Vector
 
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
 

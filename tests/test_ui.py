@@ -11,7 +11,7 @@ from helpers import both_legs, make_armature, same, set_active_bone, snapshot
 
 import ik_rigger
 from ik_rigger import ui
-from ik_rigger.core import options
+from ik_rigger.limb import options
 
 
 class OperatorButton:

@@ -16,29 +16,27 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
-from ..core.config import Config, Schema, load_config, option_specs, spec_of
 from ..core.errors import RigError
-from ..core.options import BOTH_SIDES
-from .inputs import Inputs, plan_jobs
-from .jobs import EXIT_FAILED, EXIT_OK, EXIT_USAGE, INPUT_FORMATS, FileResult, Interrupted, Job, UsageError
+from ..limb.config import Config, Schema, load_config, option_specs, spec_of
+from ..limb.options import BOTH_SIDES
+from .conclusion import conclude
+from .inputs import plan_jobs
+from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
 from .opening import IMPORTERS, importer_options
 from .pool import _dismiss, _Pool, _Stop, answers_channel, run_worker
 from .rig_file import new_result, rig_file
-from .saving import clean_stale, clean_stale_scratch, new_scratch, save_atomically
-from .terminal import Progress, _open_standard_streams, _shown_inputs, _tolerant_terminal, printable, shown, summary
+from .saving import clean_stale, clean_stale_scratch, new_scratch
+from .terminal import Progress, _open_standard_streams, _tolerant_terminal, printable, shown
 
 _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
           "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] "
@@ -139,14 +137,6 @@ def config_schema() -> Schema:
 def _worker_arguments(args: argparse.Namespace) -> list[str]:
     return ([f"--config={args.config}"] if args.config else []) + (
         [f"--animation={args.animation}"] if args.animation else [])
-
-
-def _write_report(path: Path, report: dict) -> None:
-    def write(temporary: Path) -> None:
-        temporary.write_text(json.dumps(report, indent=2), encoding="utf-8")
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_atomically(path, write, keep_backup=False)
 
 
 def _usage(message: str) -> int:
@@ -284,44 +274,6 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         progress.finish()
     return conclude(args, jobs, inputs, results, started_files, started, stop, {
         "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})
-
-
-def conclude(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, results: dict[int, FileResult],
-             started_files: Mapping[int, FileResult], started: float, stop: _Stop, how: dict) -> int:
-    """The end of a run, however its files were rigged: every job's result (those the interrupt
-    cut short or never started said so), the summary, the report (with ``how`` it ran) and the
-    exit code."""
-    for index, job in enumerate(jobs):
-        if index in started_files and index not in results:  # the file the interrupt came during
-            results[index] = started_files[index]
-            if results[index].status != "rigged":
-                results[index].status, results[index].error = "interrupted", "stopped by the interrupt"
-        elif index not in results:
-            results[index] = FileResult(job.input, job.output, status="not started",
-                                        error="not started: the run was interrupted")
-    ordered = inputs.failed + [results[index] for index in range(len(jobs))]
-    if not ordered:
-        inputs.warnings.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
-    seconds = time.perf_counter() - started
-    told = "quiet" if args.quiet else "verbose" if args.verbose else "normal"
-    text = summary([printable(result) for result in ordered], _shown_inputs(inputs), seconds, told)
-    print(text, flush=True)
-    for result in ordered:
-        if result.details:
-            print(f"ik_rigger: {printable(result).input}:\n{printable(result).details}", file=sys.stderr)
-    code = 128 + stop.signum if stop.signum else \
-        EXIT_OK if ordered and all(result.status in ("rigged", "planned") for result in ordered) else EXIT_FAILED
-    report = {"files": [asdict(result) for result in ordered], "warnings": inputs.warnings, "notes": inputs.notes,
-              "summary": text, "seconds": seconds, **how, "exit_code": code,
-              "interrupted_by": signal.Signals(stop.signum).name if stop.signum else None}
-    try:
-        if args.report:
-            _write_report(args.report, report)
-    except OSError as error:
-        print(f"ik_rigger: cannot write the report '{shown(str(args.report))}' ({error.strerror or error})",
-              file=sys.stderr)
-        code = code or EXIT_FAILED
-    return code
 
 
 def worker_command_for(script: Path | None) -> list[str]:

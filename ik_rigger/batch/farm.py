@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..core.config import Config
+    from ..limb.config import Config
     from .jobs import FileResult, Job
     from .pool import _Stop
 
@@ -64,7 +64,7 @@ def _connect(address: str) -> Any:
 
 def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
     """Run the batch on the cluster of ``args.scheduler``; the exit code as a local run gives it."""
-    from .command import conclude
+    from .conclusion import conclude
     from .inputs import plan_jobs
     from .jobs import UsageError
     from .terminal import Progress, printable

@@ -17,8 +17,8 @@ from typing import Any
 import addon_utils
 import bpy
 
-from ..core.config import Config, OptionSpec
 from ..core.errors import RigError
+from ..limb.config import Config, OptionSpec
 from ..rig.output import blender_output
 
 _GZIP_MAGIC = b"\x1f\x8b"

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from ..core.config import Config
+from ..limb.config import Config
 from .jobs import EXIT_OK, ArmatureResult, FileResult, Interrupted, Job, UsageError
 from .rig_file import new_result, rig_file
 from .saving import clean_stale, interrupt, interrupts_held

@@ -19,11 +19,12 @@ from pathlib import Path
 import bpy
 
 from .. import api
-from ..core.config import Config
 from ..core.errors import RigError
-from ..core.plan import LimbOptions, Skeleton
+from ..core.model import Skeleton
+from ..limb.config import Config
+from ..limb.options import LimbOptions
+from ..limb.requests import detected_requests
 from ..rig.asleep import reselect, selected, sleepers
-from ..rig.auto import detected_requests
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.skeleton import read_skeleton
 from ..rig.upgrade import upgrade

@@ -30,7 +30,7 @@ from mathutils import Vector
 
 from . import body, naming
 from .errors import RigError
-from .plan import PALETTE_CLONE, PALETTE_CONTROL, ConstraintPlan, NewBone, Skeleton
+from .model import PALETTE_CLONE, PALETTE_CONTROL, ConstraintPlan, NewBone, Skeleton
 
 KIND_HEAD = "HEAD"
 KIND_NECK = "NECK"

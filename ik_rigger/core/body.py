@@ -13,15 +13,11 @@ the last resort.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mathutils import Vector
 
 from . import naming
 from .geometry import cross, perpendicular
-
-if TYPE_CHECKING:
-    from .plan import BoneInfo, Skeleton
+from .model import BoneInfo, Skeleton
 
 # The part of the body's height, from the ground up, whose bones count as feet and toes.
 FEET_HEIGHT = 0.25

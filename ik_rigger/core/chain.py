@@ -9,7 +9,7 @@ from mathutils import Vector
 
 from . import geometry, naming
 from .errors import RigError
-from .plan import PALETTE_CHAIN, PALETTE_ORIGIN
+from .model import PALETTE_CHAIN, PALETTE_ORIGIN
 
 # A bone shorter than this, or than this share of its chain, is lost in Blender's single-precision
 # coordinates (bowing the chain would divide by a length of 0); a chain longer than MAX_LENGTH overflows

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING
 
 from . import naming
 from .errors import RigError
-
-if TYPE_CHECKING:
-    from .plan import Skeleton
+from .model import Skeleton
 
 # Blender's IK constraint counts at most this many bones (its chain_count maximum);
 # a longer request would be cut short without a word.

@@ -65,7 +65,7 @@ class JointRest:
 def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = ()) -> list[Hinge]:
     """The hinge of every chain bone after the first (the first keeps its ball joint), but ``twists``.
 
-    ``bend_direction`` is the side the chain bends to (core.plan's): with the chain's
+    ``bend_direction`` is the side the chain bends to (limb.plan's): with the chain's
     axis it gives the hinge where a joint is straight at rest. ``twists`` are second
     halves of split segments: IK keeps them in line, and they hold no joint.
     """

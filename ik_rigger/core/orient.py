@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from mathutils import Vector
 
 from . import geometry
-
-if TYPE_CHECKING:
-    from .plan import Skeleton
+from .model import Skeleton
 
 # A tail this close to its joint (as a part of the bone's reach), with a Z axis within
 # this angle of the wanted one, is already right and left alone.

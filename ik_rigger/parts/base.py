@@ -4,7 +4,7 @@ A limb is composed of parts (``ik_rigger.parts.PARTS``). Each part is one module
 declares a ``PART``:
 
 - ``options``: a frozen dataclass whose fields, made with ``option(...)``, are the
-  part's build options. ``core.options.LimbOptions`` gathers every part's fields, and
+  part's build options. ``limb.options.LimbOptions`` gathers every part's fields, and
   the Blender properties, the panels, the records and the batch config's validation
   come from there.
 - ``roles``: the roles of the bones it makes (``"HANDLE"``, ``"ROLL"``...), the shapes
@@ -81,7 +81,7 @@ class Draft:
     """
 
     skeleton: Skeleton
-    options: Any  # core.options.LimbOptions
+    options: Any  # limb.options.LimbOptions
     chain: tuple[str, ...]
     extremity: str | None
     side: str | None

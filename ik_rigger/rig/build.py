@@ -19,41 +19,26 @@ completes or changes nothing. From Pose or Object mode that is two mode switches
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import bpy
 
-from ..core import joints, naming
-from ..core.checks import check_mirrored
+from ..core import joints
 from ..core.errors import RigError
+from ..core.model import Skeleton
 from ..core.notes import warning
-from ..core.options import renamed_bones
-from ..core.plan import (
-    LimbOptions,
-    LimbPlan,
-    Skeleton,
-    automatic_extremity,
-    chain_ending_at,
-    plan_limb,
-)
+from ..limb.options import LimbOptions
+from ..limb.plan import LimbPlan, plan_limb
+from ..limb.requests import mirrored
 from ..parts.parents import KeptOrigin
 from . import edit_pass, modes, pose_pass, records, shapes
 from .checks import check_armature, check_limb, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .motion import Motion, not_prebent
 from .orient import keep_bone_children
+from .records import Rebuilt
 from .skeleton import check_editable, read_skeleton
 from .upgrade import upgrade
-
-
-@dataclass
-class Rebuilt:
-    """A limb being rebuilt: its record and what it has now."""
-
-    index: int
-    uid: str
-    parts: records.Parts
-    prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
 
 
 def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
@@ -242,31 +227,11 @@ def _set_version(obj: bpy.types.Object, journal: Journal) -> None:
 
 
 def mirrored_request(obj: bpy.types.Object, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:
-    """The same limb on the other side, when the names carry a side and it exists.
-
-    Raises ``RigError`` when the other side's chain or extremity is not, bone for
-    bone, the mirror of this side's (a missing thigh.R would rig hips > shin.R).
-    """
+    """The same limb on the other side, when the names carry a side and it exists (``limb.requests.mirrored``)."""
     if obj.mode == "EDIT":
         with modes.kept_mode(obj):
             modes.leave_edit_mode(obj)  # bones are read, which Edit mode leaves stale
             skeleton = read_skeleton(obj)
     else:
         skeleton = read_skeleton(obj)
-    names = set(skeleton.bones)
-    other = naming.flip_name(last, names)
-    if other is None or other not in names:
-        return None
-    flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
-    mirrored = renamed_bones(replace(options, bend_direction=flip.get(options.bend_direction, options.bend_direction)),
-                             lambda bone: naming.flip_name(bone, names))
-    chain = chain_ending_at(skeleton, last, options.chain_length)
-    other_chain = skeleton.lineage(other, options.chain_length)[::-1]
-    extremities: tuple[str | None, str | None] = (None, None)
-    if options.extremity_mode == "AUTO":
-        extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
-    elif options.extremity_mode == "BONE":
-        # An empty name is no extremity on either side: the build says so for this side.
-        extremities = options.extremity_name or None, mirrored.extremity_name or None
-    check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
-    return other, mirrored
+    return mirrored(skeleton, last, options)

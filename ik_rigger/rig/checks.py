@@ -7,8 +7,10 @@ from collections.abc import Collection
 import bpy
 
 from ..core.errors import RigError
+from ..core.model import Skeleton
 from ..core.notes import warning
-from ..core.plan import LimbOptions, LimbPlan, Skeleton
+from ..limb.options import LimbOptions
+from ..limb.plan import LimbPlan
 
 _LOCATION, _ROTATION, _SCALE = "location", "rotation", "scale"
 _EVERYTHING = frozenset((_LOCATION, _ROTATION, _SCALE))

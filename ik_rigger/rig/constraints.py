@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..core.plan import ConstraintPlan
+from ..core.model import ConstraintPlan
 
 
 def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan) -> bpy.types.Constraint:

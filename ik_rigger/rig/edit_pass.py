@@ -9,17 +9,15 @@ the bones again as they were on a rollback.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import bpy
 
 from ..core import naming
-from ..core.plan import LimbPlan, NewBone
+from ..core.model import NewBone
+from ..limb.plan import LimbPlan
 from . import records
 from .journal import Journal
-
-if TYPE_CHECKING:
-    from .build import Rebuilt
+from .records import Rebuilt
 
 
 def _edit_state(bone: bpy.types.EditBone) -> dict:

@@ -22,7 +22,7 @@ from mathutils import Matrix, Vector
 from ..core import geometry, naming
 from ..core import ground as plan
 from ..core.errors import RigError
-from ..core.plan import ROLE_HANDLE
+from ..parts.handle import ROLE_HANDLE
 from . import records
 from .keys import Recording, default_interpolation, key_transforms, local_basis
 from .snap import evaluated_pose

@@ -16,8 +16,10 @@ from mathutils import Vector
 
 from ..core import geometry, joints
 from ..core.errors import RigError
+from ..core.model import bending_indexes
 from ..core.notes import warning
-from ..core.plan import LimbOptions, LimbPlan, bending_indexes, left_straight
+from ..limb.options import LimbOptions
+from ..limb.plan import LimbPlan, left_straight
 from . import bake, records
 from .clips import Clip, followed, moves, other_clips, passed_clips, played_frames, playing_alone, uses_nla
 from .journal import Journal

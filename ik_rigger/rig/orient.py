@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import bpy
 from mathutils import Matrix, Vector
 
-from ..core.plan import BoneEdit
+from ..core.model import BoneEdit
 from .journal import Journal
 
 

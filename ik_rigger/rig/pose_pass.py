@@ -10,19 +10,18 @@ rebuild deletes, which Edit mode cannot give back with the bone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import bpy
 
 from ..core import joints
-from ..core.plan import PALETTE_CHAIN, ConstraintPlan, LimbOptions, LimbPlan, NewBone
+from ..core.model import PALETTE_CHAIN, ConstraintPlan, NewBone
+from ..limb.options import LimbOptions
+from ..limb.plan import LimbPlan
 from . import joints as pose_joints
 from . import records, shapes
 from .constraints import add_constraint, configure
 from .journal import Journal
-
-if TYPE_CHECKING:
-    from .build import Rebuilt
+from .records import Rebuilt
 
 # What a constraint IK Rigger adds may have changed by a rebuild, beyond its planned settings.
 _CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",

@@ -27,7 +27,7 @@ from .. import parts as limb_parts
 from ..core import geometry
 from ..core.errors import RigError
 from ..core.model import Driven, PropertyPlan
-from ..core.options import renamed_bones
+from ..limb.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
 from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
@@ -100,6 +100,16 @@ class Parts:
         if self.extremity:
             names.add(self.extremity)
         return names
+
+
+@dataclass
+class Rebuilt:
+    """A limb being rebuilt: its record and what it has now."""
+
+    index: int
+    uid: str
+    parts: Parts
+    prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
 
 
 def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, str]]:

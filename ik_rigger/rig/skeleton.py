@@ -6,7 +6,7 @@ import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
-from ..core.plan import BoneInfo, Skeleton
+from ..core.model import BoneInfo, Skeleton
 
 
 def read_skeleton(obj: bpy.types.Object) -> Skeleton:

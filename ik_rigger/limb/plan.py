@@ -14,34 +14,13 @@ from typing import Any
 from mathutils import Vector
 
 from .. import parts as limb_parts
-from ..parts.base import Draft
-from ..parts.clone import (
-    CONSTRAINT_COPY_LOCATION,
-    CONSTRAINT_COPY_ROTATION,
-    CONSTRAINT_COPY_SCALE,
-    CONSTRAINT_COPY_TRANSFORMS,
-    ROLE_CLONE,
-)
-from ..parts.handle import ROLE_HANDLE
-from ..parts.ik import CONSTRAINT_IK
-from ..parts.parents import KeptOrigin, resolve_origin
-from ..parts.pole import ROLE_POLE
-from ..parts.pole_line import CONSTRAINT_POLE_LINE, ROLE_POLE_LINE
-from ..parts.stretch import CONSTRAINT_REACH, ROLE_REACH, ROLE_TARGET
-from . import body, detect, geometry, naming, orient
-from .checks import MAX_CHAIN_BONES, check_chain
-from .errors import RigError
-from .joints import Hinge
-from .model import (
-    PALETTE_CHAIN,
-    PALETTE_CLONE,
-    PALETTE_CONTROL,
-    PALETTE_MECHANISM,
-    PALETTE_ORIGIN,
+from ..core import body, detect, geometry, naming, orient
+from ..core.checks import MAX_CHAIN_BONES, check_chain
+from ..core.errors import RigError
+from ..core.joints import Hinge
+from ..core.model import (
     BoneEdit,
-    BoneInfo,
     ConstraintPlan,
-    Driven,
     NewBone,
     PoseDriver,
     PropertyPlan,
@@ -49,17 +28,12 @@ from .model import (
     automatic_extremity,
     bending_indexes,
 )
-from .notes import is_warning, warning
+from ..core.notes import is_warning, warning
+from ..parts.base import Draft
+from ..parts.clone import ROLE_CLONE
+from ..parts.parents import KeptOrigin, resolve_origin
+from ..parts.pole import ROLE_POLE
 from .options import LimbOptions, check, check_kinds, schema
-
-__all__ = [
-    "CONSTRAINT_COPY_LOCATION", "CONSTRAINT_COPY_ROTATION", "CONSTRAINT_COPY_SCALE", "CONSTRAINT_COPY_TRANSFORMS",
-    "CONSTRAINT_IK", "CONSTRAINT_POLE_LINE", "CONSTRAINT_REACH", "PALETTE_CHAIN", "PALETTE_CLONE", "PALETTE_CONTROL",
-    "PALETTE_MECHANISM", "PALETTE_ORIGIN", "ROLE_CLONE", "ROLE_HANDLE", "ROLE_POLE", "ROLE_POLE_LINE", "ROLE_REACH",
-    "ROLE_TARGET", "BoneEdit", "BoneInfo", "ConstraintPlan", "Driven", "LimbOptions", "LimbPlan", "NewBone",
-    "PoseDriver", "PropertyPlan", "Skeleton", "automatic_extremity", "bending_indexes", "chain_ending_at",
-    "left_straight", "plan_limb",
-]
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import RigError
+from ..core.errors import RigError
 from .options import BOTH_SIDES, Declared, LimbOptions, current_keys, fits, schema
 
 # Blender stores integer properties in 32 bits.
@@ -300,7 +300,7 @@ def load_config(path: Path, schema: Schema) -> Config:
 
 
 def spec_of(declared: Declared) -> OptionSpec:
-    """An option as a config may set it, read from its one declaration (``core.options``)."""
+    """An option as a config may set it, read from its one declaration (``limb.options``)."""
     return OptionSpec("enum" if declared.option.items else declared.kind, default=declared.default,
                       description=declared.option.description, minimum=declared.option.minimum,
                       maximum=declared.option.maximum, items=tuple(item[0] for item in declared.option.items))

@@ -23,12 +23,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import RigError
 from ..parts import PARTS
-from ..parts.base import Option, option
-from .errors import RigError
-
-__all__ = ["BOTH_SIDES", "Declared", "LimbOptions", "Option", "check", "check_kinds", "current_keys", "fits", "option",
-           "renamed_bones", "schema"]
+from ..parts.base import Option
 
 
 def _assemble() -> type:
@@ -49,7 +46,14 @@ def _assemble() -> type:
 
 
 if TYPE_CHECKING:
-    LimbOptions = Any
+    # What ``_assemble`` makes, spelled out for the type checker: a dataclass's fields come from its bases
+    # last to first, so the parts are listed in reverse registry order (``tests/test_options.py`` checks it).
+    from ..parts import chain, clone, distance, foot_roll, handle, hinge, ik, parents, pole, pole_line, stretch
+
+    @dataclass(frozen=True)
+    class LimbOptions(hinge.Options, clone.Options, distance.Options, ik.Options, pole_line.Options, pole.Options,
+                      stretch.Options, foot_roll.Options, handle.Options, parents.Options, chain.Options):
+        """What a user can choose for one limb, every part's options together."""
 else:
     LimbOptions = _assemble()
 
@@ -118,7 +122,8 @@ def renamed_bones(options: LimbOptions, rename: Callable[[str], str | None]) -> 
     other side's bone for Both Sides, a bone's new name after a rename; kept where it gives None."""
     changes = {declared.name: rename(value) for declared in schema() if declared.option.bone
                for value in (getattr(options, declared.name),) if value}
-    return replace(options, **{name: value for name, value in changes.items() if value})
+    renamed: dict[str, Any] = {name: value for name, value in changes.items() if value}
+    return replace(options, **renamed)
 
 
 def fits(kind: str, value: Any) -> bool:

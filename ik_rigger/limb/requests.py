@@ -1,0 +1,56 @@
+"""Build requests beyond the one asked: the limbs detection found, the other side's (no bpy needed)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core import naming
+from ..core.checks import check_mirrored
+from ..core.detect import Detection, detect_limbs
+from ..core.model import Skeleton, automatic_extremity
+from .options import LimbOptions, renamed_bones
+from .plan import chain_ending_at
+
+
+def detected_requests(
+    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[tuple[str, LimbOptions]], Detection]:
+    """Build requests for the limbs detected in ``skeleton`` that share no bone with ``taken``.
+
+    Each request keeps ``defaults`` but for the chain length and extremity detection found.
+    """
+    detection = detect_limbs(skeleton, tails_fixed=defaults.fix_orientation)
+    requests = []
+    for limb in detection.limbs:
+        if taken & set(limb.chain):
+            continue
+        options = replace(defaults, chain_length=len(limb.chain),
+                          extremity_mode="BONE" if limb.extremity else "NONE",
+                          extremity_name=limb.extremity or "")
+        requests.append((limb.last, options))
+    return requests, detection
+
+
+def mirrored(skeleton: Skeleton, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:
+    """The same limb on the other side, when the names carry a side and it exists.
+
+    Raises ``RigError`` when the other side's chain or extremity is not, bone for
+    bone, the mirror of this side's (a missing thigh.R would rig hips > shin.R).
+    """
+    names = set(skeleton.bones)
+    other = naming.flip_name(last, names)
+    if other is None or other not in names:
+        return None
+    flip = {"X_POS": "X_NEG", "X_NEG": "X_POS"}
+    mirrored = renamed_bones(replace(options, bend_direction=flip.get(options.bend_direction, options.bend_direction)),
+                             lambda bone: naming.flip_name(bone, names))
+    chain = chain_ending_at(skeleton, last, options.chain_length)
+    other_chain = skeleton.lineage(other, options.chain_length)[::-1]
+    extremities: tuple[str | None, str | None] = (None, None)
+    if options.extremity_mode == "AUTO":
+        extremities = automatic_extremity(skeleton, last), automatic_extremity(skeleton, other)
+    elif options.extremity_mode == "BONE":
+        # An empty name is no extremity on either side: the build says so for this side.
+        extremities = options.extremity_name or None, mirrored.extremity_name or None
+    check_mirrored(chain, extremities[0], other_chain, extremities[1], names)
+    return other, mirrored
