@@ -140,3 +140,11 @@ def test_no_module_imports_itself_back():
         if module not in state:
             walk(module, [module])
     assert not circles, "\n".join(circles)
+
+
+@pytest.mark.parametrize("module", ["ik_rigger.rig.build", "ik_rigger.rig.edit_pass", "ik_rigger.rig.pose_pass"])
+def test_the_build_knows_no_particular_part(module):
+    """The build reaches the parts through their registry only (``ik_rigger.parts``): a part's
+    planning and what a rebuild keeps (``Part.keep``) are the part's own."""
+    particular = [f"{name} at line {line}" for name, line in _imports(module) if name.startswith("ik_rigger.parts.")]
+    assert not particular, particular

@@ -8,6 +8,7 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,10 +29,9 @@ from ..core.model import (
     automatic_extremity,
     bending_indexes,
 )
-from ..core.notes import is_warning, warning
+from ..core.notes import is_warning
 from ..parts.base import Draft
 from ..parts.clone import ROLE_CLONE
-from ..parts.parents import KeptOrigin, resolve_origin
 from ..parts.pole import ROLE_POLE
 from .options import LimbOptions, check, check_kinds, schema
 
@@ -56,7 +56,7 @@ class LimbPlan:
     notes: tuple[str, ...] = field(default=())
     properties: tuple[PropertyPlan, ...] = ()
     drivers: tuple[PoseDriver, ...] = ()
-    hinges: tuple[Any, ...] = ()  # core.joints.Hinge per hinged middle joint and per second half of a split segment
+    hinges: tuple[Hinge, ...] = ()  # per hinged middle joint and per second half of a split segment
 
     def describe(self) -> str:
         """A few lines for a dry run or a report."""
@@ -123,125 +123,56 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
-def left_straight(chain: tuple[str, ...]) -> str:
-    """The warning on a straight chain that was not pre-bent."""
-    return warning(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
-
-
-def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:
-    """``joints`` with those at ``bending`` moved to ``moved``, and each joint between two of them
-    carried with its segment: turned and stretched as the segment is, so it keeps its place on it."""
-    carried = list(joints)
-    for (start, stop), (new_start, new_stop) in zip(zip(bending, bending[1:]), zip(moved, moved[1:])):
-        span, new_span = joints[stop] - joints[start], new_stop - new_start
-        turn = span.rotation_difference(new_span).to_matrix()
-        scale = new_span.length / span.length
-        for index in range(start, stop):
-            carried[index] = new_start + turn @ (joints[index] - joints[start]) * scale
-        carried[stop] = new_stop.copy()
-    return carried
-
-
-def _prebent_edits(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
-                   bent: list[Vector]) -> list[BoneEdit]:
-    """Each chain bone carried along with its joint-to-joint segment, turned the shortest way.
-
-    The bone turns as a whole: a tail that does not lie on the next joint (as
-    importers leave them) keeps its place relative to the segment, and the roll turns
-    with it, so the bone's own axes stay what the user and the mesh know. The bone
-    stretches as its segment does (by a hair), so a tail on the next joint stays on it.
-    """
-    edits = []
-    for index, name in enumerate(chain):
-        bone = skeleton[name]
-        turn = geometry.turn_between(joints, bent, index).to_matrix()
-        stretch = (bent[index + 1] - bent[index]).length / (joints[index + 1] - joints[index]).length
-        head = bent[index]
-        edits.append(BoneEdit(name, head, head + turn @ bone.direction * stretch,
-                              (turn @ bone.z_axis).normalized()))
-    return edits
-
-
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
-              kept: KeptOrigin | None = None) -> LimbPlan:
-    """Plan the guide's IK rig for the chain ending at ``last``.
+              kept: Mapping[str, Any] | None = None) -> LimbPlan:
+    """Plan the guide's IK rig for the chain ending at ``last``: read the chain, then let every part plan.
 
     ``taken`` holds every bone name in use (the armature's, plus those of limbs
     already planned in the same build); new names never collide with it. ``kept``: what
-    the handle of the limb this rebuilds follows (see ``parents.resolve_origin``).
+    each part keeps of the limb this rebuilds, by part name (its ``keep`` hook).
     """
     _check_options(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
     _check_named_bones(skeleton, options)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
-    original = skeleton
+    read = skeleton
     if options.fix_orientation:
-        # Checked and planned as it will be: each tail on its next joint, the last on the
-        # extremity's head (Blender's IK moves the last bone's tail).
+        # Checked and read as it will be: each tail on its next joint, the last on the
+        # extremity's head (Blender's IK moves the last bone's tail). The chain part makes it so.
         end = skeleton[extremity].head if extremity else skeleton[last].tail
         heads = [skeleton[name].head for name in chain]
-        skeleton = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
-    check_chain(skeleton, chain)
-    handle_parent = resolve_origin(skeleton, chain, skeleton[extremity].head if extremity else skeleton[last].tail,
-                                   options, kept)
-    known = set(skeleton.bones)
+        read = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
+    check_chain(read, chain)
+    known = set(read.bones)
     side = naming.split_side(last, known).side
 
-    joints = [skeleton[name].head.copy() for name in chain] + [skeleton[last].tail.copy()]
+    joints = [read[name].head.copy() for name in chain] + [read[last].tail.copy()]
     # Which bones are halves is read off the joints, the extremity's head ending the last segment:
     # an imported last bone's tail may point anywhere.
-    halves = detect.split_halves(skeleton, chain, joints[:-1] + [skeleton[extremity].head if extremity else joints[-1]])
+    halves = detect.split_halves(read, chain, joints[:-1] + [read[extremity].head if extremity else joints[-1]])
     bending = bending_indexes(chain, halves)
     if len(bending) < 3:
         raise RigError(f"ends a chain that is one segment split in two bones ({' > '.join(chain)}), so IK has no "
                        "joint to bend", bone=last,
                        hint=f"Set the chain length to {len(chain) + 1} or more, so the chain takes in the segment "
                        "above.")
-    direction, straight = _bend(skeleton, chain, extremity, options, [joints[index] for index in bending])
-    notes: list[str] = [
-        f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
-        "line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
-        if name in halves]
-    edited: dict[str, BoneEdit] = {}
-    if options.fix_orientation:
-        turned = orient.orientation_edits(original, chain, joints, direction)
-        skeleton = orient.applied(original, turned)
-        edited = {name: BoneEdit(name, skeleton[name].head, tail, z_axis) for name, (tail, z_axis) in turned.items()}
-        held = orient.held(original, chain, joints)
-        if held:
-            notes.append(f"the bone(s) {', '.join(held)} kept their tail and roll: bones connected to their tail "
-                         "would have moved with it")
-        if turned:
-            notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
-                         "hinge; a pose they hold now turns them differently (motion on them is keyed anew)")
-    if straight and options.prebend_straight:
-        bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], direction), bending)
-        edited.update((edit.name, edit) for edit in _prebent_edits(skeleton, chain, joints, bent))
-        joints = bent
-        notes.append(
-            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
-            f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(direction)} with its ends kept in place"
-        )
-    elif straight:
-        notes.append(left_straight(chain))
-
+    direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending])
     names = taken | known
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
-                  length=geometry.chain_length(joints), bend=direction, straight=straight, edited=edited,
-                  handle_parent=handle_parent, names=names, known=known, handle=handle, notes=notes, halves=halves)
+                  length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
+                  handle=handle, halves=halves, kept=kept or {})
     for part in limb_parts.PARTS:
         part.plan(draft)
-    in_line = [Hinge.in_line(name) for name in chain if name in halves]
-    new_bones = draft.bones
-    made = {bone.role: bone.name for bone in new_bones}
+    made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
-                    clone=made.get(ROLE_CLONE), handle_parent=handle_parent, pole_angle=draft.pole_angle,
-                    bend_direction=direction, straight=straight, new_bones=tuple(new_bones),
-                    bone_edits=tuple(edited.values()), constraints=tuple(draft.constraints), notes=tuple(draft.notes),
-                    properties=tuple(draft.properties), drivers=tuple(draft.drivers), hinges=(*in_line, *draft.hinges))
+                    clone=made.get(ROLE_CLONE), handle_parent=draft.handle_parent, pole_angle=draft.pole_angle,
+                    bend_direction=direction, straight=straight, new_bones=tuple(draft.bones),
+                    bone_edits=tuple(draft.edited.values()), constraints=tuple(draft.constraints),
+                    notes=tuple(draft.notes), properties=tuple(draft.properties), drivers=tuple(draft.drivers),
+                    hinges=tuple(draft.hinges))
 
 
 def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], length: int) -> None:
@@ -281,9 +212,3 @@ def _check_options(options: LimbOptions, last: str) -> None:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
     check(options, last)
-
-
-def _axis_words(direction: Vector) -> str:
-    axis = max(range(3), key=lambda i: abs(direction[i]))
-    return ("-" if direction[axis] < 0 else "+") + "XYZ"[axis]
-

@@ -15,7 +15,8 @@ declares a ``PART``:
 - hooks, each optional, called by the Blender layer with the limb's current pieces
   (``rig.records.Parts``): ``draw`` (its live settings in the Limbs panel),
   ``snap_to_fk`` (place its controls on an FK pose, for IK-from-FK snapping) and
-  ``bake_to_ik`` (key its controls from recorded FK motion). Hooks receive Blender
+  ``bake_to_ik`` (key its controls from recorded FK motion) and ``keep`` (what a rebuild
+  keeps of the limb as it is now, handed to its plan as ``Draft.kept``). Hooks receive Blender
   objects but never import Blender, so this package stays importable anywhere.
 
 Parts plan in the order they are registered: a part may read what earlier parts made
@@ -31,6 +32,7 @@ from typing import Any
 from mathutils import Vector
 
 from ..core import naming
+from ..core.joints import Hinge
 from ..core.model import BoneEdit, ConstraintPlan, NewBone, PoseDriver, PropertyPlan, Skeleton, bending_indexes
 
 Item = tuple[str, str, str]
@@ -76,12 +78,15 @@ class Shape:
 class Draft:
     """One limb while its parts plan it.
 
-    The fields up to ``names`` are the limb as the chain was read (after the chain's own
-    checks, orientation fixes and pre-bend); the parts fill the lists after them.
+    The fields up to ``handle`` are the limb as the chain was read (after the chain's checks);
+    the parts fill the others. The chain part plans first: it fixes the bones' orientation and
+    pre-bends a straight chain (``skeleton``, ``joints``, ``length`` and ``edited`` then hold the
+    limb as it will be), so every later part plans on that.
     """
 
     skeleton: Skeleton
-    options: Any  # limb.options.LimbOptions
+    # limb.options.LimbOptions, which gathers every part's options: a part cannot name the layer above it.
+    options: Any
     chain: tuple[str, ...]
     extremity: str | None
     side: str | None
@@ -89,11 +94,13 @@ class Draft:
     length: float
     bend: Vector  # the side the chain bends to
     straight: bool
-    edited: dict[str, BoneEdit]
-    handle_parent: str | None  # the guide's Origin: what the controls follow by default
     names: set[str]  # every bone name in use: new names never collide with them
     known: set[str]  # the armature's bone names
     handle: str  # the IK handle's name, chosen first: every part's switches live on it
+    edited: dict[str, BoneEdit] = field(default_factory=dict)  # the chain bones whose rest changes
+    # What each part keeps of the limb this rebuilds, by part name (``Part.keep``).
+    kept: Mapping[str, Any] = field(default_factory=dict)
+    handle_parent: str | None = None  # the guide's Origin: what the controls follow by default
     bones: list[NewBone] = field(default_factory=list)
     constraints: list[ConstraintPlan] = field(default_factory=list)
     properties: list[PropertyPlan] = field(default_factory=list)
@@ -102,7 +109,8 @@ class Draft:
     controls_parent: str | None = None  # what the handle (and a pole at the origin) hang from
     follow: str | None = None  # what the IK target and the extremity's clone hang from
     pole_angle: float = 0.0
-    hinges: list[Any] = field(default_factory=list)  # core.joints.Hinge per hinged middle joint
+    # Per joint IK holds in line: each second half of a split segment (the chain's) and hinged middle joints.
+    hinges: list[Hinge] = field(default_factory=list)
     # Chain bones that are the second half of a segment split in two (core.detect.split_halves): IK
     # keeps them in line, so the chain bends only at the other heads.
     halves: frozenset[str] = frozenset()
@@ -168,5 +176,6 @@ class Part:
     # scripts that set one still read, with that note, the value unused.
     retired: Mapping[str, str] = field(default_factory=dict)
     draw: Callable[..., None] | None = None  # (layout, obj, limb, parts)
+    keep: Callable[..., Any] | None = None  # (obj, parts) -> what a rebuild keeps of the limb now (Draft.kept)
     snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
     bake_to_ik: Callable[..., None] | None = None  # (bake)

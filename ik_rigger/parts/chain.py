@@ -1,16 +1,24 @@
 """The chain: which bones the limb is made of, and the options that shape the whole limb.
 
-``core.plan`` reads the chain from these options before any part plans (the bones
-ending at the chosen one, the extremity below them, the side they bend to, pre-bends
-and orientation fixes); this part declares them, and draws the chain's IK/FK switch.
+``limb.plan`` reads the chain from these options before any part plans (the bones
+ending at the chosen one, the extremity below them, the side they bend to). This part
+plans first: it fixes the chain bones' orientation and pre-bends a straight chain, as
+asked, so every later part plans on the limb as it will be, and keeps each second half
+of a split segment in line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mathutils import Vector
+
+from ..core import geometry, orient
 from ..core.checks import MAX_CHAIN_BONES
 from ..core.geometry import AXES
+from ..core.joints import Hinge
+from ..core.model import BoneEdit, Skeleton, bending_indexes
+from ..core.notes import warning
 from .base import Draft, Item, Part, option
 
 EXTREMITY_MODE_ITEMS: tuple[Item, ...] = (
@@ -57,7 +65,80 @@ class Options:
 
 
 def plan(draft: Draft) -> None:
-    """Nothing to add: ``core.plan`` read the chain from these options before the parts plan."""
+    """The chain's own changes: its bones' orientation fixed, a straight chain pre-bent, halves kept in line."""
+    chain, joints, original = draft.chain, draft.joints, draft.skeleton
+    draft.notes.extend(
+        f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
+        "line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
+        if name in draft.halves)
+    draft.hinges.extend(Hinge.in_line(name) for name in chain if name in draft.halves)
+    if draft.options.fix_orientation:
+        turned = orient.orientation_edits(original, chain, joints, draft.bend)
+        draft.skeleton = orient.applied(original, turned)
+        draft.edited.update((name, BoneEdit(name, draft.skeleton[name].head, tail, z_axis))
+                            for name, (tail, z_axis) in turned.items())
+        held = orient.held(original, chain, joints)
+        if held:
+            draft.notes.append(f"the bone(s) {', '.join(held)} kept their tail and roll: bones connected to their "
+                               "tail would have moved with it")
+        if turned:
+            draft.notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
+                               "hinge; a pose they hold now turns them differently (motion on them is keyed anew)")
+    if draft.straight and draft.options.prebend_straight:
+        bending = bending_indexes(chain, draft.halves)
+        bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], draft.bend), bending)
+        draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
+        draft.joints, draft.length = bent, geometry.chain_length(bent)
+        draft.notes.append(
+            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
+            f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
+        )
+    elif draft.straight:
+        draft.notes.append(left_straight(chain))
+
+
+def left_straight(chain: tuple[str, ...]) -> str:
+    """The warning on a straight chain that was not pre-bent."""
+    return warning(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
+
+
+def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:
+    """``joints`` with those at ``bending`` moved to ``moved``, and each joint between two of them
+    carried with its segment: turned and stretched as the segment is, so it keeps its place on it."""
+    carried = list(joints)
+    for (start, stop), (new_start, new_stop) in zip(zip(bending, bending[1:]), zip(moved, moved[1:])):
+        span, new_span = joints[stop] - joints[start], new_stop - new_start
+        turn = span.rotation_difference(new_span).to_matrix()
+        scale = new_span.length / span.length
+        for index in range(start, stop):
+            carried[index] = new_start + turn @ (joints[index] - joints[start]) * scale
+        carried[stop] = new_stop.copy()
+    return carried
+
+
+def _prebent_edits(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
+                   bent: list[Vector]) -> list[BoneEdit]:
+    """Each chain bone carried along with its joint-to-joint segment, turned the shortest way.
+
+    The bone turns as a whole: a tail that does not lie on the next joint (as
+    importers leave them) keeps its place relative to the segment, and the roll turns
+    with it, so the bone's own axes stay what the user and the mesh know. The bone
+    stretches as its segment does (by a hair), so a tail on the next joint stays on it.
+    """
+    edits = []
+    for index, name in enumerate(chain):
+        bone = skeleton[name]
+        turn = geometry.turn_between(joints, bent, index).to_matrix()
+        stretch = (bent[index + 1] - bent[index]).length / (joints[index + 1] - joints[index]).length
+        head = bent[index]
+        edits.append(BoneEdit(name, head, head + turn @ bone.direction * stretch,
+                              (turn @ bone.z_axis).normalized()))
+    return edits
+
+
+def _axis_words(direction: Vector) -> str:
+    axis = max(range(3), key=lambda i: abs(direction[i]))
+    return ("-" if direction[axis] < 0 else "+") + "XYZ"[axis]
 
 
 PART = Part("chain", Options, plan)

@@ -38,10 +38,11 @@ def plan(draft: Draft) -> None:
             direction = edit.tail - edit.head
             rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
                                           edit.z_axis))
-    draft.hinges = joints.hinges(rests, draft.bend, draft.halves)  # the second half of a split segment twists
+    hinged = joints.hinges(rests, draft.bend, draft.halves)  # the second half of a split segment twists
+    draft.hinges.extend(hinged)
     if draft.options.use_pole:
         return
-    for hinge in draft.hinges:
+    for hinge in hinged:
         bent = math.degrees(min(abs(hinge.minimum), abs(hinge.maximum)))
         if bent < NEARLY_STRAIGHT_DEGREES:
             draft.notes.append(warning(

@@ -141,7 +141,11 @@ def choices(skeleton: Skeleton, chain: tuple[str, ...], origin: str | None, othe
 
 
 def plan(draft: Draft) -> None:
-    """The socket the controls hang from when switching is on; else the origin itself."""
+    """The handle's parent (the guide's Origin, by the options), and the socket the controls hang from
+    when switching is on; else they hang from the origin itself."""
+    skeleton, extremity = draft.skeleton, draft.extremity
+    end = skeleton[extremity].head if extremity else skeleton[draft.last].tail
+    draft.handle_parent = resolve_origin(skeleton, draft.chain, end, draft.options, draft.kept.get(PART.name))
     draft.controls_parent = draft.handle_parent
     if not draft.options.parent_switch:
         return
@@ -164,6 +168,14 @@ def plan(draft: Draft) -> None:
                                          f"What the IK handle and pole follow: {described}. Switch it with Switch "
                                          "Parent to keep them in place", integer=True))
     draft.controls_parent = socket
+
+
+def keep(obj: Any, parts: Any) -> KeptOrigin | None:
+    """What the handle of a limb being rebuilt follows now, unless it is the limb's own socket."""
+    bone = obj.data.bones.get(parts.handle or "")
+    if bone is None or (bone.parent is not None and bone.parent.name in parts.made.values()):
+        return None
+    return KeptOrigin(bone.parent.name if bone.parent is not None else None)
 
 
 def choice_count(handle: Any) -> int:
@@ -218,4 +230,4 @@ def bake_to_ik(bake: Any) -> None:
     bake.made[socket] = [pose @ offset for pose in bake.poses_of(followed)]
 
 
-PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik)
+PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik, keep=keep)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import bpy
 
+from .. import parts as limb_parts
 from ..core import joints
 from ..core.errors import RigError
 from ..core.model import Skeleton
@@ -30,7 +32,6 @@ from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
-from ..parts.parents import KeptOrigin
 from . import edit_pass, modes, pose_pass, records, shapes
 from .checks import check_armature, check_limb, overridden_by_ik, solver_constraints
 from .journal import Journal
@@ -124,12 +125,9 @@ def rig_able(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
     return kept, refused
 
 
-def _kept_origin(obj: bpy.types.Object, entry: Rebuilt) -> KeptOrigin | None:
-    """What the handle of a limb being rebuilt follows now, unless it is the limb's own socket."""
-    bone = obj.data.bones.get(entry.parts.handle or "")
-    if bone is None or (bone.parent is not None and bone.parent.name in entry.parts.made.values()):
-        return None
-    return KeptOrigin(bone.parent.name if bone.parent is not None else None)
+def _kept(obj: bpy.types.Object, entry: Rebuilt) -> dict[str, Any]:
+    """What each part keeps of a limb being rebuilt, by part name (its ``keep`` hook)."""
+    return {part.name: part.keep(obj, entry.parts) for part in limb_parts.PARTS if part.keep is not None}
 
 
 def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
@@ -162,7 +160,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         if last in made_all:
             raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
                            hint="Pick the last bone of the chain, such as the shin or forearm.")
-        limb_plan = plan_limb(base, last, options, taken, _kept_origin(obj, rebuilt[number]) if number in rebuilt
+        limb_plan = plan_limb(base, last, options, taken, _kept(obj, rebuilt[number]) if number in rebuilt
                               else None)
         for bone in (*limb_plan.chain, limb_plan.extremity):
             if bone in used:

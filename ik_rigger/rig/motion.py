@@ -19,7 +19,8 @@ from ..core.errors import RigError
 from ..core.model import bending_indexes
 from ..core.notes import warning
 from ..limb.options import LimbOptions
-from ..limb.plan import LimbPlan, left_straight
+from ..limb.plan import LimbPlan
+from ..parts.chain import left_straight
 from . import bake, records
 from .clips import Clip, followed, moves, other_clips, passed_clips, played_frames, playing_alone, uses_nla
 from .journal import Journal
