@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib import import_module
 
-from .base import Draft, Part, Shape
+from .base import Part, Shape
 
 # The registry: each name is a module of this package declaring ``PART``.
 REGISTERED = ("chain", "parents", "handle", "foot_roll", "stretch", "pole", "pole_line", "ik", "distance", "clone",
@@ -40,4 +40,4 @@ def with_hook(hook: str) -> Iterator[Part]:
     return (part for part in PARTS if getattr(part, hook) is not None)
 
 
-__all__ = ["PARTS", "Draft", "Part", "Shape", "roles", "shapes", "targets", "with_hook"]
+__all__ = ["PARTS", "REGISTERED", "roles", "shapes", "targets", "with_hook"]
