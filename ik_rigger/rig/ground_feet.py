@@ -36,14 +36,12 @@ class Foot:
     length: float  # the chain's length, armature units
 
 
-
 @dataclass
 class Frame:
     """One frame's evaluated pose and the armature's world matrix."""
 
     pose: dict[str, Matrix]
     world: Matrix
-
 
 
 def _is_leg(obj: bpy.types.Object, parts: records.Parts, up: Vector) -> bool:
