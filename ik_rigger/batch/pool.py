@@ -179,14 +179,86 @@ def _largest_first(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
     return sorted(enumerate(jobs), key=size, reverse=True)
 
 
+def _answer(process: subprocess.Popen) -> FileResult | None:
+    """The worker's next result, or None when it is gone."""
+    for line in _pipe(process.stdout):
+        if line.startswith(_RESULT_MARK):
+            return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
+    return None
+
+
+class _Slot:
+    """One of the pool's places for a worker, served by a thread of its own: one worker at a
+    time, fed the next file whenever it is free. A worker that dies fails only the file it held,
+    and a new one takes its place while files remain; after two that could not start in a row,
+    the slot is given up and its share falls to the main process."""
+
+    def __init__(self, pool: _Pool, first: subprocess.Popen | None) -> None:
+        self.pool = pool
+        self.first = first  # a worker started ahead, used before any other
+        self.core: int | None = None  # the core this slot's workers keep to, if they keep to one
+
+    def serve(self) -> None:
+        failed_starts = 0
+        while failed_starts < 2:
+            process = self._next_worker()
+            if process is None:
+                return
+            if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
+                process.wait()
+                failed_starts += 1
+                continue
+            failed_starts = 0
+            self.core = _own_core(process)
+            if self._feed(process):
+                return
+        self.pool.answers.put(None)  # this worker could not start: its share falls to the main process
+
+    def _next_worker(self) -> subprocess.Popen | None:
+        """The worker started ahead, else a new one; None when no file is left for one."""
+        first, self.first = self.first, None
+        with self.pool.lock:
+            if self.pool.stopping or not self.pool.pending:
+                if first is not None:
+                    _pipe(first.stdin).close()  # a worker started ahead that no file needs: it ends
+                return None
+        return first if first is not None else self.pool.start_worker(self.core)
+
+    def _feed(self, process: subprocess.Popen) -> bool:
+        """Feed ``process`` files until none is left (True: it has ended) or it dies (False)."""
+        while (item := self.pool.take()) is not None:
+            index, job = item
+            try:
+                _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
+                _pipe(process.stdin).flush()
+            except OSError:
+                result = None
+            else:
+                result = _answer(process)
+            if result is None:
+                self.pool.answers.put((index, self._lost(job, process)))
+                return False
+            self.pool.answers.put((index, result))
+        _pipe(process.stdin).close()
+        process.wait()
+        return True
+
+    def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
+        code = process.wait()
+        clean_stale(Path(job.output).parent)
+        if self.pool.stopping:
+            return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
+
+
 class _Pool:
     """Worker Blenders, each started once and taking the next file whenever it is free
     (as does the main process, between its own files), the largest first.
 
-    One thread per worker feeds it and reads its answers, so no worker waits for another.
-    A worker that dies fails only the file it held ("worker died"), and a new one takes
-    its place while files remain. Workers started ahead (``ready``, by the entry script
-    while this Blender loaded) are used first.
+    One thread per worker slot (``_Slot``) feeds it and reads its answers, so no worker waits
+    for another. Workers started ahead (``ready``, by the entry script while this Blender
+    loaded) are used first.
     """
 
     def __init__(self, command: list[str], count: int, jobs: Sequence[Job],
@@ -198,7 +270,7 @@ class _Pool:
         self.stopping = False
         self.processes: list[subprocess.Popen] = list(ready[:count])
         firsts = [*self.processes, *[None] * (count - len(self.processes))]
-        self.threads = [threading.Thread(target=self._serve, args=(first,), daemon=True) for first in firsts]
+        self.threads = [threading.Thread(target=_Slot(self, first).serve, daemon=True) for first in firsts]
         for thread in self.threads:
             thread.start()
 
@@ -206,62 +278,11 @@ class _Pool:
         with self.lock:
             return None if self.stopping or not self.pending else self.pending.popleft()
 
-    def _start(self, core: int | None) -> subprocess.Popen:
+    def start_worker(self, core: int | None) -> subprocess.Popen:
         process = _start_worker(self.command, core)
         with self.lock:
             self.processes.append(process)
         return process
-
-    def _answer(self, process: subprocess.Popen) -> FileResult | None:
-        """The worker's next result, or None when it is gone."""
-        for line in _pipe(process.stdout):
-            if line.startswith(_RESULT_MARK):
-                return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
-        return None
-
-    def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
-        code = process.wait()
-        clean_stale(Path(job.output).parent)
-        if self.stopping:
-            return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
-        return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
-
-    def _serve(self, first: subprocess.Popen | None) -> None:
-        failed_starts = 0
-        core = None  # the core this slot's workers keep to, if they keep to one
-        while failed_starts < 2:
-            with self.lock:
-                if self.stopping or not self.pending:
-                    if first is not None:
-                        _pipe(first.stdin).close()  # a worker started ahead that no file needs: it ends
-                    return
-            process = first if first is not None else self._start(core)
-            first = None
-            if not any(line.startswith(_READY_MARK) for line in _pipe(process.stdout)):
-                process.wait()
-                failed_starts += 1
-                continue
-            failed_starts = 0
-            core = _own_core(process)
-            while (item := self.take()) is not None:
-                index, job = item
-                try:
-                    _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
-                    _pipe(process.stdin).flush()
-                except OSError:
-                    result = None
-                else:
-                    result = self._answer(process)
-                if result is None:
-                    self.answers.put((index, self._lost(job, process)))
-                    break
-                self.answers.put((index, result))
-            else:
-                _pipe(process.stdin).close()
-                process.wait()
-                return
-        self.answers.put(None)  # this worker could not start: its share falls to the main process
 
     def collect(self, record: Callable[[int, FileResult], None], *, wait: Callable[[], bool]) -> None:
         """Record the results that came in; while ``wait()`` says so, wait for more (until no worker is left).

@@ -149,3 +149,29 @@ def blended_corrections(count: int, known: dict[int, Correction]) -> list[Correc
         shift = known[before][1].lerp(known[after][1], factor)
         result.append((turn, shift))
     return result
+
+
+def centre(points: Sequence[Vector]) -> Vector:
+    """The mean of ``points``."""
+    total = Vector((0.0, 0.0, 0.0))
+    for point in points:
+        total += point
+    return total / len(points)
+
+
+def spread(points: Sequence[Vector], centre: Vector, up: Vector) -> float:
+    """How far ``points`` (a sole) reach from their ``centre``, across the ground (ignoring height along ``up``)."""
+    return max(((point - centre) - up * (point - centre).dot(up)).length for point in points)
+
+
+def mean_scale(world: Matrix) -> float:
+    """An object's scale as one number (its mean axis scale), ``world`` being its matrix."""
+    scale = world.to_scale()
+    return (scale.x + scale.y + scale.z) / 3.0
+
+
+def world_length(world: Matrix, up: Vector, length: float) -> float:
+    """How long ``length`` armature units along the world's ``up`` are in the world, ``world`` being
+    the armature object's matrix."""
+    up_armature = (world.inverted().to_3x3() @ up).normalized()
+    return (world.to_3x3() @ (up_armature * length)).length

@@ -1,0 +1,109 @@
+"""Detection's reading of a chain by its names: which rule a lower bone follows, which bones are
+the halves of one segment or one whole-limb word numbered in turn, and the side a chain states
+(see ``core.detect``)."""
+
+from __future__ import annotations
+
+from .detect_names import Names
+from .detect_words import (
+    EXTREMITY_WORDS,
+    JOINT_UPPERS,
+    NUMBERED,
+    RULE_OF_LOWER,
+    SIDE_WORD,
+    UPPERS,
+    VOCABULARY,
+    WHOLE_WORD,
+    Rule,
+)
+from .model import Skeleton
+
+
+class Chains:
+    """The skeleton's bones as their names link them into a limb's chain."""
+
+    def __init__(self, skeleton: Skeleton, names: Names) -> None:
+        self.skeleton = skeleton
+        self.names = names
+
+    def rule_of(self, name: str) -> Rule | None:
+        """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own."""
+        read = self.names[name]
+        rule = RULE_OF_LOWER.get(read.base)
+        if rule is None and read.base in NUMBERED and (read.index is not None or read.copy):
+            return Rule(NUMBERED[read.base], frozenset({read.base}), frozenset(), frozenset())
+        return rule
+
+    def second_half(self, first: str, second: str) -> bool:
+        """Whether the names make ``second`` the second half of a limb segment that ``first`` begins.
+
+        MakeHuman's ``upperleg01 > upperleg02`` name both halves with one limb word,
+        numbered; DAZ's ``ThighBend > ThighTwist`` add "twist" to the second, Auto-Rig Pro's
+        exports to the first (``thigh_twist > thigh_stretch``, ``c_arm_twist_offset >
+        arm_stretch``). Whole-limb words numbered (``Leg01 > Leg02``) are successive
+        segments instead.
+        """
+        one, two = self.names[first], self.names[second]
+        if one.generated or two.generated:
+            return False
+        if one.base in VOCABULARY and one.base not in EXTREMITY_WORDS:
+            if one.base == two.base:
+                return one.base not in NUMBERED and one.base not in JOINT_UPPERS
+            return "twist" in two.words and two.contains(frozenset({one.base}))
+        return (two.base in VOCABULARY and two.base not in EXTREMITY_WORDS and "twist" in one.words
+                and one.contains(frozenset({two.base})))
+
+    def numbered_before(self, first: str, second: str) -> bool:
+        """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``)."""
+        one, two = self.names[first], self.names[second]
+        return (not one.generated and one.base == two.base and one.base in NUMBERED and one.index is not None
+                and two.index is not None and one.index == two.index - 1 and one.sides == two.sides
+                or self.copies(first, second))
+
+    def copies(self, first: str, second: str) -> bool:
+        """Whether ``second`` is a COLLADA copy of ``first``'s whole-limb word on its side (Cesium Man's
+        ``arm_joint_L__4_ > __3_ > __2_``, ``arm_joint_R > __2_ > __3_``): the copies' numbers count
+        names, not joints, so the hierarchy alone orders the segments."""
+        one, two = self.names[first], self.names[second]
+        return (two.copy and not one.generated and not two.generated and one.base == two.base
+                and one.base in NUMBERED and one.index is None and two.index is None and one.sides == two.sides)
+
+    def numbered_in_turn(self, upper: str, lower: str) -> bool:
+        """Whether the names make ``upper > lower`` successive segments of one whole-limb word: ``Leg01 >
+        Leg02``, a name and its first copy as Blender numbers them (``frontleg > frontleg001``), or
+        COLLADA's copies."""
+        one, two = self.names[upper], self.names[lower]
+        return (two.base in NUMBERED and two.index is not None and one.base == two.base
+                and one.index == (None if two.index == 1 else two.index - 1)
+                or self.copies(upper, lower))
+
+    def numbered_next(self, bone: str) -> str | None:
+        """The one child of ``bone`` that numbers its whole-limb word on (``Leg2`` below ``Leg1``)."""
+        following = [child.name for child in self.skeleton.children(bone) if self.numbered_before(bone, child.name)]
+        return following[0] if len(following) == 1 else None
+
+    def segment_above(self, first: str, middle: str, kind: str) -> bool:
+        """Whether ``first`` is a three-segment limb's first segment, above ``middle``, its second.
+
+        A mech's ``UpperLeg > MidLeg > LowerLeg`` name the middle one so; animals' ``Leg >
+        UpperLeg > LowerLeg`` (Quaternius') put the whole-limb word above the upper one.
+        """
+        one, two = self.names[first], self.names[middle]
+        if one.generated or one.is_helper or one.sides != two.sides or one.position != two.position:
+            return False
+        whole, uppers = WHOLE_WORD[kind], UPPERS[kind]
+        if two.words[:1] in (("mid",), ("middle",)) and "".join(two.words[1:]) == whole:
+            return one.base in uppers
+        return one.base == whole and one.index is None and two.base in uppers and two.base != whole
+
+    def side(self, bones: tuple[str, ...]) -> tuple[str | None, str]:
+        """The side all ``bones`` state, or why they do not agree on one."""
+        for bone in bones:
+            if len(self.names[bone].sides) > 1:
+                return None, f"'{bone}' names both sides, so the limb's side is not sure"
+        sides = {bone: self.names[bone].side for bone in bones}
+        if len(set(sides.values())) > 1:
+            said = ", ".join(f"'{bone}' is {SIDE_WORD[side]}" if side else f"'{bone}' has no side"
+                             for bone, side in sides.items())
+            return None, f"its bones disagree on the side ({said}), so the limb's side is not sure"
+        return sides[bones[0]], ""

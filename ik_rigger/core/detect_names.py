@@ -1,0 +1,172 @@
+"""Reading a bone's name for detection: its words, sides, position (front or hind), number and
+generated-rig prefix (see ``core.detect``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container
+from dataclasses import dataclass, replace
+
+from . import naming
+from .detect_words import (
+    FRONT,
+    HIND,
+    NOT_LIMB_WORDS,
+    NUMBERED,
+    POSITION_WORDS,
+    RULE_OF_LOWER,
+    THIRD_SEGMENTS,
+    VOCABULARY,
+)
+from .model import Skeleton
+
+# Rigify and rigs like it generate copies of every bone under these prefixes; their own
+# controls drive them, so an IK built on them would fight the generated rig.
+_GENERATED = re.compile(r"^(?P<prefix>ORG|DEF|MCH|VIS|WGT)[-_]", re.IGNORECASE)
+# Rigify's animal metarigs mark rear and front parts "r_toe.L", "f_palm.01.L".
+_RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
+_RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}
+# Words of a name: "LeftUpLeg" -> Left, Up, Leg; "LThigh" -> L, Thigh; "thigh_twist_01_l" -> thigh, twist, 01, l.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
+
+
+@dataclass(frozen=True)
+class Name:
+    """A bone name read for detection."""
+
+    words: tuple[str, ...]  # lower case, without namespace, numbers, side and position words
+    side: str | None  # the side naming.split_side reads, the one mirroring uses
+    sides: frozenset[str]  # every side the name states; two means it contradicts itself
+    generated: str | None  # the generated-rig prefix ("ORG"), if any
+    position: str | None  # FRONT or HIND
+    index: int | None  # the first number glued to a word: 2 for "Leg02_016"
+    copy: bool = False  # a COLLADA copy of a name ("arm_joint_L__4_"), whose number tells no order
+
+    @property
+    def base(self) -> str:
+        return "".join(self.words)
+
+    def contains(self, vocabulary: frozenset[str]) -> bool:
+        """True when a run of consecutive words spells one of ``vocabulary`` (``Upper``, ``Leg`` spell upperleg)."""
+        return any(
+            "".join(self.words[start:stop]) in vocabulary
+            for start in range(len(self.words))
+            for stop in range(start + 1, len(self.words) + 1)
+        )
+
+    @property
+    def is_helper(self) -> bool:
+        return bool(NOT_LIMB_WORDS.intersection(self.words))
+
+
+# Words an exporter or a rigger puts after every bone's own word (COLLADA's "leg_joint_L_1", Maya's
+# "L_knee_jnt", "l_thigh_bind"); dropped after a limb word.
+_FILLER_WORDS = frozenset({"joint", "jnt", "bind", "bnd"})
+# Words an exporter puts before them: the skeleton's name (COLLADA's "Skeleton_arm_joint_R"); dropped before one.
+_LEAD_WORDS = frozenset({"skeleton", "armature"})
+_SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
+# COLLADA writes a name's copies "arm_joint_L (4)" as "arm_joint_L__4_": the number counts copies, in any order.
+_COPY = re.compile(r"__\d+_$")
+
+
+def _read_name(name: str, known: Container[str]) -> Name:
+    parts = naming.split_side(name, known)
+    rest = naming.english(parts.base)
+    generated = _GENERATED.match(rest)
+    if generated:
+        rest = rest[generated.end():]
+    position = None
+    rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
+    if rigify:
+        position, rest = _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
+    sides = {parts.side} if parts.side else set()
+    words: list[str] = []
+    glued: list[bool] = []  # whether each word was glued to the word before it ("ThighBend")
+    index = None
+    previous_end = -1
+    for match in _WORD.finditer(rest):
+        lower = match.group().lower()
+        if lower.isdigit():
+            if words and match.start() == previous_end and index is None:
+                index = int(lower)
+        elif lower in _SIDE_WORDS:
+            # A side word left in the base: "L_shin_R" states both sides.
+            sides.add(_SIDE_WORDS[lower])
+        else:
+            words.append(lower)
+            glued.append(match.start() == previous_end)
+        previous_end = match.end()
+    if len(words) >= 2 and len(words[0]) == 1 and glued[1] and "".join(words[1:]) in VOCABULARY:
+        # A one-letter tag glued before the word: Second Life's "mHipLeft", "mElbowRight".
+        words.pop(0)
+        glued.pop(0)
+    if len(words) >= 2 and words[-1] == "bend" and glued[-1] and "".join(words[:-1]) in VOCABULARY:
+        # DAZ Genesis names its main limb bones "ThighBend", "ShldrBend", beside "ThighTwist".
+        words.pop()
+    if len(words) == 1 and words[0] not in VOCABULARY | THIRD_SEGMENTS:
+        # A position glued to the limb word in lower case: "frontleg", "hindleg".
+        glued_position = next((word for word in POSITION_WORDS if words[0].startswith(word)
+                               and words[0][len(word):] in VOCABULARY | THIRD_SEGMENTS), None)
+        if glued_position:
+            words = [glued_position, words[0][len(glued_position):]]
+    if "".join(words) not in VOCABULARY:
+        kept = [word for word in words if word not in POSITION_WORDS]
+        if kept != words and "".join(kept) in VOCABULARY | THIRD_SEGMENTS:
+            position = position or next(POSITION_WORDS[word] for word in words if word in POSITION_WORDS)
+            words = kept
+    if len(words) >= 2 and words[0] in _LEAD_WORDS and "".join(
+            words[1:-1] if words[-1] in _FILLER_WORDS else words[1:]) in VOCABULARY:
+        words.pop(0)
+        glued.pop(0)
+    if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in VOCABULARY:
+        words.pop()
+        glued.pop()
+    if len(words) >= 2 and words[-1] == "stretch" and "".join(words[:-1]) in VOCABULARY:
+        # Auto-Rig Pro's exported limb bones: "thigh_stretch.l", "leg_stretch.l", "forearm_stretch.l".
+        words.pop()
+        glued.pop()
+    if index is None and "".join(words) in NUMBERED:
+        # The number after the side, when none is glued to the word: "leg_joint_L_2" is Leg2.
+        numbers = _SUFFIX_NUMBER.search(parts.suffix)
+        index = int(numbers["number"]) if numbers else None
+    prefix = generated["prefix"].upper() if generated else None
+    side = parts.side if len(sides) <= 1 else None
+    return Name(tuple(words), side, frozenset(sides), prefix, position, index, _COPY.search(name) is not None)
+
+
+class Names:
+    """Bone names read on first use (detection needs few of a skeleton's names), into the
+    skeleton's own ``read_names``, so that every later reading of it finds them read."""
+
+    def __init__(self, skeleton: Skeleton) -> None:
+        self.read: dict[str, Name] = skeleton.read_names
+        self.known = skeleton.bones.keys()
+        self.around: bool | None = None  # see _rig_around
+
+    def __getitem__(self, name: str) -> Name:
+        read = self.read.get(name)
+        if read is None:
+            read = _read_name(name, self.known)
+            if read.generated == "DEF" and not self._rig_around():
+                read = replace(read, generated=None)
+            self.read[name] = read
+        return read
+
+    def _rig_around(self) -> bool:
+        """Whether a generated rig's DEF- bones have that rig around them: its ORG- or MCH- bones. A
+        game engine's export keeps the DEF- bones alone (Rigify's ``DEF-thigh.L > DEF-thigh.L.001 >
+        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones."""
+        if self.around is None:
+            self.around = any((found := _GENERATED.match(bone)) is not None
+                              and found["prefix"].upper() in ("ORG", "MCH") for bone in self.known)
+        return self.around
+
+
+_LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBERED}))))
+NOT_LETTERS = re.compile(r"[^a-z]")
+
+
+def may_be_lower(name: str) -> bool:
+    """Cheap test before reading a name: a lower bone's letters hold its word (``Fore_Arm``)."""
+    return _LOWER_WORDS.search(NOT_LETTERS.sub("", naming.english(name).lower())) is not None

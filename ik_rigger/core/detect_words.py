@@ -1,0 +1,78 @@
+"""Detection's vocabulary: the words that name limb bones, which lower bone accepts which
+upper one, and the words a report uses for limbs (see ``core.detect``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import naming
+
+LEG = "LEG"
+ARM = "ARM"
+FRONT = "FRONT"
+HIND = "HIND"
+
+POSITION_WORDS = {"front": FRONT, "fore": FRONT, "hind": HIND, "rear": HIND, "back": HIND}
+
+# Words that make a bone a helper, a finger or a toe rather than a limb segment or its
+# foot or hand, whatever else its name says. The tags of the bones IK Rigger makes are
+# among them, so a handle, pole or clone from an earlier run is never taken for a limb.
+NOT_LIMB_WORDS = frozenset(
+    {word.lower() for tag in (naming.TAG_HANDLE, naming.TAG_POLE, naming.TAG_CLONE) for word in tag.split("_")}
+    | {"twist", "roll", "fk", "tweak", "helper", "target", "ctrl", "control", "mch", "bend", "stretch", "parent",
+       "socket", "offset", "end", "tip", "toe", "toes", "ball", "heel", "finger", "thumb", "index", "middle", "ring",
+       "pinky", "little", "palm", "metacarpal", "share"}
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Which parents a lower bone named ``lowers`` accepts as the upper bone of its limb."""
+
+    kind: str
+    lowers: frozenset[str]
+    uppers: frozenset[str]
+    # A parent whose name only contains one of these among other words (``UpperLeg_Main``)
+    # is accepted too; empty when the lower word is too common to allow that.
+    loose_uppers: frozenset[str]
+
+
+# With the words either way round: "UpperLeg", "Leg_Upper".
+_LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
+_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
+_RULES = (
+    # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg".
+    Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "tibia"}), _LEG_UPPERS,
+         _LEG_UPPERS),
+    # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
+    Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
+    # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.
+    Rule(LEG, frozenset({"leg"}), frozenset({"upleg", "upperleg", "thigh"}), frozenset()),
+    Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "lowarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
+    # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
+    Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
+)
+RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
+# Whole-limb words numbered in order name successive segments: Leg01 > Leg02 is thigh > shin.
+NUMBERED = {"leg": LEG, "arm": ARM}
+WHOLE_WORD = {kind: word for word, kind in NUMBERED.items()}
+UPPERS = {LEG: _LEG_UPPERS, ARM: _ARM_UPPERS}
+# Joint words that name an upper bone only above a joint-named lower one (see ``core.detect``'s docstring).
+# Two bones so named in a row are a pelvis or clavicle bone and the limb's own (CMU's ``LHipJoint >
+# LeftHip``, the hip's connector above the thigh), never the two halves of one segment.
+JOINT_UPPERS = frozenset({"hip", "shoulder"})
+EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
+EXTREMITY_WORDS = frozenset().union(*EXTREMITIES.values())
+VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | EXTREMITY_WORDS
+# A child spelling any of these is a limb bone of its own, not this limb's foot or hand.
+NOT_EXTREMITY = {kind: VOCABULARY - words for kind, words in EXTREMITIES.items()}
+# Names of a digitigrade or hoofed leg's third segment (metatarsus, cannon bone), which a
+# hand never is.
+THIRD_SEGMENTS = frozenset({"foot", "forefoot", "hindfoot", "metatarsal", "metatarsals", "horselink"})
+
+KIND_WORD = {LEG: "leg", ARM: "arm"}
+UPPER_WORD = {LEG: "a thigh or upper leg", ARM: "an upper arm"}
+SEGMENT_WORD = {LEG: ("thigh", "shin"), ARM: ("upper arm", "forearm")}
+EXTREMITY_WORD = {LEG: "foot", ARM: "hand"}
+SIDE_WORD = {naming.LEFT: "left", naming.RIGHT: "right"}
+POSITION_WORD = {FRONT: "front", HIND: "hind"}
