@@ -58,11 +58,13 @@ def test_a_capture_is_read_from_its_keys_as_blender_plays_it(filename):
 
 
 def _keyed_corners() -> bpy.types.Object:
-    """A chain whose bones turn in every rotation mode, keyed with scale, location, quaternions
-    not of unit length, an axis-angle of no axis, and channels half keyed, half left set."""
+    """A chain whose bones turn in every rotation mode, keyed with scale, location (a connected
+    bone's too), quaternions not of unit length, an axis-angle of no axis, and channels half
+    keyed, half left set."""
     modes = ["QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
-    specs = [(f"b{index}", (0.1 * index, 0.0, 0.3 * index), (0.1 * index, 0.05, 0.3 * index + 0.3),
-              f"b{index - 1}" if index else None, False) for index in range(len(modes))]
+    # Every other bone connected, whose location Blender leaves out.
+    specs = [(f"b{index}", (0.0, 0.05 * index, 0.3 * index), (0.0, 0.05 * index + 0.05, 0.3 * index + 0.3),
+              f"b{index - 1}" if index else None, index % 2 == 1) for index in range(len(modes))]
     obj = make_armature(specs)
     for index, mode in enumerate(modes):
         pose_bone = obj.pose.bones[f"b{index}"]
@@ -81,7 +83,7 @@ def _keyed_corners() -> bpy.types.Object:
             else:
                 pose_bone.rotation_euler = (0.5 * math.sin(phase), 0.4 * math.cos(phase), 0.3 * phase)
                 pose_bone.keyframe_insert("rotation_euler", index=frame % 3, frame=frame)
-            if index == 0:
+            if index < 2:
                 pose_bone.location = (0.1 * math.sin(phase), 0.2, -0.1 * phase)
                 pose_bone.keyframe_insert("location", frame=frame)
     bpy.ops.object.mode_set(mode="OBJECT")

@@ -66,6 +66,12 @@ def _harmless(path: str) -> bool:
     return setting.startswith(".ik_") or (setting.startswith(".constraints[") and not setting.endswith(_SWITCHES))
 
 
+def _moves(path: str, bones: set[str]) -> bool:
+    """True when animating ``path`` of the armature object may move one of ``bones`` (or any bone,
+    through the armature's settings)."""
+    return path.startswith("data.") or (bone_of_path(path) in bones and not _harmless(path))
+
+
 def _animation_reason(obj: bpy.types.Object, bones: set[str]) -> str | None:
     """Why the object's animation is more than its active action's own keys, if it is."""
     data = obj.animation_data
@@ -78,7 +84,7 @@ def _animation_reason(obj: bpy.types.Object, bones: set[str]) -> str | None:
     action = data.action
     if action is not None and hasattr(action, "layers") and len(action.layers) > 1:
         return "the action has layers"
-    if any(bone_of_path(curve.data_path) in bones and not _harmless(curve.data_path) for curve in data.drivers):
+    if any(_moves(curve.data_path, bones) for curve in data.drivers):
         return "drivers move a bone"
     armature = obj.data.animation_data
     if armature is not None and (armature.action is not None or len(armature.drivers)):
@@ -115,6 +121,8 @@ def _curves(obj: bpy.types.Object, bones: set[str]) -> dict[tuple[str, str], dic
     found: dict[tuple[str, str], dict[int, bpy.types.FCurve]] = {}
     for owner in fcurve_owners(obj):
         for curve in owner.fcurves:
+            if curve.data_path.startswith("data."):
+                return None
             bone = bone_of_path(curve.data_path)
             if bone not in bones:
                 continue
@@ -181,7 +189,8 @@ def _quaternion_matrices(unit: np.ndarray) -> np.ndarray:
 
 def _locals(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, str], dict[int, bpy.types.FCurve]],
             frames: Sequence[int]) -> np.ndarray:
-    """The bone's local (basis) matrices on each frame: location, then rotation, then scale."""
+    """The bone's local (basis) matrices on each frame: location (none on a connected bone, as
+    Blender keeps keys from breaking a chain), then rotation, then scale."""
     name, mode = pose_bone.name, pose_bone.rotation_mode
 
     def values(channel: str) -> np.ndarray:
@@ -190,7 +199,8 @@ def _locals(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, str], dict[in
     rotation = values(_ROTATION.get(mode, "rotation_euler"))
     result = np.tile(np.eye(4), (len(frames), 1, 1))
     result[:, :3, :3] = _rotations(mode, rotation) * values("scale")[:, None, :]
-    result[:, :3, 3] = values("location")
+    if not pose_bone.bone.use_connect:
+        result[:, :3, 3] = values("location")
     return result
 
 
