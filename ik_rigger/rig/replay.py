@@ -19,6 +19,7 @@ import numpy as np
 from mathutils import Matrix
 
 from .animation import bone_of_path, fcurve_owners
+from .clips import enabled
 
 # The channels a pose bone's matrix is made of, with their values when nothing keys them.
 _CHANNELS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
@@ -26,10 +27,6 @@ _ROTATION = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_a
 _IK_TYPES = ("IK", "SPLINE_IK")
 # A constraint's settings that turn it on or off.
 _SWITCHES = (".mute", ".enabled")
-
-
-def _enabled(constraint: bpy.types.Constraint) -> bool:
-    return getattr(constraint, "enabled", not getattr(constraint, "mute", False))
 
 
 def _with_ancestors(obj: bpy.types.Object, names: Sequence[str]) -> list[str]:
@@ -50,7 +47,7 @@ def _moved_by_ik(obj: bpy.types.Object) -> set[str]:
     moved = set()
     for pose_bone in obj.pose.bones:
         for constraint in pose_bone.constraints:
-            if constraint.type in _IK_TYPES and _enabled(constraint):
+            if constraint.type in _IK_TYPES and enabled(constraint):
                 # Counted from the owner, one more than the chain: without its tail, the chain starts above it.
                 bone, count = pose_bone.bone, constraint.chain_count + 1 if constraint.chain_count > 0 else -1
                 while bone is not None and count != 0:
@@ -107,7 +104,7 @@ def unsupported(obj: bpy.types.Object, names: Sequence[str]) -> str | None:
         return "an IK constraint moves a bone"
     for name in bones:
         bone = obj.data.bones[name]
-        if any(_enabled(constraint) for constraint in obj.pose.bones[name].constraints):
+        if any(enabled(constraint) for constraint in obj.pose.bones[name].constraints):
             return f"{name} has a constraint"
         if not (bone.use_inherit_rotation and bone.inherit_scale == "FULL" and bone.use_local_location
                 and not bone.use_relative_parent):
