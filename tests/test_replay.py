@@ -140,6 +140,7 @@ def test_what_keys_alone_do_not_decide_is_played_frame_by_frame(change, monkeypa
     change(obj)
     obj.update_tag()
     names = ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg", "mixamorig:LeftFoot"]
+    assert replay.unsupported(obj, names) is not None
     recording = recorded(obj, MOCAP_FRAMES, names)
     assert not recording.from_keys
     shown = keys.evaluated_poses(obj, MOCAP_FRAMES, names)
