@@ -59,7 +59,7 @@ def test_a_capture_is_read_from_its_keys_as_blender_plays_it(filename):
 
 def _keyed_corners() -> bpy.types.Object:
     """A chain whose bones turn in every rotation mode, keyed with scale, location (a connected
-    bone's too), quaternions not of unit length, an axis-angle of no axis, and channels half
+    bone's too), quaternions not of unit length (and of none), an axis-angle of no axis, and channels half
     keyed, half left set."""
     modes = ["QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
     # Every other bone connected, whose location Blender leaves out.
@@ -75,7 +75,8 @@ def _keyed_corners() -> bpy.types.Object:
             pose_bone.scale = (1.0 + 0.2 * math.sin(phase), 0.9, 1.1 + 0.1 * math.cos(phase))
             pose_bone.keyframe_insert("scale", frame=frame)
             if mode == "QUATERNION":
-                pose_bone.rotation_quaternion = (2.0 * math.cos(phase), 0.3, -0.5 * math.sin(phase), 0.2)
+                pose_bone.rotation_quaternion = (0.0, 0.0, 0.0, 0.0) if frame == 6 else \
+                    (2.0 * math.cos(phase), 0.3, -0.5 * math.sin(phase), 0.2)
                 pose_bone.keyframe_insert("rotation_quaternion", frame=frame)
             elif mode == "AXIS_ANGLE":
                 pose_bone.rotation_axis_angle = (phase, 0.0, 0.0, 0.0) if frame == 6 else (phase, 0.3, -1.0, 0.5)

@@ -21,8 +21,8 @@ from mathutils import Matrix
 from .animation import bone_of_path, fcurve_owners
 from .clips import enabled
 
-# The channels a pose bone's matrix is made of, with their values when nothing keys them.
-_CHANNELS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
+# The channels a pose bone's matrix is made of.
+_CHANNELS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
 _ROTATION = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
 _IK_TYPES = ("IK", "SPLINE_IK")
 # A constraint's settings that turn it on or off.
@@ -150,8 +150,9 @@ def _rotations(mode: str, values: np.ndarray) -> np.ndarray:
     count = len(values)
     if mode == "QUATERNION":
         length = np.linalg.norm(values, axis=1)
+        # A quaternion of no length turns half a turn about X in Blender (its normalize_qt's choice).
         unit = np.where(length[:, None] > 0.0, values / np.where(length > 0.0, length, 1.0)[:, None],
-                        np.array([1.0, 0.0, 0.0, 0.0]))
+                        np.array([0.0, 1.0, 0.0, 0.0]))
         return _quaternion_matrices(unit)
     if mode == "AXIS_ANGLE":
         angle, axis = values[:, 0], values[:, 1:]
