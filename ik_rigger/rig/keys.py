@@ -23,7 +23,8 @@ from .journal import Journal
 _SAME_REST = 1e-7
 # Below this, a pose's 3x3 part (its scale cubed) has no usable inverse in single precision.
 _FLAT = 1e-12
-# Poses worked out from keys agree with Blender's when this close, relative to the bone's size.
+# Poses worked out from keys agree with Blender's when this close, relative to the bone's length
+# (and a tenth of it relative to its distance from the origin, which single precision blurs).
 _AGREE = 1e-4
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
@@ -31,7 +32,7 @@ _ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rot
 
 
 def _close(pose: Matrix, expected: Matrix, length: float) -> bool:
-    if (pose.translation - expected.translation).length > _AGREE * (length + expected.translation.length):
+    if (pose.translation - expected.translation).length > _AGREE * (length + 0.1 * expected.translation.length):
         return False
     return all((pose.col[axis].xyz - expected.col[axis].xyz).length <= _AGREE * max(expected.col[axis].length, 1.0)
                for axis in range(3))
@@ -90,8 +91,7 @@ class Recording:
 
     def _agrees(self, obj: bpy.types.Object, replayed: dict[str, list[Matrix]]) -> bool:
         """True when Blender's evaluation shows ``replayed`` on the first, middle and last frames,
-        each bone within a ten-thousandth of its length (and of its distance from the origin,
-        which single precision blurs) and its axes within a ten-thousandth."""
+        each bone within ``_AGREE`` and its axes within a ten-thousandth."""
         numbers = sorted({0, len(self.frames) // 2, len(self.frames) - 1})
         shown = evaluated_poses(obj, [self.frames[number] for number in numbers], self.names)
         bones = obj.data.bones
