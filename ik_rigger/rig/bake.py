@@ -5,7 +5,8 @@
 - IK to FK: what the IK rig shows is keyed onto the chain's and extremity's own
   transforms (visual keying), so the limb plays the same in FK or without its rig.
 
-Cost is one scene evaluation per frame and keys written per F-curve in bulk (``keys``).
+The motion is worked out from the keys where only keys move the bones read, else read with
+one scene evaluation per frame (``keys.Recording``); keys are written per F-curve in bulk.
 Runs in Object or Pose mode; no mode switch.
 """
 
@@ -35,6 +36,7 @@ class BakeResult:
     limb: str
     frames: int
     seconds: float = 0.0
+    from_keys: bool = False  # the motion was worked out from the keys, not played frame by frame
 
 
 # FK to IK ------------------------------------------------------------------------------
@@ -258,7 +260,7 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
                     clear_keys(obj, parts.made.values(), frames)
             if switch:
                 key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0)
-            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began)
+            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys)
             results.append(result)
             progress.step()
             progress.say(f"baked {limb.name}: {result.frames} frames {direction.replace('_', ' ').lower()} "

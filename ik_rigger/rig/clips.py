@@ -78,7 +78,8 @@ def _driven_by(owner: bpy.types.ID) -> dict[str, list[tuple[bpy.types.Object, st
     return found
 
 
-def _enabled(constraint: bpy.types.Constraint) -> bool:
+def enabled(constraint: bpy.types.Constraint) -> bool:
+    """True when ``constraint`` acts (is not muted)."""
     return getattr(constraint, "enabled", not getattr(constraint, "mute", False))
 
 
@@ -99,7 +100,7 @@ def followed(obj: bpy.types.Object, bones: Iterable[str]) -> tuple[set[str], lis
         while bone is not None and bone.name not in names:
             names.add(bone.name)
             pose_bone = obj.pose.bones[bone.name]
-            sources = [*(source for constraint in pose_bone.constraints if _enabled(constraint)
+            sources = [*(source for constraint in pose_bone.constraints if enabled(constraint)
                          for source in _targets(constraint)), *driven.get(bone.name, ())]
             for target, name in sources:
                 if target == obj:
@@ -109,7 +110,7 @@ def followed(obj: bpy.types.Object, bones: Iterable[str]) -> tuple[set[str], lis
             bone = bone.parent
     for other in others:  # grows as it goes: what each one follows is followed too
         leaders: list[bpy.types.Object | None] = [other.parent]
-        leaders += [leader for constraint in other.constraints if _enabled(constraint)
+        leaders += [leader for constraint in other.constraints if enabled(constraint)
                     for leader, _ in _targets(constraint)]
         leaders += [leader for found in _driven_by(other).values() for leader, _ in found]
         for leader in leaders:

@@ -1,4 +1,4 @@
-"""Poses read and keys written in bulk: one scene evaluation per frame, one write per F-curve.
+"""Poses read and keys written in bulk: from the keys (or one scene evaluation per frame), one write per F-curve.
 
 ``Recording`` reads every chosen bone's armature-space matrix per frame; ``write_keys`` and
 ``key_transforms`` write a whole range per F-curve, logged in a ``Journal`` when given one,
@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 import bpy
+import numpy as np
 from mathutils import Matrix, Quaternion
 
 from ..core.errors import RigError
-from . import records
+from . import records, replay
 from .animation import existing_fcurve, fcurve_owners
 from .asleep import asleep, followers
 from .journal import Journal
@@ -22,42 +23,80 @@ from .journal import Journal
 _SAME_REST = 1e-7
 # Below this, a pose's 3x3 part (its scale cubed) has no usable inverse in single precision.
 _FLAT = 1e-12
+# Poses worked out from keys agree with Blender's when this close, relative to the bone's length
+# (and a tenth of it relative to its distance from the origin, which single precision blurs).
+_AGREE = 1e-4
 # Interpolation enum values, as foreach_set wants them.
 _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 _ROTATION_PATHS = {"QUATERNION": ("rotation_quaternion", 4), "AXIS_ANGLE": ("rotation_axis_angle", 4)}
 
 
+def _close(pose: Matrix, expected: Matrix, length: float) -> bool:
+    if (pose.translation - expected.translation).length > _AGREE * (length + 0.1 * expected.translation.length):
+        return False
+    return all((pose.col[axis].xyz - expected.col[axis].xyz).length <= _AGREE * max(expected.col[axis].length, 1.0)
+               for axis in range(3))
+
+
+def evaluated_poses(obj: bpy.types.Object, frames: Sequence[int], names: Sequence[str],
+                    progress: Callable[[int], None] | None = None) -> dict[str, list[Matrix]]:
+    """The armature-space poses of ``names`` on each of ``frames``: one scene evaluation per frame,
+    the current frame shown again afterwards."""
+    pose_bones = obj.pose.bones
+    indexes = [pose_bones.find(name) for name in names]
+    poses: dict[str, list[Matrix]] = {name: [] for name in names}
+    scene = bpy.context.scene
+    current = scene.frame_current, scene.frame_subframe
+    flat = [0.0] * (16 * len(pose_bones))
+    try:
+        # The frames evaluate the armature without the meshes it moves, which would cost far more.
+        with asleep(followers(obj)):
+            for number, frame in enumerate(frames):
+                scene.frame_set(frame)
+                evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+                evaluated.pose.bones.foreach_get("matrix", flat)
+                for index, name in zip(indexes, names):
+                    # Blender stores matrices column by column.
+                    column = flat[16 * index:16 * index + 16]
+                    poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
+                if progress is not None:
+                    progress(number)
+    finally:
+        scene.frame_set(current[0], subframe=current[1])
+    return poses
+
+
 class Recording:
-    """Armature-space pose matrices of chosen bones on each frame: one evaluation per frame."""
+    """Armature-space pose matrices of chosen bones on each frame.
+
+    Worked out from the keys (``replay``) where only keys move the bones and Blender's own
+    evaluation agrees on the first, middle and last frames; else one evaluation per frame.
+    ``from_keys`` says which.
+    """
 
     def __init__(self, obj: bpy.types.Object, frames: Sequence[int], names: Iterable[str],
                  progress: Callable[[int], None] | None = None) -> None:
         self.frames = list(frames)
         wanted = set(names)
-        pose_bones = obj.pose.bones
-        indexes = [index for index, bone in enumerate(pose_bones) if bone.name in wanted]
-        self.names = [pose_bones[index].name for index in indexes]
-        self.poses: dict[str, list[Matrix]] = {name: [] for name in self.names}
+        self.names = [bone.name for bone in obj.pose.bones if bone.name in wanted]
         # The bones' rests as recorded: a build may change them (see follow_rests).
         self.rests = {name: obj.data.bones[name].matrix_local.copy() for name in self.names}
-        scene = bpy.context.scene
-        current = scene.frame_current, scene.frame_subframe
-        flat = [0.0] * (16 * len(pose_bones))
-        try:
-            # The frames evaluate the armature without the meshes it moves, which would cost far more.
-            with asleep(followers(obj)):
-                for number, frame in enumerate(self.frames):
-                    scene.frame_set(frame)
-                    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-                    evaluated.pose.bones.foreach_get("matrix", flat)
-                    for index, name in zip(indexes, self.names):
-                        # Blender stores matrices column by column.
-                        column = flat[16 * index:16 * index + 16]
-                        self.poses[name].append(Matrix((column[0::4], column[1::4], column[2::4], column[3::4])))
-                    if progress is not None:
-                        progress(number)
-        finally:
-            scene.frame_set(current[0], subframe=current[1])
+        replayed = replay.poses(obj, self.frames, self.names) if self.frames else None
+        if replayed is not None and self._agrees(obj, replayed):
+            self.from_keys, self.poses = True, replayed
+            for number in range(len(self.frames)) if progress is not None else ():
+                progress(number)
+        else:
+            self.from_keys, self.poses = False, evaluated_poses(obj, self.frames, self.names, progress)
+
+    def _agrees(self, obj: bpy.types.Object, replayed: dict[str, list[Matrix]]) -> bool:
+        """True when Blender's evaluation shows ``replayed`` on the first, middle and last frames,
+        each bone within ``_AGREE`` and its axes within a ten-thousandth."""
+        numbers = sorted({0, len(self.frames) // 2, len(self.frames) - 1})
+        shown = evaluated_poses(obj, [self.frames[number] for number in numbers], self.names)
+        bones = obj.data.bones
+        return all(_close(replayed[name][number], shown[name][sample], bones[name].length)
+                   for name in self.names for sample, number in enumerate(numbers))
 
     def check_scaled(self) -> None:
         """Refuse a recording with a bone scaled to 0 on a frame: its pose (and its children's) has
@@ -111,19 +150,23 @@ def _fcurve(obj: bpy.types.Object, action: bpy.types.Action, path: str, index: i
     return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
 
 
-def _snapshot_points(curve) -> dict[str, list]:
+# A key's fields as foreach_get/foreach_set read and write them: per key, how many values of which type.
+_POINT_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+                 ("interpolation", 1, np.int32), ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))
+
+
+def _snapshot_points(curve) -> dict[str, np.ndarray]:
+    """Every key of ``curve``, field by field, in arrays (Blender copies those in bulk, not value by value)."""
     points = curve.keyframe_points
-    count = len(points)
-    saved: dict[str, list] = {}
-    for key, size in (("co", 2), ("handle_left", 2), ("handle_right", 2), ("interpolation", 1),
-                      ("handle_left_type", 1), ("handle_right_type", 1)):
-        values = [0.0 if size == 2 else 0] * (count * size)
+    saved: dict[str, np.ndarray] = {}
+    for key, size, kind in _POINT_FIELDS:
+        values = np.empty(len(points) * size, dtype=kind)
         points.foreach_get(key, values)
         saved[key] = values
     return saved
 
 
-def _set_points(curve, saved: dict[str, list]) -> None:
+def _set_points(curve, saved: dict[str, np.ndarray]) -> None:
     points = curve.keyframe_points
     points.clear()
     points.add(len(saved["interpolation"]))
@@ -134,19 +177,18 @@ def _set_points(curve, saved: dict[str, list]) -> None:
 
 def drop_range(curve, first: float, last: float) -> None:
     """Delete the keys between ``first`` and ``last``, keeping every other key exactly as it was."""
-    saved = _snapshot_points(curve)
-    co = saved["co"]
-    keep = [index for index in range(len(co) // 2) if not first - 1e-3 <= co[2 * index] <= last + 1e-3]
-    if len(keep) == len(co) // 2:
+    if not len(curve.keyframe_points):
         return
-    kept = {}
-    for key, values in saved.items():
-        size = 2 if len(values) == len(co) else 1
-        kept[key] = [values[size * index + part] for index in keep for part in range(size)]
-    _set_points(curve, kept)
+    saved = _snapshot_points(curve)
+    frames = saved["co"][0::2]
+    keep = ~((frames >= first - 1e-3) & (frames <= last + 1e-3))
+    if keep.all():
+        return
+    _set_points(curve, {key: values.reshape(len(frames), -1)[keep].ravel() for key, values in saved.items()})
 
 
-def _restore_points(owners: Sequence[bpy.types.bpy_struct], path: str, index: int, saved: dict[str, list]) -> None:
+def _restore_points(owners: Sequence[bpy.types.bpy_struct], path: str, index: int,
+                    saved: dict[str, np.ndarray]) -> None:
     for owner in owners:
         curve = owner.fcurves.find(path, index=index)
         if curve is not None:
@@ -180,15 +222,14 @@ def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames:
     drop_range(curve, frames[0], frames[-1])
     start = len(points)
     points.add(len(frames))
-    co = [0.0] * (2 * len(points))
+    co = np.empty(2 * len(points), dtype=np.float32)
     points.foreach_get("co", co)
-    for offset, (frame, value) in enumerate(zip(frames, values)):
-        co[2 * (start + offset)] = frame
-        co[2 * (start + offset) + 1] = value
+    co[2 * start::2] = frames
+    co[2 * start + 1::2] = values
     points.foreach_set("co", co)
-    modes = [0] * len(points)
+    modes = np.empty(len(points), dtype=np.int32)
     points.foreach_get("interpolation", modes)
-    modes[start:] = [_INTERPOLATION[interpolation]] * len(frames)
+    modes[start:] = _INTERPOLATION[interpolation]
     points.foreach_set("interpolation", modes)
     curve.update()
 

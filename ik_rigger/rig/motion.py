@@ -28,7 +28,7 @@ class Motion:
     """Motion already on the armature, read before the build and kept after it.
 
     Per limb, by its ``animation`` option: BAKE keys the new controls from what played
-    (read here, one evaluation per frame, before anything changes); FK keys ``ik_fk``
+    (read here, before anything changes: see ``keys.Recording``); FK keys ``ik_fk``
     to 0 so the limb keeps playing its own keys; IGNORE does nothing.
     """
 
