@@ -11,7 +11,7 @@ from helpers import DATA, make_armature
 from mathutils import Matrix
 from test_bake import MOCAP_LIMBS, import_mocap
 
-from ik_rigger.core.plan import LimbOptions
+from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig import bake, keys, replay
 from ik_rigger.rig.build import build_limbs
 
