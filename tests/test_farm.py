@@ -14,8 +14,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,63 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _listening(port: int) -> None:
+    """Wait until something listens on ``port`` here."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def _stop(processes: Iterable[subprocess.Popen]) -> None:
+    """Stop each process by its id (SIGTERM, then SIGKILL if it lingers), and wait for it."""
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def _farm(logs: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """``start(role, *args)`` starts scripts/farm.sh ROLE ARGS (its output in ``logs``); every
+    process it started is stopped by its id at the end, the last started first, whatever happened."""
+    logs.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen] = []
+
+    def start(role: str, *args: str) -> subprocess.Popen:
+        with (logs / f"{role}-{len(started)}.log").open("w") as log:
+            started.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        _stop(reversed(started))
+
+
+def _scheduler(start: Callable[..., subprocess.Popen]) -> str:
+    """A scheduler of its own on a free port, listening: its address."""
+    port = _free_port()
+    start("scheduler", "--port", str(port))
+    _listening(port)
+    return f"tcp://127.0.0.1:{port}"
+
+
+def _wait_for_workers(client: distributed.Client, count: int, process: subprocess.Popen) -> None:
+    """Wait until ``count`` workers are connected; fail at once if ``process``, that starts them, ended."""
+    deadline = time.monotonic() + 300
+    while len(client.nthreads()) < count:
+        assert process.poll() is None, f"the workers' process ended (exit code {process.returncode})"
+        assert time.monotonic() < deadline, "the workers did not connect"
+        time.sleep(0.5)
 
 
 def _alive(pid: int) -> bool:
@@ -76,28 +135,16 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("farm_logs")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    processes: list[subprocess.Popen] = []
     found: Cluster | None = None
     try:
-        for role, args in (("scheduler", ["--port", str(port)]), ("worker", [address, "--nworkers", str(WORKERS)])):
-            with (logs / f"{role}.log").open("w") as log:
-                processes.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
-        found = Cluster(address, distributed.Client(address, timeout=120))
-        found.ready()
-        yield found
-    finally:
-        if found is not None:
+        with _farm(tmp_path_factory.mktemp("farm_logs")) as start:
+            address = _scheduler(start)
+            start("worker", address, "--nworkers", str(WORKERS))
+            found = Cluster(address, distributed.Client(address, timeout=120))
+            found.ready()
+            yield found
             found.client.close()
-        for process in reversed(processes):  # the workers first, then the scheduler
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    finally:
         for pid in found.worker_pids if found is not None else ():
             deadline = time.monotonic() + 30
             while _alive(pid) and time.monotonic() < deadline:
@@ -176,7 +223,10 @@ def test_a_worker_killed_mid_file_fails_nothing(tmp_path, cluster):
     assert not _alive(victim)
 
 
-def test_an_interrupt_cancels_what_is_queued_and_writes_the_report(tmp_path, cluster):
+def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, cluster):
+    """SIGINT on the submitter while files are being rigged: those stop (their workers see the run's
+    stop mark), the queued ones are cancelled, and the report lists every input once; the output
+    folder holds only files rigged whole, and nothing is made after the submitter exits."""
     cluster.ready()
     inputs = _heavy(12, tmp_path / "in")
     before = checksums([tmp_path / "in"])
@@ -189,17 +239,21 @@ def test_an_interrupt_cancels_what_is_queued_and_writes_the_report(tmp_path, clu
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr
     assert "Traceback" not in stderr
+    listing = sorted(os.listdir(out))
     data = json.loads(report.read_text())
     assert data["interrupted_by"] == "SIGINT" and data["exit_code"] == 130
     files = report_of(report)
     assert sorted(files) == [path.name for path in inputs]
+    statuses = {entry["status"] for entry in files.values()}
+    assert {"interrupted", "not started"} <= statuses <= {"rigged", "interrupted", "not started"}, files
     rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
-    assert any(entry["status"] == "not started" for entry in files.values())
-    assert set(entry["status"] for entry in files.values()) <= {"rigged", "not started"}
-    assert sorted(entry.name for entry in out.iterdir()) == rigged
+    assert listing == rigged
     for name in rigged:
         assert limbs_in(out / name) == ["shin.L", "shin.R"]
+    assert not temporaries(out)
     assert checksums([tmp_path / "in"]) == before
+    time.sleep(5)  # a worker that went on with a file would put it here now
+    assert sorted(os.listdir(out)) == listing
 
 
 def test_a_scheduler_out_of_reach_is_a_usage_error_before_anything_is_made(tmp_path):
@@ -216,6 +270,133 @@ def test_a_scheduler_out_of_reach_is_a_usage_error_before_anything_is_made(tmp_p
     both = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--jobs", "2", "--scheduler",
                            address], capture_output=True, text=True, timeout=300)
     assert both.returncode == 2 and "--jobs and --scheduler exclude each other" in both.stderr
+
+
+def test_a_scheduler_without_workers_is_a_usage_error_after_the_wait(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        started = time.monotonic()
+        result = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--report",
+                                 str(tmp_path / "report.json"), "--scheduler", address, "--worker-wait", "3"],
+                                capture_output=True, text=True, timeout=180)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"waiting up to 3 s for a worker to join the Dask scheduler at '{address}'" in result.stderr
+    assert (f"no worker joined the Dask scheduler at '{address}' within 3 s: start one with scripts/farm.sh "
+            f"worker {address}") in result.stderr
+    assert time.monotonic() - started < 90
+    assert sorted(path.name for path in (tmp_path / "in").rglob("*")) == ["a.blend"]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report.json").exists()
+    alone = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--worker-wait", "3"],
+                           capture_output=True, text=True, timeout=300)
+    assert alone.returncode == 2 and "--worker-wait is for --scheduler" in alone.stderr
+
+
+def test_a_run_whose_workers_all_leave_fails_the_files_left_after_the_wait(tmp_path):
+    """The only worker stops mid-run: after --worker-wait seconds with no worker, the files left fail
+    with a line that says why and what to do, rather than wait for ever."""
+    inputs = _heavy(12, tmp_path / "in")
+    out = tmp_path / "out"
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        worker = start("worker", address, "--nworkers", "1")
+        with distributed.Client(address, timeout=120) as client:
+            _wait_for_workers(client, 1, worker)
+        process = subprocess.Popen([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
+                                    str(tmp_path / "report.json"), "--scheduler", address, "--worker-wait", "3"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout is not None
+            assert any(line.startswith("[1/12]") for line in process.stdout)
+            _stop([worker])
+            stdout, stderr = process.communicate(timeout=300)
+        finally:
+            _stop([process])
+    assert process.returncode == 1, stdout + stderr
+    line = (f"no worker was connected to the Dask scheduler at '{address}' for 3 s: start one with scripts/farm.sh "
+            f"worker {address}")
+    assert line in stderr
+    files = report_of(tmp_path / "report.json")
+    assert sorted(files) == [path.name for path in inputs]
+    failed = [entry for entry in files.values() if entry["status"] == "failed"]
+    assert failed and all(entry["error"] == line for entry in failed), files
+    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
+    assert len(rigged) + len(failed) == len(inputs)
+    assert sorted(os.listdir(out)) == rigged
+    for name in rigged:
+        assert limbs_in(out / name) == ["shin.L", "shin.R"]
+    assert not temporaries(out)
+
+
+# Stands in for a Blender binary's command line (see the test below); the Python it runs is given.
+BLENDER_STAND_IN = """#!/usr/bin/env bash
+python="$1"
+shift
+seen=""
+script=""
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        --background|--factory-startup) seen="$seen $1"; shift ;;
+        --python-exit-code) seen="$seen $1 $2"; shift 2 ;;
+        --python) script="$2"; shift 2 ;;
+        --python-expr) exec "$python" -c "$2" ;;
+        --) shift; break ;;
+        *) echo "blender stand-in: '$1' is no option of this command line" >&2; exit 64 ;;
+    esac
+done
+if [ "$seen" != " --background --factory-startup --python-exit-code 1" ] || [ -z "$script" ]; then
+    echo "blender stand-in: not run in the background at factory settings with --python:$seen" >&2
+    exit 64
+fi
+exec "$python" "$script" -- "$@"
+"""
+
+
+def _blender_stand_in(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "blender-stand-in"
+    script.write_text(BLENDER_STAND_IN)
+    blender = folder / "blender"
+    blender.write_text(f'#!/usr/bin/env bash\nexec "{script}" "{sys.executable}" "$@"\n')
+    for path in (script, blender):
+        path.chmod(0o755)
+    return blender
+
+
+def test_workers_in_a_blender_binary_rig_and_stop_with_their_supervisor(tmp_path):
+    """scripts/farm.sh worker --blender BLENDER: each Dask worker process is a Blender binary running
+    scripts/farm_worker.py, with the farm's Dask installed for that Blender's Python. No Blender
+    binary is installed here: the ``blender`` given is a stand-in this test writes, which takes
+    Blender's command line (--background --factory-startup --python-exit-code 1 --python SCRIPT
+    -- ARGS, and --python-expr) and runs the project's real Blender, the bpy module in the farm's
+    Python, on SCRIPT with ARGS after '--' in sys.argv, in its own process: only the launcher is
+    stood in. Stopping the worker by its process id stops its Blenders."""
+    blender = _blender_stand_in(tmp_path / "bin")
+    inputs = _characters(tmp_path / "in", count=2)
+    out = tmp_path / "out"
+    site = ROOT / ".venvs" / f"farm-blender-{sys.version_info.major}.{sys.version_info.minor}"
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        supervisor = start("worker", address, "--nworkers", "2", "--blender", str(blender))
+        with distributed.Client(address, timeout=120) as client:
+            _wait_for_workers(client, 2, supervisor)
+            # A lambda: Dask sends it whole (a function of this module would be imported there).
+            workers = list(client.run(lambda: (os.getpid(), os.getppid(), sys.argv, distributed.__file__)).values())
+        assert len(workers) == 2
+        for _pid, parent, argv, module in workers:
+            assert parent == supervisor.pid
+            assert argv[-2:] == ["--", address]
+            assert Path(module).is_relative_to(site)  # Dask from the folder set up for this Python
+        result = subprocess.run([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
+                                 str(tmp_path / "report.json"), "--scheduler", address],
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert sorted(os.listdir(out)) == sorted(path.with_suffix(".blend").name for path in inputs)
+        assert limbs_in(out / "c1.blend") == ["shin.L", "shin.R"]
+        assert len(limbs_in(out / "gltf_fox.blend")) == 4
+        supervisor.terminate()
+        supervisor.wait(timeout=60)
+    assert not [pid for pid, *_ in workers if _alive(pid)]
 
 
 def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
