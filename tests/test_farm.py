@@ -153,6 +153,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 os.kill(pid, signal.SIGKILL)
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a process whose parent died is reaped whenever its new parent gets to it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _characters(folder: Path, count: int = 3) -> list[Path]:
     """Characters the test makes, and imports from the test data."""
     made = [save_character(folder / f"c{index}.blend") for index in range(count)]
@@ -396,7 +404,18 @@ def test_workers_in_a_blender_binary_rig_and_stop_with_their_supervisor(tmp_path
         assert len(limbs_in(out / "gltf_fox.blend")) == 4
         supervisor.terminate()
         supervisor.wait(timeout=60)
-    assert not [pid for pid, *_ in workers if _alive(pid)]
+        assert not [pid for pid, *_ in workers if _alive(pid)]
+        # Killed outright, it takes its Blender with it all the same.
+        killed = start("worker", address, "--nworkers", "1", "--blender", str(blender))
+        with distributed.Client(address, timeout=120) as client:
+            _wait_for_workers(client, 1, killed)
+            orphans = list(client.run(os.getpid).values())
+        killed.kill()
+        killed.wait()
+        deadline = time.monotonic() + 30
+        while [pid for pid in orphans if _running(pid)] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [pid for pid in orphans if _running(pid)]
 
 
 def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
