@@ -93,8 +93,9 @@ case "$role" in
                 echo "farm: with --blender, Dask's own worker options are not taken: $*" >&2
                 exit 2
             fi
-            exec "$BIN/python" "$ROOT/scripts/farm_blender.py" "$address" --blender "$blender" \
-                --site "$(blender_site "$blender")" --nworkers "$nworkers"
+            site="$(blender_site "$blender")"
+            exec "$BIN/python" "$ROOT/scripts/farm_blender.py" "$address" --blender "$blender" --site "$site" \
+                --nworkers "$nworkers"
         fi
         exec "$BIN/dask" worker "$address" --nworkers "$nworkers" --nthreads 1 --no-dashboard \
             --preload "$ROOT/scripts/farm_worker.py" "$@"

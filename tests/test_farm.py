@@ -418,6 +418,14 @@ def test_workers_in_a_blender_binary_rig_and_stop_with_their_supervisor(tmp_path
         assert not [pid for pid in orphans if _running(pid)]
 
 
+def test_a_blender_that_is_no_blender_is_a_usage_error(tmp_path):
+    result = subprocess.run([str(FARM), "worker", "tcp://127.0.0.1:8786", "--blender", str(tmp_path / "blender")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"farm: '{tmp_path / 'blender'}' did not run as Blender" in result.stderr
+    assert "give --blender a Blender binary" in result.stderr
+
+
 def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
     """An attempt that finds the output made by an earlier attempt of the same task (a worker that
     died before Dask had its result) gives that result; the same output made by anything else is

@@ -93,9 +93,9 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
         raise UsageError(f"--worker-wait must be a number of seconds above 0, not {args.worker_wait:g}")
     client = _connect(args.scheduler)
     try:
-        _await_a_worker(client, args.scheduler, wait)
-        jobs, inputs = plan_jobs(args)
+        jobs, inputs = plan_jobs(args)  # a mistake in the command line is told at once
         inputs.notes.extend(config.notes)
+        _await_a_worker(client, args.scheduler, wait)
         started = time.perf_counter()
         token = uuid.uuid4().hex[:12]
         results: dict[int, FileResult] = {}
