@@ -236,13 +236,14 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     stop mark), the queued ones are cancelled, and the report lists every input once; the output
     folder holds only files rigged whole, and nothing is made after the submitter exits."""
     cluster.ready()
-    inputs = _heavy(12, tmp_path / "in")
+    # Files that take a second or more each: when the first is done, its worker has begun another.
+    inputs = _heavy(14, tmp_path / "in", subdivisions=1000)
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
     report = tmp_path / "report.json"
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
     assert process.stdout is not None
-    assert any(line.startswith("[1/12]") for line in process.stdout)  # under way (after Blender's own lines)
+    assert any(line.startswith("[1/14]") for line in process.stdout)  # under way (after Blender's own lines)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr
