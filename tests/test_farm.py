@@ -427,6 +427,40 @@ def test_a_blender_that_is_no_blender_is_a_usage_error(tmp_path):
     assert "give --blender a Blender binary" in result.stderr
 
 
+STOP_WATCH = """
+import sys, time
+from pathlib import Path
+from ik_rigger.batch import farm
+from ik_rigger.batch.jobs import Interrupted
+from ik_rigger.batch.saving import interrupts_held
+
+mark = Path(sys.argv[1])
+farm.STOP_GRACE_SECONDS = 2
+watch = farm._StopWatch(mark)
+mark.touch()
+try:
+    time.sleep(60)
+except Interrupted:
+    print("stopped", flush=True)
+watch.end()
+watch = farm._StopWatch(mark)
+with interrupts_held():  # as Blender in a call that does not come back to Python
+    time.sleep(60)
+print("finished", flush=True)
+"""
+
+
+def test_a_worker_stops_its_file_when_the_run_is_stopped_or_ends(tmp_path):
+    """The run's stop mark stops the file a worker rigs (Interrupted in its main thread); a file
+    that cannot be stopped ends with its worker process after the grace, never finished."""
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", STOP_WATCH, str(tmp_path / "stop")], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.stdout.split() == ["stopped"], result.stdout + result.stderr
+    assert result.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 40
+
+
 def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
     """An attempt that finds the output made by an earlier attempt of the same task (a worker that
     died before Dask had its result) gives that result; the same output made by anything else is

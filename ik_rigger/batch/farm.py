@@ -24,7 +24,6 @@ first task comes (or its preload, scripts/farm_worker.py), the submit side Dask 
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import json
 import logging
@@ -360,7 +359,7 @@ _watching: list[_StopWatch] = []
 
 
 def _stop_requested(signum: int, frame: object) -> None:
-    """SIGUSR1, as _StopWatch raises it in the main thread: stop the file at hand."""
+    """SIGUSR1, as _StopWatch sends it to the main thread: stop the file at hand."""
     from .saving import interrupt
 
     if _watching and _watching[0].active:
@@ -393,7 +392,9 @@ class _StopWatch:
         with self.lock:
             if not self.active:
                 return
-            _thread.interrupt_main(signal.SIGUSR1)
+            # A signal, as a local run's interrupt is one: Python runs its handler in the main
+            # thread, and a wait of Python's own there (a sleep, a pipe) is cut short for it.
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
         if not self.ended.wait(STOP_GRACE_SECONDS):
             os.kill(os.getpid(), signal.SIGKILL)
 
