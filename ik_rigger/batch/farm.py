@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import socket
@@ -88,7 +89,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
     if args.jobs != 1:
         raise UsageError("--jobs and --scheduler exclude each other: the cluster's workers rig the files")
     wait = WORKER_WAIT_SECONDS if args.worker_wait is None else args.worker_wait
-    if not wait > 0:
+    if not 0 < wait < math.inf:
         raise UsageError(f"--worker-wait must be a number of seconds above 0, not {args.worker_wait:g}")
     client = _connect(args.scheduler)
     try:
