@@ -29,6 +29,8 @@ from test_farm import (  # noqa: E402
     _alive,
     _characters,
     _farm,
+    _free_port,
+    _listening,
     _scheduler,
     _stop,
     _wait_for_workers,
@@ -221,3 +223,40 @@ def test_a_worker_stops_its_file_when_the_run_is_stopped_or_ends(tmp_path):
     assert result.stdout.split() == ["stopped"], result.stdout + result.stderr
     assert result.returncode == -signal.SIGKILL
     assert time.monotonic() - started < 40
+
+
+
+def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_report(tmp_path):
+    """The scheduler is stopped mid-run: the files it held fail with a line naming it, those rigged
+    by then are reported rigged, and the run ends with its report, without a traceback."""
+    inputs = _heavy(12, tmp_path / "in", subdivisions=700)
+    out = tmp_path / "out"
+    with _farm(tmp_path / "logs") as start:
+        port = _free_port()
+        address = f"tcp://127.0.0.1:{port}"
+        scheduler = start("scheduler", "--port", str(port))
+        _listening(port)
+        worker = start("worker", address, "--nworkers", "1")
+        with distributed.Client(address, timeout=120) as client:
+            _wait_for_workers(client, 1, worker)
+        process = subprocess.Popen([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
+                                    str(tmp_path / "report.json"), "--scheduler", address],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stdout is not None
+            assert any(line.startswith("[1/12]") for line in process.stdout)
+            _stop([scheduler])
+            stdout, stderr = process.communicate(timeout=300)
+        finally:
+            _stop([process])
+    assert process.returncode == 1, stdout + stderr
+    assert "Traceback" not in stderr
+    files = report_of(tmp_path / "report.json")
+    assert sorted(files) == [path.name for path in inputs]
+    failed = [entry for entry in files.values() if entry["status"] == "failed"]
+    assert failed and all(entry["error"].startswith(f"the Dask scheduler at '{address}' ") for entry in failed), files
+    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
+    assert len(rigged) + len(failed) == len(inputs)
+    time.sleep(2)  # the worker told to stop the file it held, unknown to the scheduler
+    assert sorted(os.listdir(out)) == rigged
+    assert not temporaries(out)

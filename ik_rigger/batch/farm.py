@@ -69,9 +69,12 @@ def _connect(address: str) -> Any:
         raise UsageError("--scheduler needs Dask (dask[distributed]) beside this Blender; scripts/rig_batch.sh "
                          "sets up the farm's environment that has it (docs/farm.md)") from error
 
-    # Dask logs a connection's retries and a version mismatch's warnings: the batch's own
-    # lines say what matters.
-    logging.getLogger("distributed").setLevel(logging.ERROR)
+    # Dask logs a connection's retries, a version mismatch's warnings, and the tracebacks of its
+    # attempts to reach a scheduler gone (as does tornado, for a result it could not fetch from
+    # one): the batch's own lines say what matters. (Dask's configuration gives some of its
+    # loggers a level of their own.)
+    for name in ("distributed", "distributed.client", "tornado", "tornado.application"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as error:
@@ -109,24 +112,32 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             _run(client, jobs, config, token, record, (args.scheduler, wait))
         finally:
             progress.finish()
-            # A task stopped, or given up, once its file was in place: the file is rigged.
+            # A file put in place by a task after its answer came (its scheduler gone): rigged.
             for index, result in list(results.items()):
                 if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
                     results[index] = made
             _clean(token, jobs)
-        workers = client.scheduler_info().get("workers", {})
         return conclude(args, jobs, inputs, results, {}, started, stop, {
-            "jobs": sum(worker.get("nthreads", 0) for worker in workers.values()), "workers_started": 0,
-            "scheduler": args.scheduler})
+            "jobs": sum(_workers(client).values()), "workers_started": 0, "scheduler": args.scheduler})
     finally:
         client.close()
+
+
+def _workers(client: Any) -> dict[str, int]:
+    """The threads of each worker connected to the scheduler; none when the scheduler is gone."""
+    if client.status != "running":  # reconnecting to the scheduler, or given up on it
+        return {}
+    try:
+        return client.nthreads()
+    except OSError:  # the scheduler went away (Dask's CommClosedError is one)
+        return {}
 
 
 def _await_a_worker(client: Any, address: str, seconds: float) -> None:
     """Return once a worker is connected to the scheduler; a usage error after ``seconds`` without one."""
     from .jobs import UsageError
 
-    if client.nthreads():
+    if _workers(client):
         return
     print(f"ik_rigger: waiting up to {seconds:g} s for a worker to join the Dask scheduler at '{address}'",
           file=sys.stderr, flush=True)
@@ -154,6 +165,9 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
                              pure=False): index for index, job in _largest_first(jobs)}
     recorded: set[int] = set()
     stopping: set[int] = set()  # the files being rigged when the interrupt came
+    interrupted: list[bool] = []
+    dropped: list[bool] = []
+    address = waiting[0]
 
     def take(future: Any, answer: Any) -> None:
         """Record a task's answer: what as_completed gave with its results, or a FileResult."""
@@ -161,20 +175,29 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
         if index in recorded:
             return
         result = answer if isinstance(answer, FileResult) else _outcome(future, answer, jobs[index])
-        if index in stopping and result.status in ("failed", "not started"):  # its worker stopped, or died
+        if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
+            result = made  # stopped, dropped or given up once its file was in place: the file is rigged
+        elif index in stopping and result.status in ("failed", "not started"):  # its worker stopped, or died
             result.status, result.error = "interrupted", "stopped by the interrupt"
+        elif result.status == "not started" and not interrupted:  # cancelled, but not by this run
+            result.status, result.error = "failed", (f"the Dask scheduler at '{address}' dropped it (the scheduler "
+                                                     "went away, or another client cancelled it)")
+            if not dropped:  # a worker may still rig files of the run, unknown to the scheduler: they stop them
+                dropped.append(True)
+                _mark_stopped(jobs, token)
         with interrupts_held():
             record(index, result)
             recorded.add(index)
 
     try:
-        _follow(client, futures, jobs, take, recorded, *waiting)
+        _follow(client, futures, jobs, token, take, recorded, *waiting)
     except Interrupted:
+        interrupted.append(True)
         _stop(client, futures, jobs, token, take, stopping)
 
 
-def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], take: Callable[..., None], recorded: set[int],
-            address: str, wait: float) -> None:
+def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
+            recorded: set[int], address: str, wait: float) -> None:
     """Take each result as it comes; once no worker has been connected for ``wait`` seconds, fail
     the files left (cancelled) with a line that says so, rather than wait for ever."""
     from distributed import as_completed
@@ -192,12 +215,17 @@ def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], take: Callabl
         now = time.monotonic()
         if now - checked >= 1:
             checked = now
-            alone_since = None if client.nthreads() else alone_since or now
-            if alone_since is not None and now - alone_since >= wait:
+            gone = client.status in ("closing", "closed")  # Dask gave up on reaching the scheduler again
+            alone_since = None if _workers(client) else alone_since or now
+            if gone or (alone_since is not None and now - alone_since >= wait):
                 left = [future for future in futures if futures[future] not in recorded]
-                client.cancel(left, force=True)
-                line = (f"no worker was connected to the Dask scheduler at '{address}' for {wait:g} s: start one "
-                        f"with scripts/farm.sh worker {address}")
+                if gone:  # its workers may still rig files of the run: they stop them
+                    _mark_stopped(jobs, token)
+                    line = f"the Dask scheduler at '{address}' went away; start it again and run the rest"
+                else:
+                    client.cancel(left, force=True)
+                    line = (f"no worker was connected to the Dask scheduler at '{address}' for {wait:g} s: start "
+                            f"one with scripts/farm.sh worker {address}")
                 print(f"ik_rigger: {line}; {len(left)} file(s) left not rigged", file=sys.stderr, flush=True)
                 for future in left:
                     job = jobs[futures[future]]
@@ -215,12 +243,7 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
 
     from .jobs import FileResult
 
-    for folder in _folders(job for job in jobs if not job.dry_run):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            _stop_mark(folder, token).touch()
-        except OSError:  # a folder no task can write in either
-            pass
+    _mark_stopped(jobs, token)
     running = {key for keys in client.processing().values() for key in keys}
     kept = [future for future in futures if future.done() or future.key in running]
     stopping.update(futures[future] for future in kept if not future.done())
@@ -248,9 +271,11 @@ def _outcome(future: Any, answer: Any, job: Job) -> FileResult:
 
     if future.cancelled():
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
-    if future.status != "error":
+    if isinstance(answer, FileResult):
         return answer
-    error = answer[1]  # the exception, its type and its traceback
+    # A failed task's exception (with its type and traceback), or what stopped the fetch of a
+    # result (the scheduler gone meanwhile).
+    error = answer[1] if future.status == "error" else answer
     if isinstance(error, KilledWorker):
         return FileResult(job.input, job.output, error=f"every worker that took it died while rigging it ({error})")
     # The cluster's own failure (a task it could not run): this file's alone.
@@ -279,6 +304,17 @@ def _clean(token: str, jobs: Iterable[Job]) -> None:
 def _folders(jobs: Iterable[Job]) -> list[Path]:
     """The folders the jobs write in."""
     return sorted({_target(job).parent for job in jobs})
+
+
+def _mark_stopped(jobs: list[Job], token: str) -> None:
+    """Mark the run stopped in each folder it writes in: a worker that rigs one of its files stops it
+    (``_StopWatch``), and one that takes one up begins nothing."""
+    for folder in _folders(job for job in jobs if not job.dry_run):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _stop_mark(folder, token).touch()
+        except OSError:  # a folder no task can write in either
+            pass
 
 
 def _stop_mark(folder: Path, token: str) -> Path:
