@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from farm_worker import ONE_PER_CORE, SITE
+
 WORKER = Path(__file__).resolve().with_name("farm_worker.py")
-# farm_worker's names for what it reads from its environment.
-ONE_PER_CORE, SITE = "IK_RIGGER_FARM_ONE_PER_CORE", "IK_RIGGER_FARM_SITE"
 # A Blender that ends this soon after it started could not start; so many in a row end the workers.
 QUICK_SECONDS, QUICK_LIMIT = 30.0, 3
 # How long the Blenders have to end on SIGTERM before they are killed.
