@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # The batch on a Dask cluster (docs/farm.md). Sets up the farm's environment if missing.
 #   scripts/farm.sh scheduler [--port P]              a Dask scheduler, in the foreground
-#   scripts/farm.sh worker ADDRESS [--nworkers N]     N worker processes (default: one per core),
-#                                                     each with its own Blender and one thread
+#   scripts/farm.sh worker ADDRESS [--nworkers N] [--blender BLENDER]
+#                                                     N worker processes (default: one per core),
+#                                                     each with its own Blender and one thread: the
+#                                                     project's bpy, or each a BLENDER binary (a path,
+#                                                     or a name on PATH) with Dask set up for its Python
 # Then: scripts/rig_batch.sh IN... --out OUT --scheduler ADDRESS
 # Both stay in the foreground (stop them by their process id, or Ctrl-C); extra options go to
-# Dask's own 'dask scheduler' and 'dask worker'.
+# Dask's own 'dask scheduler' and 'dask worker' (not taken with --blender).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$ROOT/.venvs/farm/bin"
 
 usage() {
-    echo "usage: scripts/farm.sh scheduler [--port P] | scripts/farm.sh worker ADDRESS [--nworkers N]" >&2
+    echo "usage: scripts/farm.sh scheduler [--port P] | scripts/farm.sh worker ADDRESS [--nworkers N]" \
+        "[--blender BLENDER]" >&2
     exit 2
+}
+
+# The folder with the farm's pinned Dask for the Python of Blender binary $1, set up if missing
+# (scripts/setup.sh farm-blender-X.Y); a usage error if $1 does not run as Blender.
+blender_site() {
+    local version
+    version="$("$1" --background --factory-startup --python-expr \
+        'import sys; print("IK-RIGGER-PYTHON %d.%d" % sys.version_info[:2])' 2>/dev/null \
+        | sed -n 's/^IK-RIGGER-PYTHON //p')" || true
+    if [ -z "$version" ]; then
+        echo "farm: '$1' did not run as Blender (--background --python-expr): give --blender a Blender binary" >&2
+        exit 2
+    fi
+    "$ROOT/scripts/setup.sh" "farm-blender-$version" >&2
+    echo "$ROOT/.venvs/farm-blender-$version"
 }
 
 [ "$#" -ge 1 ] || usage
@@ -48,10 +67,13 @@ case "$role" in
         address="$1"
         shift
         nworkers="$(nproc)"
+        blender=""
         while [ "$#" -gt 0 ]; do
             case "$1" in
                 --nworkers) [ "$#" -ge 2 ] || usage; nworkers="$2"; shift 2 ;;
                 --nworkers=*) nworkers="${1#--nworkers=}"; shift ;;
+                --blender) [ "$#" -ge 2 ] || usage; blender="$2"; shift 2 ;;
+                --blender=*) blender="${1#--blender=}"; shift ;;
                 *) break ;;
             esac
         done
@@ -66,6 +88,15 @@ case "$role" in
         # MALLOC_TRIM_THRESHOLD_): each file would take it anew, which costs on a virtual machine
         # whose host takes back what the system leaves free (README, Speed and quality).
         export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON="{'MALLOC_TRIM_THRESHOLD_': None}"
+        if [ -n "$blender" ]; then
+            if [ "$#" -gt 0 ]; then
+                echo "farm: with --blender, Dask's own worker options are not taken: $*" >&2
+                exit 2
+            fi
+            site="$(blender_site "$blender")"
+            exec "$BIN/python" "$ROOT/scripts/farm_blender.py" "$address" --blender "$blender" --site "$site" \
+                --nworkers "$nworkers"
+        fi
         exec "$BIN/dask" worker "$address" --nworkers "$nworkers" --nthreads 1 --no-dashboard \
             --preload "$ROOT/scripts/farm_worker.py" "$@"
         ;;

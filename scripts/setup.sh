@@ -6,6 +6,8 @@
 #   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint)
 #   scripts/setup.sh blender-5.2  only the named ones
 #   scripts/setup.sh farm         the farm's (Dask, Open Job Description; on demand only)
+#   scripts/setup.sh farm-blender-X.Y  the farm's Dask for a Blender binary whose Python is X.Y
+#                                 (scripts/farm.sh worker --blender; a folder for its PYTHONPATH)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,10 +79,40 @@ build_env() {
     echo "setup: $name ready"
 }
 
+# The farm's pinned Dask for another Python (a Blender binary's own), installed by the farm
+# environment's pip into .venvs/farm-blender-X.Y: the wheels for Python X.Y on this system.
+build_blender_site() {
+    local version="$1" dir="$VENVS/farm-blender-$1" req="$ROOT/requirements/farm.txt" digest stamp
+    if ! [[ "$version" =~ ^[0-9]+\.[0-9]+$ ]]; then
+        echo "setup: 'farm-blender-$version' names no Python version (farm-blender-3.11, for one)" >&2
+        exit 2
+    fi
+    digest="$(sha256sum "$req" | cut -d' ' -f1)"
+    stamp="$dir/.requirements.sha256"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+        echo "setup: farm-blender-$version is up to date"
+        return 0
+    fi
+    build_env farm
+    echo "setup: installing the farm's Dask for Python $version in $dir"
+    rm -rf "$dir"
+    "$VENVS/farm/bin/python" -m pip install --quiet --target "$dir" --python-version "$version" \
+        --only-binary=:all: "$(grep -E '^dask\[' "$req")" 2>&1 | grep -v "is ignored: it is neither" || true
+    if [ ! -d "$dir/distributed" ]; then
+        echo "setup: Dask could not be installed for Python $version (see pip's lines above)" >&2
+        return 1
+    fi
+    echo "$digest" > "$stamp"
+    echo "setup: farm-blender-$version ready"
+}
+
 mkdir -p "$VENVS"
 if [ "$#" -eq 0 ]; then
     set -- blender-5.2 blender-4.2 lint
 fi
 for name in "$@"; do
-    build_env "$name"
+    case "$name" in
+        farm-blender-*) build_blender_site "${name#farm-blender-}" ;;
+        *) build_env "$name" ;;
+    esac
 done

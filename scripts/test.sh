@@ -24,7 +24,7 @@ run "Blender 4.2 LTS (bpy 4.2)" env IK_RIGGER_FULL_MATRIX=1 .venvs/blender-4.2/b
 # (pytest's exit code 5) leave nothing to fail.
 farm_tests() {
     local code=0
-    .venvs/farm/bin/python -m pytest tests/test_farm.py "$@" || code=$?
+    .venvs/farm/bin/python -m pytest tests/test_farm.py tests/test_farm_nodes.py "$@" || code=$?
     [ "$code" -eq 0 ] || [ "$code" -eq 5 ]
 }
 run "farm: Dask and Open Job Description (bpy 5.2)" farm_tests "$@"

@@ -162,10 +162,11 @@ def test_temporary_files_are_never_inputs_and_killed_runs_leftovers_are_cleaned(
 
 # Point 2: interrupts and workers that die.
 
-def _heavy(count: int, folder: Path) -> list[Path]:
-    """Characters with a mesh big enough that saving one takes a moment to catch."""
+def _heavy(count: int, folder: Path, subdivisions: int = 400) -> list[Path]:
+    """Characters with a mesh big enough that saving one takes a moment to catch (a grid of
+    ``subdivisions`` squared faces)."""
     def mesh() -> None:
-        bpy.ops.mesh.primitive_grid_add(x_subdivisions=400, y_subdivisions=400)
+        bpy.ops.mesh.primitive_grid_add(x_subdivisions=subdivisions, y_subdivisions=subdivisions)
 
     first = save_character(folder / "c0.blend", extra=mesh)
     for index in range(1, count):

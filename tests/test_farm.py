@@ -15,7 +15,8 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,63 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _listening(port: int) -> None:
+    """Wait until something listens on ``port`` here."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def _stop(processes: Iterable[subprocess.Popen]) -> None:
+    """Stop each process by its id (SIGTERM, then SIGKILL if it lingers), and wait for it."""
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def _farm(logs: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """``start(role, *args)`` starts scripts/farm.sh ROLE ARGS (its output in ``logs``); every
+    process it started is stopped by its id at the end, the last started first, whatever happened."""
+    logs.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen] = []
+
+    def start(role: str, *args: str) -> subprocess.Popen:
+        with (logs / f"{role}-{len(started)}.log").open("w") as log:
+            started.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        _stop(reversed(started))
+
+
+def _scheduler(start: Callable[..., subprocess.Popen]) -> str:
+    """A scheduler of its own on a free port, listening: its address."""
+    port = _free_port()
+    start("scheduler", "--port", str(port))
+    _listening(port)
+    return f"tcp://127.0.0.1:{port}"
+
+
+def _wait_for_workers(client: distributed.Client, count: int, process: subprocess.Popen) -> None:
+    """Wait until ``count`` workers are connected; fail at once if ``process``, that starts them, ended."""
+    deadline = time.monotonic() + 300
+    while len(client.nthreads()) < count:
+        assert process.poll() is None, f"the workers' process ended (exit code {process.returncode})"
+        assert time.monotonic() < deadline, "the workers did not connect"
+        time.sleep(0.5)
 
 
 def _alive(pid: int) -> bool:
@@ -76,28 +134,16 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("farm_logs")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    processes: list[subprocess.Popen] = []
     found: Cluster | None = None
     try:
-        for role, args in (("scheduler", ["--port", str(port)]), ("worker", [address, "--nworkers", str(WORKERS)])):
-            with (logs / f"{role}.log").open("w") as log:
-                processes.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
-        found = Cluster(address, distributed.Client(address, timeout=120))
-        found.ready()
-        yield found
-    finally:
-        if found is not None:
+        with _farm(tmp_path_factory.mktemp("farm_logs")) as start:
+            address = _scheduler(start)
+            start("worker", address, "--nworkers", str(WORKERS))
+            found = Cluster(address, distributed.Client(address, timeout=120))
+            found.ready()
+            yield found
             found.client.close()
-        for process in reversed(processes):  # the workers first, then the scheduler
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    finally:
         for pid in found.worker_pids if found is not None else ():
             deadline = time.monotonic() + 30
             while _alive(pid) and time.monotonic() < deadline:
@@ -176,30 +222,38 @@ def test_a_worker_killed_mid_file_fails_nothing(tmp_path, cluster):
     assert not _alive(victim)
 
 
-def test_an_interrupt_cancels_what_is_queued_and_writes_the_report(tmp_path, cluster):
+def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, cluster):
+    """SIGINT on the submitter while files are being rigged: those stop (their workers see the run's
+    stop mark), the queued ones are cancelled, and the report lists every input once; the output
+    folder holds only files rigged whole, and nothing is made after the submitter exits."""
     cluster.ready()
-    inputs = _heavy(12, tmp_path / "in")
+    # Files that take a second or more each: when the first is done, its worker has begun another.
+    inputs = _heavy(14, tmp_path / "in", subdivisions=1000)
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
     report = tmp_path / "report.json"
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
     assert process.stdout is not None
-    assert any(line.startswith("[1/12]") for line in process.stdout)  # under way (after Blender's own lines)
+    assert any(line.startswith("[1/14]") for line in process.stdout)  # under way (after Blender's own lines)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr
     assert "Traceback" not in stderr
+    listing = sorted(os.listdir(out))
     data = json.loads(report.read_text())
     assert data["interrupted_by"] == "SIGINT" and data["exit_code"] == 130
     files = report_of(report)
     assert sorted(files) == [path.name for path in inputs]
+    statuses = {entry["status"] for entry in files.values()}
+    assert {"interrupted", "not started"} <= statuses <= {"rigged", "interrupted", "not started"}, files
     rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
-    assert any(entry["status"] == "not started" for entry in files.values())
-    assert set(entry["status"] for entry in files.values()) <= {"rigged", "not started"}
-    assert sorted(entry.name for entry in out.iterdir()) == rigged
+    assert listing == rigged
     for name in rigged:
         assert limbs_in(out / name) == ["shin.L", "shin.R"]
+    assert not temporaries(out)
     assert checksums([tmp_path / "in"]) == before
+    time.sleep(5)  # a worker that went on with a file would put it here now
+    assert sorted(os.listdir(out)) == listing
 
 
 def test_a_scheduler_out_of_reach_is_a_usage_error_before_anything_is_made(tmp_path):

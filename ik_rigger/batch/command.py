@@ -40,7 +40,8 @@ from .terminal import Progress, _open_standard_streams, _tolerant_terminal, prin
 
 _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
           "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] "
-          "[--jobs N | --scheduler ADDRESS] [--report FILE.json] [--quiet | --verbose]; --help says more")
+          "[--jobs N | --scheduler ADDRESS [--worker-wait SECONDS]] [--report FILE.json] [--quiet | --verbose]; "
+          "--help says more")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,6 +71,9 @@ def parser() -> argparse.ArgumentParser:
                        "(with 1, by one worker: a Blender that crashes on a file fails that file alone)")
     usage.add_argument("--scheduler", metavar="ADDRESS", help="rig on the Dask cluster of this scheduler "
                        "(tcp://HOST:PORT), one task per file; see docs/farm.md")
+    usage.add_argument("--worker-wait", type=float, metavar="SECONDS",
+                       help="with --scheduler: how long to wait for a worker, before the first file and whenever "
+                       "none is left, before giving up (60 by default)")
     usage.add_argument("--report", type=Path, help="write a JSON report here")
     told = usage.add_mutually_exclusive_group()
     told.add_argument("--quiet", "-q", action="store_true", help="print only errors, warnings and the summary")
@@ -209,6 +213,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             config = config.with_animation(args.animation.upper())
         if channel is not None:
             return run_worker(config, stop, channel)
+        if args.worker_wait is not None and not args.scheduler:
+            raise UsageError("--worker-wait is for --scheduler: a local run starts its own workers")
         if args.scheduler:
             from . import farm
 

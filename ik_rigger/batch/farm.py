@@ -13,6 +13,11 @@ same inode) knows an earlier attempt of this run made it, and gives that attempt
 rather than rigging again or failing on "output exists". The submitter removes the staged
 files, the records and what a killed worker was writing at the end of the run.
 
+An interrupted submitter cancels the tasks no worker has begun and marks the run stopped in
+each output folder (``_stop_mark``); a worker rigging a file of the run sees the mark and
+stops that file as a local run's interrupt does (``_StopWatch``), and the submitter takes
+those results before it writes the report.
+
 Nothing here imports Blender or Dask at import time: the worker side loads Blender when its
 first task comes (or its preload, scripts/farm_worker.py), the submit side Dask when it runs.
 """
@@ -22,8 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
+import signal
 import socket
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -38,6 +47,14 @@ if TYPE_CHECKING:
 
 # How long the submitter waits for the scheduler before calling it a usage error.
 CONNECT_SECONDS = 30
+# How long the submitter waits for a worker, before the first file and whenever none is left
+# (--worker-wait).
+WORKER_WAIT_SECONDS = 60.0
+# How long a worker lets a file it was told to stop go on (its Blender in a call that does not
+# come back to Python) before it ends its own process, which Dask replaces.
+STOP_GRACE_SECONDS = 10.0
+# How long an interrupted submitter waits for the files being rigged to stop: past that grace.
+_STOPPING_SECONDS = STOP_GRACE_SECONDS + 50
 # What marks a run's staged files, records and their temporaries beside the outputs.
 _STAGE = "ik_rigger-farm-"
 
@@ -52,9 +69,12 @@ def _connect(address: str) -> Any:
         raise UsageError("--scheduler needs Dask (dask[distributed]) beside this Blender; scripts/rig_batch.sh "
                          "sets up the farm's environment that has it (docs/farm.md)") from error
 
-    # Dask logs a connection's retries and a version mismatch's warnings: the batch's own
-    # lines say what matters.
-    logging.getLogger("distributed").setLevel(logging.ERROR)
+    # Dask logs a connection's retries, a version mismatch's warnings, and the tracebacks of its
+    # attempts to reach a scheduler gone (as does tornado, for a result it could not fetch from
+    # one): the batch's own lines say what matters. (Dask's configuration gives some of its
+    # loggers a level of their own.)
+    for name in ("distributed", "distributed.client", "tornado", "tornado.application"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         return Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as error:
@@ -71,10 +91,14 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
 
     if args.jobs != 1:
         raise UsageError("--jobs and --scheduler exclude each other: the cluster's workers rig the files")
+    wait = WORKER_WAIT_SECONDS if args.worker_wait is None else args.worker_wait
+    if not 0 < wait < math.inf:
+        raise UsageError(f"--worker-wait must be a number of seconds above 0, not {args.worker_wait:g}")
     client = _connect(args.scheduler)
     try:
-        jobs, inputs = plan_jobs(args)
+        jobs, inputs = plan_jobs(args)  # a mistake in the command line is told at once
         inputs.notes.extend(config.notes)
+        _await_a_worker(client, args.scheduler, wait)
         started = time.perf_counter()
         token = uuid.uuid4().hex[:12]
         results: dict[int, FileResult] = {}
@@ -85,76 +109,177 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             progress.update(printable(result))
 
         try:
-            _run(client, jobs, config, token, record)
+            _run(client, jobs, config, token, record, (args.scheduler, wait))
         finally:
             progress.finish()
+            # A file put in place by a task after its answer came (its scheduler gone): rigged.
+            for index, result in list(results.items()):
+                if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
+                    results[index] = made
             _clean(token, jobs)
-        workers = client.scheduler_info().get("workers", {})
         return conclude(args, jobs, inputs, results, {}, started, stop, {
-            "jobs": sum(worker.get("nthreads", 0) for worker in workers.values()), "workers_started": 0,
-            "scheduler": args.scheduler})
+            "jobs": sum(_workers(client).values()), "workers_started": 0, "scheduler": args.scheduler})
     finally:
         client.close()
 
 
+def _workers(client: Any) -> dict[str, int]:
+    """The threads of each worker connected to the scheduler; none when the scheduler is gone."""
+    if client.status != "running":  # reconnecting to the scheduler, or given up on it
+        return {}
+    try:
+        return client.nthreads()
+    except OSError:  # the scheduler went away (Dask's CommClosedError is one)
+        return {}
+
+
+def _await_a_worker(client: Any, address: str, seconds: float) -> None:
+    """Return once a worker is connected to the scheduler; a usage error after ``seconds`` without one."""
+    from .jobs import UsageError
+
+    if _workers(client):
+        return
+    print(f"ik_rigger: waiting up to {seconds:g} s for a worker to join the Dask scheduler at '{address}'",
+          file=sys.stderr, flush=True)
+    try:
+        client.wait_for_workers(1, timeout=seconds)
+    except TimeoutError as error:
+        raise UsageError(f"no worker joined the Dask scheduler at '{address}' within {seconds:g} s: start one with "
+                         f"scripts/farm.sh worker {address} (docs/farm.md), or wait longer with --worker-wait "
+                         "SECONDS") from error
+
+
 def _run(client: Any, jobs: list[Job], config: Config, token: str,
-         record: Callable[[int, FileResult], None]) -> None:
+         record: Callable[[int, FileResult], None], waiting: tuple[str, float]) -> None:
     """Send every job as a task, the largest first, and record each result as it comes.
 
     An interrupt cancels the tasks no worker has begun (they are reported as not started)
-    and waits for the files being rigged, so that the report says what was done.
+    and stops the files being rigged (see ``_stop``), so that the report says what was done.
+    ``waiting``: the scheduler's address and how long the run goes on with no worker connected.
     """
-    from distributed import as_completed
-
-    from .jobs import Interrupted
+    from .jobs import FileResult, Interrupted
     from .pool import _largest_first
     from .saving import interrupts_held
 
     futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{_STAGE}{token}-{index}",
                              pure=False): index for index, job in _largest_first(jobs)}
     recorded: set[int] = set()
+    stopping: set[int] = set()  # the files being rigged when the interrupt came
+    interrupted: list[bool] = []
+    dropped: list[bool] = []
+    address = waiting[0]
 
-    def take(future: Any) -> None:
+    def take(future: Any, answer: Any) -> None:
+        """Record a task's answer: what as_completed gave with its results, or a FileResult."""
         index = futures[future]
-        if index not in recorded:
-            with interrupts_held():
-                record(index, _outcome(future, jobs[index]))
-                recorded.add(index)
+        if index in recorded:
+            return
+        result = answer if isinstance(answer, FileResult) else _outcome(future, answer, jobs[index])
+        if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
+            result = made  # stopped, dropped or given up once its file was in place: the file is rigged
+        elif index in stopping and result.status in ("failed", "not started"):  # its worker stopped, or died
+            result.status, result.error = "interrupted", "stopped by the interrupt"
+        elif result.status == "not started" and not interrupted:  # cancelled, but not by this run
+            result.status, result.error = "failed", (f"the Dask scheduler at '{address}' dropped it (the scheduler "
+                                                     "went away, or another client cancelled it)")
+            if not dropped:  # a worker may still rig files of the run, unknown to the scheduler: they stop them
+                dropped.append(True)
+                _mark_stopped(jobs, token)
+        with interrupts_held():
+            record(index, result)
+            recorded.add(index)
 
     try:
-        for future in as_completed(futures, loop=client.loop):
-            take(future)
+        _follow(client, futures, jobs, token, take, recorded, *waiting)
     except Interrupted:
-        # What is done or being rigged is waited for; the rest is cancelled, never begun. A task a
-        # worker takes up as the cancel goes out finds the run's stop mark and begins nothing.
-        for folder in _folders(job for job in jobs if not job.dry_run):
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                _stop_mark(folder, token).touch()
-            except OSError:  # a folder no task can write in either
-                pass
-        running = {key for keys in client.processing().values() for key in keys}
-        kept = [future for future in futures if future.done() or future.key in running]
-        client.cancel([future for future in futures if future not in kept])
-        for future in as_completed(kept, loop=client.loop):
-            take(future)
+        interrupted.append(True)
+        _stop(client, futures, jobs, token, take, stopping)
 
 
-def _outcome(future: Any, job: Job) -> FileResult:
-    """A task's result; a task Dask gave up on, or that failed outside the file, fails its file."""
+def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
+            recorded: set[int], address: str, wait: float) -> None:
+    """Take each result as it comes; once no worker has been connected for ``wait`` seconds, fail
+    the files left (cancelled) with a line that says so, rather than wait for ever."""
+    from distributed import as_completed
+
+    from .jobs import FileResult
+
+    # With the results, fetched as they come, in Dask's own thread: a result its worker has
+    # not given yet (busy with its next file, or gone, the task then run again) holds up no other.
+    pending = as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
+    alone_since: float | None = None
+    checked = 0.0
+    while not pending.is_empty():
+        for future, answer in pending.next_batch(block=False):
+            take(future, answer)
+        now = time.monotonic()
+        if now - checked >= 1:
+            checked = now
+            gone = client.status in ("closing", "closed")  # Dask gave up on reaching the scheduler again
+            alone_since = None if _workers(client) else alone_since or now
+            if gone or (alone_since is not None and now - alone_since >= wait):
+                left = [future for future in futures if futures[future] not in recorded]
+                if gone:  # its workers may still rig files of the run: they stop them
+                    _mark_stopped(jobs, token)
+                    line = f"the Dask scheduler at '{address}' went away; start it again and run the rest"
+                else:
+                    client.cancel(left, force=True)
+                    line = (f"no worker was connected to the Dask scheduler at '{address}' for {wait:g} s: start "
+                            f"one with scripts/farm.sh worker {address}")
+                print(f"ik_rigger: {line}; {len(left)} file(s) left not rigged", file=sys.stderr, flush=True)
+                for future in left:
+                    job = jobs[futures[future]]
+                    take(future, FileResult(job.input, job.output, error=line))
+                return
+        time.sleep(0.05)
+
+
+def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
+          stopping: set[int]) -> None:
+    """The interrupt: cancel what no worker has begun, have the workers stop the files they rig
+    (the run's stop mark, which a task a worker takes up as the cancel goes out also finds:
+    it begins nothing), and take those results; a task that has not answered by then is cancelled."""
+    from distributed import as_completed
+
+    from .jobs import FileResult
+
+    _mark_stopped(jobs, token)
+    running = {key for keys in client.processing().values() for key in keys}
+    kept = [future for future in futures if future.done() or future.key in running]
+    stopping.update(futures[future] for future in kept if not future.done())
+    client.cancel([future for future in futures if future not in kept], force=True)
+    answered: set[Any] = set()
+    try:
+        for future, answer in as_completed(kept, loop=client.loop, timeout=_STOPPING_SECONDS, with_results=True,
+                                           raise_errors=False):
+            take(future, answer)
+            answered.add(future)
+    except TimeoutError:
+        late = [future for future in kept if future not in answered]
+        client.cancel(late, force=True)
+        for future in late:
+            job = jobs[futures[future]]
+            take(future, FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt"))
+
+
+def _outcome(future: Any, answer: Any, job: Job) -> FileResult:
+    """A task's result from its ``answer`` (as_completed's, with the results); a task Dask gave up
+    on, or that failed outside the file, fails its file."""
     from distributed.scheduler import KilledWorker
 
     from .jobs import FileResult
 
     if future.cancelled():
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
-    try:
-        return future.result()
-    except KilledWorker as error:
+    if isinstance(answer, FileResult):
+        return answer
+    # A failed task's exception (with its type and traceback), or what stopped the fetch of a
+    # result (the scheduler gone meanwhile).
+    error = answer[1] if future.status == "error" else answer
+    if isinstance(error, KilledWorker):
         return FileResult(job.input, job.output, error=f"every worker that took it died while rigging it ({error})")
-    except Exception as error:  # the cluster's own failure (a task it could not run): this file's alone
-        return FileResult(job.input, job.output, error=f"the cluster could not run it ({type(error).__name__}: "
-                          f"{error})")
+    # The cluster's own failure (a task it could not run): this file's alone.
+    return FileResult(job.input, job.output, error=f"the cluster could not run it ({type(error).__name__}: {error})")
 
 
 def _clean(token: str, jobs: Iterable[Job]) -> None:
@@ -181,6 +306,17 @@ def _folders(jobs: Iterable[Job]) -> list[Path]:
     return sorted({_target(job).parent for job in jobs})
 
 
+def _mark_stopped(jobs: list[Job], token: str) -> None:
+    """Mark the run stopped in each folder it writes in: a worker that rigs one of its files stops it
+    (``_StopWatch``), and one that takes one up begins nothing."""
+    for folder in _folders(job for job in jobs if not job.dry_run):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _stop_mark(folder, token).touch()
+        except OSError:  # a folder no task can write in either
+            pass
+
+
 def _stop_mark(folder: Path, token: str) -> Path:
     """The file that tells a run's tasks in ``folder`` that the run was interrupted."""
     return folder / f".{_STAGE}{token}-stop"
@@ -189,6 +325,25 @@ def _stop_mark(folder: Path, token: str) -> Path:
 def _target(job: Job) -> Path:
     """The file a job writes: its output, or in place the file its input points to."""
     return Path(os.path.realpath(job.input)) if job.in_place else Path(job.output)
+
+
+def _staged(job: Job, token: str, index: int) -> Path:
+    """The file a task rigs into before it links it into place; its record beside it, as .json."""
+    return _target(job).parent / f".{_STAGE}{token}-{index}.blend"
+
+
+def _made_earlier(job: Job, token: str, index: int) -> FileResult | None:
+    """The result an attempt of this task recorded, when the output is the very file it staged
+    (the same inode): that attempt put it in place, whatever came to it afterwards."""
+    from .pool import _result_from_json
+
+    staged = _staged(job, token, index)
+    try:
+        if os.path.samefile(staged, _target(job)):
+            return _result_from_json(json.loads(staged.with_suffix(".json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _worker_name() -> str:
@@ -216,9 +371,75 @@ def blender_ready() -> None:
 async def rig_on_worker(job: Job, config: Config, token: str, index: int) -> FileResult:
     """One file, on a worker. A coroutine function so that Dask runs it on the worker's main thread,
     the only one Blender runs in (it crashes opening a file in another): the worker's event loop
-    waits for the file, as its one thread would."""
+    waits for the file, as its one thread would. An interrupted run stops it (``_StopWatch``)."""
+    from .jobs import FileResult, Interrupted
+
     blender_ready()
-    return rig_staged(job, config, token, index)
+    watch = _StopWatch(_stop_mark(_target(job).parent, token))
+    try:
+        try:
+            return rig_staged(job, config, token, index)
+        finally:
+            watch.end()
+    except Interrupted:
+        watch.end()
+        if made := _made_earlier(job, token, index):  # stopped once the file was in place: rigged
+            return made
+        staged = _staged(job, token, index)
+        staged.unlink(missing_ok=True)
+        staged.with_suffix(".json").unlink(missing_ok=True)
+        return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
+
+
+# The watch over the file this worker process rigs, if any (see _StopWatch).
+_watching: list[_StopWatch] = []
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    """SIGUSR1, as _StopWatch sends it to the main thread: stop the file at hand."""
+    from .saving import interrupt
+
+    if _watching and _watching[0].active:
+        interrupt(signum)
+
+
+class _StopWatch:
+    """While a worker rigs a file: a thread that looks for the run's stop mark and, once the
+    submitter is interrupted, stops the file as a local run's interrupt does: ``Interrupted`` in
+    the main thread, where Blender runs (a save in progress is finished or undone, its temporary
+    files removed). A file still going STOP_GRACE_SECONDS later (its Blender in a call that does
+    not come back to Python) ends with the worker process: it must not finish behind the
+    submitter's back."""
+
+    def __init__(self, mark: Path) -> None:
+        self.active = True
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        if signal.getsignal(signal.SIGUSR1) is not _stop_requested:
+            signal.signal(signal.SIGUSR1, _stop_requested)
+        _watching[:] = [self]
+        threading.Thread(target=self._watch, args=(mark,), daemon=True).start()
+
+    def _watch(self, mark: Path) -> None:
+        while not self.ended.wait(0.2):
+            if mark.exists():
+                break
+        else:
+            return
+        with self.lock:
+            if not self.active:
+                return
+            # A signal, as a local run's interrupt is one: Python runs its handler in the main
+            # thread, and a wait of Python's own there (a sleep, a pipe) is cut short for it.
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
+        if not self.ended.wait(STOP_GRACE_SECONDS):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def end(self) -> None:
+        """The file is done: no stop is raised for it any more."""
+        with self.lock:
+            self.active = False
+        self.ended.set()
 
 
 def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
@@ -226,7 +447,6 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     gives the same outcome (see the module's docstring)."""
     from ..core.errors import RigError
     from .jobs import FileResult, input_format
-    from .pool import _result_from_json
     from .rig_file import check_target, new_result, rig_file
     from .saving import save_atomically
 
@@ -239,13 +459,10 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
     if job.dry_run:
         return rig_file(job, config)
-    staged = target.parent / f".{_STAGE}{token}-{index}.blend"
+    if earlier := _made_earlier(job, token, index):
+        return earlier
+    staged = _staged(job, token, index)
     made = staged.with_suffix(".json")
-    try:
-        if os.path.samefile(staged, target):  # an earlier attempt of this task made it
-            return _result_from_json(json.loads(made.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        pass
     result = new_result(job)
     try:
         check_target(job, Path(job.input), target, input_format(Path(job.input)))
