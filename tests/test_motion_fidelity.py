@@ -74,13 +74,16 @@ def import_capture(path: Path, form: str) -> bpy.types.Object:
 
 def mixamo_shaped(obj: bpy.types.Object, folder: Path, options: dict) -> bpy.types.Object:
     """``obj`` (bones in centimetres, Y up) as Mixamo's FBX files import: the armature object turned
-    90 degrees about X and scaled a hundredth, its own transform keyed, a leaf bone at every chain's end,
-    location keys on the hips and scale keys on every bone (Blender's exporter writes them all)."""
+    90 degrees about X and scaled a hundredth, its own transform keyed (here moving), a leaf bone at
+    every chain's end, location keys on the hips and scale keys on every bone (Blender's exporter
+    writes them all)."""
     obj.rotation_euler, obj.scale = (math.radians(90.0), 0.0, 0.0), (0.01, 0.01, 0.01)
     start, end = obj.animation_data.action.frame_range
     for frame in (start, end):
         for path in ("location", "rotation_euler", "scale"):
             obj.keyframe_insert(path, frame=frame)
+        # The object moves on and turns as it goes, and its keys have their say in every bone's pose.
+        obj.location.y, obj.rotation_euler.z = 0.5, math.radians(10.0)
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = int(start), int(end)
     fbx = folder / f"{obj.name}_mixamo.fbx"
     # Written in the object's own units, unscaled, so the importer gives the object its turn and scale back.
@@ -90,6 +93,7 @@ def mixamo_shaped(obj: bpy.types.Object, folder: Path, options: dict) -> bpy.typ
     bpy.ops.import_scene.fbx(filepath=str(fbx), **options)
     obj = next(found for found in bpy.context.selected_objects if found.type == "ARMATURE")
     bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.frame_set(int(obj.animation_data.action.frame_range[0]))
     turn = Matrix.Rotation(math.radians(90.0), 4, "X") @ Matrix.Scale(0.01, 4)
     assert all(abs(a - b) < 1e-6 for row, expected in zip(obj.matrix_world, turn) for a, b in zip(row, expected))
     keyed = {curve.data_path for curve in all_fcurves(obj)}
