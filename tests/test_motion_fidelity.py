@@ -14,6 +14,7 @@ from mathutils import Matrix
 from test_bake import MOCAP_LIMBS, played
 
 from ik_rigger import api
+from ik_rigger.core.notes import is_warning
 from ik_rigger.limb.options import LimbOptions
 from ik_rigger.rig.build import build_limbs
 
@@ -254,3 +255,27 @@ def test_a_motion_capture_walk_straight_at_rest_plays_exactly(tmp_path, form, an
     moved, turned = worst(obj, before)
     assert moved < (1e-4 if animation == "FK" else 1e-3) and turned < (0.05 if animation == "FK" else 0.25), \
         (moved, turned)
+
+
+@pytest.mark.parametrize("uneven", [False, True])
+def test_a_bake_warns_of_a_scale_its_ik_cannot_play(tmp_path, uneven):
+    """Blender's IK turns a bone within its scaled axes, so a chain scaled more along some axes than
+    others (here by the hips, on frames 20 to 30) misses its handle: baked, the limb plays those frames
+    off (2.5e-2 of the height and 3.9 degrees at 5 percent), and each limb says so, with what plays exactly.
+    Scaled alike along every axis, the bake plays every frame as before and says nothing of it."""
+    obj = import_capture(straight_capture(tmp_path), "bvh")
+    hips = obj.pose.bones["mixamorig:Hips"]
+    for frame in range(19, 32):
+        hips.scale = (1.0, 1.0, 1.0) if frame in (19, 31) else (1.05, 0.95, 1.0) if uneven else (1.05, 1.05, 1.05)
+        hips.keyframe_insert("scale", frame=frame)
+    before = played_in_world(obj)
+    built = build_limbs(obj, [(name, LimbOptions()) for name in limbs_of(obj)])
+    warned = [[note for note in plan.notes if "scaled unevenly" in note] for plan in built]
+    if uneven:
+        assert all(len(notes) == 1 and is_warning(notes[0]) and "11 frames from 20 to 30" in notes[0]
+                   and 5.0 < float(notes[0].split("up to ")[1].split("%")[0]) < 20.0
+                   and "Leave Playing in FK" in notes[0] for notes in warned), warned
+    else:
+        assert not any(warned), warned
+        moved, turned = worst(obj, before)
+        assert moved < 1e-3 and turned < 0.25, (moved, turned)
