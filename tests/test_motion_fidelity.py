@@ -257,21 +257,25 @@ def test_a_motion_capture_walk_straight_at_rest_plays_exactly(tmp_path, form, an
         (moved, turned)
 
 
-@pytest.mark.parametrize("uneven", [False, True])
-def test_a_bake_warns_of_a_scale_its_ik_cannot_play(tmp_path, uneven):
+@pytest.mark.parametrize("scaled", ["hips alike", "hips unevenly", "feet and hands unevenly"])
+def test_a_bake_warns_of_a_scale_its_ik_cannot_play(tmp_path, scaled):
     """Blender's IK turns a bone within its scaled axes, so a chain scaled more along some axes than
     others (here by the hips, on frames 20 to 30) misses its handle: baked, the limb plays those frames
-    off (2.5e-2 of the height and 3.9 degrees at 5 percent), and each limb says so, with what plays exactly.
-    Scaled alike along every axis, the bake plays every frame as before and says nothing of it."""
+    off (2.5e-2 of the height and 3.9 degrees at 5 percent), and each limb says so, with what plays
+    exactly. Scaled alike along every axis, or only the feet and hands scaled (their own scale plays
+    under the clone's Copy Rotation), the bake plays every frame as before and says nothing of it."""
     obj = import_capture(straight_capture(tmp_path), "bvh")
-    hips = obj.pose.bones["mixamorig:Hips"]
-    for frame in range(19, 32):
-        hips.scale = (1.0, 1.0, 1.0) if frame in (19, 31) else (1.05, 0.95, 1.0) if uneven else (1.05, 1.05, 1.05)
-        hips.keyframe_insert("scale", frame=frame)
+    names = ["mixamorig:Hips"] if scaled.startswith("hips") else [
+        f"mixamorig:{side}{end}" for side in ("Left", "Right") for end in ("Foot", "Hand")]
+    for name in names:
+        for frame in range(19, 32):
+            obj.pose.bones[name].scale = (1.0, 1.0, 1.0) if frame in (19, 31) else (
+                (1.05, 1.05, 1.05) if scaled == "hips alike" else (1.05, 0.95, 1.0))
+            obj.pose.bones[name].keyframe_insert("scale", frame=frame)
     before = played_in_world(obj)
     built = build_limbs(obj, [(name, LimbOptions()) for name in limbs_of(obj)])
     warned = [[note for note in plan.notes if "scaled unevenly" in note] for plan in built]
-    if uneven:
+    if scaled == "hips unevenly":
         assert all(len(notes) == 1 and is_warning(notes[0]) and "11 frames from 20 to 30" in notes[0]
                    and 5.0 < float(notes[0].split("up to ")[1].split("%")[0]) < 20.0
                    and "Leave Playing in FK" in notes[0] for notes in warned), warned

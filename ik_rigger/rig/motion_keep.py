@@ -129,8 +129,9 @@ class Keeping:
                 f"{frames_played[0]} to {frames_played[-1]}")
 
     def _note_uneven(self, index: int, limb_plan: LimbPlan, recording: Recording, where: str = "") -> None:
-        """Warn of frames the limb's bones are scaled unevenly on, which its IK cannot play exactly."""
-        frames, most = recording.uneven(limb_bones(limb_plan), _UNEVEN)
+        """Warn of frames the limb's chain is scaled unevenly on, which its IK cannot play exactly (the
+        extremity's own scale plays under its clone's Copy Rotation as it did)."""
+        frames, most = recording.uneven(limb_plan.chain, _UNEVEN)
         if frames:
             chain = limb_plan.chain
             self.notes.setdefault(index, []).append(warning(
