@@ -150,6 +150,7 @@ def test_a_capture_straight_at_rest_plays_exactly(tmp_path, form, animation):
         assert moved < 1e-3 and turned < 0.25, (moved, turned)
     assert not any(limb.prebent for limb in obj.ik_rigger.limbs)
     assert all(any("its motion bends it, so it was not pre-bent" in note for note in plan.notes) for plan in built)
+    assert not any("scaled unevenly" in note for plan in built for note in plan.notes)
     for name in limbs:
         api.remove(obj, name)
     moved, turned = worst(obj, before)
