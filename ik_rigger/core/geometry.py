@@ -38,6 +38,19 @@ def perpendicular(vector: Vector, axis: Vector) -> Vector:
     return vector - unit * vector.dot(unit)
 
 
+def unevenness(matrix: Matrix) -> float:
+    """How far ``matrix``'s axes are from a turn scaled alike along each (0 for one): the largest
+    difference of two axes' lengths over the longer, or cosine of the angle between two axes."""
+    turn = matrix.to_3x3()
+    axes = [Vector((turn[0][column], turn[1][column], turn[2][column])) for column in range(3)]
+    lengths = [axis.length for axis in axes]
+    if min(lengths) < _EPSILON:
+        return 1.0
+    spread = (max(lengths) - min(lengths)) / max(lengths)
+    skew = max(abs(axes[a].dot(axes[b])) / (lengths[a] * lengths[b]) for a, b in ((0, 1), (1, 2), (0, 2)))
+    return max(spread, skew)
+
+
 def chain_length(joints: Sequence[Vector]) -> float:
     """Sum of the bone lengths of a chain given by its joint positions."""
     return sum((b - a).length for a, b in zip(joints, joints[1:]))

@@ -14,6 +14,7 @@ import numpy as np
 from mathutils import Matrix, Quaternion
 
 from ..core.errors import RigError
+from ..core.geometry import unevenness
 from . import records, replay
 from .animation import existing_fcurve, fcurve_owners
 from .asleep import asleep, followers
@@ -109,6 +110,15 @@ class Recording:
                                    "controls (a pose scaled to 0 has no inverse)", bone=name,
                                    hint="Key a small scale such as 0.001 on that frame instead of 0, or build with "
                                    "Animation set to Leave Playing in FK or Ignore.")
+
+    def uneven(self, names: Iterable[str], tolerance: float) -> tuple[list[int], float]:
+        """The frames on which any bone of ``names`` recorded is scaled more along some axes than others
+        or sheared (by its own keys or its parents'), beyond ``tolerance`` (``geometry.unevenness``),
+        and the most uneven of them."""
+        shown = [name for name in names if name in self.poses]
+        found = [max((unevenness(self.poses[name][number]) for name in shown), default=0.0)
+                 for number in range(len(self.frames))]
+        return [frame for frame, amount in zip(self.frames, found) if amount > tolerance], max(found, default=0.0)
 
     def follow_rests(self, obj: bpy.types.Object) -> None:
         """Re-express the poses of the bones whose rest changed since they were recorded (Fix
