@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import bpy
 from mathutils import Vector
 
@@ -18,9 +20,10 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     """
     bones = obj.data.bones
     count = len(bones)
-    heads = [0.0] * (3 * count)
-    tails = [0.0] * (3 * count)
-    matrices = [0.0] * (16 * count)
+    # Single-precision buffers, as Blender keeps the values: filled without a Python float each.
+    heads = array("f", bytes(12 * count))
+    tails = array("f", bytes(12 * count))
+    matrices = array("f", bytes(64 * count))
     connected = [False] * count
     bones.foreach_get("head_local", heads)
     bones.foreach_get("tail_local", tails)
