@@ -125,7 +125,7 @@ def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
-    chosen = replace(LimbOptions(), **values)  # type: ignore[arg-type]
+    chosen = LimbOptions(**values)  # type: ignore[arg-type]
     check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
     return chosen, notes
 

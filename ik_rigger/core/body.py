@@ -13,6 +13,8 @@ the last resort.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mathutils import Vector
 
 from . import naming
@@ -67,15 +69,14 @@ def _segments(skeleton: Skeleton) -> list[tuple[Vector, Vector]]:
     point anywhere but the next joint. A bone with no child, or with several, has
     only its tail to say where it goes.
     """
-    children: dict[str, list[str]] = {}
+    children: dict[str, list[BoneInfo]] = {}
     for bone in skeleton.bones.values():
         if bone.parent is not None:
-            children.setdefault(bone.parent, []).append(bone.name)
-    return [(bone.head, _lead(bone, [skeleton[name] for name in children.get(bone.name, [])]))
-            for bone in skeleton.bones.values()]
+            children.setdefault(bone.parent, []).append(bone)
+    return [(bone.head, _lead(bone, children.get(bone.name, ()))) for bone in skeleton.bones.values()]
 
 
-def _lead(bone: BoneInfo, below: list[BoneInfo]) -> Vector:
+def _lead(bone: BoneInfo, below: Sequence[BoneInfo]) -> Vector:
     if len(below) == 1 and (below[0].head - bone.head).length > _EPSILON:
         return below[0].head
     return bone.tail

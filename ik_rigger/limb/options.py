@@ -156,6 +156,11 @@ def check_kinds(options: LimbOptions, bone: str = "") -> None:
 def check(options: LimbOptions, bone: str = "") -> None:
     """Refuse values of the wrong type, outside an option's choices or range, with the option and what is allowed."""
     check_kinds(options, bone)
+    check_values(options, bone)
+
+
+def check_values(options: LimbOptions, bone: str = "") -> None:
+    """Refuse values outside an option's choices or range (of the right types: ``check_kinds`` first)."""
     for declared in schema():
         value = getattr(options, declared.name)
         spec = declared.option

@@ -33,7 +33,7 @@ from ..core.notes import is_warning
 from ..parts.base import Draft
 from ..parts.clone import ROLE_CLONE
 from ..parts.pole import ROLE_POLE
-from .options import LimbOptions, check, check_kinds, schema
+from .options import LimbOptions, check_kinds, check_values, schema
 
 
 @dataclass(frozen=True)
@@ -211,4 +211,4 @@ def _check_options(options: LimbOptions, last: str) -> None:
     if options.chain_length > MAX_CHAIN_BONES:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
-    check(options, last)
+    check_values(options, last)

@@ -169,7 +169,9 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if bone is not None:
                 used[bone] = last
         check_limb(obj, skeleton, limb_plan, options, ours, solvers)
-        limb_plan = replace(limb_plan, notes=limb_plan.notes + tuple(overridden_by_ik(obj, limb_plan, ours)))
+        overridden = tuple(overridden_by_ik(obj, limb_plan, ours))
+        if overridden:
+            limb_plan = replace(limb_plan, notes=limb_plan.notes + overridden)
         hinges.append(list(limb_plan.hinges))
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)
@@ -212,7 +214,8 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
             f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in sharing)}: "
             "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
             f"'{obj.name}'"))
-    return [replace(limb_plan, notes=limb_plan.notes + tuple(notes.get(index, ())))
+    # A frozen plan is copied field by field: only those with something to tell are.
+    return [replace(limb_plan, notes=limb_plan.notes + tuple(notes[index])) if notes.get(index) else limb_plan
             for index, limb_plan in enumerate(plans)]
 
 

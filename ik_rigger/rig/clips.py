@@ -47,6 +47,8 @@ def played_frames(obj: bpy.types.Object, bones: Iterable[str] | None = None) -> 
     """The whole frames over which ``obj``'s action and NLA strips play, and those of the other
     objects whose motion reaches ``bones`` (default: any of its bones; see ``followed``);
     none when nothing of it is animated."""
+    if not bpy.data.actions:
+        return []  # no action anywhere: nothing plays, whatever the bones follow
     others = followed(obj, [bone.name for bone in obj.data.bones] if bones is None else bones)[1]
     ranges = [(start, end) for source in [obj, *(owner for other in others for owner in _owners(other))]
               for _, start, end in _actions(source)]

@@ -94,10 +94,10 @@ def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
 
 
 def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
-                     journal: Journal) -> None:
+                     journal: Journal) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
-    with their rig's ``uid`` and role, then parented."""
+    with their rig's ``uid`` and role, then parented. Returns them by name."""
     armature = obj.data
     edit_bones = armature.edit_bones
     collections: dict[str, bpy.types.BoneCollection] = {}
@@ -126,6 +126,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         placed[new.name] = bone
     for new in planned:
         placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
+    return placed
 
 
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
@@ -193,11 +194,12 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
         uid = entry.uid if entry is not None else _new_uid(obj, journal)
         uids.append(uid)
         reused = set(entry.parts.made.values()) if entry is not None else set()
-        place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
+        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
         for new in limb_plan.new_bones:
+            bone = placed[new.name]
             if new.roll_like is not None:
-                edit_bones[new.name].roll = edit_bones[new.roll_like].roll
-            edit_bones[new.name].hide_select = not new.selectable
+                bone.roll = (placed.get(new.roll_like) or edit_bones[new.roll_like]).roll
+            bone.hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:
