@@ -99,6 +99,8 @@ def _record_clips(obj: bpy.types.Object, plans: list[LimbPlan], options: list[Li
 
 def clips_moving(obj: bpy.types.Object, clips: list[Clip], limb_plan: LimbPlan) -> list[Clip]:
     """Those of ``clips`` (the file's other clips, read once per build) that move the limb."""
+    if not clips:  # what the limb follows is worked out only for clips to test
+        return []
     names = followed(obj, limb_bones(limb_plan))[0]
     return [clip for clip in clips if clip.moves(names)]
 
