@@ -45,6 +45,21 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _stop_after_the_first_file(arguments: list[str],
+                               victim: subprocess.Popen) -> tuple[subprocess.Popen, str, str]:
+    """Run the batch with ``arguments``, stop ``victim`` (a worker, the scheduler) once the first of
+    12 files is told, and let the run end: the run's process and what it printed."""
+    process = subprocess.Popen([str(RIG), *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert any(line.startswith("[1/12]") for line in process.stdout)
+        _stop([victim])
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        _stop([process])
+    return process, stdout, stderr
+
+
 def test_a_scheduler_without_workers_is_a_usage_error_after_the_wait(tmp_path):
     source = save_character(tmp_path / "in" / "a.blend")
     with _farm(tmp_path / "logs") as start:
@@ -75,16 +90,9 @@ def test_a_run_whose_workers_all_leave_fails_the_files_left_after_the_wait(tmp_p
         worker = start("worker", address, "--nworkers", "1")
         with distributed.Client(address, timeout=120) as client:
             _wait_for_workers(client, 1, worker)
-        process = subprocess.Popen([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
-                                    str(tmp_path / "report.json"), "--scheduler", address, "--worker-wait", "3"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert process.stdout is not None
-            assert any(line.startswith("[1/12]") for line in process.stdout)
-            _stop([worker])
-            stdout, stderr = process.communicate(timeout=300)
-        finally:
-            _stop([process])
+        process, stdout, stderr = _stop_after_the_first_file(
+            [str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"), "--scheduler",
+             address, "--worker-wait", "3"], worker)
     assert process.returncode == 1, stdout + stderr
     line = (f"no worker was connected to the Dask scheduler at '{address}' for 3 s: start one with scripts/farm.sh "
             f"worker {address}")
@@ -239,16 +247,9 @@ def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_
         worker = start("worker", address, "--nworkers", "1")
         with distributed.Client(address, timeout=120) as client:
             _wait_for_workers(client, 1, worker)
-        process = subprocess.Popen([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
-                                    str(tmp_path / "report.json"), "--scheduler", address],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert process.stdout is not None
-            assert any(line.startswith("[1/12]") for line in process.stdout)
-            _stop([scheduler])
-            stdout, stderr = process.communicate(timeout=300)
-        finally:
-            _stop([process])
+        process, stdout, stderr = _stop_after_the_first_file(
+            [str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"), "--scheduler",
+             address], scheduler)
     assert process.returncode == 1, stdout + stderr
     assert "Traceback" not in stderr
     files = report_of(tmp_path / "report.json")
