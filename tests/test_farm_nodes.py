@@ -45,14 +45,18 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _stop_after_the_first_file(arguments: list[str],
-                               victim: subprocess.Popen) -> tuple[subprocess.Popen, str, str]:
+def _stop_after_the_first_file(arguments: list[str], victim: subprocess.Popen,
+                               interrupt: bool = False) -> tuple[subprocess.Popen, str, str]:
     """Run the batch with ``arguments``, stop ``victim`` (a worker, the scheduler) once the first of
-    12 files is told, and let the run end: the run's process and what it printed."""
+    12 files is told, and let the run end (``interrupt``: Ctrl-C on it right away, before it can
+    notice): the run's process and what it printed."""
     process = subprocess.Popen([str(RIG), *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         assert any(line.startswith("[1/12]") for line in process.stdout)
+        if interrupt:
+            victim.terminate()
+            process.send_signal(signal.SIGINT)
         _stop([victim])
         stdout, stderr = process.communicate(timeout=300)
     finally:
@@ -261,3 +265,32 @@ def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_
     time.sleep(2)  # the worker told to stop the file it held, unknown to the scheduler
     assert sorted(os.listdir(out)) == rigged
     assert not temporaries(out)
+
+
+def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
+    """Ctrl-C on a run whose scheduler has just gone away: the run stops without a traceback, with
+    its report (each input once: rigged, or stopped by the interrupt) and only whole rigged files."""
+    inputs = _heavy(12, tmp_path / "in", subdivisions=700)
+    out = tmp_path / "out"
+    with _farm(tmp_path / "logs") as start:
+        port = _free_port()
+        address = f"tcp://127.0.0.1:{port}"
+        scheduler = start("scheduler", "--port", str(port))
+        _listening(port)
+        worker = start("worker", address, "--nworkers", "1")
+        with distributed.Client(address, timeout=120) as client:
+            _wait_for_workers(client, 1, worker)
+        process, stdout, stderr = _stop_after_the_first_file(
+            [str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"), "--scheduler",
+             address], scheduler, interrupt=True)
+    assert process.returncode == 128 + signal.SIGINT, stdout + stderr
+    assert "Traceback" not in stderr
+    files = report_of(tmp_path / "report.json")
+    assert sorted(files) == [path.name for path in inputs]
+    assert {entry["status"] for entry in files.values()} <= {"rigged", "interrupted", "not started"}, files
+    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
+    time.sleep(2)  # the worker told to stop the file it held
+    assert sorted(os.listdir(out)) == rigged
+    assert not temporaries(out)
+    for name in rigged:
+        assert limbs_in(out / name) == ["shin.L", "shin.R"]

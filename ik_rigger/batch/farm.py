@@ -220,7 +220,7 @@ def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, t
             if gone or (alone_since is not None and now - alone_since >= wait):
                 left = [future for future in futures if futures[future] not in recorded]
                 if gone:  # its workers may still rig files of the run: they stop them
-                    _mark_stopped(jobs, token)
+                    _mark_stopped(jobs, token, wait=True)
                     line = f"the Dask scheduler at '{address}' went away; start it again and run the rest"
                 else:
                     client.cancel(left, force=True)
@@ -244,7 +244,17 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
     from .jobs import FileResult
 
     _mark_stopped(jobs, token)
-    running = {key for keys in client.processing().values() for key in keys}
+    try:
+        running = {key for keys in client.processing().values() for key in keys}
+    except (OSError, RuntimeError):  # the scheduler went away (Dask's CommClosedError is an OSError)
+        # What its workers still rig is unknown to this run; the stop mark stops it, and a file put
+        # in place meanwhile is taken as rigged.
+        _mark_stopped(jobs, token, wait=True)
+        for future, index in futures.items():
+            job = jobs[index]
+            take(future, FileResult(job.input, job.output, status="interrupted",
+                                    error="stopped by the interrupt (the Dask scheduler had gone away)"))
+        return
     kept = [future for future in futures if future.done() or future.key in running]
     stopping.update(futures[future] for future in kept if not future.done())
     client.cancel([future for future in futures if future not in kept], force=True)
@@ -306,15 +316,23 @@ def _folders(jobs: Iterable[Job]) -> list[Path]:
     return sorted({_target(job).parent for job in jobs})
 
 
-def _mark_stopped(jobs: list[Job], token: str) -> None:
+def _mark_stopped(jobs: list[Job], token: str, wait: bool = False) -> None:
     """Mark the run stopped in each folder it writes in: a worker that rigs one of its files stops it
-    (``_StopWatch``), and one that takes one up begins nothing."""
+    (``_StopWatch``), and one that takes one up begins nothing.
+
+    ``wait``: with no scheduler to hear the workers' answers from, give them the time in which
+    each stops its file or ends (``STOP_GRACE_SECONDS``), before the mark is cleaned away.
+    """
     for folder in _folders(job for job in jobs if not job.dry_run):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _stop_mark(folder, token).touch()
         except OSError:  # a folder no task can write in either
             pass
+    if wait:
+        print(f"ik_rigger: waiting {STOP_GRACE_SECONDS + 1:g} s for the workers to stop this run's files",
+              file=sys.stderr, flush=True)
+        time.sleep(STOP_GRACE_SECONDS + 1)
 
 
 def _stop_mark(folder: Path, token: str) -> Path:
