@@ -238,9 +238,10 @@ def test_a_worker_stops_its_file_when_the_run_is_stopped_or_ends(tmp_path):
 
 
 
-def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_report(tmp_path):
-    """The scheduler is stopped mid-run: the files it held fail with a line naming it, those rigged
-    by then are reported rigged, and the run ends with its report, without a traceback."""
+def _losing_the_scheduler(tmp_path: Path, interrupt: bool = False) -> tuple[list[Path], Path, str, tuple]:
+    """12 characters rigged through a scheduler of their own and one worker, the scheduler stopped
+    after the first file (``interrupt``: Ctrl-C on the run right away): the inputs, the output
+    folder, the scheduler's address and what ``_stop_after_the_first_file`` gives."""
     inputs = _heavy(12, tmp_path / "in", subdivisions=700)
     out = tmp_path / "out"
     with _farm(tmp_path / "logs") as start:
@@ -251,9 +252,16 @@ def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_
         worker = start("worker", address, "--nworkers", "1")
         with distributed.Client(address, timeout=120) as client:
             _wait_for_workers(client, 1, worker)
-        process, stdout, stderr = _stop_after_the_first_file(
+        ran = _stop_after_the_first_file(
             [str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"), "--scheduler",
-             address], scheduler)
+             address], scheduler, interrupt)
+    return inputs, out, address, ran
+
+
+def test_a_scheduler_that_goes_away_mid_run_fails_the_files_left_and_writes_the_report(tmp_path):
+    """The scheduler is stopped mid-run: the files it held fail with a line naming it, those rigged
+    by then are reported rigged, and the run ends with its report, without a traceback."""
+    inputs, out, address, (process, stdout, stderr) = _losing_the_scheduler(tmp_path)
     assert process.returncode == 1, stdout + stderr
     assert "Traceback" not in stderr
     files = report_of(tmp_path / "report.json")
@@ -271,19 +279,7 @@ def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
     """Ctrl-C on a run whose scheduler has just gone away: the run stops without a traceback, with
     its report (each input once: rigged, or stopped by the interrupt), and what it calls rigged is
     whole. (A file a worker still held may be finished once the run has ended: docs/farm.md.)"""
-    inputs = _heavy(12, tmp_path / "in", subdivisions=700)
-    out = tmp_path / "out"
-    with _farm(tmp_path / "logs") as start:
-        port = _free_port()
-        address = f"tcp://127.0.0.1:{port}"
-        scheduler = start("scheduler", "--port", str(port))
-        _listening(port)
-        worker = start("worker", address, "--nworkers", "1")
-        with distributed.Client(address, timeout=120) as client:
-            _wait_for_workers(client, 1, worker)
-        process, stdout, stderr = _stop_after_the_first_file(
-            [str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"), "--scheduler",
-             address], scheduler, interrupt=True)
+    inputs, out, address, (process, stdout, stderr) = _losing_the_scheduler(tmp_path, interrupt=True)
     assert process.returncode == 128 + signal.SIGINT, stdout + stderr
     assert "Traceback" not in stderr
     files = report_of(tmp_path / "report.json")
