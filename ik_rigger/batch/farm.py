@@ -220,7 +220,8 @@ def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, t
             if gone or (alone_since is not None and now - alone_since >= wait):
                 left = [future for future in futures if futures[future] not in recorded]
                 if gone:  # its workers may still rig files of the run: they stop them
-                    _mark_stopped(jobs, token, wait=True)
+                    _mark_stopped(jobs, token)
+                    _let_workers_stop()
                     line = f"the Dask scheduler at '{address}' went away; start it again and run the rest"
                 else:
                     client.cancel(left, force=True)
@@ -249,7 +250,7 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
     except (OSError, RuntimeError):  # the scheduler went away (Dask's CommClosedError is an OSError)
         # What its workers still rig is unknown to this run; the stop mark stops it, and a file put
         # in place meanwhile is taken as rigged.
-        _mark_stopped(jobs, token, wait=True)
+        _let_workers_stop()  # the run was marked stopped above
         for future, index in futures.items():
             job = jobs[index]
             take(future, FileResult(job.input, job.output, status="interrupted",
@@ -316,23 +317,23 @@ def _folders(jobs: Iterable[Job]) -> list[Path]:
     return sorted({_target(job).parent for job in jobs})
 
 
-def _mark_stopped(jobs: list[Job], token: str, wait: bool = False) -> None:
+def _mark_stopped(jobs: list[Job], token: str) -> None:
     """Mark the run stopped in each folder it writes in: a worker that rigs one of its files stops it
-    (``_StopWatch``), and one that takes one up begins nothing.
-
-    ``wait``: with no scheduler to hear the workers' answers from, give them the time in which
-    each stops its file or ends (``STOP_GRACE_SECONDS``), before the mark is cleaned away.
-    """
+    (``_StopWatch``), and one that takes one up begins nothing."""
     for folder in _folders(job for job in jobs if not job.dry_run):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _stop_mark(folder, token).touch()
         except OSError:  # a folder no task can write in either
             pass
-    if wait:
-        print(f"ik_rigger: waiting {STOP_GRACE_SECONDS + 1:g} s for the workers to stop this run's files",
-              file=sys.stderr, flush=True)
-        time.sleep(STOP_GRACE_SECONDS + 1)
+
+
+def _let_workers_stop() -> None:
+    """With no scheduler left to hear the workers' answers from, give them the time in which each
+    stops a file of the marked run or ends (``STOP_GRACE_SECONDS``), before the mark is cleaned away."""
+    print(f"ik_rigger: waiting {STOP_GRACE_SECONDS + 1:g} s for the workers to stop this run's files",
+          file=sys.stderr, flush=True)
+    time.sleep(STOP_GRACE_SECONDS + 1)
 
 
 def _stop_mark(folder: Path, token: str) -> Path:
