@@ -85,7 +85,7 @@ def _key_loop(obj: bpy.types.Object) -> None:
 def _bare_loop(obj: bpy.types.Object) -> None:
     scene = bpy.context.scene
     pose_bones = obj.pose.bones
-    controls = [(pose_bones[limb.chain[-1].name], [pose_bones[limb.handle], pose_bones[limb.pole]])
+    controls = [(pose_bones[limb.name], [pose_bones[limb.handle], pose_bones[limb.pole]])
                 for limb in obj.ik_rigger.limbs]
     for frame in range(1, FRAMES + 1):
         scene.frame_set(frame)

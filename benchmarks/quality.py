@@ -70,8 +70,10 @@ def _perpendicular(vector: Vector, unit_axis: Vector) -> Vector:
 
 def _sweep(obj: bpy.types.Object, limb, count: int, rng: random.Random) -> dict[str, object]:
     """Put the limb's handle on ``count`` reachable targets; the worst reach and the flips."""
+    from ik_rigger.rig.records import inventory
+
     bones = obj.data.bones
-    chain = [item.name for item in limb.chain]
+    chain = list(inventory(limb).chain)
     last = chain[-1]
     root = bones[chain[0]].head_local
     length = sum(bones[name].length for name in chain)

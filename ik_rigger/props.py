@@ -126,15 +126,20 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     date after renames; the made bones themselves carry the limb's ``uid``.
     """
 
-    chain: CollectionProperty(type=IKRIG_PG_name, name="Chain", description="Chain bones, root first")
+    inventory: StringProperty(name="Inventory", description="The chain (root first), the bones IK Rigger made "
+                              "with their roles and the constraints it added, as last seen (JSON; rig.records "
+                              "reads and writes it)")
     extremity: StringProperty(name="Extremity", description="The foot or hand that copies its clone")
     handle: StringProperty(name="IK Handle", description="The IK target bone at the chain's end")
     pole: StringProperty(name="Pole", description="The pole target bone in front of the middle joint")
     clone: StringProperty(name="Clone", description="The extremity's clone, parented to the handle")
-    made_bones: CollectionProperty(type=IKRIG_PG_made_bone, name="Made Bones",
-                                   description="Every bone IK Rigger made for this limb, with its role")
+    # A record of version 1 (IK Rigger 0.2) listed its inventory in these; read until the rig is upgraded.
+    chain: CollectionProperty(type=IKRIG_PG_name, name="Chain", description="Chain bones, root first (records "
+                              "of version 1)")
+    made_bones: CollectionProperty(type=IKRIG_PG_made_bone, name="Made Bones", description="Every bone IK Rigger "
+                                   "made for this limb, with its role (records of version 1)")
     constraints: CollectionProperty(type=IKRIG_PG_constraint, name="Constraints",
-                                    description="Constraints IK Rigger added for this limb")
+                                    description="Constraints IK Rigger added for this limb (records of version 1)")
     prebent: CollectionProperty(type=IKRIG_PG_rest, name="Pre-bent Bones",
                                 description="Original rest of chain bones that were pre-bent")
     chain_states: CollectionProperty(type=IKRIG_PG_chain_state, name="Chain States",
@@ -149,12 +154,12 @@ class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):
     def created(self) -> list[str]:
         """The bones IK Rigger made for this limb, as last seen (a record from 0.1 lists only
         handle, pole and clone)."""
-        made = {item.name for item in self.made_bones}
+        made = {name for name, _ in records.inventory(self).made}
         return sorted(made | {name for name in (self.handle, self.pole, self.clone) if name})
 
     def bones(self) -> set[str]:
         """Every bone this limb involves: chain, extremity and the bones it made."""
-        names = {item.name for item in self.chain} | set(self.created())
+        names = set(records.inventory(self).chain) | set(self.created())
         if self.extremity:
             names.add(self.extremity)
         return names

@@ -160,7 +160,7 @@ class IKRIG_UL_limbs(bpy.types.UIList):
     bl_idname = "IKRIG_UL_limbs"
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
-        chain = " > ".join(bone.name for bone in item.chain)
+        chain = " > ".join(records.inventory(item).chain)
         layout.label(text=chain or item.name, icon="CON_KINEMATIC")
         handle = data.id_data.pose.bones.get(item.handle)
         if handle is not None and records.IK_FK in handle:
@@ -182,7 +182,10 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
             return
         limb = rig.limbs[rig.active_limb_index]
         if needs_upgrade(obj):
-            layout.label(text="Rigged by an earlier IK Rigger: it plays only with the add-on", icon="ERROR")
+            if rig.version < 1:
+                layout.label(text="Rigged by an earlier IK Rigger: it plays only with the add-on", icon="ERROR")
+            else:
+                layout.label(text="Rigged by an earlier IK Rigger: upgraded, it updates quicker posed", icon="INFO")
             layout.operator(pose_operators.IKRIG_OT_upgrade_rig.bl_idname, icon="FILE_REFRESH")
         parts = records.resolve(obj, limb)
         for missing in parts.missing:

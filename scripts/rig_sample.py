@@ -116,8 +116,8 @@ def rig(obj: bpy.types.Object) -> list[LimbPlan]:
 
 
 def chain_length(obj: bpy.types.Object, last: str) -> float:
-    limb = obj.ik_rigger.limb_of(last)
-    return sum(obj.data.bones[item.name].length for item in limb.chain)
+    limb = next(limb for limb in api.limbs(obj) if limb.name == last)
+    return sum(obj.data.bones[name].length for name in limb.chain)
 
 
 def pose_limbs(obj: bpy.types.Object) -> None:
@@ -182,8 +182,8 @@ def pose_skinned(obj: bpy.types.Object) -> None:
     for pose_bone in obj.pose.bones:
         pose_bone.matrix_basis.identity()
     bpy.context.view_layer.update()
-    leg = next(limb for limb in obj.ik_rigger.limbs if limb.chain[-1].name.startswith("l-leg"))
-    length = sum(obj.data.bones[item.name].length for item in leg.chain)
+    leg = next(limb for limb in api.limbs(obj) if limb.chain[-1].startswith("l-leg"))
+    length = sum(obj.data.bones[name].length for name in leg.chain)
     _move(obj, SKINNED_BODY, SKINNED_CROUCH * length)
     bpy.context.view_layer.update()  # the arm handles hang from the spine: moved from where the crouch took them
     last, reach = SKINNED_REACH

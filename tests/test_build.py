@@ -24,6 +24,7 @@ from mathutils import Matrix, Vector
 
 from ik_rigger import api
 from ik_rigger.limb.options import LimbOptions
+from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
 
 
@@ -85,7 +86,7 @@ def test_handle_and_pole_sit_outside_the_chain():
     for made in (handle, pole):
         ancestors = {bone.name for bone in made.parent_recursive}
         assert not ancestors & {"thigh.L", "shin.L", "hips"}
-    ik = obj.pose.bones["shin.L"].constraints[record.constraints[0].constraint]
+    ik = obj.pose.bones["shin.L"].constraints[records.inventory(record).constraints[0][1]]
     # The IK aims at the stretch target, which follows the handle (never further than Maximum Stretch).
     target = obj.data.bones[ik.subtarget]
     assert ik.type == "IK" and target.parent.name == record.handle and ik.pole_subtarget == record.pole
@@ -301,7 +302,8 @@ def test_manual_pole_angle_and_no_pole():
     obj = make_armature(leg_bones())
     assert build(obj, "shin.L", pole_angle_auto=False, pole_angle=0.5) == {"FINISHED"}
     record = limb(obj, "shin.L")
-    assert obj.pose.bones["shin.L"].constraints[record.constraints[0].constraint].pole_angle == pytest.approx(0.5)
+    ik_name = records.inventory(record).constraints[0][1]
+    assert obj.pose.bones["shin.L"].constraints[ik_name].pole_angle == pytest.approx(0.5)
     assert build(obj, "shin.L", use_pole=False) == {"FINISHED"}
     record = limb(obj, "shin.L")
     assert record.pole == ""
@@ -438,7 +440,7 @@ def test_save_and_reload(tmp_path):
     bpy.ops.wm.open_mainfile(filepath=path)
     obj = bpy.data.objects["Rig"]
     record = limb(obj, "shin.L")
-    assert record.handle == "foot_IK.L" and [item.name for item in record.chain] == ["thigh.L", "shin.L"]
+    assert record.handle == "foot_IK.L" and list(records.inventory(record).chain) == ["thigh.L", "shin.L"]
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="POSE")
     set_active_bone(obj, "shin.L")

@@ -20,6 +20,7 @@ from helpers import DATA, at_rest_alone, chain_length, evaluate, import_bvh, sam
 from mathutils import Matrix, Vector
 
 from ik_rigger.limb.options import LimbOptions
+from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
 
 
@@ -149,7 +150,7 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
     for limb in limbs:
         record = obj.ik_rigger.limb_of(limb.last)
         chain = limb_chain(obj, limb)
-        assert [item.name for item in record.chain] == chain
+        assert list(records.inventory(record).chain) == chain
         assert record.extremity == (limb.extremity or "")
         if limb.bends is not None:
             # The pole stands out from the middle joint in front of a knee, behind an elbow.
@@ -642,7 +643,7 @@ def test_split_segments_through_fbx_found_by_auto_rig(family, axes, tmp_path):
     before = snapshot(obj)
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     limbs = split_limbs(family)
-    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+    assert {limb.name: list(records.inventory(limb).chain) for limb in obj.ik_rigger.limbs} == {
         limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)
@@ -658,7 +659,7 @@ def test_makehumans_real_skeleton_found_by_auto_rig():
     before = snapshot(obj)
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     limbs = BVH["makehuman_benchmark.bvh"][1]
-    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+    assert {limb.name: list(records.inventory(limb).chain) for limb in obj.ik_rigger.limbs} == {
         limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)
@@ -725,7 +726,7 @@ def test_mpfbs_default_rig_as_mpfb_builds_it(tmp_path):
              for segment, end, bends in (("lowerarm", "wrist", None), ("lowerleg", "foot", "FRONT"))]
     before = snapshot(obj)
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
-    assert {limb.name: [item.name for item in limb.chain] for limb in obj.ik_rigger.limbs} == {
+    assert {limb.name: list(records.inventory(limb).chain) for limb in obj.ik_rigger.limbs} == {
         limb.last: limb_chain(obj, limb) for limb in limbs}
     _check_rigid_halves(obj, limbs)
     _remove_all(obj)

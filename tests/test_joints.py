@@ -28,6 +28,7 @@ from test_imported import make_character, split_limbs
 from ik_rigger import api
 from ik_rigger.core.joints import NATURAL_BEND_DEGREES
 from ik_rigger.limb.options import LimbOptions
+from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
 
 
@@ -137,7 +138,7 @@ def test_hinged_knees_and_elbows_of_segments_split_in_two(family):
     build_limbs(obj, [(limb.last, LimbOptions(chain_length=limb.length, hinge_joints=True)) for limb in limbs])
     for limb in limbs:
         record = obj.ik_rigger.limb_of(limb.last)
-        chain = [item.name for item in record.chain]
+        chain = list(records.inventory(record).chain)
         halves = [name for name in chain[1:] if "02" in name or "Twist" in name]
         middle = next(name for name in chain[1:] if name not in halves)
         for name in halves:

@@ -224,7 +224,7 @@ def test_an_earlier_rig_rebuilt_without_stretch_plays_as_before_and_removes():
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="POSE")
     api.build(obj, "shin.L", max_stretch=1.0)
-    roles = {item.role for item in obj.ik_rigger.limbs["shin.L"].made_bones}
+    roles = {role for _, role in records.inventory(obj.ik_rigger.limbs["shin.L"]).made}
     assert not roles & {"TARGET", "REACH"} and obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == (
         "foot_IK.L")
     paths = {variable.targets[0].data_path for curve in obj.animation_data.drivers
@@ -237,6 +237,87 @@ def test_an_earlier_rig_rebuilt_without_stretch_plays_as_before_and_removes():
         assert_same_poses({name: posed[name] for name in expected[str(frame)]}, expected[str(frame)], length)
     api.remove(obj, "shin.L", keep_motion=False)
     assert not obj.pose.bones["shin.L"].constraints and "foot_IK.L" not in obj.data.bones
+
+
+# Made by IK Rigger 0.2.0 (records of version 1) on Blender 4.2: the Mixamo capture's first 24 frames,
+# auto-rigged with its motion baked onto the controls, the left foot's handle renamed "Foot Control L",
+# then the right arm rebuilt at Maximum Stretch 1; the poses are its chains' and ends' at FRAMES_0_2.
+FRAMES_0_2 = [1, 8, 16, 24]
+LEGS_0_2 = ["mixamorig:LeftUpLeg", "mixamorig:LeftLeg"]
+
+
+def _open_0_2() -> tuple[bpy.types.Object, dict]:
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "rigged_by_0.2.0.blend"))
+    expected = json.loads((DATA / "rigged_by_0.2.0.poses.json").read_text())
+    obj = bpy.data.objects["Hero"]
+    bpy.context.view_layer.objects.active = obj
+    return obj, {frame: {name: as_matrix(rows) for name, rows in poses.items()} for frame, poses in expected.items()}
+
+
+def _stored_values(group) -> int:
+    """How many values an ID property group stores, groups and lists counted with what they hold."""
+    if isinstance(group, dict):
+        return 1 + sum(_stored_values(value) for value in group.values())
+    if isinstance(group, list) and any(isinstance(value, dict | list) for value in group):
+        return 1 + sum(_stored_values(value) for value in group)
+    return 1
+
+
+def test_a_rig_of_release_0_2_plays_is_read_and_upgrades_to_compact_records(tmp_path):
+    """A file of the last release plays as it did, its records are read as they are (a renamed handle too),
+    and the upgrade (Upgrade Rig, or any operator first) writes them compact: the rig plays the same,
+    where IK Rigger is not installed too, and rebuilds and removes."""
+    obj, expected = _open_0_2()
+    assert obj.ik_rigger.version == 1 and all(limb.is_property_set("chain") for limb in obj.ik_rigger.limbs)
+    length = chain_length(obj, LEGS_0_2)
+    shown = frames_here(obj, FRAMES_0_2)
+    for frame in FRAMES_0_2:
+        assert_same_poses({name: shown[frame][name] for name in expected[str(frame)]},
+                          {name: [list(row) for row in matrix] for name, matrix in expected[str(frame)].items()},
+                          length)
+    read = {limb.name: (limb.chain, limb.bones["HANDLE"]) for limb in api.limbs(obj)}
+    assert read["mixamorig:LeftLeg"] == (tuple(LEGS_0_2), "Foot Control L")
+    assert read["mixamorig:RightForeArm"][0] == ("mixamorig:RightArm", "mixamorig:RightForeArm")
+
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bpy.ops.ik_rigger.upgrade_rig.poll()
+    assert bpy.ops.ik_rigger.upgrade_rig() == {"FINISHED"}
+    assert obj.ik_rigger.version == records.RECORD_VERSION and not bpy.ops.ik_rigger.upgrade_rig.poll()
+    assert {limb.name: (limb.chain, limb.bones["HANDLE"]) for limb in api.limbs(obj)} == read
+    for limb in obj.ik_rigger.limbs:
+        assert not any(limb.is_property_set(name) for name in ("chain", "made_bones", "constraints")), limb.name
+        # Its name, ID, extremity, handle, pole, clone, inventory and the options it does not leave at
+        # their defaults: Blender copies every one on each update of the posed armature.
+        assert _stored_values(limb.id_properties_ensure().to_dict()) <= 12, limb.name
+    marks = [bone.get(records.MARK) for bone in obj.data.bones if records.MARK in bone]
+    assert len(marks) >= 16 and all(isinstance(mark, str) for mark in marks)
+    assert frames_here(obj, FRAMES_0_2) == shown
+    path = tmp_path / "upgraded.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, FRAMES_0_2, tmp_path)
+    assert played["invalid_drivers"] == []
+    for frame in FRAMES_0_2:
+        assert_same_poses(expected[str(frame)], played["frames"][str(frame)]["Hero"], length)
+
+    api.build(obj, "mixamorig:LeftLeg")
+    assert api.limbs(obj)[0].bones["HANDLE"] == "Foot Control L"
+    api.remove(obj, "mixamorig:LeftLeg", keep_motion=False)
+    assert not obj.pose.bones["mixamorig:LeftLeg"].constraints and "Foot Control L" not in obj.data.bones
+
+
+def test_a_rebuild_in_a_file_of_release_0_2_upgrades_its_records_and_keeps_the_motion():
+    """No Upgrade Rig: the build upgrades the records first, and the rebuilt leg keeps playing its motion."""
+    obj, expected = _open_0_2()
+    bpy.ops.object.mode_set(mode="POSE")
+    api.build(obj, "mixamorig:RightLeg", max_stretch=1.0)
+    assert obj.ik_rigger.version == records.RECORD_VERSION
+    assert not any(limb.is_property_set("made_bones") for limb in obj.ik_rigger.limbs)
+    length = chain_length(obj, LEGS_0_2)
+    shown = frames_here(obj, FRAMES_0_2)
+    for frame in FRAMES_0_2:
+        assert_same_poses({name: shown[frame][name] for name in expected[str(frame)]},
+                          {name: [list(row) for row in matrix] for name, matrix in expected[str(frame)].items()},
+                          length, tolerance=1e-4)
 
 
 def _link_and_override(character: Path) -> bpy.types.Object:
@@ -387,7 +468,7 @@ def test_renamed_thigh_does_not_break_pole_angle_or_rebuild():
     assert bpy.ops.ik_rigger.reset_pole_angle() == {"FINISHED"}
     assert ik.pole_angle == pytest.approx(automatic, abs=1e-6)
     assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
-    assert [item.name for item in obj.ik_rigger.limbs["shin.L"].chain] == ["upper_leg.L", "shin.L"]
+    assert list(records.inventory(obj.ik_rigger.limbs["shin.L"]).chain) == ["upper_leg.L", "shin.L"]
 
 
 # Never half-built ------------------------------------------------------------------
@@ -451,7 +532,7 @@ def test_long_bone_names_build_with_readable_unique_names(stem):
         assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
     assert len(obj.data.bones) == count + 6  # handle, pole, clone, pole line, stretch target and reach
     limb = obj.ik_rigger.limbs[0]
-    made = [item.name for item in limb.made_bones]
+    made = [name for name, _ in records.inventory(limb).made]
     assert len(set(made)) == 6
     for name in made:
         assert len(name.encode("utf-8")) <= 63 and name in obj.data.bones

@@ -21,7 +21,7 @@ from mathutils import Euler, Matrix, Vector
 from test_build import move_handle, tentacle
 from test_imported import make_character, split_limbs
 
-from ik_rigger.rig import selection
+from ik_rigger.rig import records, selection
 from ik_rigger.rig.animation import fcurve_owners
 
 
@@ -151,8 +151,8 @@ def test_ik_fk_blend_drives_ik_and_extremity_together():
     set_ik_fk(obj, limb, 0.0)
     posed = evaluate(obj)
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    kinds = {c.type: c.influence for item in limb.constraints
-             for c in [evaluated.pose.bones[item.name].constraints[item.constraint]]}
+    kinds = {c.type: c.influence for owner, name in records.inventory(limb).constraints
+             for c in [evaluated.pose.bones[owner].constraints[name]]}
     # The IK and the foot's copy follow the switch; the pole line and the stretch limit keep working.
     assert kinds == {"IK": 0.0, "COPY_ROTATION": 0.0, "STRETCH_TO": 1.0, "LIMIT_DISTANCE": 1.0}
     rest_thigh = obj.data.bones["thigh.L"].matrix_local
@@ -292,7 +292,7 @@ def test_a_limb_whose_bones_were_renamed_still_snaps():
     assert obj.pose.bones["paw handle"]["ik_fk"] == 0.0
     assert bpy.ops.ik_rigger.select_limb_bones(limb="shin.L", part="CHAIN") == {"FINISHED"}
     assert set(selection.selected_bones(obj)) == {"upper leg", "shin.L"}
-    assert limb.handle == "paw handle" and [item.name for item in limb.chain] == ["upper leg", "shin.L"]
+    assert limb.handle == "paw handle" and list(records.inventory(limb).chain) == ["upper leg", "shin.L"]
 
 
 @pytest.mark.parametrize("family", ["daz", "makehuman"])
@@ -304,7 +304,7 @@ def test_snap_both_ways_on_segments_split_in_two(family):
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     set_active_bone(obj, limb_spec.last)
     limb = obj.ik_rigger.limb_of(limb_spec.last)
-    chain = [item.name for item in limb.chain]
+    chain = list(records.inventory(limb).chain)
     assert len(chain) == 4
     names = [*chain, limb.extremity]
     length = chain_length(obj, chain)

@@ -56,6 +56,7 @@ LIMBS = {
 # Runs in the child process: install the zip, set up the character, run the blocks, then
 # measure every limb in IK on the evaluated pose.
 BLOCKS_SCRIPT = f"""
+import importlib
 import json
 import os
 import sys
@@ -84,6 +85,7 @@ zip_path, kind, source, last, active, blocks_path = sys.argv[-6:]
 result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default", enable_on_install=True)
 if result != {{"FINISHED"}} or MODULE not in bpy.context.preferences.addons:
     fail(f"the extension did not install: {{result}}")
+records = importlib.import_module(MODULE + ".rig.records")
 
 if kind == "metarig":
     addon_utils.enable("rigify", default_set=True)
@@ -121,7 +123,7 @@ def evaluated():
 
 
 def in_ik(limb):
-    constraints = evaluated().pose.bones[limb.chain[-1].name].constraints
+    constraints = evaluated().pose.bones[limb.name].constraints
     return any(constraint.type == "IK" and constraint.influence > 0.999 for constraint in constraints)
 
 
@@ -132,7 +134,7 @@ def measure(block):
     if obj.mode == "EDIT":  # poses are not evaluated in Edit mode
         return found
     for limb in obj.ik_rigger.limbs:
-        chain = [item.name for item in limb.chain]
+        chain = list(records.inventory(limb).chain)
         if not limb.pole or not in_ik(limb):
             continue
         before = evaluated().pose.bones
@@ -168,7 +170,7 @@ for number, (page, block) in enumerate(blocks, start=1):
         fail(f"python block {{number}} ({{page}}) raised")
     limbs.extend(measure(number))
 
-rigged = [limb.chain[-1].name for limb in obj.ik_rigger.limbs]
+rigged = [limb.name for limb in obj.ik_rigger.limbs]  # a limb is named after its chain's last bone
 print(RESULT_MARK + json.dumps({{"object": obj.name, "limbs": limbs, "rigged": rigged}}))
 leave(0)
 """
@@ -265,7 +267,7 @@ def test_sample_rigs_what_it_says(sample_run: tuple[Path, subprocess.CompletedPr
     out, result = sample_run
     bpy.ops.wm.open_mainfile(filepath=str(out / "sample_rigged.blend"), load_ui=False)
     obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
-    limbs = {limb.chain[-1].name: limb for limb in obj.ik_rigger.limbs}
+    limbs = {limb.name: limb for limb in obj.ik_rigger.limbs}
     assert set(limbs) == {"mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm",
                           "mixamorig:RightForeArm"}
     for last, limb in limbs.items():

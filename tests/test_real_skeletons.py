@@ -7,6 +7,8 @@ import pytest
 from helpers import import_bvh, rest, same, set_active_bone, snapshot
 from test_build import assert_rest_kept, reach_sweep
 
+from ik_rigger.rig import records
+
 LIMBS = {
     "mixamo_freebvh.bvh": [
         ("mixamorig:LeftLeg", "mixamorig:LeftUpLeg", "mixamorig:LeftFoot"),
@@ -28,14 +30,14 @@ def test_both_sides_of_arms_and_legs(filename):
         set_active_bone(obj, last)
         assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
         record = obj.ik_rigger.limb_of(last)
-        assert [item.name for item in record.chain] == [first, last]
+        assert list(records.inventory(record).chain) == [first, last]
         assert record.extremity == extremity
     assert len(obj.ik_rigger.limbs) == 4
     # The skeletons are bent enough (in centimetres) to need no pre-bend: nothing moves.
     assert not any(limb.prebent for limb in obj.ik_rigger.limbs)
     assert_rest_kept(obj, before)
     for limb in obj.ik_rigger.limbs:
-        chain = [item.name for item in limb.chain]
+        chain = list(records.inventory(limb).chain)
         reach_sweep(obj, chain[-1], chain, count=15)
         obj.pose.bones[limb.handle].location = (0.0, 0.0, 0.0)
 
@@ -58,7 +60,7 @@ def test_auto_rig_finds_and_rigs_all_four_limbs(filename):
     bpy.ops.object.mode_set(mode="POSE")
     before = rest(obj)
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
-    found = {limb.name: (tuple(item.name for item in limb.chain), limb.extremity) for limb in obj.ik_rigger.limbs}
+    found = {limb.name: (records.inventory(limb).chain, limb.extremity) for limb in obj.ik_rigger.limbs}
     for last, first, extremity in LIMBS[filename]:
         assert found[last] == ((first, last), extremity)
     assert len(found) == 4

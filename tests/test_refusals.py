@@ -22,6 +22,7 @@ from mathutils import Quaternion, Vector
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
 from ik_rigger.limb.options import LimbOptions
+from ik_rigger.rig import records
 from ik_rigger.rig.build import build_limbs
 
 
@@ -401,7 +402,7 @@ def _builds_unchanged(obj: bpy.types.Object, last: str = "shin.L", **options) ->
     set_active_bone(obj, last)
     assert bpy.ops.ik_rigger.build_ik(**options) == {"FINISHED"}
     assert obj.ik_rigger.limbs[0].name == last
-    _at_rest_unchanged(obj, before, [bone.name for bone in obj.ik_rigger.limbs[0].chain])
+    _at_rest_unchanged(obj, before, list(records.inventory(obj.ik_rigger.limbs[0]).chain))
 
 
 def test_slightly_bent_chain_builds():

@@ -23,6 +23,8 @@ if str(SCRIPTS) not in sys.path:
 import rig_picture  # noqa: E402
 import rig_sample  # noqa: E402
 
+from ik_rigger.rig import records  # noqa: E402
+
 DOCS_PICTURE = SCRIPTS.parent / "docs" / "sample_rig.png"
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -128,13 +130,13 @@ def test_sample_pose_bends_toward_poles_with_the_foot_planted():
     rig_sample.pose_limbs(obj)
     posed = evaluate_world(obj)
 
-    leg = [item.name for item in left_leg.chain]
+    leg = list(records.inventory(left_leg).chain)
     length = chain_length(obj, leg)
     assert (posed[left_leg.extremity].translation - rest[left_leg.extremity].translation).length < 1e-4 * length
     assert rotation_degrees(posed[left_leg.extremity], rest[left_leg.extremity]) < 0.01
     assert (posed[rig_sample.BODY].translation - rest[rig_sample.BODY].translation).length > 0.1 * length
     for limb in (left_leg, left_arm):
-        chain = [item.name for item in limb.chain]
+        chain = list(records.inventory(limb).chain)
         length = chain_length(obj, chain)
         joint = posed[chain[1]].translation
         root, end = posed[chain[0]].translation, tail(posed[chain[1]], obj.data.bones[chain[1]].length)

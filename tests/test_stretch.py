@@ -9,6 +9,7 @@ from mathutils import Vector
 from test_build import move_handle
 
 from ik_rigger import api
+from ik_rigger.rig import records
 
 CHAIN = ["thigh.L", "shin.L"]
 
@@ -86,7 +87,7 @@ def test_the_handle_value_is_the_only_source_and_remove_gives_everything_back():
 
 
 def made_roles(obj: bpy.types.Object) -> dict[str, str]:
-    return {item.role: item.name for limb in obj.ik_rigger.limbs for item in limb.made_bones}
+    return {role: name for limb in obj.ik_rigger.limbs for name, role in records.inventory(limb).made}
 
 
 def stretch_drivers(obj: bpy.types.Object) -> list[str]:

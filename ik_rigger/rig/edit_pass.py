@@ -28,7 +28,7 @@ def _edit_state(bone: bpy.types.EditBone) -> dict:
         "parent": bone.parent.name if bone.parent else None, "use_connect": bone.use_connect,
         "use_deform": bone.use_deform, "palette": bone.color.palette,
         "collections": [collection.name for collection in bone.collections],
-        "mark": mark.to_dict() if mark is not None else None,
+        "mark": mark.to_dict() if hasattr(mark, "to_dict") else mark,  # a group in records of version 1
         "children": [(child.name, child.use_connect) for child in bone.children],
     }
 

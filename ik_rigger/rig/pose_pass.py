@@ -177,9 +177,8 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     bone had: its colour and stretch when not Blender's defaults, its locks and limits while hinged."""
     pose_bones = obj.pose.bones
     default = ("DEFAULT", 0.0)
-    old_chain = [item.name for item in limb.chain] if entry is not None else []
+    old_chain = records.inventory(limb).chain if entry is not None else ()
     old_states = {item.name: (item.palette, item.ik_stretch, item.ik_settings) for item in limb.chain_states}
-    limb.chain.clear()
     limb.chain_states.clear()
     for name in chain:
         pose_bone = pose_bones[name]
@@ -188,7 +187,6 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
             palette, stretch, settings = old_states.get(name, (*default, ""))
         else:
             palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
-        limb.chain.add().name = name
         hinge = hinges.get(name)
         if hinge is not None and not settings:
             settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
@@ -233,17 +231,15 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
             rest.name = name
             rest.head, rest.tail, rest.roll = originals[name]
     limb.extremity = limb_plan.extremity or ""
-    limb.made_bones.clear()
-    for new in limb_plan.new_bones:
-        item = limb.made_bones.add()
-        item.name, item.role = new.name, new.role
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
     for planned in limb_plan.properties:
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
-    _constraints(obj, limb, limb_plan, entry, journal)
+    added = _constraints(obj, limb_plan, entry, journal)
+    records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
+        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))
     hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
@@ -293,8 +289,10 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
         pose_bone.ik_stretch = states.get(name, 0.0)
 
 
-def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: Rebuilt | None, journal: Journal) -> None:
-    """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed."""
+def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | None,
+                 journal: Journal) -> list[tuple[str, str]]:
+    """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed.
+    Returns the limb's constraints as (owner, name)."""
     pose_bones = obj.pose.bones
     # Matched by owner, kind and name: a bone may carry two of IK Rigger's constraints of one kind.
     existing: dict[tuple[str, str, str], str] = {}
@@ -303,7 +301,7 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: Rebuil
             # A made bone the rebuild no longer wants took its constraints with it.
             if owner in pose_bones:
                 existing[(owner, pose_bones[owner].constraints[name].type, name)] = name
-    limb.constraints.clear()
+    added = []
     for planned in limb_plan.constraints:
         key = (planned.owner, planned.kind, planned.name)
         name = existing.pop(key, None)
@@ -317,9 +315,7 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: Rebuil
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
             records.drive(obj, constraint, "influence", planned.influence)
-        record = limb.constraints.add()
-        record.name = planned.owner
-        record.constraint = constraint.name
+        added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]
         constraint = pose_bone.constraints[name]
@@ -328,3 +324,4 @@ def _constraints(obj: bpy.types.Object, limb, limb_plan: LimbPlan, entry: Rebuil
         journal.data(lambda owner=owner, kind=kind, index=index, state=state:
                      _recreate_constraint(obj, owner, kind, index, state))
         remove_constraint(obj, owner, name)
+    return added

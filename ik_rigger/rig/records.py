@@ -4,8 +4,8 @@ A limb's record (``props.IKRIG_PG_limb``) remembers names, and names go stale wh
 the user renames a bone. So everything IK Rigger makes carries data that moves with
 a rename, and the record's names are only a cache:
 
-- each made bone has the ID property ``_ik_rigger`` = ``{"limb": uid, "role": role}`` on
-  its ``Bone`` (hidden in the UI by the underscore);
+- each made bone has the ID property ``_ik_rigger`` = ``"uid:role"`` on its ``Bone`` (hidden
+  in the UI by the underscore; records of version 1 wrote ``{"limb": uid, "role": role}``);
 - each constraint IK Rigger adds aims at one of those bones, of a role its part declares
   for that kind of constraint (the IK constraint its target, the copy constraints the
   clone), or sits on one (a parent socket's), and keeps the name the record lists;
@@ -18,6 +18,7 @@ drivers on the constraints' influence, so a rig plays where IK Rigger is not ins
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,7 +38,11 @@ from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
 # 0.1, whose IK/FK blend lived on the record and worked only with the add-on installed.
-RECORD_VERSION = 1
+# 1: IK Rigger 0.2, a limb's chain, made bones and constraints in collections of groups and
+# each bone's mark a group. 2: those in one JSON string each: Blender copies every stored
+# property of the object on each update of its pose (a handle dragged), so the record stays
+# a few values (three per made bone cost the rig a tenth of its update time).
+RECORD_VERSION = 2
 
 # Every role of a made bone, part by part (the parts also say which made bone each kind of
 # constraint they add aims at, which is how those constraints are known after renames).
@@ -57,18 +62,58 @@ def ik_fk_path(handle: str) -> str:
 
 def mark(bone: bpy.types.Bone | bpy.types.EditBone, uid: str, role: str) -> None:
     """Tag a bone IK Rigger made with its limb and role."""
-    bone[MARK] = {"limb": uid, "role": role}
+    bone[MARK] = f"{uid}:{role}"
 
 
 def marker(bone: bpy.types.Bone | bpy.types.EditBone) -> tuple[str, str] | None:
     """The (limb uid, role) a made bone carries, None for the user's bones."""
     value = bone.get(MARK)
-    if value is None:
-        return None
-    try:
+    if isinstance(value, str):
+        uid, colon, role = value.partition(":")
+        return (uid, role) if colon and uid and role else None
+    try:  # a record of version 1
         return str(value["limb"]), str(value["role"])
     except (KeyError, TypeError):
         return None
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What a limb's record lists, as last seen: its chain (root first), the bones made for it
+    as (name, role), and its constraints as (owner bone, constraint name)."""
+
+    chain: tuple[str, ...] = ()
+    made: tuple[tuple[str, str], ...] = ()
+    constraints: tuple[tuple[str, str], ...] = ()
+
+
+def inventory(limb) -> Inventory:
+    """A limb record's inventory, from its one JSON value or, in a record of version 1, its collections."""
+    if limb.inventory:
+        try:
+            stored = json.loads(limb.inventory)
+            return Inventory(tuple(stored["chain"]), tuple((name, role) for name, role in stored["made"]),
+                             tuple((owner, name) for owner, name in stored["constraints"]))
+        except (ValueError, KeyError, TypeError):
+            pass  # edited by hand into something else: read as empty, the made bones' marks still find them
+    return Inventory(tuple(item.name for item in limb.chain), tuple((item.name, item.role) for item in limb.made_bones),
+                     tuple((item.name, item.constraint) for item in limb.constraints))
+
+
+def store_inventory(limb, listed: Inventory) -> None:
+    """Write a limb record's inventory, when it changed, as one value; a record of version 1 drops its
+    collections for it."""
+    text = json.dumps({"chain": list(listed.chain), "made": [list(pair) for pair in listed.made],
+                       "constraints": [list(pair) for pair in listed.constraints]}, ensure_ascii=False)
+    if limb.inventory != text:
+        limb.inventory = text
+    for legacy in _LEGACY_COLLECTIONS:
+        if limb.is_property_set(legacy):
+            limb.property_unset(legacy)
+
+
+# The collections a record of version 1 listed its inventory in.
+_LEGACY_COLLECTIONS = ("chain", "made_bones", "constraints")
 
 
 @dataclass
@@ -124,7 +169,7 @@ def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, str]]:
 
 def _recorded_made(limb) -> dict[str, str]:
     """Role -> name of the made bones as the record last saw them."""
-    made = {item.role: item.name for item in limb.made_bones}
+    made = {role: name for name, role in inventory(limb).made}
     made.update((role, getattr(limb, attribute)) for role, attribute in _ROLE_ATTRIBUTE.items()
                 if getattr(limb, attribute))
     return made
@@ -165,15 +210,16 @@ def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list
     recorded = _recorded_made(limb)
     targets = {role: {name for name in (made.get(role), recorded.get(role)) if name} for role in {*made, *recorded}}
     aims = limb_parts.targets()
-    names = {item.constraint for item in limb.constraints}
+    listed = inventory(limb).constraints
+    names = {name for _, name in listed}
     pose_bones = obj.pose.bones
     found = []
-    for item in limb.constraints:
-        pose_bone = pose_bones.get(item.name)
-        constraint = pose_bone.constraints.get(item.constraint) if pose_bone is not None else None
-        if constraint is None or not _is_ours(constraint, obj, targets, item.name, aims):
+    for owner, name in listed:
+        pose_bone = pose_bones.get(owner)
+        constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
+        if constraint is None or not _is_ours(constraint, obj, targets, owner, aims):
             break
-        found.append((item.name, item.constraint))
+        found.append((owner, name))
     else:
         return found
     # An owner was renamed: look for the recorded constraints on every bone.
@@ -192,7 +238,7 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
     pose_bones = obj.pose.bones
     ik_owner = next((owner for owner, name in parts.constraints
                      if pose_bones[owner].constraints[name].type == "IK"), None)
-    recorded_chain = [item.name for item in limb.chain]
+    recorded_chain = inventory(limb).chain
     if ik_owner is not None:
         count = pose_bones[ik_owner].constraints[
             next(name for owner, name in parts.constraints if owner == ik_owner)].chain_count
@@ -227,12 +273,13 @@ def refresh(obj: bpy.types.Object) -> None:
 
 
 def _update_names(limb, parts: Parts) -> None:
-    recorded_chain = [item.name for item in limb.chain]
+    listed = inventory(limb)
+    recorded_chain = list(listed.chain)
+    chain, made, constraints = listed.chain, listed.made, listed.constraints
     renamed: dict[str, str] = {}
     if len(parts.chain) == len(recorded_chain) and parts.chain != recorded_chain:
         renamed = dict(zip(recorded_chain, parts.chain))
-        for item in limb.chain:
-            item.name = renamed[item.name]
+        chain = tuple(parts.chain)
         for collection in (limb.prebent, limb.chain_states):
             for item in collection:
                 if item.name in renamed:
@@ -241,20 +288,19 @@ def _update_names(limb, parts: Parts) -> None:
         name = parts.made.get(role)
         if name and getattr(limb, attribute) != name:
             setattr(limb, attribute, name)
-    for item in limb.made_bones:
-        name = parts.made.get(item.role)
-        if name and item.name != name:
-            item.name = name
+    made = tuple((parts.made.get(role) or name, role) for name, role in made)
     if parts.extremity and limb.extremity != parts.extremity:
         if limb.extremity:
             renamed[limb.extremity] = parts.extremity
         limb.extremity = parts.extremity
     if renamed:  # the options that name a renamed bone (an extremity named by hand) follow it
         limb.set_options(renamed_bones(limb.to_options(), renamed.get))
-    current = {(item.name, item.constraint) for item in limb.constraints}
-    if parts.constraints and set(parts.constraints) != current and len(parts.constraints) == len(current):
-        for item, (owner, name) in zip(limb.constraints, parts.constraints):
-            item.name, item.constraint = owner, name
+    if parts.constraints and set(parts.constraints) != set(constraints) and len(parts.constraints) == len(
+            set(constraints)):
+        constraints = tuple(parts.constraints)
+    updated = Inventory(chain, made, constraints)
+    if updated != listed:
+        store_inventory(limb, updated)
     if parts.chain and limb.name != parts.chain[-1] and len(parts.chain) == len(recorded_chain):
         limb.name = parts.chain[-1]
 
@@ -407,7 +453,7 @@ def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:
     """The automatic pole angle of a built limb, from its rest skeleton (no mode switch)."""
     bones = obj.data.bones
-    root = bones[limb.chain[0].name]
-    last = bones[limb.chain[-1].name]
+    chain = inventory(limb).chain
+    root, last = bones[chain[0]], bones[chain[-1]]
     return geometry.pole_angle(root.head_local, root.tail_local, root.matrix_local.col[0].xyz,
                                last.tail_local, bones[limb.pole].head_local)

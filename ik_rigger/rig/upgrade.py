@@ -5,7 +5,11 @@ IK Rigger 0.1 kept each limb's IK/FK blend on its record
 is registered: opened without it, every driver reading it failed and the IK sat at
 influence 0. The upgrade moves the value, its keys and the drivers to the handle's
 ``ik_fk`` custom property and marks the made bones so they are found after renames.
-Playback is the same before and after.
+
+IK Rigger 0.2 listed each limb's chain, made bones and constraints in collections and
+marked each made bone with a group: many stored values, which Blender copies on every
+update of the posed armature. The upgrade writes each list as one value and each mark as
+one string. Playback is the same before and after either.
 """
 
 from __future__ import annotations
@@ -31,6 +35,22 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
     if not needs_upgrade(obj):
         return []
     rig = obj.ik_rigger
+    done = []
+    if rig.version < 1:
+        _upgrade_from_0_1(obj)
+        done.append(f"upgraded {len(rig.limbs)} limb(s) of '{obj.name}' so the rig plays without IK Rigger "
+                    "installed")
+    else:
+        done.append(f"upgraded the records of {len(rig.limbs)} limb(s) of '{obj.name}' to this release's compact "
+                    "layout, so the posed rig updates quicker")
+    _compact(obj)
+    rig.version = records.RECORD_VERSION
+    return done
+
+
+def _upgrade_from_0_1(obj: bpy.types.Object) -> None:
+    """The IK/FK blend from the record to the handles' ``ik_fk``, the made bones marked."""
+    rig = obj.ik_rigger
     handles = {}
     for index, limb in enumerate(rig.limbs):
         if not limb.uid:
@@ -51,8 +71,16 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
         if parts.handle is not None:
             for _, constraint in records.constraints_of(obj, parts):
                 records.drive_influence(obj, constraint, parts.handle)
-    rig.version = records.RECORD_VERSION
-    return [f"upgraded {len(rig.limbs)} limb(s) of '{obj.name}' so the rig plays without IK Rigger installed"]
+
+
+def _compact(obj: bpy.types.Object) -> None:
+    """Each limb's inventory as one value, each made bone's mark as one string (records of version 1)."""
+    for limb in obj.ik_rigger.limbs:
+        records.store_inventory(limb, records.inventory(limb))
+    for bone in obj.data.bones:
+        tag = records.marker(bone)
+        if tag is not None and not isinstance(bone.get(records.MARK), str):
+            records.mark(bone, *tag)
 
 
 def _new_path(path: str, handles: dict[str, str]) -> str | None:
