@@ -143,6 +143,37 @@ def test_a_rebuild_takes_stretch_away_and_gives_it_back_and_remove_gives_everyth
     assert same(snapshot(obj), before)
 
 
+def test_a_rebuild_that_drops_the_stretch_target_leaves_blender_nothing_to_report(capfd, monkeypatch):
+    """The IK aimed at the stretch target the rebuild deletes: it aims at the handle before the target goes,
+    so Blender reports no failed relation on leaving Edit mode; a rebuild that fails after that gives the IK
+    its target back."""
+    from ik_rigger.limb.options import LimbOptions
+    from ik_rigger.rig import build
+
+    obj = make_armature(both_legs(bend=0.08))
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik() == {"FINISHED"}
+    before = snapshot(obj)
+    ik = obj.pose.bones["shin.L"].constraints["IK Rigger IK"]
+    target = ik.subtarget
+    assert made_roles(obj)["TARGET"] == target
+    capfd.readouterr()
+
+    def fail(*_args) -> None:
+        raise RuntimeError("injected after the passes")
+
+    monkeypatch.setattr(build, "_set_version", fail)
+    with pytest.raises(RuntimeError, match="injected"):
+        build.build_limbs(obj, [("shin.L", LimbOptions(max_stretch=1.0))])
+    assert same(snapshot(obj), before)
+    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].subtarget == target
+    monkeypatch.undo()
+    assert bpy.ops.ik_rigger.build_ik(max_stretch=1.0) == {"FINISHED"}
+    assert_without_stretch(obj)
+    out, err = capfd.readouterr()
+    assert "Failed to add relation" not in out + err
+
+
 @pytest.mark.parametrize("options", [{"foot_roll": True}, {"use_rotation": True}, {"distance_limit": "OUTSIDE"}],
                          ids=["foot_roll", "use_rotation", "distance"])
 def test_without_stretch_a_part_that_needs_a_target_gets_one_and_no_reach(options):

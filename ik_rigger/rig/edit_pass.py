@@ -206,12 +206,34 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
                 if bone.name in unwanted or (bone.parent is not None and bone.parent.name in unwanted):
                     log_bone(journal, armature, bone)
             notes.setdefault(index, []).extend(reparent_children(edit_bones, unwanted))
+            _aim_off(obj, limb_plan, entry, unwanted, journal)
             for name in unwanted:
                 _drop_drivers(obj, name)  # its constraints go with it; their drivers would stay, invalid
                 edit_bones.remove(edit_bones[name])
                 journal.after_bones(doomed[name])
         _prebend(journal, armature, limb_plan, originals)
     return uids, originals, notes
+
+
+def _aim_off(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt, unwanted: set[str],
+             journal: Journal) -> None:
+    """The limb's constraints that aim at a bone the rebuild deletes (the IK at a stretch target
+    dropped) aim where the plan has them aim, before the bone goes: Blender would otherwise report a
+    failed relation on leaving Edit mode. The pose pass then sets them up as planned."""
+    planned = {(plan.owner, plan.name): plan for plan in limb_plan.constraints}
+    pose_bones = obj.pose.bones
+    for owner, name in entry.parts.constraints:
+        if owner in unwanted:
+            continue  # it goes with its bone
+        constraint = pose_bones[owner].constraints[name]
+        for attribute in ("subtarget", "pole_subtarget"):
+            before = getattr(constraint, attribute, None)
+            if before not in unwanted:
+                continue
+            plan = planned.get((owner, name))
+            setattr(constraint, attribute, (getattr(plan, attribute) if plan is not None else None) or "")
+            journal.data(lambda owner=owner, name=name, attribute=attribute, before=before: setattr(
+                obj.pose.bones[owner].constraints[name], attribute, before))
 
 
 def _drop_drivers(obj: bpy.types.Object, bone: str) -> None:
