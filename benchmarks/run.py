@@ -47,6 +47,9 @@ TRACKED_OUT = ROOT / "benchmarks" / "results"
 SPEED_PAGE = ROOT / "docs" / "speed.md"
 TABLE_START = "<!-- benchmark table: written by scripts/benchmark.sh --update-docs -->"
 TABLE_END = "<!-- end of benchmark table -->"
+# README shows the rows with a speed target of building and posing: the rest is on the speed page.
+README_PAGE = ROOT / "README.md"
+README_ROWS = ("| Build 4 limbs", "| Frame step", "| Update, handles")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -312,10 +315,18 @@ def table_block(results: dict, machine: str, quick: bool, seconds: float) -> str
             f"{table(results, diagnostics=False)}")
 
 
-def update_page(text: str, block: str) -> str:
+def readme_block(results: dict, machine: str) -> str:
+    """What goes between README's markers: the rows of ``README_ROWS`` from the same run, and the machine."""
+    rows = table(results, diagnostics=False).splitlines()
+    shown = rows[:2] + [row for row in rows[2:] if row.startswith(README_ROWS)]
+    return (f"From the latest full run on {machine} (medians, min–max in brackets; "
+            "[docs/speed.md](docs/speed.md) has the whole table):\n\n" + "\n".join(shown))
+
+
+def update_page(text: str, block: str, page: str = SPEED_PAGE.name) -> str:
     """``text`` with what lies between the benchmark-table markers replaced by ``block``."""
     if text.count(TABLE_START) != 1 or text.count(TABLE_END) != 1 or text.index(TABLE_START) > text.index(TABLE_END):
-        raise SystemExit(f"{SPEED_PAGE.name} must hold the lines {TABLE_START!r} and {TABLE_END!r} once each, "
+        raise SystemExit(f"{page} must hold the lines {TABLE_START!r} and {TABLE_END!r} once each, "
                          "in that order")
     before, rest = text.split(TABLE_START)
     _, after = rest.split(TABLE_END)
@@ -407,7 +418,10 @@ def main(argv: list[str]) -> int:
     if args.update_docs:
         block = table_block(results, machine, args.quick, seconds)
         SPEED_PAGE.write_text(update_page(SPEED_PAGE.read_text(encoding="utf-8"), block), encoding="utf-8")
-        print(f"Updated the table in {_shown(SPEED_PAGE)}.")
+        if not args.quick:  # README shows a full run's figures only
+            README_PAGE.write_text(update_page(README_PAGE.read_text(encoding="utf-8"), readme_block(results, machine),
+                                               README_PAGE.name), encoding="utf-8")
+        print(f"Updated the table in {_shown(SPEED_PAGE)}" + ("." if args.quick else f" and {_shown(README_PAGE)}."))
     return 0
 
 

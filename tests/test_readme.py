@@ -300,19 +300,25 @@ def test_sample_renders_its_pictures_and_saves_none_of_their_objects(
     assert len(armature.ik_rigger.limbs) == 4
 
 
-def test_benchmark_table_gives_each_figure_with_its_spread() -> None:
-    """The speed page's benchmark table is one run's (between the markers the benchmark rewrites), on a named
-    machine, every timing or ratio in it comes with its min-max spread, and every row says which way is better
-    (or that it is context, with no target)."""
+@pytest.mark.parametrize("page", ["speed", "readme"])
+def test_benchmark_table_gives_each_figure_with_its_spread(page: str) -> None:
+    """The speed page's benchmark table, and README's rows of it, are one run's (between the markers the
+    benchmark rewrites), on a named machine, every timing or ratio in it comes with its min-max spread, and
+    every row says which way is better (or that it is context, with no target). README shows the build and
+    the posed rig without stretch, against their floor."""
     sys.path.insert(0, str(ROOT))
     from benchmarks import run
 
-    text = run.SPEED_PAGE.read_text(encoding="utf-8")
+    text = (run.SPEED_PAGE if page == "speed" else run.README_PAGE).read_text(encoding="utf-8")
     assert text.count(run.TABLE_START) == 1 and text.count(run.TABLE_END) == 1
     block = text[text.index(run.TABLE_START) + len(run.TABLE_START):text.index(run.TABLE_END)]
     assert " cores, Blender " in block  # the machine
     rows = [line for line in block.splitlines() if line.startswith("| ") and not line.startswith("| Measure")]
     assert rows
+    if page == "readme":
+        assert all(row.startswith(run.README_ROWS) for row in rows)
+        assert any(row.startswith("| Build 4 limbs without stretch") for row in rows)
+        assert sum("(without stretch, against the floor without stretch" in row for row in rows) == 2
     figure = r"\d+(\.\d+)?( ms| us| s|x| files/s)"
     for row in rows:
         for cell in row.strip("|").split("|")[1:4]:
