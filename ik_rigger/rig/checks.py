@@ -25,7 +25,7 @@ _SETS = {
     "STRETCH_TO": {_ROTATION, _SCALE},
 }
 # The solvers that move a chain of bones, as users call them (Blender says "Inverse Kinematics").
-_IK_TYPES = {"IK": "IK", "SPLINE_IK": "Spline IK"}
+IK_TYPES = {"IK": "IK", "SPLINE_IK": "Spline IK"}
 
 
 def check_armature(obj: bpy.types.Object) -> None:
@@ -49,7 +49,7 @@ def check_armature(obj: bpy.types.Object) -> None:
 def solver_constraints(obj: bpy.types.Object) -> list[tuple[str, bpy.types.Constraint]]:
     """Every IK and Spline IK constraint on ``obj``'s bones, with its bone: read once per build."""
     return [(pose_bone.name, constraint) for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
-            if constraint.type in _IK_TYPES]
+            if constraint.type in IK_TYPES]
 
 
 def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions,
@@ -72,7 +72,7 @@ def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, o
         _check_extremity(obj, limb_plan, limb_plan.extremity, ours)
 
 
-def _moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
+def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
     """The bones an IK or Spline IK constraint on ``owner`` moves, nearest the owner first.
 
     As Blender's solvers count them: an IK without "Use Tail" starts at the owner's
@@ -87,11 +87,11 @@ def _moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) 
 
 
 def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str]) -> None:
-    moved = _moved_by(skeleton, owner, constraint)
+    moved = moved_by(skeleton, owner, constraint)
     bone = next((name for name in moved if name in guarded), None)
     if bone is None:
         return
-    kind = _IK_TYPES[constraint.type]
+    kind = IK_TYPES[constraint.type]
     if bone == owner:
         raise RigError(f"already has {'an' if kind[0] in 'AEIOU' else 'a'} {kind} constraint '{constraint.name}'",
                        bone=bone, hint="Delete that constraint, or rig another chain.")
@@ -137,7 +137,7 @@ def overridden_by_ik(obj: bpy.types.Object, limb_plan: LimbPlan, ours: Collectio
     for bone in limb_plan.chain:
         for constraint in obj.pose.bones[bone].constraints:
             if ((bone, constraint.name) in ours or constraint.mute or constraint.influence == 0.0
-                    or constraint.type in _IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
+                    or constraint.type in IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
                 continue
             notes.append(warning(
                 f"'{bone}' has its own {_type_name(constraint.type)} constraint '{constraint.name}': while IK is on, "

@@ -19,12 +19,13 @@ import numpy as np
 from mathutils import Matrix
 
 from .animation import bone_of_path, fcurve_owners
+from .checks import IK_TYPES, moved_by
 from .clips import enabled
+from .skeleton import read_skeleton
 
 # The channels a pose bone's matrix is made of.
 _CHANNELS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
 _ROTATION = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
-_IK_TYPES = ("IK", "SPLINE_IK")
 # A constraint's settings that turn it on or off.
 _SWITCHES = (".mute", ".enabled")
 
@@ -43,17 +44,11 @@ def _with_ancestors(obj: bpy.types.Object, names: Sequence[str]) -> list[str]:
 
 
 def _moved_by_ik(obj: bpy.types.Object) -> set[str]:
-    """The bones an enabled IK or Spline IK constraint moves: its owner and the bones above it in its chain."""
-    moved = set()
-    for pose_bone in obj.pose.bones:
-        for constraint in pose_bone.constraints:
-            if constraint.type in _IK_TYPES and enabled(constraint):
-                # Counted from the owner, one more than the chain: without its tail, the chain starts above it.
-                bone, count = pose_bone.bone, constraint.chain_count + 1 if constraint.chain_count > 0 else -1
-                while bone is not None and count != 0:
-                    moved.add(bone.name)
-                    bone, count = bone.parent, count - 1
-    return moved
+    """The bones an enabled IK or Spline IK constraint moves (its chain, as Blender's solvers count it)."""
+    skeleton = read_skeleton(obj)
+    return {name for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
+            if constraint.type in IK_TYPES and enabled(constraint)
+            for name in moved_by(skeleton, pose_bone.name, constraint)}
 
 
 def _harmless(path: str) -> bool:
