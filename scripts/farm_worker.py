@@ -67,14 +67,14 @@ def dask_setup(worker: object) -> None:
     from blender_startup import deferred_downloader
 
     with deferred_downloader():
-        from ik_rigger.batch import farm
-    farm.blender_ready()
+        from ik_rigger.batch import farm_tasks
+    farm_tasks.blender_ready()
 
 
 def serve(arguments: list[str]) -> None:
     """Be a Dask worker of the scheduler at ``arguments[0]`` in this Blender binary, until it closes.
 
-    Its event loop runs in Blender's main thread, as the worker's tasks must (see farm.rig_on_worker).
+    Its event loop runs in Blender's main thread, as the worker's tasks must (see farm_tasks.rig_on_worker).
     scripts/farm_blender.py has set its session and its core before Blender started.
     """
     # Blender's Python ignores PYTHONPATH (unless started with --python-use-system-env): Dask's
@@ -83,9 +83,9 @@ def serve(arguments: list[str]) -> None:
     sys.path[:0] = [path for path in (os.environ.get(SITE), str(root), str(root / "scripts")) if path]
     from distributed import Worker
 
-    from ik_rigger.batch import farm
+    from ik_rigger.batch import farm_tasks
 
-    farm.blender_ready()
+    farm_tasks.blender_ready()
 
     async def work() -> None:
         async with Worker(arguments[0], nthreads=1, dashboard=False) as worker:

@@ -26,6 +26,26 @@ def test_no_bare_except(path):
     assert not bare, f"bare except at lines {bare}"
 
 
+# The sizes the structure keeps to (issue of the layers): a module holds one job, a function one step.
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_product_module_or_function_outgrows_its_job():
+    """No module of the add-on over 500 lines, no function over 80: a larger one holds several jobs."""
+    large = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(ROOT)
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            large.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    (length := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES):
+                large.append(f"{name}: {node.name} is {length} lines")
+    assert not large, "split by job: " + "; ".join(large)
+
+
 @pytest.mark.parametrize("path", [path for layer in ("core", "parts", "limb")
                                   for path in sorted((PACKAGE / layer).glob("*.py"))],
                          ids=lambda path: f"{path.parent.name}/{path.name}")

@@ -26,7 +26,7 @@ from test_batch_safety import TEMP_MARK, _catch_temporary, _heavy, _worker_of, c
 
 distributed = pytest.importorskip("distributed")
 
-from ik_rigger.batch import farm  # noqa: E402
+from ik_rigger.batch import farm, farm_tasks  # noqa: E402
 from ik_rigger.batch.jobs import Job  # noqa: E402
 from ik_rigger.limb.config import Config  # noqa: E402
 
@@ -278,13 +278,13 @@ def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
     "output exists", as locally."""
     source = save_character(tmp_path / "in" / "a.blend")
     job = Job(str(source), str(tmp_path / "out" / "a.blend"))
-    first = farm.rig_staged(job, Config(), "run1", 0)
+    first = farm_tasks.rig_staged(job, Config(), "run1", 0)
     assert first.status == "rigged", first.error
     made = (tmp_path / "out" / "a.blend").stat()
-    again = farm.rig_staged(job, Config(), "run1", 0)
+    again = farm_tasks.rig_staged(job, Config(), "run1", 0)
     assert again == first
     assert (tmp_path / "out" / "a.blend").stat().st_mtime_ns == made.st_mtime_ns  # not rigged twice
-    other = farm.rig_staged(job, Config(), "run2", 0)
+    other = farm_tasks.rig_staged(job, Config(), "run2", 0)
     assert other.status == "failed" and "exists" in other.error
     farm._clean("run1", [job])
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["a.blend"]
@@ -292,7 +292,7 @@ def test_a_retried_task_gives_its_earlier_attempts_outcome(tmp_path):
 
 def test_a_file_a_worker_cannot_see_fails_naming_the_worker(tmp_path):
     job = Job(str(tmp_path / "elsewhere" / "a.blend"), str(tmp_path / "out" / "a.blend"))
-    result = farm.rig_staged(job, Config(), "run", 0)
+    result = farm_tasks.rig_staged(job, Config(), "run", 0)
     assert result.status == "failed"
     assert f"is not there on worker {socket.gethostname()}" in result.error and "same paths" in result.error
     assert not (tmp_path / "out").exists()

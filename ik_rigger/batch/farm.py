@@ -1,7 +1,7 @@
 """The batch on a Dask cluster: one task per file, rigged by the Blender of a worker process.
 
 ``--scheduler ADDRESS`` (``submit``, from ``command``) plans the run as a local one does, sends
-each file to the cluster as a task (``rig_on_worker``) and takes the results as they come,
+each file to the cluster as a task (``farm_tasks.rig_on_worker``) and takes the results as they come,
 with the same progress, summary, report and exit codes. Files live on storage every worker
 sees, at the same paths. See docs/farm.md.
 
@@ -14,9 +14,10 @@ rather than rigging again or failing on "output exists". The submitter removes t
 files, the records and what a killed worker was writing at the end of the run.
 
 An interrupted submitter cancels the tasks no worker has begun and marks the run stopped in
-each output folder (``_stop_mark``); a worker rigging a file of the run sees the mark and
-stops that file as a local run's interrupt does (``_StopWatch``), and the submitter takes
-those results before it writes the report.
+each output folder (``farm_tasks.stop_mark``); a worker rigging a file of the run sees the mark
+and stops that file as a local run's interrupt does, and the submitter takes those results
+before it writes the report. A worker that lost its scheduler begins no file of the run and
+puts none in place.
 
 Nothing here imports Blender or Dask at import time: the worker side loads Blender when its
 first task comes (or its preload, scripts/farm_worker.py), the submit side Dask when it runs.
@@ -25,20 +26,17 @@ first task comes (or its preload, scripts/farm_worker.py), the submit side Dask 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import os
-import signal
-import socket
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .farm_tasks import STAGE, STOP_GRACE_SECONDS, made_earlier, output_of, rig_on_worker, stop_mark
 
 if TYPE_CHECKING:
     from ..limb.config import Config
@@ -50,13 +48,8 @@ CONNECT_SECONDS = 30
 # How long the submitter waits for a worker, before the first file and whenever none is left
 # (--worker-wait).
 WORKER_WAIT_SECONDS = 60.0
-# How long a worker lets a file it was told to stop go on (its Blender in a call that does not
-# come back to Python) before it ends its own process, which Dask replaces.
-STOP_GRACE_SECONDS = 10.0
 # How long an interrupted submitter waits for the files being rigged to stop: past that grace.
 _STOPPING_SECONDS = STOP_GRACE_SECONDS + 50
-# What marks a run's staged files, records and their temporaries beside the outputs.
-_STAGE = "ik_rigger-farm-"
 
 
 def _connect(address: str) -> Any:
@@ -114,7 +107,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             progress.finish()
             # A file put in place by a task after its answer came (its scheduler gone): rigged.
             for index, result in list(results.items()):
-                if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
+                if result.status not in ("rigged", "planned") and (made := made_earlier(jobs[index], token, index)):
                     results[index] = made
             _clean(token, jobs)
         return conclude(args, jobs, inputs, results, {}, started, stop, {
@@ -161,7 +154,7 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
     from .pool import _largest_first
     from .saving import interrupts_held
 
-    futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{_STAGE}{token}-{index}",
+    futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{STAGE}{token}-{index}",
                              pure=False): index for index, job in _largest_first(jobs)}
     recorded: set[int] = set()
     stopping: set[int] = set()  # the files being rigged when the interrupt came
@@ -175,7 +168,7 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
         if index in recorded:
             return
         result = answer if isinstance(answer, FileResult) else _outcome(future, answer, jobs[index])
-        if result.status not in ("rigged", "planned") and (made := _made_earlier(jobs[index], token, index)):
+        if result.status not in ("rigged", "planned") and (made := made_earlier(jobs[index], token, index)):
             result = made  # stopped, dropped or given up once its file was in place: the file is rigged
         elif index in stopping and result.status in ("failed", "not started"):  # its worker stopped, or died
             result.status, result.error = "interrupted", "stopped by the interrupt"
@@ -298,7 +291,7 @@ def _clean(token: str, jobs: Iterable[Job]) -> None:
     temporary files of a worker killed while it wrote one."""
     from .saving import clean_stale
 
-    mark = f"{_STAGE}{token}-"
+    mark = f"{STAGE}{token}-"
     for folder in _folders(jobs):
         try:
             entries = list(os.scandir(folder))
@@ -314,16 +307,16 @@ def _clean(token: str, jobs: Iterable[Job]) -> None:
 
 def _folders(jobs: Iterable[Job]) -> list[Path]:
     """The folders the jobs write in."""
-    return sorted({_target(job).parent for job in jobs})
+    return sorted({output_of(job).parent for job in jobs})
 
 
 def _mark_stopped(jobs: list[Job], token: str) -> None:
     """Mark the run stopped in each folder it writes in: a worker that rigs one of its files stops it
-    (``_StopWatch``), and one that takes one up begins nothing."""
+    (``farm_tasks``), and one that takes one up begins nothing."""
     for folder in _folders(job for job in jobs if not job.dry_run):
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            _stop_mark(folder, token).touch()
+            stop_mark(folder, token).touch()
         except OSError:  # a folder no task can write in either
             pass
 
@@ -334,175 +327,3 @@ def _let_workers_stop() -> None:
     print(f"ik_rigger: waiting {STOP_GRACE_SECONDS + 1:g} s for the workers to stop this run's files",
           file=sys.stderr, flush=True)
     time.sleep(STOP_GRACE_SECONDS + 1)
-
-
-def _stop_mark(folder: Path, token: str) -> Path:
-    """The file that tells a run's tasks in ``folder`` that the run was interrupted."""
-    return folder / f".{_STAGE}{token}-stop"
-
-
-def _target(job: Job) -> Path:
-    """The file a job writes: its output, or in place the file its input points to."""
-    return Path(os.path.realpath(job.input)) if job.in_place else Path(job.output)
-
-
-def _staged(job: Job, token: str, index: int) -> Path:
-    """The file a task rigs into before it links it into place; its record beside it, as .json."""
-    return _target(job).parent / f".{_STAGE}{token}-{index}.blend"
-
-
-def _made_earlier(job: Job, token: str, index: int) -> FileResult | None:
-    """The result an attempt of this task recorded, when the output is the very file it staged
-    (the same inode): that attempt put it in place, whatever came to it afterwards."""
-    from .pool import _result_from_json
-
-    staged = _staged(job, token, index)
-    try:
-        if os.path.samefile(staged, _target(job)):
-            return _result_from_json(json.loads(staged.with_suffix(".json").read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _worker_name() -> str:
-    from distributed import get_worker
-
-    try:
-        return f"{socket.gethostname()} ({get_worker().address})"
-    except ValueError:  # run outside a worker
-        return socket.gethostname()
-
-
-# Whether this process has registered IK Rigger for the tasks it runs.
-_registered: list[bool] = []
-
-
-def blender_ready() -> None:
-    """Load Blender and register IK Rigger in this process, once (a worker's preload, or its first task)."""
-    if not _registered:
-        from .. import register
-
-        register()
-        _registered.append(True)
-
-
-async def rig_on_worker(job: Job, config: Config, token: str, index: int) -> FileResult:
-    """One file, on a worker. A coroutine function so that Dask runs it on the worker's main thread,
-    the only one Blender runs in (it crashes opening a file in another): the worker's event loop
-    waits for the file, as its one thread would. An interrupted run stops it (``_StopWatch``)."""
-    from .jobs import FileResult, Interrupted
-
-    blender_ready()
-    watch = _StopWatch(_stop_mark(_target(job).parent, token))
-    try:
-        try:
-            return rig_staged(job, config, token, index)
-        finally:
-            watch.end()
-    except Interrupted:
-        watch.end()
-        if made := _made_earlier(job, token, index):  # stopped once the file was in place: rigged
-            return made
-        staged = _staged(job, token, index)
-        staged.unlink(missing_ok=True)
-        staged.with_suffix(".json").unlink(missing_ok=True)
-        return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
-
-
-# The watch over the file this worker process rigs, if any (see _StopWatch).
-_watching: list[_StopWatch] = []
-
-
-def _stop_requested(signum: int, frame: object) -> None:
-    """SIGUSR1, as _StopWatch sends it to the main thread: stop the file at hand."""
-    from .saving import interrupt
-
-    if _watching and _watching[0].active:
-        interrupt(signum)
-
-
-class _StopWatch:
-    """While a worker rigs a file: a thread that looks for the run's stop mark and, once the
-    submitter is interrupted, stops the file as a local run's interrupt does: ``Interrupted`` in
-    the main thread, where Blender runs (a save in progress is finished or undone, its temporary
-    files removed). A file still going STOP_GRACE_SECONDS later (its Blender in a call that does
-    not come back to Python) ends with the worker process: it must not finish behind the
-    submitter's back."""
-
-    def __init__(self, mark: Path) -> None:
-        self.active = True
-        self.lock = threading.Lock()
-        self.ended = threading.Event()
-        if signal.getsignal(signal.SIGUSR1) is not _stop_requested:
-            signal.signal(signal.SIGUSR1, _stop_requested)
-        _watching[:] = [self]
-        threading.Thread(target=self._watch, args=(mark,), daemon=True).start()
-
-    def _watch(self, mark: Path) -> None:
-        while not self.ended.wait(0.2):
-            if mark.exists():
-                break
-        else:
-            return
-        with self.lock:
-            if not self.active:
-                return
-            # A signal, as a local run's interrupt is one: Python runs its handler in the main
-            # thread, and a wait of Python's own there (a sleep, a pipe) is cut short for it.
-            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
-        if not self.ended.wait(STOP_GRACE_SECONDS):
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def end(self) -> None:
-        """The file is done: no stop is raised for it any more."""
-        with self.lock:
-            self.active = False
-        self.ended.set()
-
-
-def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
-    """Rig ``job`` as a local run does, through a staged file, so that any attempt of this task
-    gives the same outcome (see the module's docstring)."""
-    from ..core.errors import RigError
-    from .jobs import FileResult, input_format
-    from .rig_file import check_target, new_result, rig_file
-    from .saving import save_atomically
-
-    if not os.path.exists(job.input):
-        return FileResult(
-            job.input, job.output, error=f"'{job.input}' is not there on worker {_worker_name()}: every worker must "
-            "see the files at the same paths (shared storage)")
-    target = _target(job)
-    if _stop_mark(target.parent, token).exists():
-        return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
-    if job.dry_run:
-        return rig_file(job, config)
-    if earlier := _made_earlier(job, token, index):
-        return earlier
-    staged = _staged(job, token, index)
-    made = staged.with_suffix(".json")
-    result = new_result(job)
-    try:
-        check_target(job, Path(job.input), target, input_format(Path(job.input)))
-    except RigError as error:
-        result.error = error.message
-        return result
-    rig_file(replace(job, output=str(staged), in_place=False, overwrite=True), config, result)
-    result.output = job.output
-    if result.status != "rigged":
-        staged.unlink(missing_ok=True)
-        return result
-
-    def write_record(temporary: Path) -> None:
-        temporary.write_text(json.dumps(asdict(result)), encoding="utf-8")
-
-    try:
-        save_atomically(made, write_record, keep_backup=False)
-        save_atomically(target, lambda temporary: os.link(staged, temporary), keep_backup=job.in_place,
-                        overwrite=job.overwrite or job.in_place)
-    except OSError as error:
-        staged.unlink(missing_ok=True)
-        made.unlink(missing_ok=True)
-        result.status, result.error = "failed", f"'{error.filename or target}': {error.strerror or error}"
-    return result
