@@ -79,6 +79,16 @@ class BoneInfo:
     z_axis: Vector
     connected: bool = False
 
+    @classmethod
+    def read(cls, name: str, parent: str | None, head: Vector, tail: Vector, x_axis: Vector, z_axis: Vector,
+             connected: bool) -> BoneInfo:
+        """``BoneInfo(...)``, made without the frozen dataclass's ``__init__`` (a guarded setattr per
+        field), which was the most of reading an armature of hundreds of bones."""
+        info = object.__new__(cls)
+        info.__dict__.update(name=name, parent=parent, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis,
+                             connected=connected)
+        return info
+
     @property
     def length(self) -> float:
         return (self.tail - self.head).length
