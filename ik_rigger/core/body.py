@@ -69,11 +69,7 @@ def _segments(skeleton: Skeleton) -> list[tuple[Vector, Vector]]:
     point anywhere but the next joint. A bone with no child, or with several, has
     only its tail to say where it goes.
     """
-    children: dict[str, list[BoneInfo]] = {}
-    for bone in skeleton.bones.values():
-        if bone.parent is not None:
-            children.setdefault(bone.parent, []).append(bone)
-    return [(bone.head, _lead(bone, children.get(bone.name, ()))) for bone in skeleton.bones.values()]
+    return [(bone.head, _lead(bone, skeleton.children(bone.name))) for bone in skeleton.bones.values()]
 
 
 def _lead(bone: BoneInfo, below: Sequence[BoneInfo]) -> Vector:

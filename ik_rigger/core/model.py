@@ -112,10 +112,13 @@ class Skeleton:
     front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
     # What detection has read of the bones' names (``core.detect``), kept for every later
     # reading of this skeleton (a limb's planning reads them again); a skeleton made from
-    # this one (``without``) starts its own.
+    # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)
+    # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Measures of the whole body (``core.body``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Each parent's children (None's: the roots), indexed on the first ``children`` call, not scanned for each.
+    _below: dict[str | None, list[BoneInfo]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones
@@ -124,7 +127,11 @@ class Skeleton:
         return self.bones[name]
 
     def children(self, name: str) -> list[BoneInfo]:
-        return [bone for bone in self.bones.values() if bone.parent == name]
+        below = self._below
+        if not below:
+            for bone in self.bones.values():
+                below.setdefault(bone.parent, []).append(bone)
+        return list(below.get(name, ()))
 
     def ancestors(self, name: str) -> Iterator[str]:
         """Parent, grandparent, ... of ``name``, nearest first."""
@@ -144,8 +151,18 @@ class Skeleton:
         return [name, *islice(self.ancestors(name), count - 1)]
 
     def without(self, names: Collection[str]) -> Skeleton:
-        """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
+        """The skeleton less the named bones (a limb's made bones, when planning its rebuild); itself,
+        with all it has read, when it has none of them."""
+        if not any(name in self.bones for name in names):
+            return self
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
+
+    def moved(self, bones: dict[str, BoneInfo]) -> Skeleton:
+        """The skeleton with ``bones``, the same names and parents in other places (``core.orient``):
+        the names read so far hold; the body's measures are taken again."""
+        moved = replace(self, bones=bones)
+        moved.read_names.update(self.read_names)
+        return moved
 
 
 def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
