@@ -116,14 +116,16 @@ def options(**values: object) -> LimbOptions:
     return chosen
 
 
+_OPTION_NAMES = frozenset(field.name for field in fields(LimbOptions))
+
+
 def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
     """Build options from keyword values, and a note for each name an earlier release used."""
     values, notes = current_keys(given)
-    known = {field.name for field in fields(LimbOptions)}
     for key in values:
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
+        if key not in _OPTION_NAMES:
+            close = difflib.get_close_matches(key, sorted(_OPTION_NAMES), n=1)
+            hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(_OPTION_NAMES))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
     chosen = LimbOptions(**values)  # type: ignore[arg-type]
     check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
