@@ -60,7 +60,9 @@ def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
     a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
     bones = obj.data.bones
     for new in planned:
-        bones[new.name].hide = new.hidden
+        bone = bones[new.name]
+        if bone.hide != new.hidden:  # a change costs more than a look
+            bone.hide = new.hidden
 
 
 def log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
