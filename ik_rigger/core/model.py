@@ -117,8 +117,10 @@ class Skeleton:
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Measures of the whole body (``core.body``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # Each parent's children (None's: the roots), indexed on the first ``children`` call, not scanned for each.
+    # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
+    # (``children``, ``only_children``) rather than scanned for at each.
     _below: dict[str | None, list[BoneInfo]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _only: dict[str, BoneInfo] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones
@@ -127,11 +129,21 @@ class Skeleton:
         return self.bones[name]
 
     def children(self, name: str) -> list[BoneInfo]:
+        return list(self._children_index().get(name, ()))
+
+    def only_children(self) -> dict[str, BoneInfo]:
+        """Each bone that has a single child, to that child."""
+        self._children_index()
+        return self._only
+
+    def _children_index(self) -> dict[str | None, list[BoneInfo]]:
         below = self._below
         if not below:
             for bone in self.bones.values():
                 below.setdefault(bone.parent, []).append(bone)
-        return list(below.get(name, ()))
+            self._only.update((name, children[0]) for name, children in below.items()
+                              if name is not None and len(children) == 1)
+        return below
 
     def ancestors(self, name: str) -> Iterator[str]:
         """Parent, grandparent, ... of ``name``, nearest first."""
