@@ -211,7 +211,8 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
             bone = placed[new.name]
             if new.roll_like is not None:
                 bone.roll = (placed.get(new.roll_like) or edit_bones[new.roll_like]).roll
-            bone.hide_select = not new.selectable
+            if not new.selectable or new.name in reused:  # Blender makes a bone selectable
+                bone.hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:

@@ -107,8 +107,8 @@ def take_shapes(obj: bpy.types.Object, names: Iterable[str], journal: Journal) -
 
 def drop_unused() -> None:
     """Remove shape objects no bone uses any more, and their collection once empty."""
-    used = {bone.custom_shape for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.pose is not None
-            for bone in obj.pose.bones if bone.custom_shape is not None}
+    used = {shape for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.pose is not None
+            for bone in obj.pose.bones if (shape := bone.custom_shape) is not None}
     for obj in [obj for obj in bpy.data.objects if obj.get(MARK) and obj not in used and obj.library is None]:
         mesh = obj.data
         bpy.data.objects.remove(obj)
