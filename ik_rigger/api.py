@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import ParamSpec, TypeVar
 
@@ -116,14 +116,16 @@ def options(**values: object) -> LimbOptions:
     return chosen
 
 
+_OPTION_NAMES = frozenset(field.name for field in fields(LimbOptions))
+
+
 def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
     """Build options from keyword values, and a note for each name an earlier release used."""
     values, notes = current_keys(given)
-    known = {field.name for field in fields(LimbOptions)}
     for key in values:
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(known))}."
+        if key not in _OPTION_NAMES:
+            close = difflib.get_close_matches(key, sorted(_OPTION_NAMES), n=1)
+            hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(_OPTION_NAMES))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
     chosen = LimbOptions(**values)  # type: ignore[arg-type]
     check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
@@ -141,7 +143,7 @@ def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     )
 
 
-def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: set[str]) -> Limb:
+def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str]) -> Limb:
     """A limb just built, read from its plan: what ``_limb`` would find, without looking for it."""
     made = {new.role: new.name for new in plan.new_bones}
     handle = obj.pose.bones[plan.handle]
@@ -197,8 +199,8 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
     them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
     plans = build_limbs(obj, requests, skeleton)
-    names = set(obj.data.bones.keys())
-    return [_built(obj, plan, chosen, names) for plan, (_, chosen) in zip(plans, requests)]
+    # The bones looked up by name where a name's side depends on the others: no set of them all to make.
+    return [_built(obj, plan, chosen, obj.data.bones) for plan, (_, chosen) in zip(plans, requests)]
 
 
 @_takes_armature

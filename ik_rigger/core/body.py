@@ -13,8 +13,6 @@ the last resort.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from mathutils import Vector
 
 from . import naming
@@ -69,39 +67,43 @@ def _segments(skeleton: Skeleton) -> list[tuple[Vector, Vector]]:
     point anywhere but the next joint. A bone with no child, or with several, has
     only its tail to say where it goes.
     """
-    children: dict[str, list[BoneInfo]] = {}
-    for bone in skeleton.bones.values():
-        if bone.parent is not None:
-            children.setdefault(bone.parent, []).append(bone)
-    return [(bone.head, _lead(bone, children.get(bone.name, ()))) for bone in skeleton.bones.values()]
+    only = skeleton.only_children()
+    return [(bone.head, _lead(bone, only.get(bone.name))) for bone in skeleton.bones.values()]
 
 
-def _lead(bone: BoneInfo, below: Sequence[BoneInfo]) -> Vector:
-    if len(below) == 1 and (below[0].head - bone.head).length > _EPSILON:
-        return below[0].head
+def _lead(bone: BoneInfo, only_child: BoneInfo | None) -> Vector:
+    if only_child is not None and (only_child.head - bone.head).length > _EPSILON:
+        return only_child.head
     return bone.tail
 
 
-def _feet_limit(segments: list[tuple[Vector, Vector]], up: Vector) -> float | None:
-    """The height along ``up`` below which the joints are the feet's (the lowest ``FEET_HEIGHT``
-    of the body's height); None for a skeleton without height."""
-    heights = [point.dot(up) for segment in segments for point in segment]
+def _feet_limit(heights: list[float]) -> float | None:
+    """The height below which the joints are the feet's (the lowest ``FEET_HEIGHT`` of the body's
+    height), from the heights of the segments' ends; None for a skeleton without height."""
     if not heights or max(heights) - min(heights) < _EPSILON:
         return None
     return min(heights) + FEET_HEIGHT * (max(heights) - min(heights))
 
 
+def _end_heights(skeleton: Skeleton, up: Vector) -> list[float]:
+    """The heights along ``up`` of the segments' ends (``_segments``), without making the segments:
+    every head, and the tails that end a segment (one that ends at its child's head ends at a head)."""
+    bones, only = skeleton.bones.values(), skeleton.only_children()
+    return [bone.head.dot(up) for bone in bones] + [
+        bone.tail.dot(up) for bone in bones if _lead(bone, only.get(bone.name)) is bone.tail]
+
+
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
     if "feet_limit" not in skeleton.measures:
-        skeleton.measures["feet_limit"] = _feet_limit(_segments(skeleton), skeleton.up)
+        skeleton.measures["feet_limit"] = _feet_limit(_end_heights(skeleton, skeleton.up))
     limit = skeleton.measures["feet_limit"]
     return limit is not None and point.dot(skeleton.up) <= limit
 
 
 def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
     """Where the bones near the ground point, along the ground, if they agree."""
-    limit = _feet_limit(segments, up)
+    limit = _feet_limit([point.dot(up) for segment in segments for point in segment])
     if limit is None:
         return None
     total = Vector((0.0, 0.0, 0.0))
@@ -134,4 +136,4 @@ def _front_from_head(segments: list[tuple[Vector, Vector]], up: Vector) -> Vecto
 
 def leads_to(skeleton: Skeleton, name: str) -> Vector:
     """The joint bone ``name`` leads to: its only child's head, else its own tail (see ``_segments``)."""
-    return _lead(skeleton[name], skeleton.children(name))
+    return _lead(skeleton[name], skeleton.only_children().get(name))

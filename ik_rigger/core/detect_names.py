@@ -3,6 +3,7 @@ generated-rig prefix (see ``core.detect``)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container
 from dataclasses import dataclass, replace
@@ -71,7 +72,13 @@ _COPY = re.compile(r"__\d+_$")
 
 
 def _read_name(name: str, known: Container[str]) -> Name:
-    parts = naming.split_side(name, known)
+    return _read_split(name, naming.split_side(name, known))
+
+
+# Detection and planning read the same names again, of one armature and of the next: a name
+# with its sides split reads the same, so it is read once.
+@functools.lru_cache(maxsize=8192)
+def _read_split(name: str, parts: naming.SideName) -> Name:
     rest = naming.english(parts.base)
     generated = _GENERATED.match(rest)
     if generated:

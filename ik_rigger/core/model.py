@@ -79,6 +79,16 @@ class BoneInfo:
     z_axis: Vector
     connected: bool = False
 
+    @classmethod
+    def read(cls, name: str, parent: str | None, head: Vector, tail: Vector, x_axis: Vector, z_axis: Vector,
+             connected: bool) -> BoneInfo:
+        """``BoneInfo(...)``, made without the frozen dataclass's ``__init__`` (a guarded setattr per
+        field): reading an armature makes hundreds, and that ``__init__`` was a third of the read."""
+        info = object.__new__(cls)
+        info.__dict__.update(name=name, parent=parent, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis,
+                             connected=connected)
+        return info
+
     @property
     def length(self) -> float:
         return (self.tail - self.head).length
@@ -102,10 +112,15 @@ class Skeleton:
     front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
     # What detection has read of the bones' names (``core.detect``), kept for every later
     # reading of this skeleton (a limb's planning reads them again); a skeleton made from
-    # this one (``without``) starts its own.
+    # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)
+    # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Measures of the whole body (``core.body``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
+    # (``children``, ``only_children``) rather than scanned for at each.
+    _below: dict[str | None, list[BoneInfo]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _only: dict[str, BoneInfo] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __contains__(self, name: str) -> bool:
         return name in self.bones
@@ -114,7 +129,21 @@ class Skeleton:
         return self.bones[name]
 
     def children(self, name: str) -> list[BoneInfo]:
-        return [bone for bone in self.bones.values() if bone.parent == name]
+        return list(self._children_index().get(name, ()))
+
+    def only_children(self) -> dict[str, BoneInfo]:
+        """Each bone that has a single child, to that child."""
+        self._children_index()
+        return self._only
+
+    def _children_index(self) -> dict[str | None, list[BoneInfo]]:
+        below = self._below
+        if not below:
+            for bone in self.bones.values():
+                below.setdefault(bone.parent, []).append(bone)
+            self._only.update((name, children[0]) for name, children in below.items()
+                              if name is not None and len(children) == 1)
+        return below
 
     def ancestors(self, name: str) -> Iterator[str]:
         """Parent, grandparent, ... of ``name``, nearest first."""
@@ -134,8 +163,18 @@ class Skeleton:
         return [name, *islice(self.ancestors(name), count - 1)]
 
     def without(self, names: Collection[str]) -> Skeleton:
-        """The skeleton less the named bones (a limb's made bones, when planning its rebuild)."""
+        """The skeleton less the named bones (a limb's made bones, when planning its rebuild); itself,
+        with all it has read, when it has none of them."""
+        if not any(name in self.bones for name in names):
+            return self
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
+
+    def moved(self, bones: dict[str, BoneInfo]) -> Skeleton:
+        """The skeleton with ``bones``, the same names and parents in other places (``core.orient``):
+        the names read so far hold; the body's measures are taken again."""
+        moved = replace(self, bones=bones)
+        moved.read_names.update(self.read_names)
+        return moved
 
 
 def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:

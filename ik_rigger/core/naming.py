@@ -14,6 +14,7 @@ side where Blender's own X-mirror tools look for it (``foot_IK.L``).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Container, Iterable
@@ -138,6 +139,16 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     when the other side's name is among ``known_names``: alone, ``leg`` would read as
     "l" + "eg".
     """
+    split, glued, other = _split_alone(name)
+    return glued if glued is not None and other in known_names else split
+
+
+# Planning, detection and the panel split the same names again and again, of one armature and
+# of the next: what a name alone says is read once.
+@functools.lru_cache(maxsize=8192)
+def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
+    """``split_side`` of ``name`` as far as the name alone says; for a glued side that holds only
+    when the other side's name exists, also the split with it and that other name."""
     match = _NAMESPACE.match(name)
     namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
     for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
@@ -145,14 +156,17 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
         match = pattern.match(rest)
         if match:
             if is_prefix:
-                return SideName(namespace, match["side"], match["base"], "")
-            return SideName(namespace, "", match["base"], match["side"])
+                return SideName(namespace, match["side"], match["base"], ""), None, ""
+            return SideName(namespace, "", match["base"], match["side"]), None, ""
+    plain = SideName(namespace, "", rest, "")
     match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
     if match:
         side, base = match["side"], match["base"]
-        if base.lower().startswith(LIMB_WORDS) or f"{namespace}{_FLIP[side]}{base}" in known_names:
-            return SideName(namespace, side, base, "")
-    return SideName(namespace, "", rest, "")
+        glued = SideName(namespace, side, base, "")
+        if base.lower().startswith(LIMB_WORDS):
+            return glued, None, ""
+        return plain, glued, f"{namespace}{_FLIP[side]}{base}"
+    return plain, None, ""
 
 
 def english(text: str) -> str:

@@ -74,4 +74,4 @@ def applied(skeleton: Skeleton, edits: Mapping[str, tuple[Vector, Vector]]) -> S
         y_axis = (tail - bones[name].head).normalized()
         bones[name] = replace(bones[name], tail=tail, x_axis=geometry.cross(y_axis, z_axis).normalized(),
                               z_axis=z_axis)
-    return replace(skeleton, bones=bones)
+    return skeleton.moved(bones)

@@ -91,23 +91,26 @@ def schema() -> Iterator[Declared]:
     return iter(_SCHEMA)
 
 
+# The keys of earlier releases: each option's old names, and the keys parts retired (with why).
+_RENAMED = {old: declared.name for declared in _SCHEMA for old in declared.option.old_names}
+_RETIRED = {key: why for part in PARTS for key, why in part.retired.items()}
+
+
 def current_keys(values: Mapping[str, Any], where: str = "") -> tuple[dict[str, Any], list[str]]:
     """``values`` keyed by today's option names, and a note for each key an earlier release used.
 
     A key an option had before (``Option.old_names``) is read as that option; one a part retired
     (``Part.retired``) is dropped. Other keys pass as they are, for the caller to check.
     """
-    renamed = {old: declared.name for declared in schema() for old in declared.option.old_names}
-    retired = {key: why for part in PARTS for key, why in part.retired.items()}
     place = f"{where}: " if where else ""
     current: dict[str, Any] = {}
     given: dict[str, str] = {}  # option -> the key that set it
     notes = []
     for key, value in values.items():
-        if key in retired:
-            notes.append(f"{place}'{key}' is an option of an earlier release, left unused: {retired[key]}")
+        if key in _RETIRED:
+            notes.append(f"{place}'{key}' is an option of an earlier release, left unused: {_RETIRED[key]}")
             continue
-        name = renamed.get(key, key)
+        name = _RENAMED.get(key, key)
         if name in given:
             raise RigError(f"{place}'{given[name]}' and '{key}' both set the option {name}",
                            hint=f"Keep only '{name}' (the other is its name in an earlier release).")

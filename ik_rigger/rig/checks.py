@@ -48,8 +48,9 @@ def check_armature(obj: bpy.types.Object) -> None:
 
 def solver_constraints(obj: bpy.types.Object) -> list[tuple[str, bpy.types.Constraint]]:
     """Every IK and Spline IK constraint on ``obj``'s bones, with its bone: read once per build."""
-    return [(pose_bone.name, constraint) for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
-            if constraint.type in IK_TYPES]
+    # Most bones have no constraint: an empty stack is passed over without starting to iterate it.
+    return [(pose_bone.name, constraint) for pose_bone in obj.pose.bones if (stack := pose_bone.constraints)
+            for constraint in stack if constraint.type in IK_TYPES]
 
 
 def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions,

@@ -33,4 +33,7 @@ def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: 
         constraint.pole_target = obj if planned.pole_subtarget else None
         constraint.pole_subtarget = planned.pole_subtarget
     for key, value in planned.settings:
-        setattr(constraint, key, value)
+        # Setting one checks the constraint again and tags the armature, a look costs far less: a value
+        # it has already (Blender's default, on a new one) is left.
+        if getattr(constraint, key) != value:
+            setattr(constraint, key, value)

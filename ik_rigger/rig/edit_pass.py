@@ -94,29 +94,37 @@ def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
 
 
 def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
-                     journal: Journal) -> dict[str, bpy.types.EditBone]:
+                     journal: Journal,
+                     collections: dict[str, bpy.types.BoneCollection] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
-    with their rig's ``uid`` and role, then parented. Returns them by name."""
+    with their rig's ``uid`` and role, then parented. Returns them by name. ``collections`` keeps
+    IK Rigger's bone collections by name across the calls of one build."""
     armature = obj.data
     edit_bones = armature.edit_bones
-    collections: dict[str, bpy.types.BoneCollection] = {}
+    if collections is None:
+        collections = {}
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
     for new in planned:
-        if new.name in reused:
+        made = new.name not in reused
+        if made:
+            # Blender makes a bone unconnected, shown, of the default colour and in no collection:
+            # only what differs is set.
+            bone = new_bone(journal, edit_bones, new.name)
+        else:
             bone = edit_bones[new.name]
             log_bone(journal, armature, bone)
-        else:
-            bone = new_bone(journal, edit_bones, new.name)
-        bone.use_connect = False
+            bone.use_connect = False
+            for collection in list(bone.collections):
+                collection.unassign(bone)
         bone.head = new.head
         bone.tail = new.tail
         bone.align_roll(new.z_axis)
         bone.use_deform = False
-        bone.color.palette = new.palette
-        bone.hide = new.hidden
-        for collection in list(bone.collections):
-            collection.unassign(bone)
+        if not made or new.palette != "DEFAULT":
+            bone.color.palette = new.palette
+        if not made or new.hidden:
+            bone.hide = new.hidden
         if new.collection not in collections:
             attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
                 else "mechanism_collection"
@@ -125,7 +133,10 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         records.mark(bone, uid, new.role)
         placed[new.name] = bone
     for new in planned:
-        placed[new.name].parent = None if new.parent is None else placed.get(new.parent) or edit_bones[new.parent]
+        if new.parent is not None:
+            placed[new.name].parent = placed.get(new.parent) or edit_bones[new.parent]
+        elif new.name in reused:
+            placed[new.name].parent = None
     return placed
 
 
@@ -189,17 +200,19 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
     originals = {name: (head, tail, roll) for entry in rebuilt.values() for name, head, tail, roll in entry.prebent}
     uids = []
     notes: dict[int, list[str]] = {}
+    collections: dict[str, bpy.types.BoneCollection] = {}
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
         uid = entry.uid if entry is not None else _new_uid(obj, journal)
         uids.append(uid)
         reused = set(entry.parts.made.values()) if entry is not None else set()
-        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal)
+        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections)
         for new in limb_plan.new_bones:
             bone = placed[new.name]
             if new.roll_like is not None:
                 bone.roll = (placed.get(new.roll_like) or edit_bones[new.roll_like]).roll
-            bone.hide_select = not new.selectable
+            if not new.selectable or new.name in reused:  # Blender makes a bone selectable
+                bone.hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:

@@ -60,7 +60,9 @@ def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
     a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
     bones = obj.data.bones
     for new in planned:
-        bones[new.name].hide = new.hidden
+        bone = bones[new.name]
+        if bone.hide != new.hidden:  # a change costs more than a look
+            bone.hide = new.hidden
 
 
 def log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
@@ -243,7 +245,8 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
-        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
+        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal,
+                           set(entry.parts.made.values()) if entry is not None else ())
     else:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options)

@@ -10,7 +10,7 @@ A custom shape is plain Blender data: it shows where IK Rigger is not installed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 import bpy
 
@@ -74,21 +74,24 @@ def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
     bpy.data.meshes.remove(mesh)
 
 
-def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Scene, journal: Journal) -> None:
-    """Pose or Object mode: the made controls (role -> bone) get their custom shapes."""
+def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Scene, journal: Journal,
+                kept: Container[str]) -> None:
+    """Pose or Object mode: the made controls (role -> bone) get their custom shapes. Only those in
+    ``kept`` (a rebuilt limb's own) had one before to give back: a rollback deletes the others."""
     declared = parts.shapes()  # what each control looks like (role -> shape), as the parts declare
     for role, name in made.items():
         if role not in declared:
             continue
         pose_bone = obj.pose.bones[name]
-        before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
+        if name in kept:
+            before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
 
-        def undo(name: str = name, before: tuple = before) -> None:
-            restored = obj.pose.bones.get(name)
-            if restored is not None:
-                restored.custom_shape, restored.custom_shape_scale_xyz = before
+            def undo(name: str = name, before: tuple = before) -> None:
+                restored = obj.pose.bones.get(name)
+                if restored is not None:
+                    restored.custom_shape, restored.custom_shape_scale_xyz = before
 
-        journal.data(undo)
+            journal.data(undo)
         pose_bone.custom_shape = shape(role, scene, journal)
         size = declared[role].size
         pose_bone.custom_shape_scale_xyz = (size, size, size)
@@ -107,8 +110,8 @@ def take_shapes(obj: bpy.types.Object, names: Iterable[str], journal: Journal) -
 
 def drop_unused() -> None:
     """Remove shape objects no bone uses any more, and their collection once empty."""
-    used = {bone.custom_shape for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.pose is not None
-            for bone in obj.pose.bones if bone.custom_shape is not None}
+    used = {shape for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.pose is not None
+            for bone in obj.pose.bones if (shape := bone.custom_shape) is not None}
     for obj in [obj for obj in bpy.data.objects if obj.get(MARK) and obj not in used and obj.library is None]:
         mesh = obj.data
         bpy.data.objects.remove(obj)
