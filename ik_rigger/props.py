@@ -107,15 +107,16 @@ class LimbSettings:
             else:
                 layout.prop(self, declared.name)
 
-    def set_options(self, values: options.LimbOptions) -> None:
+    def set_options(self, values: options.LimbOptions, fresh: bool = False) -> None:
         """Store core's plain options in these settings.
 
         Only values that differ are written: an unset property costs nothing, and
-        Blender copies every stored one on each update of the object.
+        Blender copies every stored one on each update of the object. ``fresh``: these
+        settings were just made, each at its default, so they need not be read.
         """
         for declared in options.schema():
             value = getattr(values, declared.name)
-            if getattr(self, declared.name) != value:
+            if value != (declared.default if fresh else getattr(self, declared.name)):
                 setattr(self, declared.name, value)
 
 

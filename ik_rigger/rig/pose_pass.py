@@ -249,7 +249,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
                            set(entry.parts.made.values()) if entry is not None else ())
     else:
         shapes.take_shapes(obj, made.values(), journal)
-    limb.set_options(options)
+    limb.set_options(options, fresh=entry is None)
     _pose_drivers(obj, limb_plan, journal)
     _undriven_stretch(obj, limb, limb_plan, journal)
 
