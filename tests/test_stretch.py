@@ -174,6 +174,26 @@ def test_a_rebuild_that_drops_the_stretch_target_leaves_blender_nothing_to_repor
     assert "Failed to add relation" not in out + err
 
 
+def test_a_users_own_stretch_driver_on_the_chain_stays_through_a_build_without_stretch_and_remove():
+    """The user drives the thigh's IK stretch from a "stretch" property of their own: a limb built at
+    Maximum Stretch 1 plans no stretch driver there, so it leaves the user's alone, and so does remove."""
+    obj = make_armature(both_legs(bend=0.08))
+    obj.pose.bones["hips"]["stretch"] = 0.3
+    driver = obj.pose.bones["thigh.L"].driver_add("ik_stretch").driver
+    variable = driver.variables.new()
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = 'pose.bones["hips"]["stretch"]'
+    driver.type = "AVERAGE"
+    bpy.context.view_layer.update()  # the driven value, as Blender writes it back
+    assert obj.pose.bones["thigh.L"].ik_stretch == pytest.approx(0.3)
+    before = snapshot(obj)
+    api.build(obj, "shin.L", max_stretch=1.0)
+    assert stretch_drivers(obj) == ['pose.bones["thigh.L"].ik_stretch']
+    api.remove(obj, "shin.L")
+    assert stretch_drivers(obj) == ['pose.bones["thigh.L"].ik_stretch']
+    assert same(snapshot(obj), before)
+
+
 @pytest.mark.parametrize("options", [{"foot_roll": True}, {"use_rotation": True}, {"distance_limit": "OUTSIDE"}],
                          ids=["foot_roll", "use_rotation", "distance"])
 def test_without_stretch_a_part_that_needs_a_target_gets_one_and_no_reach(options):

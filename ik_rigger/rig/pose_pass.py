@@ -137,9 +137,11 @@ def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: in
     pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
 
 
-def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str) -> None:
+def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool = True) -> None:
+    """Log a chain bone's colour, IK stretch and (``ik``: when they may change) IK locks and limits."""
     pose_bone = obj.pose.bones[name]
-    palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, pose_joints.ik_settings(pose_bone)
+    palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+    settings = pose_joints.ik_settings(pose_bone) if ik else {}
 
     def undo() -> None:
         restored = obj.pose.bones[name]
@@ -184,12 +186,12 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     limb.chain_states.clear()
     for name in chain:
         pose_bone = pose_bones[name]
-        _log_pose_bone(journal, obj, name)
         if name in old_chain:
             palette, stretch, settings = old_states.get(name, (*default, ""))
         else:
             palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
         hinge = hinges.get(name)
+        _log_pose_bone(journal, obj, name, ik=hinge is not None or bool(settings))
         if hinge is not None and not settings:
             settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
         elif hinge is None and settings:
@@ -251,7 +253,8 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options, fresh=entry is None)
     _pose_drivers(obj, limb_plan, journal)
-    _undriven_stretch(obj, limb, limb_plan, journal)
+    if entry is not None:  # a new limb's chain carries no driver of IK Rigger's
+        _undriven_stretch(obj, limb, limb_plan, journal)
 
 
 def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
@@ -285,7 +288,7 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
     states = {item.name: item.ik_stretch for item in limb.chain_states}
     for name in limb_plan.chain:
         pose_bone = obj.pose.bones[name]
-        if name in driven or not records.drives_stretch(obj, pose_bone):
+        if name in driven or not records.drives_stretch(obj, pose_bone, limb_plan.handle):
             continue
         _log_driver(obj, name, "ik_stretch", journal)
         pose_bone.driver_remove("ik_stretch")

@@ -442,11 +442,13 @@ def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, han
     drive(obj, constraint, "influence", influence(handle) if constraint.type == "IK" else switch(handle))
 
 
-def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> bool:
-    """True when the bone's IK stretch is driven by a handle's ``stretch`` (IK Rigger's driver)."""
+def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: str | None) -> bool:
+    """True when the bone's IK stretch is driven by ``handle``'s ``stretch`` (IK Rigger's driver), not
+    by a driver of the user's own."""
     data = obj.animation_data
     curve = data.drivers.find(pose_bone.path_from_id("ik_stretch")) if data is not None else None
-    return curve is not None and any(variable.targets[0].data_path.endswith(f'["{STRETCH}"]')
+    path = f'pose.bones["{quoted(handle)}"]["{STRETCH}"]' if handle else None
+    return curve is not None and any(variable.targets[0].id == obj and variable.targets[0].data_path == path
                                      for variable in curve.driver.variables)
 
 

@@ -142,7 +142,7 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
         pose_bone = obj.pose.bones[name]
-        if records.drives_stretch(obj, pose_bone):
+        if records.drives_stretch(obj, pose_bone, parts.handle or limb.handle):
             pose_bone.driver_remove("ik_stretch")
         state = states.get(name)
         pose_bone.color.palette = state.palette if state else "DEFAULT"
