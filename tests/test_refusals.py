@@ -540,3 +540,16 @@ def test_a_pole_farther_than_single_precision_holds_is_refused(distance):
         api.build(obj, "shin.L", pole_distance=distance)
     assert same(snapshot(obj), before)
     assert api.build(obj, "shin.L", pole_distance=100.0)[0].bones["POLE"] in obj.data.bones
+
+
+@pytest.mark.parametrize("values", [{"chain_length": 2.0}, {"use_pole": 1}, {"chain_length": True, "use_pole": True}],
+                         ids=["float", "int", "bool"])
+def test_options_equal_to_ones_that_built_but_of_the_wrong_type_are_still_refused(values):
+    """Options that passed are not checked again, but 2.0 equals 2 and 1 equals True: the value's type
+    counts too, and the armature stays as it was."""
+    obj = make_armature(both_legs())
+    build_limbs(obj, [("shin.L", LimbOptions(chain_length=2, use_pole=True))])
+    before = snapshot(obj)
+    with pytest.raises(RigError, match="must be"):
+        build_limbs(obj, [("shin.R", LimbOptions(**values))])
+    assert same(snapshot(obj), before)

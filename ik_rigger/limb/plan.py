@@ -206,9 +206,21 @@ def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
                        f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
 
 
+# Options that passed every check, with their values' types (True equals 1, 2.0 equals 2): a build
+# mostly asks one set of options for every limb, and a rebuild the same again. A value equal to
+# none (NaN) is never found here, so it is checked each time.
+_PASSED: set[tuple[LimbOptions, tuple[type, ...]]] = set()
+
+
 def _check_options(options: LimbOptions, last: str) -> None:
+    key = (options, tuple(map(type, vars(options).values())))
+    if key in _PASSED:
+        return
     check_kinds(options, last)
     if options.chain_length > MAX_CHAIN_BONES:
         raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
                        f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
     check_values(options, last)
+    if len(_PASSED) >= 256:
+        _PASSED.clear()
+    _PASSED.add(key)
