@@ -185,7 +185,7 @@ class IKRIG_PT_limbs(IKRIG_PT_sidebar, bpy.types.Panel):
             if rig.version < 1:
                 layout.label(text="Rigged by an earlier IK Rigger: it plays only with the add-on", icon="ERROR")
             else:
-                layout.label(text="Rigged by an earlier IK Rigger: upgraded, it updates quicker posed", icon="INFO")
+                layout.label(text="Rigged by IK Rigger 0.2: Upgrade Rig makes posing it quicker", icon="INFO")
             layout.operator(pose_operators.IKRIG_OT_upgrade_rig.bl_idname, icon="FILE_REFRESH")
         parts = records.resolve(obj, limb)
         for missing in parts.missing:

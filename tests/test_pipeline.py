@@ -280,9 +280,13 @@ def test_a_rig_of_release_0_2_plays_is_read_and_upgrades_to_compact_records(tmp_
     assert read["mixamorig:RightForeArm"][0] == ("mixamorig:RightArm", "mixamorig:RightForeArm")
 
     bpy.ops.object.mode_set(mode="POSE")
+    offer = ("label", "Rigged by IK Rigger 0.2: Upgrade Rig makes posing it quicker")
+    log = draw(ui.IKRIG_PT_limbs, obj)
+    assert offer in log and ("operator", "ik_rigger.upgrade_rig") in log
     assert bpy.ops.ik_rigger.upgrade_rig.poll()
     assert bpy.ops.ik_rigger.upgrade_rig() == {"FINISHED"}
     assert obj.ik_rigger.version == records.RECORD_VERSION and not bpy.ops.ik_rigger.upgrade_rig.poll()
+    assert offer not in draw(ui.IKRIG_PT_limbs, obj)
     assert {limb.name: (limb.chain, limb.bones["HANDLE"]) for limb in api.limbs(obj)} == read
     for limb in obj.ik_rigger.limbs:
         assert not any(limb.is_property_set(name) for name in ("chain", "made_bones", "constraints")), limb.name
