@@ -7,9 +7,10 @@ import gc
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -117,6 +118,17 @@ def timed(action: Callable[[], object]) -> float:
     started = time.perf_counter()
     action()
     return time.perf_counter() - started
+
+
+def stop_processes(processes: Iterable[subprocess.Popen]) -> None:
+    """Stop each process by its id (SIGTERM, then SIGKILL if it lingers a minute), and wait for it."""
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def reset() -> None:

@@ -61,13 +61,7 @@ def _cluster(logs: Path) -> Iterator[tuple[str, object]]:
     finally:
         if client is not None:
             client.close()
-        for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        common.stop_processes(reversed(processes))
 
 
 def _run(inputs: Path, work: Path, how: list[str]) -> tuple[float, float]:

@@ -26,6 +26,7 @@ from test_batch_safety import TEMP_MARK, _catch_temporary, _heavy, _worker_of, c
 
 distributed = pytest.importorskip("distributed")
 
+from benchmarks.common import stop_processes  # noqa: E402
 from ik_rigger.batch import farm, farm_tasks  # noqa: E402
 from ik_rigger.batch.jobs import Job  # noqa: E402
 from ik_rigger.limb.config import Config  # noqa: E402
@@ -54,14 +55,8 @@ def _listening(port: int) -> None:
 
 
 def _stop(processes: Iterable[subprocess.Popen]) -> None:
-    """Stop each process by its id (SIGTERM, then SIGKILL if it lingers), and wait for it."""
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """Stop each process by its id, as the farm's benchmark does, and wait for it."""
+    stop_processes(processes)
 
 
 @contextmanager
