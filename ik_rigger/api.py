@@ -119,15 +119,16 @@ def options(**values: object) -> LimbOptions:
 _OPTION_NAMES = frozenset(field.name for field in fields(LimbOptions))
 
 
-def _options(given: dict[str, object]) -> tuple[LimbOptions, list[str]]:
-    """Build options from keyword values, and a note for each name an earlier release used."""
+def _options(given: dict[str, object], base: LimbOptions | None = None) -> tuple[LimbOptions, list[str]]:
+    """Build options from keyword values, the others from ``base`` (a rebuilt limb's) or at their
+    defaults, and a note for each name an earlier release used."""
     values, notes = current_keys(given)
     for key in values:
         if key not in _OPTION_NAMES:
             close = difflib.get_close_matches(key, sorted(_OPTION_NAMES), n=1)
             hint = f"Did you mean '{close[0]}'?" if close else f"Known options: {', '.join(sorted(_OPTION_NAMES))}."
             raise RigError(f"unknown build option '{key}'", hint=hint)
-    chosen = LimbOptions(**values)  # type: ignore[arg-type]
+    chosen = replace(base, **values) if base is not None else LimbOptions(**values)  # type: ignore[arg-type]
     check_kinds(chosen)  # before anything reads them: a mirrored chain's length, say
     return chosen, notes
 
@@ -173,20 +174,40 @@ def _record(obj: bpy.types.Object, bone: str):
     return record
 
 
+def _rebuilt_options(obj: bpy.types.Object, last_bone: str) -> LimbOptions | None:
+    """The options of the limb rigged on the chain ending at ``last_bone``, if there is one: a rebuild
+    keeps every option it is not given (its chain length, its extremity)."""
+    if not obj.ik_rigger.limbs:
+        return None
+    with kept_mode(obj):
+        leave_edit_mode(obj)
+        prepare(obj)  # the records' names up to date after renames, as the build brings them
+    record = records.limb_of(obj, last_bone)
+    if record is None:
+        return None
+    chain = records.resolve(obj, record).chain
+    return record.to_options() if chain and chain[-1] == last_bone else None
+
+
 @_takes_armature
 def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDES.default,
           **values: object) -> list[Limb]:
     """Rig (or rebuild) the chain ending at ``last_bone``; ``values`` are build options.
 
-    ``both_sides`` also rigs the mirrored chain (a note says when there is none). Returns
-    the limbs built.
+    A limb rigged already is rebuilt with the options it has but those given (its chain length,
+    extremity and the rest kept). ``both_sides`` also rigs the mirrored chain (a note says when
+    there is none); rigged already, it keeps its own options but those given. Returns the limbs built.
     """
-    limb_options, notes = _options(values)
+    limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
     requests = [(last_bone, limb_options)]
     if both_sides:
         other = mirrored_request(obj, last_bone, limb_options)
         if other is not None:
-            requests.append(other)
+            # The other side rigged already keeps its own options but those named, mirrored.
+            kept = _rebuilt_options(obj, other[0])
+            named = current_keys(values)[0]
+            requests.append(other if kept is None else
+                            (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
         else:
             notes.append(warning("no mirrored bone found; rigged one side only"))
     built = build_many(obj, requests)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -23,6 +24,7 @@ from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.errors import RigError
 from ik_rigger.limb.options import schema
+from ik_rigger.rig.output import blender_output
 
 Row = dict[str, object]
 
@@ -144,6 +146,18 @@ def _short(value: object) -> str:
     if value == VALID_BONE:
         return "bone"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+@contextmanager
+def no_cycles(what: str) -> Iterator[None]:
+    """Fail when Blender finds a dependency cycle while the block runs (a build's mode switches) or in
+    the depsgraph update after it: Blender prints each from C to the process's stdout, where the block
+    is heard."""
+    with blender_output() as lines:
+        yield
+        bpy.context.view_layer.update()
+    cycles = [line for line in lines if "ependency cycle" in line or "->" in line and "via" in line]
+    assert not cycles, f"{what} left a dependency cycle:\n" + "\n".join(cycles)
 
 
 # The skeletons -----------------------------------------------------------------------------------

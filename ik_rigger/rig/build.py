@@ -73,6 +73,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
             doomed = pose_pass.doomed_poses(obj, plans, rebuilt)
+            pose_pass.shortened_chains(obj, plans, rebuilt, journal)
             modes.set_mode(obj, "EDIT")
             uids, originals, notes = edit_pass.bone_stage(obj, plans, rebuilt, doomed, journal)
             modes.set_mode(obj, modes.data_mode(original))

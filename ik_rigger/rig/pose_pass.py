@@ -55,6 +55,34 @@ def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
     return undos
 
 
+def shortened_chains(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, Rebuilt],
+                     journal: Journal) -> None:
+    """Object or Pose mode, before the bone stage: a rebuilt limb whose chain gets shorter has its
+    solver constraints span the new chain already.
+
+    Leaving Edit mode rebuilds Blender's dependency graph on the new bones with the constraints
+    as they are: an IK still over a bone the rebuild no longer solves (a chain of 3 made 2), to
+    which the stage parents a made bone its target reaches for, would be a dependency cycle,
+    printed before the constraint stage sets the new chain. A shorter chain is safe on the old
+    bones too; a longer one waits for the new bones (the constraint stage).
+    """
+    for index, limb_plan in enumerate(plans):
+        entry = rebuilt.get(index)
+        if entry is None:
+            continue
+        existing = set(entry.parts.constraints)
+        for planned in limb_plan.constraints:
+            count = dict(planned.settings).get("chain_count")
+            if not isinstance(count, int) or (planned.owner, planned.name) not in existing:
+                continue
+            constraint = obj.pose.bones[planned.owner].constraints[planned.name]
+            before = constraint.chain_count
+            if count < before:
+                constraint.chain_count = count
+                journal.data(lambda owner=planned.owner, name=planned.name, before=before: setattr(
+                    obj.pose.bones[owner].constraints[name], "chain_count", before))
+
+
 def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
     """Object or Pose mode: hide the planned hidden bones where animators see them. Blender 4.2 keeps
     a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""

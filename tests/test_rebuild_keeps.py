@@ -1,0 +1,102 @@
+"""A rebuild changes what it is asked to and keeps the rest, and no build leaves a dependency cycle.
+
+README's own call after Auto-Rig, ``api.build(obj, built[0].name, both_sides=True,
+pole_parent="HANDLE")``, on the glTF Fox (tests/data) at the importer's default bone shapes and
+with tails on the next joint: each hind leg rigged with 3 bones, its toe as extremity, stays so,
+the other side keeping its own options; a chain made shorter or longer by a rebuild leaves no
+dependency cycle, not even for a moment (Blender prints each, and would evaluate the rig wrongly).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+import bpy
+import pytest
+from option_matrix import no_cycles
+from test_detect_real import FOX_LIMBS, assert_handles_move_chain_ends, import_gltf
+
+from ik_rigger import api
+from ik_rigger.core.errors import RigError
+
+LEGS = {chain[-1]: (chain, end) for _, _, chain, end in FOX_LIMBS[:2]}
+SHAPES = [pytest.param({}, id="default-bone-shapes"), pytest.param({"bone_heuristic": "TEMPERANCE"}, id="temperance")]
+
+
+def _fox(shapes: dict[str, str]) -> tuple[bpy.types.Object, list[api.Limb]]:
+    obj = import_gltf("gltf_fox.glb", **shapes)
+    with no_cycles("Auto-Rig"):
+        built = api.auto_rig(obj)
+    return obj, built
+
+
+def _options(obj: bpy.types.Object) -> dict[str, dict]:
+    return {limb.name: asdict(limb.to_options()) for limb in obj.ik_rigger.limbs}
+
+
+def _ik_counts(obj: bpy.types.Object) -> dict[str, int]:
+    return {pose_bone.name: constraint.chain_count for pose_bone in obj.pose.bones
+            for constraint in pose_bone.constraints if constraint.type == "IK"}
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_readmes_rebuild_keeps_each_legs_chain_extremity_and_options(shapes):
+    obj, built = _fox(shapes)
+    assert built[0].name in LEGS and built[1].name in LEGS
+    left, right = built[0].name, built[1].name
+    # The right leg tuned on its own first: Both Sides keeps what it was not asked to change.
+    api.build(obj, right, pole_distance=1.5)
+    was = _options(obj)
+    assert was[right]["pole_distance"] == 1.5 and was[right]["chain_length"] == 3
+    with no_cycles("README's rebuild"):
+        again = api.build(obj, left, both_sides=True, pole_parent="HANDLE")
+    assert [(limb.name, limb.chain, limb.extremity) for limb in again] == [
+        (name, LEGS[name][0], LEGS[name][1]) for name in (left, right)]
+    now = _options(obj)
+    for name in (left, right):
+        assert now[name] == {**was[name], "pole_parent": "HANDLE"}, name
+        limb = api.limbs(obj)[[item.name for item in obj.ik_rigger.limbs].index(name)]
+        assert obj.data.bones[limb.bones["POLE"]].parent.name == limb.bones["HANDLE"]
+    assert _ik_counts(obj) == {**{name: 3 for name in LEGS}, **{limb.name: 2 for limb in built[2:]}}
+    assert_handles_move_chain_ends(obj, _ik_counts(obj))
+
+
+def test_a_rebuild_naming_nothing_changes_nothing_it_records():
+    obj, built = _fox({})
+    was = _options(obj)
+    with no_cycles("a rebuild"):
+        api.build(obj, built[0].name)
+    assert _options(obj) == was
+    with pytest.raises(RigError, match="unknown build option 'pole_parnt'"):
+        api.build(obj, built[0].name, pole_parnt="HANDLE")
+    assert _options(obj) == was
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+def test_a_chain_made_shorter_then_longer_leaves_no_dependency_cycle(shapes):
+    """The hind legs' REACH (the stretch limit's centre) hangs from the chain's parent: a chain of 3
+    made 2 puts it under the bone the old IK solved, and Blender saw that with the old IK."""
+    obj, built = _fox(shapes)
+    was = _options(obj)
+    with no_cycles("a chain made shorter"):
+        shorter = api.build(obj, built[0].name, both_sides=True, chain_length=2)
+    assert [limb.chain for limb in shorter] == [LEGS[limb.name][0][1:] for limb in shorter]
+    assert _options(obj)[built[0].name] == {**was[built[0].name], "chain_length": 2}
+    with no_cycles("a chain made longer"):
+        longer = api.build(obj, built[0].name, both_sides=True, chain_length=3)
+    assert [limb.chain for limb in longer] == [LEGS[limb.name][0] for limb in longer]
+    assert _options(obj) == was
+    assert_handles_move_chain_ends(obj, _ik_counts(obj))
+    with no_cycles("removing"):
+        for limb in built:
+            api.remove(obj, limb.name)
+    assert not _ik_counts(obj)
+
+
+def test_a_rebuild_refused_changes_nothing():
+    obj, built = _fox({})
+    was = _options(obj)
+    with pytest.raises(RigError):
+        api.build(obj, built[0].name, chain_length=255)
+    assert _options(obj) == was
+    assert replace(obj.ik_rigger.limbs[built[0].name].to_options()).chain_length == 3
