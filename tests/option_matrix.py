@@ -12,7 +12,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 
 import addon_utils
@@ -442,7 +442,8 @@ def run(skeleton: str, limb_kind: str, row: Row, save: str = "") -> dict[str, Ma
     obj = SKELETONS[skeleton].load()
     was = before(obj)
     try:
-        built = api.build(obj, limb.last, both_sides=bool(row[BOTH_SIDES]), **build_values(row, limb))
+        with no_cycles("the build"):
+            built = api.build(obj, limb.last, both_sides=bool(row[BOTH_SIDES]), **build_values(row, limb))
     except RigError as error:
         assert_unchanged(obj, was, f"the refusal ({error})")
         return error
@@ -461,11 +462,52 @@ def run(skeleton: str, limb_kind: str, row: Row, save: str = "") -> dict[str, Ma
     if save:
         bpy.ops.wm.save_as_mainfile(filepath=save, copy=True)
     for item in built:
-        api.remove(obj, item.name)
+        obj.pose.bones[item.bones["HANDLE"]].matrix_basis = Matrix.Identity(4)
+    built = rebuilt(obj, built, row, skeleton, limb_kind, was)
+    with no_cycles("removing the limbs"):
+        for item in built:
+            api.remove(obj, item.name)
     assert_unchanged(obj, was, "removing the limbs")
     for name, matrix in was.rest.items():
         assert _close(obj.data.bones[name].matrix_local, matrix, 1.0), f"removing left {name}'s rest changed"
     return posed
+
+
+def rebuild_change(row: Row) -> tuple[str, object]:
+    """The one option a rebuild after the row's build changes: the chain's length where the row names
+    no bone a chain of the other length could not take (and rigs one side), else the pole's parent."""
+    if not row[BOTH_SIDES] and VALID_BONE not in row.values():
+        return "chain_length", 5 - int(row["chain_length"])  # type: ignore[call-overload]
+    return "pole_parent", "ORIGIN" if row["pole_parent"] == "HANDLE" else "HANDLE"
+
+
+def rebuilt(obj: bpy.types.Object, built: list[api.Limb], row: Row, skeleton: str, limb_kind: str,
+            was: Before) -> list[api.Limb]:
+    """The row's limb rebuilt with one option changed (``rebuild_change``), on the sides it was built
+    on: it keeps every other option, leaves no dependency cycle and holds what every rig holds (but
+    where the changed row meets a limit of Blender's solver, ``known_bug``); a refused rebuild changes
+    nothing. Returns the limbs as they are now."""
+    limb = SKELETONS[skeleton].limbs[limb_kind]
+    name, value = rebuild_change(row)
+    kept = {item.name: asdict(obj.ik_rigger.limbs[item.name].to_options()) for item in built}
+    ahead = before(obj)
+    try:
+        with no_cycles(f"the rebuild with {name}={value}"):
+            again = api.build(obj, limb.last, both_sides=bool(row[BOTH_SIDES]), **{name: value})
+    except RigError as error:
+        assert_unchanged(obj, ahead, f"the refused rebuild ({error})")
+        return built
+    assert [item.name for item in again] == [item.name for item in built]
+    for item in again:
+        assert asdict(obj.ik_rigger.limbs[item.name].to_options()) == {**kept[item.name], name: value}, (
+            f"the rebuild with {name}={value} changed other options")
+    changed_row = {**row, name: value}
+    if known_bug(changed_row, skeleton, limb):
+        return again
+    changed = reshaped(changed_row, again) | reshaped(row, built)
+    for item in again:
+        check_limb(obj, item, changed_row, was, changed)
+    return again
 
 
 def known_bug(row: Row, skeleton: str, limb: Limb) -> str:

@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 
 import bpy
 import pytest
+from helpers import same, snapshot
 from option_matrix import no_cycles
 from test_detect_real import FOX_LIMBS, assert_handles_move_chain_ends, import_gltf
 
@@ -76,11 +77,19 @@ def test_a_rebuild_naming_nothing_changes_nothing_it_records():
 def test_a_chain_made_shorter_then_longer_leaves_no_dependency_cycle(shapes):
     """The hind legs' REACH (the stretch limit's centre) hangs from the chain's parent: a chain of 3
     made 2 puts it under the bone the old IK solved, and Blender saw that with the old IK."""
-    obj, built = _fox(shapes)
+    obj = import_gltf("gltf_fox.glb", **shapes)
+    bare = snapshot(obj)
+    with no_cycles("Auto-Rig"):
+        built = api.auto_rig(obj)
     was = _options(obj)
     with no_cycles("a chain made shorter"):
         shorter = api.build(obj, built[0].name, both_sides=True, chain_length=2)
     assert [limb.chain for limb in shorter] == [LEGS[limb.name][0][1:] for limb in shorter]
+    # The bone left out is the user's again: no stretch driven by the handle, its colour back.
+    for limb in shorter:
+        dropped = LEGS[limb.name][0][0]
+        assert obj.animation_data.drivers.find(f'pose.bones["{dropped}"].ik_stretch') is None
+        assert obj.pose.bones[dropped].color.palette == "DEFAULT"
     assert _options(obj)[built[0].name] == {**was[built[0].name], "chain_length": 2}
     with no_cycles("a chain made longer"):
         longer = api.build(obj, built[0].name, both_sides=True, chain_length=3)
@@ -90,7 +99,7 @@ def test_a_chain_made_shorter_then_longer_leaves_no_dependency_cycle(shapes):
     with no_cycles("removing"):
         for limb in built:
             api.remove(obj, limb.name)
-    assert not _ik_counts(obj)
+    assert same(snapshot(obj), bare)
 
 
 def test_a_rebuild_refused_changes_nothing():

@@ -237,6 +237,9 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     for name in old_chain:
         if name not in chain and name in pose_bones:
             _log_pose_bone(journal, obj, name)
+            if records.drives_stretch(obj, pose_bones[name], limb.handle):  # a chain made shorter
+                _log_driver(obj, name, "ik_stretch", journal)
+                pose_bones[name].driver_remove("ik_stretch")
             palette, stretch, settings = old_states.get(name, (*default, ""))
             pose_bones[name].color.palette, pose_bones[name].ik_stretch = palette, stretch
             if settings:
