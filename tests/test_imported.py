@@ -689,8 +689,10 @@ def test_a_chain_that_is_one_split_segment_is_refused():
     set_active_bone(obj, "lowerleg02.L")
     with pytest.raises(RuntimeError, match="one segment split in two bones") as refused:
         bpy.ops.ik_rigger.build_ik(chain_length=2)
-    assert "Set the chain length to 3 or more" in str(refused.value)
+    # The thigh above is split too: a chain of 3 would start halfway along it.
+    assert "Set the chain length to 4 or more" in str(refused.value)
     assert same(snapshot(obj), before)
+    assert bpy.ops.ik_rigger.build_ik(chain_length=4) == {"FINISHED"}
 
 
 def test_the_build_says_which_bones_ik_keeps_in_line():

@@ -51,13 +51,14 @@ from .detect_limb import LimbFinder
 from .detect_names import Names, may_be_lower
 from .detect_result import DetectedLimb, Detection, Skipped
 from .detect_shape import HALF_MAX_DEGREES, in_line_angle
-from .detect_words import ARM, FRONT, HIND, LEG
+from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND
 from .model import Skeleton
 
-__all__ = ["ARM", "FRONT", "HIND", "LEG", "DetectedLimb", "Detection", "Skipped", "detect_limbs", "split_halves"]
+__all__ = ["ARM", "FRONT", "HIND", "LEG", "MID_FRONT", "MID_HIND", "DetectedLimb", "Detection", "Skipped",
+           "detect_limbs", "split_halves"]
 
 _KIND_ORDER = {LEG: 0, ARM: 1}
-_POSITION_ORDER = {None: 0, FRONT: 1, HIND: 2}
+_POSITION_ORDER = {None: 0, FRONT: 1, MID_FRONT: 2, MID_HIND: 3, HIND: 4}
 _SIDE_ORDER = {naming.LEFT: 0, naming.RIGHT: 1, None: 2}
 
 

@@ -19,6 +19,13 @@ from .detect_words import (
 from .model import Skeleton
 
 
+def _follows(first: int | None, second: int) -> bool:
+    """Whether a name numbered ``second`` follows one numbered ``first`` (None: no number). A run's first
+    name may have none: Blender numbers its copies from 1 (``frontleg > frontleg001``), Quaternius from 2
+    (``FrontLeg.L > FrontLeg2.L``)."""
+    return first == second - 1 if first is not None else second in (1, 2)
+
+
 class Chains:
     """The skeleton's bones as their names link them into a limb's chain."""
 
@@ -54,10 +61,11 @@ class Chains:
                 and one.contains(frozenset({two.base})))
 
     def numbered_before(self, first: str, second: str) -> bool:
-        """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``)."""
+        """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``,
+        or the run's first unnumbered: Quaternius' spider's ``FrontLeg.L > FrontLeg2.L > FrontLeg3.L``)."""
         one, two = self.names[first], self.names[second]
-        return (not one.generated and one.base == two.base and one.base in NUMBERED and one.index is not None
-                and two.index is not None and one.index == two.index - 1 and one.sides == two.sides
+        return (not one.generated and one.base == two.base and one.base in NUMBERED and two.index is not None
+                and _follows(one.index, two.index) and one.sides == two.sides and one.position == two.position
                 or self.copies(first, second))
 
     def copies(self, first: str, second: str) -> bool:
@@ -70,12 +78,11 @@ class Chains:
 
     def numbered_in_turn(self, upper: str, lower: str) -> bool:
         """Whether the names make ``upper > lower`` successive segments of one whole-limb word: ``Leg01 >
-        Leg02``, a name and its first copy as Blender numbers them (``frontleg > frontleg001``), or
-        COLLADA's copies."""
+        Leg02``, a name and its first copy as Blender numbers them (``frontleg > frontleg001``) or
+        Quaternius does (``FrontLeg.L > FrontLeg2.L``), or COLLADA's copies."""
         one, two = self.names[upper], self.names[lower]
         return (two.base in NUMBERED and two.index is not None and one.base == two.base
-                and one.index == (None if two.index == 1 else two.index - 1)
-                or self.copies(upper, lower))
+                and _follows(one.index, two.index) or self.copies(upper, lower))
 
     def numbered_next(self, bone: str) -> str | None:
         """The one child of ``bone`` that numbers its whole-limb word on (``Leg2`` below ``Leg1``)."""

@@ -12,6 +12,8 @@ from . import naming
 from .detect_words import (
     FRONT,
     HIND,
+    MID_WORDS,
+    MIDDLE_OF,
     NOT_LIMB_WORDS,
     NUMBERED,
     POSITION_WORDS,
@@ -40,7 +42,7 @@ class Name:
     side: str | None  # the side naming.split_side reads, the one mirroring uses
     sides: frozenset[str]  # every side the name states; two means it contradicts itself
     generated: str | None  # the generated-rig prefix ("ORG"), if any
-    position: str | None  # FRONT or HIND
+    position: str | None  # FRONT, MID_FRONT, MID_HIND or HIND
     index: int | None  # the first number glued to a word: 2 for "Leg02_016"
     copy: bool = False  # a COLLADA copy of a name ("arm_joint_L__4_"), whose number tells no order
 
@@ -118,9 +120,14 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
         if glued_position:
             words = [glued_position, words[0][len(glued_position):]]
     if "".join(words) not in VOCABULARY:
-        kept = [word for word in words if word not in POSITION_WORDS]
+        said_at = next((index for index, word in enumerate(words) if word in POSITION_WORDS), 0)
+        # "MidFrontLeg", "MidBackLeg": a middle pair of legs, told from the front and hind ones.
+        middle = said_at > 0 and words[said_at - 1] in MID_WORDS
+        kept = [word for index, word in enumerate(words)
+                if word not in POSITION_WORDS and not (middle and index == said_at - 1)]
         if kept != words and "".join(kept) in VOCABULARY | THIRD_SEGMENTS:
-            position = position or next(POSITION_WORDS[word] for word in words if word in POSITION_WORDS)
+            said = next(POSITION_WORDS[word] for word in words if word in POSITION_WORDS)
+            position = position or (MIDDLE_OF[said] if middle else said)
             words = kept
     if len(words) >= 2 and words[0] in _LEAD_WORDS and "".join(
             words[1:-1] if words[-1] in _FILLER_WORDS else words[1:]) in VOCABULARY:

@@ -15,7 +15,7 @@ class DetectedLimb:
     side: str | None  # naming.LEFT, naming.RIGHT or None
     chain: tuple[str, ...]  # root first: (thigh, shin), (upper arm, forearm) or (thigh, shin, foot)
     extremity: str | None  # foot, hand or toe, if found
-    position: str | None = None  # FRONT or HIND when the names say which pair of a quadruped's legs
+    position: str | None = None  # FRONT, MID_FRONT, MID_HIND or HIND: which pair of an animal's legs the names say
     # Chain bones that are the second half of a segment split in two (DAZ's ThighTwist): IK keeps them in line.
     halves: tuple[str, ...] = ()
     # A chain bone's tail lies far from its next joint, its length fitting (an importer's guess of

@@ -11,8 +11,13 @@ LEG = "LEG"
 ARM = "ARM"
 FRONT = "FRONT"
 HIND = "HIND"
+# A spider's or an insect's middle pairs of legs, between the front and the hind ones: "MidFrontLeg", "MidBackLeg".
+MID_FRONT = "MID_FRONT"
+MID_HIND = "MID_HIND"
 
 POSITION_WORDS = {"front": FRONT, "fore": FRONT, "hind": HIND, "rear": HIND, "back": HIND}
+MID_WORDS = frozenset({"mid", "middle"})
+MIDDLE_OF = {FRONT: MID_FRONT, HIND: MID_HIND}
 
 # Words that make a bone a helper, a finger or a toe rather than a limb segment or its
 # foot or hand, whatever else its name says. The tags of the bones IK Rigger makes are
@@ -75,4 +80,4 @@ UPPER_WORD = {LEG: "a thigh or upper leg", ARM: "an upper arm"}
 SEGMENT_WORD = {LEG: ("thigh", "shin"), ARM: ("upper arm", "forearm")}
 EXTREMITY_WORD = {LEG: "foot", ARM: "hand"}
 SIDE_WORD = {naming.LEFT: "left", naming.RIGHT: "right"}
-POSITION_WORD = {FRONT: "front", HIND: "hind"}
+POSITION_WORD = {FRONT: "front", MID_FRONT: "middle front", MID_HIND: "middle hind", HIND: "hind"}

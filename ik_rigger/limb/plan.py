@@ -155,8 +155,8 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     if len(bending) < 3:
         raise RigError(f"ends a chain that is one segment split in two bones ({' > '.join(chain)}), so IK has no "
                        "joint to bend", bone=last,
-                       hint=f"Set the chain length to {len(chain) + 1} or more, so the chain takes in the segment "
-                       "above.")
+                       hint=f"Set the chain length to {_taking_in_segment_above(read, chain)} or more, so the chain "
+                       "takes in the segment above.")
     direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending])
     names = taken | known
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
@@ -173,6 +173,18 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                     bone_edits=tuple(draft.edited.values()), constraints=tuple(draft.constraints),
                     notes=tuple(draft.notes), properties=tuple(draft.properties), drivers=tuple(draft.drivers),
                     hinges=tuple(draft.hinges))
+
+
+def _taking_in_segment_above(skeleton: Skeleton, chain: tuple[str, ...]) -> int:
+    """The chain length that takes in the whole segment above ``chain``: a bone more, or two where that
+    segment is split in two bones too (MakeHuman's ``upperleg01 > upperleg02`` above the shin's halves),
+    as a chain starting halfway along it is refused."""
+    parent = skeleton[chain[0]].parent
+    grand = skeleton[parent].parent if parent is not None else None
+    if parent is not None and grand is not None and detect.split_halves(
+            skeleton, (grand, parent), [skeleton[grand].head, skeleton[parent].head, skeleton[chain[0]].head]):
+        return len(chain) + 2
+    return len(chain) + 1
 
 
 def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], length: int) -> None:
