@@ -1,5 +1,6 @@
 """Families detection missed before: Quaternius' spider (legs numbered with their first unnumbered,
-pairs in the middle named with compound words) and MakeHuman's split lower leg's chain length.
+pairs in the middle named with compound words), Quaternius' later horse (its own IK controls beside
+the legs) and MakeHuman's split lower leg's chain length.
 
 No redistributable copy of Quaternius' spider (CC0) was at hand: it is written here from its
 documented layout (public scripts that rig its .blend list the bones: ``SpiderArmature``,
@@ -7,7 +8,9 @@ documented layout (public scripts that rig its .blend list the bones: ``SpiderAr
 and ``BackLeg`` likewise, each with its IK target under the root, ``FrontFoot.L``, the right
 front one ``FrontFoot2.R``, ``MidFrontFoot.L``, ..., and ``PoleTarget.L``/``.R``; its IK chains
 are 3 bones long), with joint positions of our own, as a rest armature (bones joint to joint, as
-its .blend has them) and as a glTF imported at the importer's default settings.
+its .blend has them) and as a glTF imported at the importer's default settings. Neither is the
+later horse (``tests/data``'s horse is the earlier one, ``FrontLeg.L > FrontUpLeg.L > FrontLowLeg.L``):
+its bone names are those public game code lists for it, with positions of our own.
 """
 
 from __future__ import annotations
@@ -97,6 +100,63 @@ def test_compound_words_name_a_middle_pair_of_legs(name, position):
                          (name, (0.1, 0, 1), (0.4, 0, 1.2), "Body", False)])
     read = Names(read_skeleton(obj))[name]
     assert (read.base, read.position) == ("leg" if position else "midleg", position)
+
+
+def horse_bones() -> list[tuple[str, str | None, Point, Point]]:
+    """Quaternius' later horse in Blender's axes (facing -Y): name, parent, head, tail. Each front leg
+    stops at the knee (carpus), each hind leg at the hock; the rest of the leg, the hoof, is skinned to
+    ``FF.L`` (``FFB.L``) under the IK control ``IKFrontLeg.L`` (``IKBackLeg.L``) at the root."""
+    bones: list[tuple[str, str | None, Point, Point]] = [
+        ("Root", None, (0, 0, 0), (0, 0.3, 0)), ("Body", "Root", (0, 0, 1.4), (0, 0.3, 1.4)),
+        ("Back", "Body", (0, 0.3, 1.45), (0, 0.6, 1.45)), ("Torso", "Body", (0, -0.3, 1.45), (0, -0.6, 1.5)),
+        ("Torso2", "Torso", (0, -0.6, 1.5), (0, -0.8, 1.55)), ("Torso3", "Torso2", (0, -0.8, 1.55), (0, -0.95, 1.7)),
+        ("Neck1", "Torso3", (0, -0.95, 1.7), (0, -1.05, 1.85)), ("Head", "Neck1", (0, -1.05, 1.85), (0, -1.4, 1.8))]
+    for side, x in (("L", 1.0), ("R", -1.0)):
+        front = [(0.12 * x, -0.75, 1.55), (0.2 * x, -0.68, 1.12), (0.2 * x, -0.74, 0.8), (0.2 * x, -0.74, 0.45)]
+        names = [f"FrontShoulder.{side}", f"FrontUpperLeg.{side}", f"FrontLowerLeg.{side}"]
+        parents = ["Torso3", *names]
+        bones += [(name, parents[index], front[index], front[index + 1]) for index, name in enumerate(names)]
+        back = [(0.12 * x, 0.55, 1.5), (0.2 * x, 0.62, 1.3), (0.2 * x, 0.52, 0.95), (0.2 * x, 0.74, 0.62),
+                (0.2 * x, 0.8, 0.45)]
+        names = [f"BackShoulder.{side}", f"BackLeg.{side}", f"BackUpperLeg.{side}", f"BackLowerLeg.{side}"]
+        parents = ["Back", *names]
+        bones += [(name, parents[index], back[index], back[index + 1]) for index, name in enumerate(names)]
+        for ik, hoof, end, pole, pole_at in ((f"IKFrontLeg.{side}", f"FF.{side}", front[-1], f"PoleTarget.{side}",
+                                             (0.2 * x, -1.5, 0.8)),
+                                            (f"IKBackLeg.{side}", f"FFB.{side}", back[-1], f"PoleTargetBack.{side}",
+                                             (0.2 * x, 1.5, 0.8))):
+            bones += [(ik, "Root", end, (end[0], end[1] + 0.1, end[2])),
+                      (hoof, ik, end, (end[0], end[1], 0.0)),
+                      (pole, "Root", pole_at, (pole_at[0], pole_at[1] + 0.1, pole_at[2]))]
+    return bones
+
+
+HORSE_LEGS = [(LEG, side, (f"FrontUpperLeg.{side}", f"FrontLowerLeg.{side}"), f"IKFrontLeg.{side}")
+              for side in "LR"] + [
+    (LEG, side, (f"BackLeg.{side}", f"BackUpperLeg.{side}", f"BackLowerLeg.{side}"), f"IKBackLeg.{side}")
+    for side in "LR"]
+
+
+@pytest.mark.parametrize("shapes", [{}, {"bone_heuristic": "TEMPERANCE"}])
+def test_quaternius_later_horse_at_the_gltf_importers_settings(shapes, tmp_path):
+    """Quaternius' later animals (bone names as public game code lists them for the horse, positions of
+    our own): ``FrontShoulder.L > FrontUpperLeg.L > FrontLowerLeg.L`` and ``BackShoulder.L > BackLeg.L >
+    BackUpperLeg.L > BackLowerLeg.L``, their own IK controls beside them at the root: each leg ends at
+    its IK control, where the hoof hangs. The front legs are rigged as imported; the hind legs' last bone
+    runs past the hock at these bone shapes, so all four need their tails on the joints."""
+    joints = [(name, parent, (head[0], head[2], -head[1])) for name, parent, head, _ in horse_bones()]
+    path = tmp_path / "horse.gltf"
+    path.write_text(json.dumps(skinned_gltf(joints, "Quaternius' later horse's layout (CC0)")))
+    obj = import_gltf(str(path), **shapes)
+    skeleton = read_skeleton(obj)
+    assert summary(detect_limbs(skeleton, tails_fixed=True)) == HORSE_LEGS
+    assert summary(detect_limbs(skeleton))[:2] == HORSE_LEGS[:2]
+    built = api.auto_rig(obj)
+    assert {"FrontLowerLeg.L", "FrontLowerLeg.R"} <= {limb.name for limb in built}
+    for limb in built:
+        api.remove(obj, limb.name)
+    built = api.auto_rig(obj, fix_orientation=True)
+    assert_handles_move_chain_ends(obj, {chain[-1]: len(chain) for _, _, chain, _ in HORSE_LEGS})
 
 
 def test_makehumans_split_lower_leg_is_given_the_chain_length_it_needs_at_once():
