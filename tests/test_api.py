@@ -159,14 +159,19 @@ def test_what_a_build_returns_is_what_the_records_say(values):
 
 
 def test_a_rebuild_with_other_parts_returns_what_the_records_say():
-    """Parts turned on and off by a rebuild: the returned limb lists what is there afterwards."""
+    """Parts turned on and off by a rebuild: the returned limb lists what is there afterwards (a rebuild
+    keeps the options it is not given)."""
     obj = make_armature(both_legs(), mode="OBJECT")
     api.build(obj, "shin.L")
-    for values in ({"use_pole": False, "foot_roll": True}, {"parent_switch": True, "max_stretch": 1.0}, {}):
+    kept: dict[str, object] = {}
+    for values in ({"use_pole": False, "foot_roll": True}, {"parent_switch": True, "max_stretch": 1.0}, {},
+                   {"use_pole": True, "foot_roll": False}):
         again = api.build(obj, "shin.L", **values)[0]
+        kept.update(values)
         assert again == replace(api.limbs(obj)[0], notes=again.notes), values
-        assert ("POLE" in again.bones) == values.get("use_pole", True)
-        assert ("ROLL" in again.bones) == values.get("foot_roll", False)
+        assert ("POLE" in again.bones) == kept.get("use_pole", True)
+        assert ("ROLL" in again.bones) == kept.get("foot_roll", False)
+        assert ("SOCKET" in again.bones) == kept.get("parent_switch", False)
 
 
 ENTRY_POINTS = {
