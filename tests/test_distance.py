@@ -185,7 +185,7 @@ def test_rebuilt_without_the_limit_its_centre_constraint_and_driver_go_and_come_
     path = limit_of(obj, limb).path_from_id("influence")
     assert obj.animation_data.drivers.find(path) is not None
     bones_before = len(obj.data.bones)
-    rebuilt = api.build(obj, "shin.L")[0]
+    rebuilt = api.build(obj, "shin.L", distance_limit="NONE")[0]
     assert centre not in obj.data.bones and len(obj.data.bones) == bones_before - 1
     assert "DISTANCE_CENTER" not in rebuilt.bones and "distance" not in rebuilt.parts
     assert [constraint.type for constraint in obj.pose.bones[target].constraints] == ["LIMIT_DISTANCE"]
