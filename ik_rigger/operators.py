@@ -91,7 +91,10 @@ Run it again on a rigged limb to update it in place"""
             if chain:
                 last = chain[-1]
         try:
-            built = api.build(obj, last, both_sides=self.both_sides, **asdict(self.to_options()))
+            # Only what the call sets (or the redo panel changed): a rigged limb keeps the rest of its options.
+            given = {name: value for name, value in asdict(self.to_options()).items()
+                     if self.properties.is_property_set(name)}
+            built = api.build(obj, last, both_sides=self.both_sides, **given)
         except RigError as error:
             return report_error(self, error)
         for limb in built:

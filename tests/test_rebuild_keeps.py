@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 
 import bpy
 import pytest
-from helpers import same, snapshot
+from helpers import same, set_active_bone, snapshot
 from option_matrix import no_cycles
 from test_detect_real import FOX_LIMBS, assert_handles_move_chain_ends, import_gltf
 
@@ -109,3 +109,16 @@ def test_a_rebuild_refused_changes_nothing():
         api.build(obj, built[0].name, chain_length=255)
     assert _options(obj) == was
     assert replace(obj.ik_rigger.limbs[built[0].name].to_options()).chain_length == 3
+
+
+def test_build_ik_limb_from_python_keeps_what_it_is_not_given():
+    """``bpy.ops.ik_rigger.build_ik(both_sides=True, pole_parent="HANDLE")`` on a rigged leg, as
+    docs/rigging.md calls it: the operator passes on only the options set, so the legs stay 3 long."""
+    obj, built = _fox({})
+    was = _options(obj)
+    set_active_bone(obj, built[0].name)
+    with no_cycles("Build IK Limb"):
+        assert bpy.ops.ik_rigger.build_ik(both_sides=True, pole_parent="HANDLE") == {"FINISHED"}
+    assert _options(obj) == {name: {**options, "pole_parent": "HANDLE"} if name in LEGS else options
+                             for name, options in was.items()}
+    assert _ik_counts(obj) == {**{name: 3 for name in LEGS}, **{limb.name: 2 for limb in built[2:]}}
