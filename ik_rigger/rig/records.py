@@ -415,6 +415,14 @@ def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, pat
     target.data_path = path
 
 
+def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str) -> None:
+    """Give ``driver`` a variable ``name``: the world-space distance between two bones' heads of ``obj``."""
+    variable = driver.variables.new()
+    variable.name, variable.type = name, "LOC_DIFF"
+    for target, bone in zip(variable.targets, (first, second)):
+        target.id, target.bone_target, target.transform_space = obj, bone, "WORLD_SPACE"
+
+
 def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
     """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
     add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
@@ -430,6 +438,13 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:
         add_variable(driver, name, obj, path)
+    for name, first, second in driven.distances:
+        add_distance(driver, name, obj, first, second)
+    for name in driven.scales:
+        variable = driver.variables.new()
+        variable.name, variable.type = name, "TRANSFORMS"
+        target = variable.targets[0]
+        target.id, target.transform_type, target.transform_space = obj, "SCALE_AVG", "WORLD_SPACE"
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
