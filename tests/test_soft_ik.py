@@ -288,3 +288,19 @@ def test_the_rig_plays_without_ik_rigger(tmp_path):
     for frame, poses in expected.items():
         shown = {name: Matrix(rows) for name, rows in played["frames"][str(frame)][leg.obj.name].items()}
         assert_same(leg, poses, shown, f"frame {frame} without IK Rigger")
+
+
+def test_removing_or_rebuilding_without_it_gives_the_armature_back():
+    spec = SKELETONS["metarig"]
+    obj = spec.load()
+    before = snapshot(obj)
+    api.build(obj, spec.limbs["leg"].last, soft_ik=SOFT)
+    api.remove(obj, spec.limbs["leg"].last)
+    assert same(snapshot(obj), before)  # its driver too (Blender 4.2 keeps a removed constraint's drivers)
+    plain = api.build(obj, spec.limbs["leg"].last)[0]
+    plain_state = snapshot(obj)
+    api.build(obj, spec.limbs["leg"].last, soft_ik=SOFT)
+    rebuilt = api.build(obj, spec.limbs["leg"].last, soft_ik=0.0)[0]
+    assert set(rebuilt.bones) == set(plain.bones)
+    after = snapshot(obj)
+    assert after["drivers"] == plain_state["drivers"] and after["bones"].keys() == plain_state["bones"].keys()

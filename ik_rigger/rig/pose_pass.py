@@ -137,7 +137,7 @@ def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
     pose_bone = obj.pose.bones.get(owner)
     constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
     if constraint is not None:
-        constraint.driver_remove("influence")
+        records.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
 
 

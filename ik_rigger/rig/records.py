@@ -452,6 +452,15 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
         driver.type = "AVERAGE"
 
 
+def drop_drivers(obj: bpy.types.Object, constraint: bpy.types.Constraint) -> None:
+    """Remove every driver of a constraint's settings (its influence, soft IK's distance): Blender 4.2
+    keeps a removed constraint's drivers, left invalid."""
+    data = obj.animation_data
+    prefix = f"{constraint.path_from_id()}."
+    for curve in [curve for curve in data.drivers if curve.data_path.startswith(prefix)] if data is not None else ():
+        data.drivers.remove(curve)
+
+
 def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
     """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``)."""
     drive(obj, constraint, "influence", influence(handle) if constraint.type == "IK" else switch(handle))
