@@ -304,3 +304,21 @@ def test_removing_or_rebuilding_without_it_gives_the_armature_back():
     assert set(rebuilt.bones) == set(plain.bones)
     after = snapshot(obj)
     assert after["drivers"] == plain_state["drivers"] and after["bones"].keys() == plain_state["bones"].keys()
+
+
+@pytest.mark.parametrize("form", ["bvh", "mixamo"])
+def test_motion_kept_on_rigging_plays_within_todays_bounds(tmp_path, form):
+    """A walk straight at rest with its T-pose frame first (the rest reach at the chain's length, in the
+    soft zone): the handles are keyed where soft IK sends the ends onto the capture's, frame by frame."""
+    from test_motion_fidelity import import_capture, played_in_world, t_pose_first, worst
+
+    from ik_rigger.limb.options import LimbOptions
+    from ik_rigger.rig.build import build_limbs
+
+    obj = import_capture(t_pose_first(tmp_path), form)
+    before = played_in_world(obj)
+    limbs = ["LeftLeg", "RightLeg", "LeftForeArm", "RightForeArm"]
+    build_limbs(obj, [(name, LimbOptions(animation="BAKE", soft_ik=SOFT)) for name in limbs])
+    assert all(record.handle and "soft_ik" in obj.pose.bones[record.handle] for record in obj.ik_rigger.limbs)
+    moved, turned = worst(obj, before)
+    assert moved < 1e-3 and turned < 0.25, (moved, turned)
