@@ -322,3 +322,20 @@ def test_motion_kept_on_rigging_plays_within_todays_bounds(tmp_path, form):
     assert all(record.handle and "soft_ik" in obj.pose.bones[record.handle] for record in obj.ik_rigger.limbs)
     moved, turned = worst(obj, before)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
+
+
+def test_a_rebuild_sets_the_handles_value_unless_the_animator_changed_it():
+    spec = SKELETONS["metarig"]
+    obj = spec.load()
+    last = spec.limbs["leg"].last
+    handle = api.build(obj, last, soft_ik=SOFT)[0].bones["HANDLE"]
+    api.build(obj, last, soft_ik=0.1)
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.1)
+    obj.pose.bones[handle]["soft_ik"] = 0.07  # the animator's own
+    api.build(obj, last, soft_ik=0.2)
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.07)
+    # A refused rebuild gives the value back with everything else.
+    obj.pose.bones[handle]["soft_ik"] = 0.2
+    with pytest.raises(RigError):
+        api.build(obj, last, soft_ik=0.1, extremity_mode="BONE", extremity_name="no such bone")
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.2)

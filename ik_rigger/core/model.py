@@ -61,6 +61,9 @@ class PropertyPlan:
     maximum: float
     description: str
     integer: bool = False  # an int (a choice by number) rather than a 0..1 factor
+    # A rebuild sets the value too (an option's value the property carries, untouched since the last
+    # build), unless keys animate it.
+    overrides: bool = False
 
 
 @dataclass(frozen=True)

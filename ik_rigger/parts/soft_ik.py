@@ -126,7 +126,10 @@ def plan(draft: Draft) -> None:
     draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
         switches, expression(length, stretching), distances=(("D", root, aimed.name),), scales=("w",))))
     draft.constraints[index] = replace(ik, subtarget=soft)
-    draft.properties.append(PropertyPlan(draft.handle, SOFT_IK, soft_ik, 0.0, MAX_SOFT_IK, SOFT_IK_DESCRIPTION))
+    # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
+    kept = draft.kept.get("soft_ik")
+    draft.properties.append(PropertyPlan(draft.handle, SOFT_IK, soft_ik, 0.0, MAX_SOFT_IK, SOFT_IK_DESCRIPTION,
+                                         overrides=kept is not None and kept[0] == kept[1]))
     # The clone rides on SOFT, so the foot or hand stays on the chain's end where it eases short of the handle.
     draft.follow = soft
 
@@ -187,6 +190,15 @@ def bake_to_ik(bake: Any) -> None:
     bake.key(parts.handle, bases)
 
 
+def keep(obj: Any, parts: Any) -> tuple[float, float | None] | None:
+    """The handle's Soft IK now and as the last build set it (its default), for a rebuild."""
+    handle = obj.pose.bones.get(parts.handle or "")
+    if handle is None or SOFT_IK not in handle:
+        return None
+    built = handle.id_properties_ui(SOFT_IK).as_dict().get("default")
+    return float(handle[SOFT_IK]), float(built) if built is not None else None
+
+
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
     if handle is not None and SOFT_IK in handle and ROLE_SOFT in parts.made:
@@ -195,4 +207,5 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used,
             targets={"IK": (ROLE_SOFT,), "COPY_TRANSFORMS": (), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
-            draw=draw, snap_to_fk=snap_to_fk, bake_to_ik=bake_to_ik)
+            draw=draw, keep=keep, snap_to_fk=snap_to_fk,
+            bake_to_ik=bake_to_ik)

@@ -250,8 +250,12 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
     for planned in limb_plan.properties:
+        before = obj.pose.bones[planned.bone].get(planned.key)
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+        elif before != obj.pose.bones[planned.bone].get(planned.key):  # an option's value, set anew
+            journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
+                planned.key, before))
     added = _constraints(obj, limb_plan, entry, journal)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
         (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))

@@ -34,6 +34,7 @@ from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
+from .animation import fcurve_owners
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -358,7 +359,7 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
     the value and keys it has, with the range brought up to date); returns whether it was added."""
     pose_bone = obj.pose.bones[planned.bone]
     added = pose_bone.get(planned.key) is None
-    if added:
+    if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
     ui = pose_bone.id_properties_ui(planned.key)
     if planned.integer:
@@ -370,6 +371,11 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
     # Animators work on a library override of the character: the switch must be theirs to set.
     pose_bone.property_overridable_library_set(f'["{planned.key}"]', True)
     return added
+
+
+def _keyed(obj: bpy.types.Object, path: str) -> bool:
+    """Whether the active action has an F-curve for ``path``."""
+    return any(owner.fcurves.find(path) is not None for owner in fcurve_owners(obj))
 
 
 def ensure_switches(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
