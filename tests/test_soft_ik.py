@@ -339,3 +339,38 @@ def test_a_rebuild_sets_the_handles_value_unless_the_animator_changed_it():
     with pytest.raises(RigError):
         api.build(obj, last, soft_ik=0.1, extremity_mode="BONE", extremity_name="no such bone")
     assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.2)
+
+
+def test_renamed_bones_keep_it_working():
+    leg = build(soft_ik=SOFT)
+    obj = leg.obj
+    for role in ("SOFT", "SOFT_ROOT", "HANDLE"):
+        obj.data.bones[leg.limb.bones[role]].name = f"renamed {role}"
+    leg.handle = "renamed HANDLE"
+    fk_pose(leg, 0.1)
+    fk = evaluate(obj)
+    api.snap_limb(obj, leg.limb.name, "IK")
+    assert_same(leg, fk, evaluate(obj), "after renames")
+    root, handle, posed = place(leg, 1.02)
+    expected = reached((handle - root).length, SOFT, leg.length)
+    assert (end_of(leg, posed) - root).length == pytest.approx(expected, abs=1e-3 * leg.length)
+
+
+# Per limb, the axis of the middle joint's rotation and the angles that bend it further and (near) straight.
+BENDS = {("mixamo", "leg"): (0, (0.0, -0.3, -0.9)), ("cesium", "leg"): (2, (-1.1, -1.2, -0.6)),
+         ("metarig", "arm"): (0, (-0.4, -0.2, 0.3))}
+
+
+@pytest.mark.parametrize("skeleton,kind", sorted(BENDS))
+def test_snapping_ik_to_fk_on_an_import_and_an_arm(skeleton, kind):
+    leg = build(skeleton, kind, soft_ik=SOFT)
+    axis, angles = BENDS[skeleton, kind]
+    reaches = []
+    for angle in angles:
+        fk_pose(leg, 0.0, turn=0.1)
+        leg.obj.pose.bones[leg.chain[1]].rotation_euler[axis] = angle
+        fk = evaluate(leg.obj)
+        reaches.append((end_of(leg, fk) - fk[leg.chain[0]].translation).length / leg.length)
+        api.snap_limb(leg.obj, leg.limb.name, "IK")
+        assert_same(leg, fk, evaluate(leg.obj), f"reach {reaches[-1]:.4f}")
+    assert max(reaches) > 1.0 - SOFT > min(reaches), reaches  # poses in the soft zone and out of it

@@ -206,6 +206,6 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used,
-            targets={"IK": (ROLE_SOFT,), "COPY_TRANSFORMS": (), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
+            targets={"IK": (ROLE_SOFT,), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
             draw=draw, keep=keep, snap_to_fk=snap_to_fk,
             bake_to_ik=bake_to_ik)
