@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import bake, batch, build_speed, common, evaluation, floor, panel, plots, quality  # noqa: E402
+from benchmarks import bake, batch, build_speed, common, evaluation, floor, panel, plots, quality, soft_ik  # noqa: E402
 
 SECTIONS: dict[str, Callable[[Path, common.Settings], dict]] = {
     "build": build_speed.run,
@@ -35,6 +35,7 @@ SECTIONS: dict[str, Callable[[Path, common.Settings], dict]] = {
     "bake": lambda sources, settings: bake.run(settings),
     "panel": lambda sources, settings: panel.run(settings),
     "batch": batch.run,
+    "soft_ik": soft_ik.run,
 }
 PLOTS: dict[str, Callable[[dict, str, Path], None]] = {
     "build": plots.build,
@@ -98,6 +99,12 @@ def checks(results: dict) -> list[dict[str, object]]:
                             ("python", "time per update, handles set from Python")):
             check(f"{label}, without stretch, over the floor without stretch",
                   ratios[f"ik_rigger_without_stretch_over_floor_without_stretch_{mode}_net"], target, f"<= {target}x")
+    if "soft_ik" in results:
+        ratios, target = results["soft_ik"]["ratios"], results["soft_ik"]["target"]
+        for mode, label in (("keyframed", "time per frame, keyframed playback"),
+                            ("python", "time per update, handles set from Python")):
+            check(f"{label}, 4 limbs with soft IK, over the floor with the same soft IK",
+                  ratios[f"soft_over_floor_{mode}_net"], target, f"<= {target}x")
     if "quality" in results:
         worst, targets = results["quality"]["worst"], results["quality"]["targets"]
         check("rotation at rest after building (degrees)", worst["rest_degrees"], targets["rest_degrees"],
@@ -223,6 +230,8 @@ def table(results: dict, diagnostics: bool = True) -> str:
             empty = frames["empty"]
             rows.append(f"| Empty scene step: time, taken out of the ratios | - | keyframed {_us(empty['keyframed'])}, "
                         f"Python {_us(empty['python'])} | - | - | - |")
+    if "soft_ik" in results:
+        rows.extend(soft_ik.table_rows(results["soft_ik"], _us, _x, _met))
     if "quality" in results:
         result = results["quality"]
         worst, targets = result["worst"], result["targets"]

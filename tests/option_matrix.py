@@ -24,6 +24,7 @@ from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.errors import RigError
 from ik_rigger.limb.options import schema
+from ik_rigger.parts.soft_ik import reached
 from ik_rigger.rig.output import blender_output
 
 Row = dict[str, object]
@@ -297,7 +298,10 @@ def check_limb(obj: bpy.types.Object, limb: api.Limb, row: Row, was: Before, cha
     length = reach(obj, chain)
     _check_rest(obj, chain, was, length, changed)
     handle = obj.pose.bones[limb.bones["HANDLE"]]
+    # The hard IK's checks first, every limb's soft IK at 0 (hard IK exactly); then soft IK's own (_check_soft).
     _switch(obj, handle, stretch=0.0, ik_fk=1.0)
+    for record in obj.ik_rigger.limbs if row["soft_ik"] else ():
+        _switch(obj, obj.pose.bones[record.handle], soft_ik=0.0)
     ik = next(c for c in obj.pose.bones[chain[-1]].constraints if c.type == "IK")
     target = ik.subtarget
     at_rest = evaluate(obj)
@@ -345,7 +349,36 @@ def check_limb(obj: bpy.types.Object, limb: api.Limb, row: Row, was: Before, cha
     for each in handles:
         _switch(obj, each, ik_fk=1.0)
     handle.matrix_basis = Matrix.Identity(4)
+    if row["soft_ik"]:
+        _check_soft(obj, limb, row, at_rest, length)
     return moved
+
+
+def _check_soft(obj: bpy.types.Object, limb: api.Limb, row: Row, at_rest: dict[str, Matrix], length: float) -> None:
+    """With the handle at the chain's length from its root, soft IK's target (SOFT, which the IK aims at)
+    stands where the formula puts it, on the root -> target line, and the chain reaches it (where the
+    row lets the chain reach a point: no distance limit, no rotation to follow, hinges or too few
+    iterations); the handle is put back and its soft IK left as built."""
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    soft, chain = limb.bones["SOFT"], list(limb.chain)
+    aimed = next(c for c in obj.pose.bones[soft].constraints if c.type == "COPY_TRANSFORMS").subtarget
+    _switch(obj, handle, soft_ik=float(row["soft_ik"]))
+    root = at_rest[chain[0]].translation
+    wanted = at_rest[handle.name].copy()
+    wanted.translation = root + (at_rest[aimed].translation - root).normalized() * length \
+        + at_rest[handle.name].translation - at_rest[aimed].translation
+    handle.matrix = wanted
+    posed = evaluate(obj)
+    target, eased = posed[aimed].translation - root, posed[soft].translation - root
+    if row["distance_limit"] == "NONE":
+        expected = reached(target.length, float(row["soft_ik"]), length)
+        assert abs(eased.length - expected) < 1e-3 * length, "soft IK's target is off the formula's distance"
+        assert math.degrees(eased.angle(target)) < 0.05, "soft IK's target is off the root -> target line"
+    if int(row["iterations"]) >= CONVERGED and not row["use_rotation"] and not row["hinge_joints"]:
+        end = posed[soft] @ at_rest[soft].inverted() @ _tail(obj, at_rest, chain[-1])
+        reached_end = _tail(obj, posed, chain[-1])
+        assert (reached_end - end).length < 1e-3 * length, "the chain's end does not reach soft IK's target"
+    handle.matrix_basis = Matrix.Identity(4)
 
 
 def _fk_carried(obj: bpy.types.Object, chain: list[str], handle: bpy.types.PoseBone,
@@ -458,6 +491,8 @@ def run(skeleton: str, limb_kind: str, row: Row, save: str = "") -> dict[str, Ma
     moved = [check_limb(obj, item, row, was, changed) for item in built]
     for item, matrix in zip(built, moved):
         obj.pose.bones[item.bones["HANDLE"]].matrix = matrix
+        if row["soft_ik"]:
+            _switch(obj, obj.pose.bones[item.bones["HANDLE"]], soft_ik=float(row["soft_ik"]))
     posed = evaluate(obj)
     if save:
         bpy.ops.wm.save_as_mainfile(filepath=save, copy=True)

@@ -63,6 +63,10 @@ def _resolves(variable) -> bool:
     for target in variable.targets:
         if target.id is None:
             return False
+        if variable.type != "SINGLE_PROP":  # a distance or a transform reads a bone (or the object), no path
+            if target.bone_target and target.bone_target not in getattr(target.id, "pose", target.id).bones:
+                return False
+            continue
         try:
             target.id.path_resolve(target.data_path)
         except ValueError:

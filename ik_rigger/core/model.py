@@ -36,9 +36,14 @@ class Driven:
     expression: str = ""
     # More variables, each reading a path of the armature object itself (its IK solver...).
     object_paths: tuple[tuple[str, str], ...] = ()
+    # More variables, each the distance between two bones' heads (name, bone, bone), in world space.
+    distances: tuple[tuple[str, str, str], ...] = ()
+    # More variables, each the armature object's world scale (its average over the axes).
+    scales: tuple[str, ...] = ()
 
     def renamed(self, names: dict[str, str]) -> Driven:
-        return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables))
+        return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables),
+                       distances=tuple((key, names.get(a, a), names.get(b, b)) for key, a, b in self.distances))
 
 
 @dataclass(frozen=True)
@@ -56,11 +61,15 @@ class PropertyPlan:
     maximum: float
     description: str
     integer: bool = False  # an int (a choice by number) rather than a 0..1 factor
+    # A rebuild sets the value too (an option's value the property carries, untouched since the last
+    # build), unless keys animate it.
+    overrides: bool = False
 
 
 @dataclass(frozen=True)
 class PoseDriver:
-    """A driver on a pose bone's own property (``ik_stretch``), reading made bones' switches."""
+    """A driver on a pose bone's own property (``ik_stretch``), or on a setting of one of its constraints
+    (``constraints["name"].distance``), reading made bones' switches."""
 
     bone: str
     path: str

@@ -70,6 +70,10 @@ def snap_to_fk(snap: Any) -> list[str]:
     # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
     # whatever the switch, so the FK evaluation holds how they stand now.
     aimed = snap.ik.subtarget if snap.ik.subtarget in fk else handle
+    # Soft IK's target copies the IK target and eases it toward the root: the copied one hangs from the handle.
+    aimed = next((constraint.subtarget for constraint in snap.obj.pose.bones[aimed].constraints
+                  if constraint.type == "COPY_TRANSFORMS" and constraint.subtarget in fk), aimed) \
+        if aimed != handle else aimed
     target = fk[handle].inverted() @ fk[aimed]
     pose.translation += snap.end - (pose @ target).translation
     snap.obj.pose.bones[handle].matrix = pose

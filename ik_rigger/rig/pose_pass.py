@@ -114,22 +114,33 @@ def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan)
     return state
 
 
+_TARGET_KEYS = ("id", "data_path", "bone_target", "transform_type", "transform_space")
+
+
 def _driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
-    """A driver's type, expression and variables (name, object, path), to make it again; None if undriven."""
+    """A driver's type, expression and variables (name, type, each target's settings), to make it again;
+    None if undriven."""
     data = obj.animation_data
     fcurve = data.drivers.find(path) if data is not None else None
     if fcurve is None:
         return None
     driver = fcurve.driver
-    return (driver.type, driver.expression, [(variable.name, variable.targets[0].id, variable.targets[0].data_path)
-                                             for variable in driver.variables])
+    return (driver.type, driver.expression,
+            [(variable.name, variable.type, [{key: getattr(target, key) for key in _TARGET_KEYS}
+                                             for target in variable.targets]) for variable in driver.variables])
 
 
 def _set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
     for variable in list(driver.variables):
         driver.variables.remove(variable)
-    for name, target, path in variables:
-        records.add_variable(driver, name, target, path)
+    for name, variable_type, targets in variables:
+        variable = driver.variables.new()
+        variable.name, variable.type = name, variable_type
+        for target, settings in zip(variable.targets, targets):
+            target.id = settings["id"]
+            for key, value in settings.items():
+                if key != "id":
+                    setattr(target, key, value)
     driver.type = kind
     driver.expression = expression
 
@@ -154,7 +165,7 @@ def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
     pose_bone = obj.pose.bones.get(owner)
     constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
     if constraint is not None:
-        constraint.driver_remove("influence")
+        records.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
 
 
@@ -270,8 +281,12 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
     for planned in limb_plan.properties:
+        before = obj.pose.bones[planned.bone].get(planned.key)
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+        elif before != obj.pose.bones[planned.bone].get(planned.key):  # an option's value, set anew
+            journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
+                planned.key, before))
     added = _constraints(obj, limb_plan, entry, journal)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
         (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))
@@ -294,20 +309,27 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
     for planned in limb_plan.drivers:
         pose_bone = obj.pose.bones[planned.bone]
         _log_driver(obj, planned.bone, planned.path, journal)
-        records.drive(obj, pose_bone, planned.path, planned.driven)
+        owner_path, _, key = planned.path.rpartition(".")
+        records.drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven)
 
 
 def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
     """Log a pose bone property's driver (or its having none) and value, to give them back on undo."""
     pose_bone = obj.pose.bones[bone]
-    before, value = _driver_of(obj, pose_bone.path_from_id(path)), getattr(pose_bone, path)
+    # A path into one of the bone's constraints ('constraints["name"].distance') names its owner first.
+    owner_path, _, key = path.rpartition(".")
+    before, value = _driver_of(obj, f"{pose_bone.path_from_id()}.{path}"), pose_bone.path_resolve(path)
 
     def undo() -> None:
         restored = obj.pose.bones[bone]
-        restored.driver_remove(path)
-        setattr(restored, path, value)
+        try:
+            owner = restored.path_resolve(owner_path) if owner_path else restored
+        except ValueError:  # the constraint the driver was on is gone with the rest of the build
+            return
+        owner.driver_remove(key)
+        setattr(owner, key, value)
         if before is not None:
-            _set_driver(restored.driver_add(path).driver, *before)
+            _set_driver(owner.driver_add(key).driver, *before)
 
     journal.data(undo)
 

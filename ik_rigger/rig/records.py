@@ -34,6 +34,7 @@ from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
+from .animation import fcurve_owners
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -358,7 +359,7 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
     the value and keys it has, with the range brought up to date); returns whether it was added."""
     pose_bone = obj.pose.bones[planned.bone]
     added = pose_bone.get(planned.key) is None
-    if added:
+    if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
     ui = pose_bone.id_properties_ui(planned.key)
     if planned.integer:
@@ -370,6 +371,11 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
     # Animators work on a library override of the character: the switch must be theirs to set.
     pose_bone.property_overridable_library_set(f'["{planned.key}"]', True)
     return added
+
+
+def _keyed(obj: bpy.types.Object, path: str) -> bool:
+    """Whether the active action has an F-curve for ``path``."""
+    return any(owner.fcurves.find(path) is not None for owner in fcurve_owners(obj))
 
 
 def ensure_switches(obj: bpy.types.Object, handle: str, value: float = 1.0) -> list[str]:
@@ -415,6 +421,14 @@ def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, pat
     target.data_path = path
 
 
+def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str) -> None:
+    """Give ``driver`` a variable ``name``: the world-space distance between two bones' heads of ``obj``."""
+    variable = driver.variables.new()
+    variable.name, variable.type = name, "LOC_DIFF"
+    for target, bone in zip(variable.targets, (first, second)):
+        target.id, target.bone_target, target.transform_space = obj, bone, "WORLD_SPACE"
+
+
 def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
     """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
     add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
@@ -430,11 +444,27 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:
         add_variable(driver, name, obj, path)
+    for name, first, second in driven.distances:
+        add_distance(driver, name, obj, first, second)
+    for name in driven.scales:
+        variable = driver.variables.new()
+        variable.name, variable.type = name, "TRANSFORMS"
+        target = variable.targets[0]
+        target.id, target.transform_type, target.transform_space = obj, "SCALE_AVG", "WORLD_SPACE"
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
     else:
         driver.type = "AVERAGE"
+
+
+def drop_drivers(obj: bpy.types.Object, constraint: bpy.types.Constraint) -> None:
+    """Remove every driver of a constraint's settings (its influence, soft IK's distance): Blender 4.2
+    keeps a removed constraint's drivers, left invalid."""
+    data = obj.animation_data
+    prefix = f"{constraint.path_from_id()}."
+    for curve in [curve for curve in data.drivers if curve.data_path.startswith(prefix)] if data is not None else ():
+        data.drivers.remove(curve)
 
 
 def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:

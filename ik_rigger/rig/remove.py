@@ -135,7 +135,7 @@ def _clips_turned(obj: bpy.types.Object, limb,
 def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:
     """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
     for pose_bone, constraint in list(records.constraints_of(obj, parts)):
-        constraint.driver_remove("influence")
+        records.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
     _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
     # Chain bones without a stored state had Blender's defaults (see pose_pass._chain_states).

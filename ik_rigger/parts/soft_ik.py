@@ -1,0 +1,211 @@
+"""Soft IK: the chain eases toward full extension instead of popping straight.
+
+It acts on the IK constraint's target, where the chain's end is sent, whichever bone that is
+(the handle, the stretch's TARGET, a foot roll's): the IK aims instead at SOFT, a hidden bone
+that copies that target (Copy Transforms) and is then put on the line from SOFT_ROOT (a
+hidden bone at the chain's root, hanging from what the chain hangs from, as long as the
+chain) to the target, at the distance Andy Nicholas' soft IK gives (a Limit Distance On
+Surface). With L the chain's length, s = soft_ik x L, d_a = L - s and D the distance from
+the root to the target, that distance is D up to d_a (the end reaches the target exactly)
+and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never gets there.
+
+The distance is a driver whose expression Blender evaluates without Python: D is a Distance
+variable (world space, divided by the armature's world scale), ``soft_ik`` the handle's
+animatable custom property (0 gives hard IK back exactly: SOFT is then the target itself).
+On a limb that stretches, the handle's ``stretch`` blends the distance toward D, so at 1 the
+chain's end reaches the target and the IK's own stretch takes it past the chain's length, up
+to Maximum Stretch. The extremity's clone hangs from SOFT (``Draft.follow``), so the foot or
+hand stays on the chain's end.
+
+Snapping IK to FK and baking FK to IK put the target where soft IK sends the end to the FK
+pose's: at D = d_a - s ln(1 - (D' - d_a)/s) for an FK reach D' (``target_distance``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mathutils import Vector
+
+from ..core import naming
+from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
+from .base import Draft, Part, option
+from .ik import CONSTRAINT_IK
+from .stretch import ROLE_REACH, STRETCH, stretches
+
+ROLE_SOFT_ROOT = "SOFT_ROOT"
+ROLE_SOFT = "SOFT"
+TAG_ROOT = "IK_soft_root"
+TAG_SOFT = "IK_soft"
+CONSTRAINT_COPY = "IK Rigger Soft Copy"
+CONSTRAINT_SOFT = "IK Rigger Soft"
+SOFT_IK = "soft_ik"
+MAX_SOFT_IK = 0.25
+SOFT_IK_DESCRIPTION = ("How softly the chain reaches full extension, as a fraction of its length: past its length "
+                       "minus this the end eases toward the handle and never pops straight (0 is hard IK)")
+# Past this many soft lengths beyond d_a the end is within exp(-12) of them from the chain's length: a straight
+# FK pose (which soft IK approaches but never reaches) is snapped and baked there.
+_FURTHEST = 12.0
+
+
+@dataclass(frozen=True)
+class Options:
+    soft_ik: float = option(0.0, "Soft IK", "How softly the chain reaches full extension, as a fraction of its "
+                            "length: near its reach the knee or elbow eases straight instead of popping (0: off, "
+                            "hard IK; 0.05 is typical). The handle's Soft IK animates it",
+                            minimum=0.0, maximum=MAX_SOFT_IK)
+
+
+def used(options: Any) -> bool:
+    return bool(options.soft_ik > 0.0)
+
+
+def reached(distance: float, soft: float, length: float, stretch: float = 0.0) -> float:
+    """How far from the root soft IK sends the chain's end when the target is ``distance`` away."""
+    span = soft * length
+    start = length - span
+    if span <= 0.0 or distance <= start:
+        return distance
+    eased = start + span * (1.0 - math.exp((start - distance) / span))
+    return (1.0 - stretch) * eased + stretch * distance
+
+
+def target_distance(reach: float, soft: float, length: float, stretch: float = 0.0) -> float:
+    """How far from the root the target must be for soft IK to send the end ``reach`` away: the
+    inverse of ``reached`` (closed form without stretch; bisection with it, as ``reached`` grows)."""
+    span = soft * length
+    start = length - span
+    if span <= 0.0 or reach <= start or stretch >= 1.0:
+        return reach
+    if stretch <= 0.0:
+        part = min((reach - start) / span, 1.0 - math.exp(-_FURTHEST))
+        return start - span * math.log(1.0 - part)
+    low, high = start, max(reach, start) + _FURTHEST * span
+    for _ in range(80):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if reached(middle, soft, length, stretch) < reach else (low, middle)
+    return 0.5 * (low + high)
+
+
+def expression(length: float, stretch: bool) -> str:
+    """The SOFT distance's driver: ``D`` the world distance root -> target, ``w`` the armature's world
+    scale, ``soft_ik`` (and ``stretch``) the handle's; a simple expression (no Python), within the 256
+    characters Blender keeps. Past d_a, d_a + s(1 - exp(-(D - d_a)/s)) is L - s exp((d_a - D)/s): in
+    chain lengths, 1 - soft_ik exp((1 - soft_ik - u)/soft_ik)."""
+    chain = f"{length:.9g}"
+    u = f"D/w/{chain}"
+    eased = f"{chain}*({u} if {u}<=1-soft_ik else 1-soft_ik*exp((1-soft_ik-{u})/soft_ik))"
+    soft = f"(1-stretch)*{eased}+stretch*D/w" if stretch else eased
+    return f"D/w if soft_ik<=0 else {soft}"
+
+
+def plan(draft: Draft) -> None:
+    soft_ik = draft.options.soft_ik
+    if soft_ik <= 0.0:
+        return
+    index, ik = next((index, planned) for index, planned in enumerate(draft.constraints)
+                     if planned.kind == "IK" and planned.name == CONSTRAINT_IK)
+    aimed = next(bone for bone in draft.bones if bone.name == ik.subtarget)
+    joints, length = draft.joints, draft.length
+    root = draft.new_name(draft.chain[0], TAG_ROOT)
+    along = (joints[-1] - joints[0]).normalized()
+    draft.bones.append(NewBone(ROLE_SOFT_ROOT, root, joints[0], joints[0] + along * length, draft.bend,
+                               draft.skeleton[draft.chain[0]].parent, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
+                               hidden=True))
+    soft = draft.new_name(draft.end_bone, TAG_SOFT)
+    draft.bones.append(NewBone(ROLE_SOFT, soft, aimed.head, aimed.tail, aimed.z_axis, aimed.parent, PALETTE_MECHANISM,
+                               naming.COLLECTION_MECHANISM, hidden=True))
+    pose_space = (("owner_space", "POSE"), ("target_space", "POSE"))
+    draft.constraints.append(ConstraintPlan(soft, "COPY_TRANSFORMS", CONSTRAINT_COPY, aimed.name, pose_space))
+    draft.constraints.append(ConstraintPlan(soft, "LIMIT_DISTANCE", CONSTRAINT_SOFT, root, (
+        ("limit_mode", "LIMITDIST_ONSURFACE"), ("distance", length), *pose_space)))
+    stretching = stretches(draft.options)
+    switches = ((SOFT_IK, draft.handle),) + (((STRETCH, draft.handle),) if stretching else ())
+    draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
+        switches, expression(length, stretching), distances=(("D", root, aimed.name),), scales=("w",))))
+    draft.constraints[index] = replace(ik, subtarget=soft)
+    # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
+    kept = draft.kept.get("soft_ik")
+    draft.properties.append(PropertyPlan(draft.handle, SOFT_IK, soft_ik, 0.0, MAX_SOFT_IK, SOFT_IK_DESCRIPTION,
+                                         overrides=kept is not None and kept[0] == kept[1]))
+    # The clone rides on SOFT, so the foot or hand stays on the chain's end where it eases short of the handle.
+    draft.follow = soft
+
+
+def _settings(obj: Any, parts: Any) -> tuple[float, float, float] | None:
+    """The limb's soft IK as it stands (soft_ik, the chain's length, the stretch), None without one."""
+    root = parts.made.get(ROLE_SOFT_ROOT)
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if root is None or handle is None or ROLE_SOFT not in parts.made:
+        return None
+    stretch = float(handle.get(STRETCH, 0.0)) if ROLE_REACH in parts.made else 0.0
+    return float(handle.get(SOFT_IK, 0.0)), obj.data.bones[root].length, stretch
+
+
+def sent(root: Vector, end: Vector, settings: tuple[float, float, float]) -> Vector:
+    """Where the target must be for soft IK to send the chain's end from ``root`` to ``end``."""
+    reach = (end - root).length
+    if reach <= 0.0:
+        return end.copy()
+    return root + (end - root) * (target_distance(reach, *settings) / reach)
+
+
+def snap_to_fk(snap: Any) -> list[str]:
+    """The handle slid along the root -> end line so soft IK sends the end where the FK chain ends (the
+    handle's hook put the target on that end)."""
+    settings = _settings(snap.obj, snap.parts)
+    if settings is None:
+        return []
+    name = snap.parts.handle
+    shift = sent(snap.fk[snap.parts.chain[0]].translation, snap.end, settings) - snap.end
+    # The handle's location moves it in its parent's frame at rest (the parent is not snapped: its FK pose holds).
+    bone = snap.obj.data.bones[name]
+    frame = snap.fk[bone.parent.name] @ bone.parent.matrix_local.inverted() @ bone.matrix_local \
+        if bone.parent is not None else bone.matrix_local
+    handle = snap.obj.pose.bones[name]
+    handle.location = handle.location + frame.to_3x3().inverted() @ shift
+    return [name]
+
+
+def bake_to_ik(bake: Any) -> None:
+    """The handle's keys slid along the root -> end line on every frame, so soft IK sends the end where
+    the FK chain ends. ``bake.made`` keeps the handle's poses as the handle's hook worked them out: the
+    clone hangs from SOFT, which stands there."""
+    parts, obj = bake.parts, bake.obj
+    settings = _settings(obj, parts)
+    if settings is None or parts.handle not in bake.made:
+        return
+    bones = obj.data.bones
+    parent = bones[parts.handle].parent
+    local = bake.local(bones[parts.handle].matrix_local, parent.matrix_local if parent is not None else None)
+    parent_poses = bake.poses_of(parent.name) if parent is not None else None
+    roots = bake.poses_of(parts.chain[0])
+    bases = []
+    for number, (pose, end) in enumerate(zip(bake.made[parts.handle], bake.ends)):
+        moved = pose.copy()
+        moved.translation += sent(roots[number].translation, end, settings) - end
+        bases.append(local.basis(moved, parent_poses[number] if parent_poses is not None else None))
+    bake.key(parts.handle, bases)
+
+
+def keep(obj: Any, parts: Any) -> tuple[float, float | None] | None:
+    """The handle's Soft IK now and as the last build set it (its default), for a rebuild."""
+    handle = obj.pose.bones.get(parts.handle or "")
+    if handle is None or SOFT_IK not in handle:
+        return None
+    built = handle.id_properties_ui(SOFT_IK).as_dict().get("default")
+    return float(handle[SOFT_IK]), float(built) if built is not None else None
+
+
+def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
+    handle = obj.pose.bones.get(parts.handle) if parts.handle else None
+    if handle is not None and SOFT_IK in handle and ROLE_SOFT in parts.made:
+        layout.prop(handle, f'["{SOFT_IK}"]', text="Soft IK", slider=True)
+
+
+PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used,
+            targets={"IK": (ROLE_SOFT,), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
+            draw=draw, keep=keep, snap_to_fk=snap_to_fk,
+            bake_to_ik=bake_to_ik)

@@ -1,0 +1,376 @@
+"""Soft IK: the end reaches the handle inside d_a, eases on the root -> handle line beyond (Andy
+Nicholas' formula), never pops, snaps and bakes exactly, plays without IK Rigger; on Rigify's
+metarig, an imported BVH and a glTF character, on evaluated poses."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import DATA, at_rest_alone, evaluate, rotation_degrees, same, snapshot
+from mathutils import Euler, Matrix, Vector
+from option_matrix import SKELETONS
+from test_packaging import blender_command, isolated_env
+
+from ik_rigger import api
+from ik_rigger.core.errors import RigError
+from ik_rigger.parts.soft_ik import reached, target_distance
+
+PLAYER = Path(__file__).resolve().parent / "play_without_addon.py"
+
+
+@dataclass
+class Leg:
+    obj: bpy.types.Object
+    limb: api.Limb
+    chain: list[str]
+    handle: str
+    length: float  # joint to joint, as the soft formula reads it
+
+
+def _cesium_man() -> bpy.types.Object:
+    """A glTF character (Khronos' Cesium Man, its skeleton), at rest, scaled up as a scene may have it."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "gltf_cesium_man_skeleton.gltf"))
+    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    at_rest_alone(obj)
+    obj.scale = (2.0, 2.0, 2.0)
+    return obj
+
+
+LAST = {("cesium", "leg"): "leg_joint_L_2"}
+
+
+def build(skeleton: str = "metarig", kind: str = "leg", **options) -> Leg:
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")  # a second character in the same scene
+    if skeleton == "cesium":
+        obj = _cesium_man()
+        last = LAST[skeleton, kind]
+    else:
+        spec = SKELETONS[skeleton]
+        obj = spec.load()
+        last = spec.limbs[kind].last
+    limb = api.build(obj, last, **options)[0]
+    chain = list(limb.chain)
+    bones = obj.data.bones
+    joints = [bones[name].head_local for name in chain] + [bones[chain[-1]].tail_local]
+    length = sum((b - a).length for a, b in zip(joints, joints[1:]))
+    return Leg(obj, limb, chain, limb.bones["HANDLE"], length)
+
+
+def end_of(leg: Leg, posed: dict[str, Matrix]) -> Vector:
+    last = leg.chain[-1]
+    return posed[last] @ Vector((0.0, leg.obj.data.bones[last].length, 0.0))
+
+
+def place(leg: Leg, distance: float, sideways: float = 0.0) -> tuple[Vector, Vector, dict[str, Matrix]]:
+    """The handle ``distance`` chain lengths from the root, toward the rest end (turned ``sideways``
+    radians about the chain's bend axis); returns the root, the handle and the evaluated pose."""
+    obj = leg.obj
+    rest = evaluate(obj)
+    root = rest[leg.chain[0]].translation.copy()
+    # Toward the handle at rest (soft IK may ease the rest pose's end in, short of it).
+    aim = (rest[leg.handle].translation - root).normalized()
+    if sideways:
+        aim = Matrix.Rotation(sideways, 3, aim.orthogonal()) @ aim
+    pose_bone = obj.pose.bones[leg.handle]
+    wanted = rest[leg.handle].copy()
+    wanted.translation = root + aim * distance * leg.length
+    pose_bone.matrix = wanted
+    posed = evaluate(obj)
+    return root, posed[leg.handle].translation.copy(), posed
+
+
+def set_switch(leg: Leg, **values: float) -> None:
+    for key, value in values.items():
+        leg.obj.pose.bones[leg.handle][key] = value
+    leg.obj.update_tag()
+
+
+def knee_angle(leg: Leg, posed: dict[str, Matrix]) -> float:
+    """The angle between the chain's first two segments, degrees."""
+    first, second = leg.chain[0], leg.chain[1]
+    a = posed[second].translation - posed[first].translation
+    b = end_of(leg, posed) - posed[second].translation
+    return math.degrees(a.angle(b))
+
+
+SOFT = 0.05
+CASES = [("metarig", "leg"), ("mixamo", "leg"), ("cesium", "leg"), ("metarig", "arm")]
+
+
+def test_the_formula_and_its_inverse_agree():
+    for stretch in (0.0, 0.4, 1.0):
+        for distance in (0.5, 0.96, 1.0, 1.1, 1.4):
+            reach = reached(distance, SOFT, 1.0, stretch)
+            assert target_distance(reach, SOFT, 1.0, stretch) == pytest.approx(distance, abs=1e-9)
+    assert reached(0.9, SOFT, 1.0) == 0.9 and reached(1.5, SOFT, 1.0) < 1.0
+
+
+@pytest.mark.parametrize("skeleton,kind", CASES)
+def test_inside_the_reach_the_end_is_on_the_handle_beyond_it_eases_on_the_line(skeleton, kind):
+    leg = build(skeleton, kind, soft_ik=SOFT, max_stretch=1.0)
+    start = 1.0 - SOFT
+    for distance in (0.7, 0.8, 0.9):
+        _, handle, posed = place(leg, distance, sideways=0.2)
+        assert (end_of(leg, posed) - handle).length < 1e-4 * leg.length, distance
+    for distance in (start + 0.01, 0.98, 1.0, 1.05, 1.2):
+        root, handle, posed = place(leg, distance, sideways=0.2)
+        end = end_of(leg, posed)
+        expected = reached((handle - root).length, SOFT, leg.length)
+        assert (end - root).length == pytest.approx(expected, abs=1e-3 * leg.length), distance
+        assert math.degrees((end - root).angle(handle - root)) < 0.05, distance
+        # Bending toward the pole, as hard IK does.
+        line = (handle - root).normalized()
+        knee = posed[leg.chain[1]].translation - root
+        pole = posed[leg.limb.bones["POLE"]].translation - root
+        assert (knee - line * knee.dot(line)).dot(pole - line * pole.dot(line)) > 0.0
+
+
+def test_animating_soft_ik_to_zero_gives_hard_ik_back_exactly():
+    hard = build(max_stretch=1.0)
+    hard_poses = [place(hard, distance, 0.2)[2] for distance in (0.9, 0.99, 1.1)]
+    leg = build(soft_ik=SOFT, max_stretch=1.0)
+    set_switch(leg, soft_ik=0.0)
+    for distance, expected in zip((0.9, 0.99, 1.1), hard_poses):
+        posed = place(leg, distance, 0.2)[2]
+        for name in leg.chain:
+            assert (posed[name].translation - expected[name].translation).length < 1e-5 * leg.length
+            assert posed[name].to_quaternion().rotation_difference(expected[name].to_quaternion()).angle < 1e-4
+
+
+def test_at_stretch_one_the_end_reaches_the_handle_up_to_the_maximum():
+    leg = build(soft_ik=SOFT, max_stretch=1.5)
+    set_switch(leg, stretch=1.0)
+    for distance in (0.97, 1.0, 1.2, 1.45):
+        _, handle, posed = place(leg, distance, 0.2)
+        assert (end_of(leg, posed) - handle).length < 1e-4 * leg.length, distance
+    root, handle, posed = place(leg, 1.8, 0.2)
+    assert (end_of(leg, posed) - root).length == pytest.approx(1.5 * leg.length, abs=1e-3 * leg.length)
+
+
+def sweep(leg: Leg, frames: int = 200) -> float:
+    """The knee's largest change of angle (degrees) between two steps of a sweep of the handle at
+    constant speed from 0.8 to 1.2 of the chain's length."""
+    angles = [knee_angle(leg, place(leg, 0.8 + 0.4 * step / frames, 0.2)[2]) for step in range(frames + 1)]
+    return max(abs(b - a) for a, b in zip(angles, angles[1:]))
+
+
+def test_a_sweep_through_the_reach_never_pops():
+    hard = sweep(build(max_stretch=1.0))
+    soft = sweep(build(soft_ik=SOFT, max_stretch=1.0))
+    assert soft < 0.25 * hard, (soft, hard)
+
+
+@pytest.mark.parametrize("value", [-0.1, 0.5, float("nan"), "soft"])
+def test_bad_values_are_refused_naming_soft_ik(value):
+    spec = SKELETONS["metarig"]
+    obj = spec.load()
+    before = snapshot(obj)
+    with pytest.raises(RigError, match="soft_ik"):
+        api.build(obj, spec.limbs["leg"].last, soft_ik=value)
+    assert same(snapshot(obj), before)
+
+
+def test_soft_ik_zero_makes_no_bone_more():
+    plain = build()
+    assert not any(role.startswith("SOFT") for role in plain.limb.bones)
+    assert "soft_ik" not in plain.obj.pose.bones[plain.handle]
+    soft = build(soft_ik=SOFT)
+    assert {"SOFT", "SOFT_ROOT"} <= set(soft.limb.bones)
+    assert len(soft.limb.bones) == len(plain.limb.bones) + 2
+
+
+def test_drivers_are_simple_expressions():
+    leg = build(soft_ik=SOFT)
+    drivers = [curve.driver for curve in leg.obj.animation_data.drivers]
+    assert any("exp(" in driver.expression for driver in drivers)
+    assert all(driver.is_simple_expression for driver in drivers if driver.type == "SCRIPTED")
+
+
+def fk_pose(leg: Leg, bend: float, turn: float = 0.15) -> None:
+    """An FK pose: the root turned, the middle joint bent ``bend`` radians further the way it bends."""
+    bones = leg.obj.pose.bones
+    for name in leg.chain:
+        bones[name].rotation_mode = "XYZ"
+    bones[leg.chain[0]].rotation_euler = Euler((turn, 0.0, 0.5 * turn))
+    bones[leg.chain[1]].rotation_euler = Euler((bend, 0.0, 0.0))
+    set_switch(leg, ik_fk=0.0)
+
+
+def assert_same(leg: Leg, expected: dict[str, Matrix], shown: dict[str, Matrix], what: str) -> None:
+    for name in leg.chain + ([leg.limb.extremity] if leg.limb.extremity else []):
+        assert (shown[name].translation - expected[name].translation).length < 1e-4 * leg.length, (what, name)
+        assert rotation_degrees(shown[name], expected[name]) < 0.01, (what, name)
+
+
+@pytest.mark.parametrize("options", [{}, {"foot_roll": True}, {"max_stretch": 1.5}, {"use_rotation": True}],
+                         ids=["plain", "foot roll", "stretch", "follow rotation"])
+@pytest.mark.parametrize("bend", [0.0, 0.12, 0.3])
+def test_snapping_ik_to_fk_reproduces_the_fk_pose_in_the_soft_zone(options, bend):
+    leg = build(soft_ik=SOFT, **options)
+    fk_pose(leg, bend)
+    fk = evaluate(leg.obj)
+    root = fk[leg.chain[0]].translation
+    reach = (end_of(leg, fk) - root).length / leg.length
+    api.snap_limb(leg.obj, leg.limb.name, "IK")
+    assert leg.obj.pose.bones[leg.handle]["ik_fk"] == 1.0
+    shown = evaluate(leg.obj)
+    assert_same(leg, fk, shown, f"reach {reach:.4f}")
+    if reach > 1.0 - SOFT:  # the handle stands past the end, where soft IK sends the end back to it
+        handle = (shown[leg.handle].translation - root).length
+        assert handle == pytest.approx(target_distance(reach * leg.length, SOFT, leg.length), rel=1e-4)
+
+
+def key_fk_motion(leg: Leg, frames: int = 24) -> None:
+    """The knee straightens and bends again, in and out of the soft zone, the hip turning."""
+    bones = leg.obj.pose.bones
+    for frame in range(1, frames + 1):
+        phase = math.sin(math.pi * (frame - 1) / (frames - 1))
+        fk_pose(leg, 0.5 * (1.0 - phase), 0.3 * phase)
+        for name in leg.chain:
+            bones[name].keyframe_insert("rotation_euler", frame=frame)
+
+
+@pytest.mark.parametrize("options", [{}, {"foot_roll": True}], ids=["plain", "foot roll"])
+def test_baking_fk_to_ik_and_back_stays_exact(options):
+    leg = build(soft_ik=SOFT, animation="FK", **options)
+    key_fk_motion(leg)
+    scene = bpy.context.scene
+    fk = {}
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        fk[frame] = evaluate(leg.obj)
+    api.bake(leg.obj, "FK_TO_IK", range(1, 25), switch=True)
+    reaches = []
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        shown = evaluate(leg.obj)
+        assert_same(leg, fk[frame], shown, f"IK at frame {frame}")
+        reaches.append((end_of(leg, shown) - shown[leg.chain[0]].translation).length / leg.length)
+    assert max(reaches) > 1.0 - SOFT > min(reaches)  # the motion went through the soft zone
+    api.bake(leg.obj, "IK_TO_FK", range(1, 25), switch=True)
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        assert_same(leg, fk[frame], evaluate(leg.obj), f"FK at frame {frame}")
+
+
+def test_the_rig_plays_without_ik_rigger(tmp_path):
+    leg = build(soft_ik=SOFT, foot_roll=True)
+    handle = leg.obj.pose.bones[leg.handle]
+    rest = evaluate(leg.obj)
+    root = rest[leg.chain[0]].translation
+    for frame, distance in ((1, 0.8), (10, 1.0), (20, 1.2)):
+        wanted = rest[leg.handle].copy()
+        wanted.translation = root + (rest[leg.handle].translation - root).normalized() * distance * leg.length
+        handle.matrix = wanted
+        evaluate(leg.obj)
+        handle.keyframe_insert("location", frame=frame)
+    expected = {}
+    for frame in (1, 10, 15, 20):
+        bpy.context.scene.frame_set(frame)
+        expected[frame] = evaluate(leg.obj)
+    path = tmp_path / "soft.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(blender_command(PLAYER, str(path), "1", "10", "15", "20"), cwd=tmp_path,
+                            env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert result.returncode == 0 and lines, result.stdout[-2000:] + result.stderr[-2000:]
+    played = json.loads(lines[-1][len("RESULT "):])
+    assert played["invalid_drivers"] == []
+    for frame, poses in expected.items():
+        shown = {name: Matrix(rows) for name, rows in played["frames"][str(frame)][leg.obj.name].items()}
+        assert_same(leg, poses, shown, f"frame {frame} without IK Rigger")
+
+
+def test_removing_or_rebuilding_without_it_gives_the_armature_back():
+    spec = SKELETONS["metarig"]
+    obj = spec.load()
+    before = snapshot(obj)
+    api.build(obj, spec.limbs["leg"].last, soft_ik=SOFT)
+    api.remove(obj, spec.limbs["leg"].last)
+    assert same(snapshot(obj), before)  # its driver too (Blender 4.2 keeps a removed constraint's drivers)
+    plain = api.build(obj, spec.limbs["leg"].last)[0]
+    plain_state = snapshot(obj)
+    api.build(obj, spec.limbs["leg"].last, soft_ik=SOFT)
+    rebuilt = api.build(obj, spec.limbs["leg"].last, soft_ik=0.0)[0]
+    assert set(rebuilt.bones) == set(plain.bones)
+    after = snapshot(obj)
+    assert after["drivers"] == plain_state["drivers"] and after["bones"].keys() == plain_state["bones"].keys()
+
+
+@pytest.mark.parametrize("form", ["bvh", "mixamo"])
+def test_motion_kept_on_rigging_plays_within_todays_bounds(tmp_path, form):
+    """A walk straight at rest with its T-pose frame first (the rest reach at the chain's length, in the
+    soft zone): the handles are keyed where soft IK sends the ends onto the capture's, frame by frame."""
+    from test_motion_fidelity import import_capture, played_in_world, t_pose_first, worst
+
+    from ik_rigger.limb.options import LimbOptions
+    from ik_rigger.rig.build import build_limbs
+
+    obj = import_capture(t_pose_first(tmp_path), form)
+    before = played_in_world(obj)
+    limbs = ["LeftLeg", "RightLeg", "LeftForeArm", "RightForeArm"]
+    build_limbs(obj, [(name, LimbOptions(animation="BAKE", soft_ik=SOFT)) for name in limbs])
+    assert all(record.handle and "soft_ik" in obj.pose.bones[record.handle] for record in obj.ik_rigger.limbs)
+    moved, turned = worst(obj, before)
+    assert moved < 1e-3 and turned < 0.25, (moved, turned)
+
+
+def test_a_rebuild_sets_the_handles_value_unless_the_animator_changed_it():
+    spec = SKELETONS["metarig"]
+    obj = spec.load()
+    last = spec.limbs["leg"].last
+    handle = api.build(obj, last, soft_ik=SOFT)[0].bones["HANDLE"]
+    api.build(obj, last, soft_ik=0.1)
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.1)
+    obj.pose.bones[handle]["soft_ik"] = 0.07  # the animator's own
+    api.build(obj, last, soft_ik=0.2)
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.07)
+    # A refused rebuild gives the value back with everything else.
+    obj.pose.bones[handle]["soft_ik"] = 0.2
+    with pytest.raises(RigError):
+        api.build(obj, last, soft_ik=0.1, extremity_mode="BONE", extremity_name="no such bone")
+    assert obj.pose.bones[handle]["soft_ik"] == pytest.approx(0.2)
+
+
+def test_renamed_bones_keep_it_working():
+    leg = build(soft_ik=SOFT)
+    obj = leg.obj
+    for role in ("SOFT", "SOFT_ROOT", "HANDLE"):
+        obj.data.bones[leg.limb.bones[role]].name = f"renamed {role}"
+    leg.handle = "renamed HANDLE"
+    fk_pose(leg, 0.1)
+    fk = evaluate(obj)
+    api.snap_limb(obj, leg.limb.name, "IK")
+    assert_same(leg, fk, evaluate(obj), "after renames")
+    root, handle, posed = place(leg, 1.02)
+    expected = reached((handle - root).length, SOFT, leg.length)
+    assert (end_of(leg, posed) - root).length == pytest.approx(expected, abs=1e-3 * leg.length)
+
+
+# Per limb, the axis of the middle joint's rotation and the angles that bend it further and (near) straight.
+BENDS = {("mixamo", "leg"): (0, (0.0, -0.3, -0.9)), ("cesium", "leg"): (2, (-1.1, -1.2, -0.6)),
+         ("metarig", "arm"): (0, (-0.4, -0.2, 0.3))}
+
+
+@pytest.mark.parametrize("skeleton,kind", sorted(BENDS))
+def test_snapping_ik_to_fk_on_an_import_and_an_arm(skeleton, kind):
+    leg = build(skeleton, kind, soft_ik=SOFT)
+    axis, angles = BENDS[skeleton, kind]
+    reaches = []
+    for angle in angles:
+        fk_pose(leg, 0.0, turn=0.1)
+        leg.obj.pose.bones[leg.chain[1]].rotation_euler[axis] = angle
+        fk = evaluate(leg.obj)
+        reaches.append((end_of(leg, fk) - fk[leg.chain[0]].translation).length / leg.length)
+        api.snap_limb(leg.obj, leg.limb.name, "IK")
+        assert_same(leg, fk, evaluate(leg.obj), f"reach {reaches[-1]:.4f}")
+    assert max(reaches) > 1.0 - SOFT > min(reaches), reaches  # poses in the soft zone and out of it
