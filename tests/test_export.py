@@ -277,3 +277,24 @@ def test_rigify_s_human_metarig_with_keyed_handles(tmp_path):
     assert_three_plays_the_rig(obj, tmp_path / "human.glb", report)
     report = api.export(obj, str(tmp_path / "human.fbx"))
     assert_fbx_plays_the_rig(obj, tmp_path / "human.fbx", report)
+
+
+
+def test_the_operator_exports_the_clips_ticked_over_the_frame_range(tmp_path):
+    """File > Export's entry (and IK Rigger's menu) calls the same export with its panel's clips and
+    frames; a refusal is an error report that writes nothing."""
+    from ik_rigger import export_operators
+
+    obj = legs_character()
+    assert export_operators.draw_export_menu in bpy.types.TOPBAR_MT_file_export.draw._draw_funcs
+    path = tmp_path / "legs.fbx"
+    with bpy.context.temp_override(active_object=obj, object=obj):
+        done = bpy.ops.ik_rigger.export(filepath=str(path), file_format="FBX", use_frame_range=True,
+                                        frame_start=2, frame_end=9, clips=[{"name": "Walk", "use": True},
+                                                                           {"name": "Kick", "use": False}])
+    assert done == {"FINISHED"}
+    played = fbx_play(str(path))
+    assert list(played.clips) == ["Walk"] and len(played.clips["Walk"]) == 8
+    with bpy.context.temp_override(active_object=obj, object=obj), pytest.raises(RuntimeError, match="'Run'"):
+        bpy.ops.ik_rigger.export(filepath=str(tmp_path / "again.glb"), clips=[{"name": "Run", "use": True}])
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["legs.fbx"]
