@@ -28,7 +28,6 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from . import export_bake
-from .asleep import followers
 from .export_formats import FORMATS, check_names, write
 
 _SCENE = "IK Rigger export"
@@ -82,7 +81,9 @@ def _check_writable(filepath: str) -> Path:
 
 
 def _meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
-    return [other for other in followers(obj) if other.type == "MESH"]
+    """The meshes ``obj`` moves: its children and those its Armature modifiers deform, shown or not."""
+    return [other for other in bpy.data.objects if other.type == "MESH" and (other.parent == obj or any(
+        modifier.type == "ARMATURE" and modifier.object == obj for modifier in other.modifiers))]
 
 
 def _roots_warning(obj: bpy.types.Object, joints: Sequence[str]) -> list[str]:
