@@ -186,6 +186,22 @@ def test_a_gltf_with_its_bin_validates(tmp_path):
     assert issues["numErrors"] == 0, issues["messages"]
 
 
+def test_a_clip_moving_the_armature_object_and_several_roots_are_warned_of(tmp_path):
+    obj = legs_character()
+    obj.keyframe_insert("location", frame=1)
+    obj.data.bones["thigh.R"].use_deform = True
+    with bpy.context.temp_override(active_object=obj, object=obj):
+        bpy.ops.object.mode_set(mode="EDIT")
+        obj.data.edit_bones["thigh.R"].parent = None
+        bpy.ops.object.mode_set(mode="POSE")
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert report.warnings == (
+        "the deform bones of 'Rig' have 2 roots ('root', 'thigh.R'): Unreal and Unity's Humanoid want one root bone; "
+        "parent them under one deform bone",
+        "the clip 'Walk' moves the armature object 'Rig' itself, which is not exported: key the root bone instead "
+        "(engines read root motion from it)")
+
+
 def test_a_made_bone_never_deforms_in_the_file_whatever_its_flag(tmp_path):
     """Deform bones only means the user's: a bone IK Rigger made stays out by its mark, even with
     Deform turned on by hand."""

@@ -245,7 +245,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     keyed = export_bake.with_ancestors(obj, joints)
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, keyed)
-    warnings = _roots_warning(obj, joints)
+    warnings = _roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
     if not baked:
         warnings.append(f"no clip animates the armature '{obj.name}': the file holds its rest pose only")
     made: list = []

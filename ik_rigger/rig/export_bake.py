@@ -76,6 +76,18 @@ def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | None) -> list[Cli
     return [by_name[name] for name in dict.fromkeys(names)]
 
 
+_OBJECT_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+                                "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"))
+
+
+def object_motion_warnings(obj: bpy.types.Object, clips: Sequence[Clip]) -> list[str]:
+    """A warning for each clip that moves the armature object itself: the file holds the bones'
+    motion only (what engines read as root motion is the root bone's)."""
+    return [f"the clip '{clip.name}' moves the armature object '{obj.name}' itself, which is not exported: key "
+            "the root bone instead (engines read root motion from it)" for clip in clips
+            if any(path in _OBJECT_TRANSFORMS for path in action_paths(clip.action))]
+
+
 @dataclass(frozen=True)
 class BakedClip:
     """A clip's armature-space poses: ``poses[frame, bone]`` as 4x4 matrices, for ``frames``."""
