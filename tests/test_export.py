@@ -27,8 +27,9 @@ from helpers import both_legs, make_armature
 from ik_rigger import api
 from ik_rigger.rig import records
 
-_COLLECTIONS = ("objects", "meshes", "armatures", "actions", "scenes", "collections", "materials", "images",
-                "textures", "node_groups", "worlds", "cameras", "lights")
+# Every collection of bpy.data: objects, meshes, armatures, actions, scenes, images...
+_COLLECTIONS = tuple(name for name in dir(bpy.data)
+                     if isinstance(getattr(bpy.data, name, None), bpy.types.bpy_prop_collection))
 
 
 def skinned_mesh(obj: bpy.types.Object, names: list[str]) -> bpy.types.Object:
