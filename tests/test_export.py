@@ -179,6 +179,28 @@ def test_an_fbx_plays_in_blender_s_importer_as_the_rig_does(tmp_path):
     assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
 
 
+def test_an_armature_object_scaled_turned_and_moved_exports_where_it_stands(tmp_path):
+    obj = legs_character()
+    obj.scale = (2.0, 2.0, 2.0)
+    obj.rotation_euler = (0.0, 0.0, math.radians(30.0))
+    obj.location = (1.0, -2.0, 0.5)
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+    report = api.export(obj, str(tmp_path / "legs.fbx"), clips=["Walk"])
+    assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
+
+
+def test_the_file_names_the_armature_and_its_data_as_the_user_does(tmp_path):
+    """The copies exported carry the user's names, and give them back."""
+    obj = legs_character()
+    obj.data.name = "Skeleton"
+    api.export(obj, str(tmp_path / "legs.fbx"), clips=["Walk"])
+    data = (tmp_path / "legs.fbx").read_bytes()
+    assert b"Rig\x00\x01Model" in data and b"Walk\x00\x01AnimStack" in data
+    assert b".001" not in data and b"IK Rigger" not in data
+    assert (obj.name, obj.data.name) == ("Rig", "Skeleton")
+
+
 def test_a_gltf_with_its_bin_validates(tmp_path):
     obj = legs_character()
     report = api.export(obj, str(tmp_path / "legs.gltf"), clips=["Kick"])

@@ -9,8 +9,9 @@ their mesh data. Blender's own exporters write that scene's selection into a fol
 beside the file, and the files are moved into place: a failed export writes nothing.
 Afterwards every copy, action and the scene are removed.
 
-While they are exported the copies carry the user's object names (the user's objects are
-renamed aside for that moment and back), so the file names what the user named.
+While they are exported the copies and the scene carry the user's names (the user's objects,
+armature and scene are renamed aside for that moment and back), so the file names what the
+user named.
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         copy = _copy(obj, scene, made)
         mesh_copies = _mesh_copies(meshes, obj, copy, scene, made)
         _tracks(copy, keyed, baked, made)
-        with _named_as([(obj, copy), *zip(meshes, mesh_copies)]):
+        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies)]):
             write(fmt, scene, copy, mesh_copies, str(folder / target.name))
         files = _moved_into_place(folder, target)
     finally:
