@@ -337,3 +337,34 @@ def test_the_operator_exports_the_clips_ticked_over_the_frame_range(tmp_path):
     with bpy.context.temp_override(active_object=obj, object=obj), pytest.raises(RuntimeError, match="'Run'"):
         bpy.ops.ik_rigger.export(filepath=str(tmp_path / "again.glb"), clips=[{"name": "Run", "use": True}])
     assert sorted(item.name for item in tmp_path.iterdir()) == ["legs.fbx"]
+
+
+def test_the_operator_panel_draws_its_real_properties():
+    """The panel beside the file browser: the format, a tick box per clip, the frame range."""
+    from types import SimpleNamespace
+
+    from test_ui import RecordingLayout
+
+    from ik_rigger import export_operators
+
+    log: list = []
+    clip_rna = export_operators.IKRIG_PG_export_clip.bl_rna
+    clips = [SimpleNamespace(bl_rna=clip_rna, name=name, use=True) for name in ("Kick", "Walk")]
+    operator = SimpleNamespace(layout=RecordingLayout(log), bl_rna=bpy.ops.ik_rigger.export.get_rna_type(),
+                               clips=clips, use_frame_range=False)
+    export_operators.IKRIG_OT_export.draw(operator, bpy.context)
+    drawn = [entry[2] for entry in log if entry[0] == "prop"]
+    assert drawn == ["file_format", "use", "use", "use_frame_range", "frame_start", "frame_end"]
+
+
+@pytest.mark.parametrize(("given", "chosen", "expected"), [
+    ("/a/hero.glb", "FBX", "/a/hero.fbx"), ("/a/hero.fbx", "GLTF", "/a/hero.gltf"), ("/a/hero", "GLB", "/a/hero.glb"),
+    ("/a/hero.v2", "FBX", "/a/hero.v2.fbx"), ("/a/hero.glb", "GLB", "/a/hero.glb")])
+def test_the_file_s_suffix_follows_the_format_chosen(given, chosen, expected):
+    from types import SimpleNamespace
+
+    from ik_rigger import export_operators
+
+    operator = SimpleNamespace(filepath=given, file_format=chosen)
+    changed = export_operators.IKRIG_OT_export.check(operator, bpy.context)
+    assert (operator.filepath, changed) == (expected, given != expected)
