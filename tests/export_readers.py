@@ -119,9 +119,9 @@ def height(obj: bpy.types.Object) -> float:
 
 
 def _rotation(matrix: np.ndarray) -> np.ndarray:
+    """The rotation nearest the matrix's 3x3 part (its scale, and any shear, taken out)."""
     u, _, vt = np.linalg.svd(matrix[:3, :3])
-    rotation = u @ vt
-    return rotation
+    return u @ vt
 
 
 def _degrees(a: np.ndarray, b: np.ndarray) -> float:

@@ -203,7 +203,7 @@ def _tracks(copy: bpy.types.Object, names: Sequence[str], baked: Sequence[export
 
 
 @contextmanager
-def _named_as(pairs: Sequence[tuple[bpy.types.ID, bpy.types.ID]]) -> Iterator[None]:
+def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
     """Each copy named as its original for the block; the originals named as they were after."""
     renamed = []
     try:
@@ -221,14 +221,12 @@ def _named_as(pairs: Sequence[tuple[bpy.types.ID, bpy.types.ID]]) -> Iterator[No
             original.name = name
 
 
-def _remove(made: Sequence) -> None:
+def _remove(made: Sequence[bpy.types.ID]) -> None:
+    """Remove what the export made, the last made first (objects before their data)."""
+    owners = {bpy.types.Object: bpy.data.objects, bpy.types.Armature: bpy.data.armatures,
+              bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
     for item in reversed(made):
-        collection = {bpy.types.Object: bpy.data.objects, bpy.types.Armature: bpy.data.armatures,
-                      bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
-        for kind, owner in collection.items():
-            if isinstance(item, kind):
-                owner.remove(item)
-                break
+        next(owner for kind, owner in owners.items() if isinstance(item, kind)).remove(item)
 
 
 def _moved_into_place(folder: Path, target: Path) -> list[str]:

@@ -3,6 +3,8 @@
 // time asked. Images are left out (three.js loads them through the DOM, which Node lacks);
 // nothing else is changed.
 //
+// Joints are named as the file names them (three.js keeps that name in userData.name).
+//
 //   node play.mjs FILE.glb FPS  ->  {"joints": [...], "rest": {joint: matrix}, "clips": {name:
 //   {"duration": s, "frames": [{joint: matrix}]}}}, matrices as three.js's 16 column-major values,
 //   one frame every 1/FPS s from 0 to the clip's duration.
