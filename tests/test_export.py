@@ -236,7 +236,7 @@ def test_a_made_bone_never_deforms_in_the_file_whatever_its_flag(tmp_path):
     assert sorted(three_play(str(tmp_path / "legs.glb"), 24.0).joints) == sorted(report.joints)
 
 
-@pytest.mark.parametrize("case", ["suffix", "folder", "clip", "control", "nothing", "edit"])
+@pytest.mark.parametrize("case", ["suffix", "folder", "clip", "control", "nothing", "edit", "disabled"])
 def test_refusals_name_what_and_write_nothing(tmp_path, case):
     obj = legs_character()
     path = tmp_path / "legs.glb"
@@ -253,13 +253,16 @@ def test_refusals_name_what_and_write_nothing(tmp_path, case):
     elif case == "nothing":
         for bone in obj.data.bones:
             bone.use_deform = False
-    else:
+    elif case == "edit":
         bpy.ops.object.mode_set(mode="EDIT")
+    else:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        obj.hide_viewport = True
     before = state()
     with pytest.raises(api.RigError) as raised:
         api.export(obj, str(path), **kwargs)
     expected = {"suffix": "legs.obj", "folder": "does not exist", "clip": "'Run'", "control": "toe\\x01L",
-                "nothing": "nothing to export", "edit": "Edit mode"}[case]
+                "nothing": "nothing to export", "edit": "Edit mode", "disabled": "disabled in viewports"}[case]
     assert expected in str(raised.value)
     assert list(tmp_path.iterdir()) == []
     assert state() == before

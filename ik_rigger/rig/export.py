@@ -108,6 +108,10 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
     if obj.mode == "EDIT":
         raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
                        hint="Leave Edit mode, then export.")
+    if obj.hide_viewport or bpy.context.view_layer.objects.get(obj.name) != obj:
+        raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
+                       "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
+                       "collection, then export.")
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
                        "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
