@@ -225,6 +225,29 @@ def test_a_clip_moving_the_armature_object_and_several_roots_are_warned_of(tmp_p
         "(engines read root motion from it)")
 
 
+def test_a_deform_bone_under_bones_that_do_not_deform_hangs_from_its_nearest_deforming_ancestor(tmp_path):
+    """The hips turned off Deform, a toe hung from a bone IK Rigger made: neither is in the file
+    (before, FBX kept both to hold the bones below them), and the joints below them play as the
+    rig shows them."""
+    obj = legs_character()
+    clone = next(limb.bones["CLONE"] for limb in api.limbs(obj) if limb.name == "shin.R")
+    obj.data.bones["hips"].use_deform = False
+    body = bpy.data.objects["Body"]
+    # Its vertices to the root: glTF gives vertices that no deform bone moves a joint of their own.
+    body.vertex_groups.remove(body.vertex_groups["hips"])
+    body.vertex_groups["root"].add([3, 4, 5], 1.0, "REPLACE")
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones["toe.R"].use_connect = False
+    obj.data.edit_bones["toe.R"].parent = obj.data.edit_bones[clone]
+    bpy.ops.object.mode_set(mode="POSE")
+    wanted = sorted(["root", "thigh.L", "shin.L", "foot.L", "toe.L", "thigh.R", "shin.R", "foot.R", "toe.R"])
+    report = api.export(obj, str(tmp_path / "legs.fbx"))
+    assert sorted(report.joints) == wanted and sorted(fbx_play(str(tmp_path / "legs.fbx")).joints) == wanted
+    assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
+    report = api.export(obj, str(tmp_path / "legs.glb"))
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
 def test_a_made_bone_never_deforms_in_the_file_whatever_its_flag(tmp_path):
     """Deform bones only means the user's: a bone IK Rigger made stays out by its mark, even with
     Deform turned on by hand."""

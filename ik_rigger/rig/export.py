@@ -2,9 +2,9 @@
 
 The user's scene is never changed (but for the frames played to read the motion, each put
 back). Each clip is played alone and read once per frame (``export_bake``); the export is
-built in a scene of its own, from copies: the armature's with only its bones' rest (no
-constraint, no driver, no custom shape, IK Rigger's bones not deforming) keyed with the
-poses read, one NLA track per clip named after it, and the meshes it deforms, sharing
+built in a scene of its own, from copies: the armature's with only its deform bones and
+their rest (no constraint, no driver, no custom shape, no bone IK Rigger made) keyed with
+the poses read, one NLA track per clip named after it, and the meshes it deforms, sharing
 their mesh data. Blender's own exporters write that scene's selection into a folder made
 beside the file, and the files are moved into place: a failed export writes nothing.
 Afterwards every copy, action and the scene are removed.
@@ -122,9 +122,36 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
                 + [("object", obj.name)] + [("object", mesh.name) for mesh in meshes])
 
 
-def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, made: list) -> bpy.types.Object:
-    """The armature's copy in ``scene``: its bones and rest, no constraint, driver, custom shape or
-    motion, IK Rigger's bones not deforming, every bone inheriting fully (as the keys assume)."""
+def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str]) -> None:
+    """Only the deform bones left in the copy, each under its nearest deforming ancestor: the
+    exporters keep a bone that does not deform where one that does hangs from it (FBX), or hang
+    the file's skin from it (glTF), and IK Rigger's bones must never reach the file. One Edit
+    pass, on the copy alone, in its own scene: the user's objects keep their modes."""
+    keep = set(joints)
+    view_layer = scene.view_layers[0]
+    view_layer.objects.active = copy
+    with bpy.context.temp_override(scene=scene, view_layer=view_layer, active_object=copy, object=copy,
+                                   selected_objects=[copy], selected_editable_objects=[copy]):
+        bpy.ops.object.mode_set(mode="EDIT")
+        try:
+            bones = copy.data.edit_bones
+            for name in joints:
+                bone = bones[name]
+                parent = bone.parent
+                while parent is not None and parent.name not in keep:
+                    parent = parent.parent
+                if parent != bone.parent:
+                    bone.use_connect = False
+                    bone.parent = parent
+            for bone in [bone for bone in bones if bone.name not in keep]:
+                bones.remove(bone)
+        finally:
+            bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
+    """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
+    custom shape or motion, every bone inheriting fully (as the keys assume)."""
     data = obj.data.copy()
     made.append(data)
     copy = obj.copy()
@@ -137,9 +164,8 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, made: list) -> bpy.type
     copy.matrix_world = obj.matrix_world
     scene.collection.objects.link(copy)
     data.pose_position = "POSE"
-    marked = set(export_bake.deform_bones(obj))
+    _deform_only(copy, scene, joints)
     for bone in data.bones:
-        bone.use_deform = bone.name in marked
         bone.inherit_scale = "FULL"
         bone.use_inherit_rotation = True
         bone.use_local_location = True
@@ -245,9 +271,8 @@ def _moved_into_place(folder: Path, target: Path) -> list[str]:
 def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[str], chosen: list,
                     meshes: list[bpy.types.Object], frame_range: tuple[int, int] | None
                     ) -> tuple[list[export_bake.BakedClip], list[str], list[str]]:
-    keyed = export_bake.with_ancestors(obj, joints)
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
-    baked = export_bake.bake_clips(obj, chosen, span, keyed)
+    baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = _roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
     if not baked:
         warnings.append(f"no clip animates the armature '{obj.name}': the file holds its rest pose only")
@@ -255,9 +280,9 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     folder = Path(tempfile.mkdtemp(prefix=".ik_rigger_export_", dir=target.parent))
     try:
         scene = _scene(bpy.context.scene, made)
-        copy = _copy(obj, scene, made)
+        copy = _copy(obj, scene, joints, made)
         mesh_copies = _mesh_copies(meshes, obj, copy, scene, made)
-        _tracks(copy, keyed, baked, made)
+        _tracks(copy, joints, baked, made)
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies)]):
             write(fmt, scene, copy, mesh_copies, str(folder / target.name))
         files = _moved_into_place(folder, target)

@@ -32,17 +32,6 @@ def deform_bones(obj: bpy.types.Object) -> list[str]:
     return [bone.name for bone in obj.data.bones if bone.use_deform and records.marker(bone) is None]
 
 
-def with_ancestors(obj: bpy.types.Object, names: Sequence[str]) -> list[str]:
-    """``names`` and every bone above them, in the armature's order (parents before children)."""
-    wanted = set(names)
-    for name in names:
-        bone = obj.data.bones[name].parent
-        while bone is not None and bone.name not in wanted:
-            wanted.add(bone.name)
-            bone = bone.parent
-    return [bone.name for bone in obj.data.bones if bone.name in wanted]
-
-
 def _keys_bones(action: bpy.types.Action, bones: bpy.types.ArmatureBones) -> bool:
     return any((name := bone_of_path(path)) is not None and name in bones for path in action_paths(action))
 
