@@ -201,6 +201,13 @@ def test_the_file_names_the_armature_and_its_data_as_the_user_does(tmp_path):
     assert (obj.name, obj.data.name) == ("Rig", "Skeleton")
 
 
+def test_no_clip_chosen_writes_the_rest_pose_and_says_so(tmp_path):
+    obj = legs_character()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=[])
+    assert report.clips == () and report.warnings == ("no clip was chosen: the file holds its rest pose only",)
+    assert three_play(str(tmp_path / "legs.glb"), 24.0).clips == {}
+
+
 def test_a_gltf_with_its_bin_validates(tmp_path):
     obj = legs_character()
     report = api.export(obj, str(tmp_path / "legs.gltf"), clips=["Kick"])

@@ -269,13 +269,14 @@ def _moved_into_place(folder: Path, target: Path) -> list[str]:
 
 
 def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[str], chosen: list,
-                    meshes: list[bpy.types.Object], frame_range: tuple[int, int] | None
-                    ) -> tuple[list[export_bake.BakedClip], list[str], list[str]]:
+                    chosen_names: Sequence[str] | None, meshes: list[bpy.types.Object],
+                    frame_range: tuple[int, int] | None) -> tuple[list[export_bake.BakedClip], list[str], list[str]]:
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = _roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
     if not baked:
-        warnings.append(f"no clip animates the armature '{obj.name}': the file holds its rest pose only")
+        none = "no clip was chosen" if chosen_names is not None else f"no clip animates the armature '{obj.name}'"
+        warnings.append(f"{none}: the file holds its rest pose only")
     made: list = []
     folder = Path(tempfile.mkdtemp(prefix=".ik_rigger_export_", dir=target.parent))
     try:
@@ -305,7 +306,7 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
     meshes = _meshes(obj)
     _refuse(obj, fmt, joints, [clip.name for clip in chosen], meshes)
     with export_bake.pose_kept(obj):
-        baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, meshes, frame_range)
+        baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),
                         tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),
                         tuple(mesh.name for mesh in meshes), tuple(warnings))
