@@ -208,6 +208,19 @@ def test_no_clip_chosen_writes_the_rest_pose_and_says_so(tmp_path):
     assert three_play(str(tmp_path / "legs.glb"), 24.0).clips == {}
 
 
+def test_a_mesh_in_edit_mode_is_exported_as_shown_and_stays_in_edit_mode(tmp_path):
+    """Before, glTF's exporter failed on the mesh's Edit-mode data (an IndexError)."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    body = bpy.data.objects["Body"]
+    bpy.context.view_layer.objects.active = body
+    bpy.ops.object.mode_set(mode="EDIT")
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert state() == before and body.mode == "EDIT" and report.meshes == ("Body",)
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
 def test_a_gltf_with_its_bin_validates(tmp_path):
     obj = legs_character()
     report = api.export(obj, str(tmp_path / "legs.gltf"), clips=["Kick"])

@@ -185,6 +185,12 @@ def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, arma
         copy = mesh.copy()  # shares the mesh data, which nothing here changes
         assert copy is not None
         made.append(copy)
+        if mesh.mode == "EDIT":
+            # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
+            # (written to the mesh as a save would), and the user stays in Edit mode.
+            mesh.update_from_editmode()
+            copy.data = mesh.data.copy()
+            made.insert(0, copy.data)
         copy.animation_data_clear()
         if copy.parent == obj:
             copy.parent = armature
@@ -254,7 +260,7 @@ def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
 def _remove(made: Sequence[bpy.types.ID]) -> None:
     """Remove what the export made, the last made first (objects before their data)."""
     owners = {bpy.types.Object: bpy.data.objects, bpy.types.Armature: bpy.data.armatures,
-              bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
+              bpy.types.Mesh: bpy.data.meshes, bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
     for item in reversed(made):
         next(owner for kind, owner in owners.items() if isinstance(item, kind)).remove(item)
 
