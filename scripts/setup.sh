@@ -3,7 +3,7 @@
 # requirements/*.txt. Idempotent: an environment whose requirements have not changed
 # since it was built is left alone, so a second run takes a second.
 #
-#   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint)
+#   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint) and node
 #   scripts/setup.sh blender-5.2  only the named ones
 #   scripts/setup.sh node         the export tests' readers in tests/node (glTF Validator, three.js; npm ci)
 #   scripts/setup.sh farm         the farm's (Dask, Open Job Description; on demand only)

@@ -279,7 +279,7 @@ def test_a_made_bone_never_deforms_in_the_file_whatever_its_flag(tmp_path):
     assert sorted(three_play(str(tmp_path / "legs.glb"), 24.0).joints) == sorted(report.joints)
 
 
-@pytest.mark.parametrize("case", ["suffix", "folder", "clip", "control", "nothing", "edit", "disabled"])
+@pytest.mark.parametrize("case", ["suffix", "folder", "directory", "clip", "control", "nothing", "edit", "disabled"])
 def test_refusals_name_what_and_write_nothing(tmp_path, case):
     obj = legs_character()
     path = tmp_path / "legs.glb"
@@ -288,6 +288,9 @@ def test_refusals_name_what_and_write_nothing(tmp_path, case):
         path = tmp_path / "legs.obj"
     elif case == "folder":
         path = tmp_path / "missing" / "legs.glb"
+    elif case == "directory":
+        path = tmp_path / "legs.glb"
+        path.mkdir()
     elif case == "clip":
         kwargs["clips"] = ["Run"]
     elif case == "control":
@@ -304,10 +307,11 @@ def test_refusals_name_what_and_write_nothing(tmp_path, case):
     before = state()
     with pytest.raises(api.RigError) as raised:
         api.export(obj, str(path), **kwargs)
-    expected = {"suffix": "legs.obj", "folder": "does not exist", "clip": "'Run'", "control": "toe\\x01L",
-                "nothing": "nothing to export", "edit": "Edit mode", "disabled": "disabled in viewports"}[case]
+    expected = {"suffix": "legs.obj", "folder": "does not exist", "directory": "it is a folder", "clip": "'Run'",
+                "control": "toe\\x01L", "nothing": "nothing to export", "edit": "Edit mode",
+                "disabled": "disabled in viewports"}[case]
     assert expected in str(raised.value)
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == ([path] if case == "directory" else [])
     assert state() == before
 
 
