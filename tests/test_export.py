@@ -268,6 +268,16 @@ def test_a_deform_bone_under_bones_that_do_not_deform_hangs_from_its_nearest_def
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
 
 
+def test_vertices_no_deform_bone_moves_are_warned_of_in_gltf(tmp_path):
+    obj = legs_character()
+    obj.data.bones["hips"].use_deform = False  # the Body's hips triangle is weighted to it alone
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert report.warnings == ("3 vertices of 'Body' are weighted to no deform bone: glTF gives them a joint of "
+                               "their own, 'neutral_bone' (weight them to a deform bone to avoid it)",)
+    assert "neutral_bone" in three_play(str(tmp_path / "legs.glb"), 24.0).joints
+    assert api.export(obj, str(tmp_path / "legs.fbx"), clips=["Walk"]).warnings == ()
+
+
 def test_a_made_bone_never_deforms_in_the_file_whatever_its_flag(tmp_path):
     """Deform bones only means the user's: a bone IK Rigger made stays out by its mark, even with
     Deform turned on by hand."""

@@ -29,7 +29,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from . import export_bake
-from .export_formats import FORMATS, check_names, write
+from .export_formats import FORMATS, check_names, unweighted_warnings, write
 
 _SCENE = "IK Rigger export"
 
@@ -279,7 +279,8 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
                     frame_range: tuple[int, int] | None) -> tuple[list[export_bake.BakedClip], list[str], list[str]]:
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
-    warnings = _roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
+    warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
+                + unweighted_warnings(fmt, meshes, joints))
     if not baked:
         none = "no clip was chosen" if chosen_names is not None else f"no clip animates the armature '{obj.name}'"
         warnings.append(f"{none}: the file holds its rest pose only")

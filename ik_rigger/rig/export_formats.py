@@ -40,6 +40,24 @@ def check_names(fmt: str, names: Sequence[tuple[str, str]]) -> None:
                            hint=f"Rename the {kind}, or export to glTF (.glb).")
 
 
+def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Sequence[str]) -> list[str]:
+    """glTF gives the vertices no joint moves a joint of their own (its exporter's
+    'neutral_bone'): say which mesh has them, as they are one joint more than the skeleton's."""
+    if fmt == "FBX":
+        return []
+    found = []
+    for mesh in meshes:
+        if mesh.data is None or not any(modifier.type == "ARMATURE" for modifier in mesh.modifiers):
+            continue
+        weighted = {group.index for group in mesh.vertex_groups if group.name in set(joints)}
+        loose = sum(not any(item.group in weighted and item.weight > 0.0 for item in vertex.groups)
+                    for vertex in mesh.data.vertices)
+        if loose:
+            found.append(f"{loose} vertices of '{mesh.name}' are weighted to no deform bone: glTF gives them a "
+                         "joint of their own, 'neutral_bone' (weight them to a deform bone to avoid it)")
+    return found
+
+
 def _gltf(filepath: str, fmt: str) -> None:
     bpy.ops.export_scene.gltf(
         filepath=filepath, check_existing=False, export_format="GLB" if fmt == "GLB" else "GLTF_SEPARATE",
