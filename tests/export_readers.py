@@ -2,7 +2,9 @@
 
 Khronos' glTF Validator and three.js run in Node (``tests/node``, installed by
 ``scripts/setup.sh``); Blender's FBX importer runs in a fresh Python process
-(``tests/fbx_reader.py``). Each reports every joint's world matrix on every frame of every
+(``tests/fbx_reader.py``), and assimp (the Open Asset Import Library, as WebAssembly in
+Node) is an FBX reader that is not Blender's: it turns the FBX into a .glb three.js
+plays. Each reports every joint's world matrix on every frame of every
 clip; ``compare`` holds it against the poses Blender evaluates for the rig, each clip played
 alone, in world space.
 """
@@ -63,6 +65,60 @@ def three_play(path: str, fps: float) -> Played:
     out = json.loads(done.stdout)
     return Played(out["joints"], _matrices(out["rest"]),
                   {name: [_matrices(frame) for frame in clip["frames"]] for name, clip in out["clips"].items()})
+
+
+# assimp keeps an FBX file's unit: Blender writes metres as centimetres.
+ASSIMP_UNIT = 100.0
+
+
+def _quaternion_matrix(w: float, x: float, y: float, z: float) -> np.ndarray:
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _key(keys: list, tick: float) -> list[float]:
+    """The value of the key nearest ``tick`` (the file is sampled on every frame)."""
+    return min(keys, key=lambda key: abs(key[0] - tick))[1]
+
+
+def _assimp_worlds(nodes: list[tuple[str, int, np.ndarray]], channels: dict[str, dict], tick: float | None
+                   ) -> dict[str, np.ndarray]:
+    worlds: list[np.ndarray] = []
+    for name, parent, rest in nodes:
+        local = rest
+        channel = channels.get(name)
+        if channel is not None and tick is not None:
+            local = np.eye(4)
+            local[:3, :3] = _quaternion_matrix(*_key(channel["rotationkeys"], tick)) @ np.diag(
+                _key(channel["scalingkeys"], tick))
+            local[:3, 3] = _key(channel["positionkeys"], tick)
+        worlds.append(local if parent < 0 else worlds[parent] @ local)
+    return {name: world for (name, _, _), world in zip(nodes, worlds)}
+
+
+def assimp_play(path: str, fps: float) -> Played:
+    """assimp's reading of the FBX at ``path`` (its node tree and animations), every take played on
+    every frame: world matrices composed here from assimp's nodes and keys (in the FBX's Y up)."""
+    done = _node("fbx_read.mjs", path)
+    assert done.returncode == 0, done.stderr
+    scene = json.loads(done.stdout)
+    nodes: list[tuple[str, int, np.ndarray]] = []  # name, parent's index, local rest; parents first
+
+    def add(node: dict, parent: int) -> None:
+        nodes.append((node["name"], parent, np.array(node["transformation"], dtype=np.float64).reshape(4, 4)))
+        index = len(nodes) - 1
+        for child in node.get("children", []):
+            add(child, index)
+
+    add(scene["rootnode"], -1)
+    clips = {}
+    for animation in scene.get("animations", []):
+        channels = {channel["name"]: channel for channel in animation["channels"]}
+        per_frame = animation["tickspersecond"] / fps
+        count = round(animation["duration"] / per_frame) + 1
+        clips[animation["name"]] = [_assimp_worlds(nodes, channels, frame * per_frame) for frame in range(count)]
+    return Played([name for name, _, _ in nodes], _assimp_worlds(nodes, {}, None), clips)
 
 
 def fbx_play(path: str) -> Played:
@@ -133,16 +189,17 @@ def _degrees(a: np.ndarray, b: np.ndarray) -> float:
 
 def compare(played_frames: list[dict[str, np.ndarray]], played_rest: dict[str, np.ndarray],
             expected_frames: list[dict[str, np.ndarray]], expected_rest: dict[str, np.ndarray],
-            size: float, axes: np.ndarray) -> tuple[float, float]:
+            size: float, axes: np.ndarray, unit: float = 1.0) -> tuple[float, float]:
     """The largest position gap (relative to ``size``) and turn gap (degrees) of every joint on
-    every frame. ``axes`` turns Blender's world into the reader's. Rotations are compared as each
-    joint's turn from its rest in world space, which no exporter's choice of bone axes changes."""
+    every frame. ``axes`` turns Blender's world into the reader's, whose lengths are ``unit``
+    times Blender's. Rotations are compared as each joint's turn from its rest in world space,
+    which no exporter's choice of bone axes changes."""
     assert len(played_frames) == len(expected_frames), (len(played_frames), len(expected_frames))
     worst_position = worst_degrees = 0.0
     for played, expected in zip(played_frames, expected_frames):
         for name, matrix in expected.items():
             got = played[name]
-            gap = np.linalg.norm(got[:3, 3] - axes @ matrix[:3, 3]) / size
+            gap = np.linalg.norm(got[:3, 3] / unit - axes @ matrix[:3, 3]) / size
             turn_expected = axes @ _rotation(matrix) @ _rotation(expected_rest[name]).T @ axes.T
             turn_played = _rotation(got) @ _rotation(played_rest[name]).T
             worst_position = max(worst_position, float(gap))

@@ -11,9 +11,11 @@ import bpy
 import numpy as np
 import pytest
 from export_readers import (
+    ASSIMP_UNIT,
     DEGREES,
     POSITION,
     Y_UP,
+    assimp_play,
     blender_rest,
     blender_world,
     compare,
@@ -137,13 +139,22 @@ def assert_three_plays_the_rig(obj: bpy.types.Object, path: Path, report) -> Non
 
 
 def assert_fbx_plays_the_rig(obj: bpy.types.Object, path: Path, report) -> None:
+    """Blender's FBX importer in a fresh Blender, and assimp (an FBX reader that is not Blender's)
+    played by three.js, each play every take as the rig does."""
     played = fbx_play(str(path))
     assert sorted(played.joints) == sorted(report.joints)
     assert sorted(played.clips) == sorted(clip.name for clip in report.clips)
+    scene = bpy.context.scene
+    independent = assimp_play(str(path), scene.render.fps / scene.render.fps_base)
+    assert set(report.joints) <= set(independent.joints)
+    assert sorted(independent.clips) == sorted(clip.name for clip in report.clips)
     rest = blender_rest(obj, list(report.joints))
     for name, frames in expected_clips(obj, report).items():
         moved, turned = compare(played.clips[name], played.rest, frames, rest, height(obj), np.eye(3))
         assert moved < POSITION and turned < DEGREES, (name, moved, turned)
+        moved, turned = compare(independent.clips[name], independent.rest, frames, rest, height(obj), Y_UP,
+                                ASSIMP_UNIT)
+        assert moved < POSITION and turned < DEGREES, ("assimp", name, moved, turned)
 
 
 def test_a_glb_plays_in_three_js_as_the_rig_does_and_the_scene_is_left_as_it_was(tmp_path):

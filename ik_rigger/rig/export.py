@@ -228,14 +228,16 @@ def _tracks(copy: bpy.types.Object, names: Sequence[str], baked: Sequence[export
         data.action = None
         track = data.nla_tracks.new()
         track.name = clip.name
-        strip = track.strips.new(clip.name, clip.frames[0], action)
+        # Every clip from frame 1 (the files start each at time 0): frame 0 is before them all.
+        strip = track.strips.new(clip.name, 1, action)
         strip.name = clip.name
         strip.extrapolation = "NOTHING"
-    # Before every clip nothing plays: the copy shows its rest, which an FBX without a mesh's bind
-    # pose takes for the skeleton's rest (the exporters play each clip themselves).
+    # Before every clip nothing plays: the copy shows its rest, which FBX writes as its nodes' own
+    # transforms (what an FBX without a mesh's bind pose, and assimp, take for the rest); the
+    # exporters play each clip themselves.
     for pose_bone in copy.pose.bones:
         pose_bone.matrix_basis = Matrix.Identity(4)
-    copy.users_scene[0].frame_current = min((clip.frames[0] for clip in baked), default=1) - 1
+    copy.users_scene[0].frame_current = 0
 
 
 @contextmanager

@@ -49,7 +49,9 @@ const gltf = await new Promise((resolve, reject) => new GLTFLoader().parse(data,
 const root = gltf.scene;
 const joints = [];
 root.traverse((node) => { if (node.isSkinnedMesh) for (const bone of node.skeleton.bones) joints.push(bone); });
+// A skeleton without a mesh: the nodes that are bones, or (assimp's, without a skin) every named one.
 if (!joints.length) root.traverse((node) => { if (node.isBone) joints.push(node); });
+if (!joints.length) root.traverse((node) => { if (node.userData.name) joints.push(node); });
 const unique = [...new Set(joints)];
 const saved = new Map();
 root.traverse((node) => saved.set(node, [node.position.clone(), node.quaternion.clone(), node.scale.clone()]));
