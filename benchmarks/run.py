@@ -26,13 +26,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import bake, batch, build_speed, common, evaluation, floor, panel, plots, quality, soft_ik  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bake,
+    batch,
+    build_speed,
+    common,
+    evaluation,
+    export,
+    floor,
+    panel,
+    plots,
+    quality,
+    soft_ik,
+)
 
 SECTIONS: dict[str, Callable[[Path, common.Settings], dict]] = {
     "build": build_speed.run,
     "evaluation": evaluation.run,
     "quality": quality.run,
     "bake": lambda sources, settings: bake.run(settings),
+    "export": lambda sources, settings: export.run(settings),
     "panel": lambda sources, settings: panel.run(settings),
     "batch": batch.run,
     "soft_ik": soft_ik.run,
@@ -129,6 +142,9 @@ def checks(results: dict) -> list[dict[str, object]]:
               bake.TARGET_LOOP, f">= {bake.TARGET_LOOP}x", higher=True)
         check("how many times slower the bare frame_set and keyframe_insert loop is than the bake",
               result["bare_over_bake"]["median"], bake.TARGET_BARE, f">= {bake.TARGET_BARE}x", higher=True)
+    if "export" in results:
+        check("export of a four-limb rig's 455-frame clip to .glb over a plain bake-and-export script",
+              results["export"]["export_over_plain"]["median"], export.TARGET, f"<= {export.TARGET}x")
     if "panel" in results:
         draw_ms = results["panel"]["draw"]["median"] * 1e3
         check("Build panel redraw time, 1,500 bones (ms)", draw_ms, panel.TARGET_MS, f"<= {panel.TARGET_MS} ms")
@@ -263,6 +279,13 @@ def table(results: dict, diagnostics: bool = True) -> str:
                     f"bare loop: {_ms(result['bare_loop'])} | loop / bake {_x(result['bare_over_bake'], 1)} | "
                     f">= {bake.TARGET_BARE}x | "
                     f"{'yes' if result['bare_over_bake']['median'] >= bake.TARGET_BARE else '**NO**'} |")
+    if "export" in results:
+        result = results["export"]
+        rows.append(f"| Export {result['limbs']} limbs' rig with a {result['frames']}-frame clip to .glb "
+                    f"(`api.export`) against a plain script (a copy, `nla.bake` of its deform bones, the rest "
+                    f"deleted, glTF's exporter): time, lower is better | {_ms(result['export'])} | "
+                    f"script: {_ms(result['plain_script'])} | {_x(result['export_over_plain'])} | "
+                    f"<= {export.TARGET}x | {_met(result['export_over_plain']['median'], export.TARGET)} |")
     if "panel" in results:
         result = results["panel"]
         draw_ms = result["draw"]["median"] * 1e3

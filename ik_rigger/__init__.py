@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import bpy
 
-from . import aim_operators, ground_operators, operators, pose_operators, props, ui
+from . import aim_operators, export_operators, ground_operators, operators, pose_operators, props, ui
 from .batch import command
 
 # Order matters: property groups before the pointer that uses them, operators
 # before the menus and panels that draw them.
-_modules = (props, operators, pose_operators, aim_operators, ground_operators, ui)
+_modules = (props, operators, pose_operators, aim_operators, ground_operators, export_operators, ui)
 # Handles of the registered "blender --command ik_rigger" entries.
 _cli_commands: list = []
 

@@ -41,6 +41,7 @@ from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
 from .rig import clips as _clips
+from .rig import export as _export
 from .rig import ground as _ground
 from .rig import parents as _parents
 from .rig import records, snap
@@ -51,8 +52,8 @@ from .rig.skeleton import read_skeleton
 from .rig.upgrade import prepare
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
-           "is_warning", "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim", "snap_limb",
-           "switch_parent", "upgrade"]
+           "export", "is_warning", "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim",
+           "snap_limb", "switch_parent", "upgrade"]
 
 # Roles of the bones IK Rigger makes for a limb, as ``Limb.bones`` keys them: HANDLE, POLE, CLONE,
 # TARGET, REACH, POLE_LINE; with a foot roll ROLL, HEEL, TIP, TOE_PIVOT, TOE_CLONE, BANK_OUT, BANK_IN;
@@ -407,3 +408,20 @@ def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
 def upgrade(obj: bpy.types.Object) -> list[str]:
     """Upgrade a rig made by an earlier IK Rigger so it plays without the add-on."""
     return prepare(obj)
+
+
+@_takes_armature
+def export(obj: bpy.types.Object, filepath: str, *, clips: Sequence[str] | None = None,
+           frame_range: tuple[int, int] | None = None) -> _export.ExportReport:
+    """Write ``obj`` for a game engine: ``.glb``, ``.gltf`` or ``.fbx`` by the suffix.
+
+    The file holds the meshes ``obj`` deforms, skinned to its deform bones only (none IK Rigger
+    made; one root, names and rest as they are), and each clip (action) that animates it, or
+    those ``clips`` names, baked on every frame of its range (or ``frame_range``, first and
+    last) as one glTF animation or FBX take named after it; stretch is the bones' scale. The
+    scene and file are left exactly as they were. Returns what was written (``files``,
+    ``joints``, ``clips`` with their frames, ``meshes``, ``warnings``); refuses, writing
+    nothing, a suffix of no format, an unwritable path, a name the format cannot hold and an
+    armature with nothing to export.
+    """
+    return _export.export(obj, filepath, clips, frame_range)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import aim_operators, ground_operators, operators, pose_operators
+from . import aim_operators, export_operators, ground_operators, operators, pose_operators
 from . import parts as limb_parts
 from .core.aim import AIM
 from .core.errors import RigError
@@ -346,6 +346,7 @@ class IKRIG_MT_menu(bpy.types.Menu):
         for operator in (operators.classes + pose_operators.classes + aim_operators.classes
                          + ground_operators.classes):
             layout.operator(operator.bl_idname)
+        layout.operator(export_operators.IKRIG_OT_export.bl_idname)
 
 
 def _draw_menu(self: bpy.types.Menu, context: bpy.types.Context) -> None:
@@ -361,9 +362,14 @@ _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, _forget_previews),
              (bpy.app.handlers.redo_post, _forget_all_previews))
 
 
+# File > Export holds the export for game engines.
+_EXPORT_MENU = "TOPBAR_MT_file_export"
+
+
 def register_menus() -> None:
     for name in _HOST_MENUS:
         getattr(bpy.types, name).append(_draw_menu)
+    getattr(bpy.types, _EXPORT_MENU).append(export_operators.draw_export_menu)
     for handlers, handler in _HANDLERS:
         if handler not in handlers:
             handlers.append(handler)
@@ -374,6 +380,9 @@ def unregister_menus() -> None:
         while handler in handlers:
             handlers.remove(handler)
     _PREVIEWS.clear()
+    export_menu = getattr(bpy.types, _EXPORT_MENU, None)
+    if export_menu is not None and export_operators.draw_export_menu in getattr(export_menu.draw, "_draw_funcs", ()):
+        export_menu.remove(export_operators.draw_export_menu)
     for name in _HOST_MENUS:
         menu = getattr(bpy.types, name, None)
         # Menu.remove raises for a function it does not hold (unregister after a failed register).

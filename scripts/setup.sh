@@ -3,8 +3,9 @@
 # requirements/*.txt. Idempotent: an environment whose requirements have not changed
 # since it was built is left alone, so a second run takes a second.
 #
-#   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint)
+#   scripts/setup.sh            all environments (blender-5.2, blender-4.2, lint) and node
 #   scripts/setup.sh blender-5.2  only the named ones
+#   scripts/setup.sh node         the export tests' readers in tests/node (glTF Validator, three.js; npm ci)
 #   scripts/setup.sh farm         the farm's (Dask, Open Job Description; on demand only)
 #   scripts/setup.sh farm-blender-X.Y  the farm's Dask for a Blender binary whose Python is X.Y
 #                                 (scripts/farm.sh worker --blender; a folder for its PYTHONPATH)
@@ -106,12 +107,33 @@ build_blender_site() {
     echo "setup: farm-blender-$version ready"
 }
 
+# The export tests' readers that are not Blender's (tests/node), pinned by its package-lock.json:
+# installed by npm ci when missing or when the lock file changed since.
+build_node() {
+    local dir="$ROOT/tests/node" digest stamp
+    digest="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+    stamp="$dir/node_modules/.package-lock.sha256"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+        echo "setup: node is up to date"
+        return 0
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "setup: node needs Node.js 20 or later with npm, and none was found; the export tests need it." >&2
+        return 1
+    fi
+    echo "setup: installing tests/node's readers with npm ci"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$digest" > "$stamp"
+    echo "setup: node ready"
+}
+
 mkdir -p "$VENVS"
 if [ "$#" -eq 0 ]; then
-    set -- blender-5.2 blender-4.2 lint
+    set -- blender-5.2 blender-4.2 lint node
 fi
 for name in "$@"; do
     case "$name" in
+        node) build_node ;;
         farm-blender-*) build_blender_site "${name#farm-blender-}" ;;
         *) build_env "$name" ;;
     esac

@@ -178,7 +178,7 @@ ENTRY_POINTS = {
     "auto_rig": (), "build": ("shin.L",), "build_many": ([],), "build_found": ([], []), "limbs": (),
     "remove": ("shin.L",), "snap_limb": ("shin.L", "FK"), "switch_parent": ("shin.L", 0),
     "parent_choices": ("shin.L",), "bake": ("IK_TO_FK",), "plant_feet": (None,), "add_aim": (),
-    "remove_aim": ("head",), "upgrade": (),
+    "remove_aim": ("head",), "upgrade": (), "export": ("character.glb",),
 }
 
 

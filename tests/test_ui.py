@@ -172,6 +172,7 @@ def test_every_operator_is_in_the_menu_and_the_menu_in_pose_and_armature_menus()
     drawn = {entry[1] for entry in log if entry[0] == "operator"}
     registered = {cls.bl_idname for cls in ik_rigger.operators.classes + ik_rigger.pose_operators.classes
                   + ik_rigger.aim_operators.classes + ik_rigger.ground_operators.classes}
+    registered.add(ik_rigger.export_operators.IKRIG_OT_export.bl_idname)
     assert registered == drawn
     assert {name for name in dir(bpy.ops.ik_rigger)} >= {idname.split(".")[1] for idname in registered}
     for host in ("VIEW3D_MT_pose", "VIEW3D_MT_edit_armature"):

@@ -65,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--animation", choices=("bake", "fk", "ignore"),
                        help="motion already on an armature: bake it onto the new IK controls (the default), "
                        "leave the limbs playing it in FK, or ignore it; over the config's setting")
+    usage.add_argument("--export", choices=("glb", "gltf", "fbx"),
+                       help="also write each rigged armature for game engines beside its .blend (OUT/NAME.glb...): "
+                       "its deform bones, meshes and every clip baked (docs/export.md)")
     usage.add_argument("--dry-run", action="store_true", help="print what would be rigged; write nothing")
     usage.add_argument("--jobs", type=int, default=1,
                        help="files rigged at once: by this Blender and N-1 worker Blenders, each taking many files "

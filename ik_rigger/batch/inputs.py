@@ -183,7 +183,8 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
             raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}'")
         outputs[key] = source
         jobs.append(Job(str(source), str(target), in_place=args.in_place, dry_run=args.dry_run,
-                        overwrite=args.overwrite, allow_newer=args.allow_newer, armature=args.armature))
+                        overwrite=args.overwrite, allow_newer=args.allow_newer, armature=args.armature,
+                        export=getattr(args, "export", None)))
     if args.report is not None:
         report = Path(os.path.realpath(args.report))
         taken = {Path(os.path.realpath(source)) for source, _ in inputs.found} | set(outputs)

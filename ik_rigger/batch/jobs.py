@@ -75,6 +75,7 @@ class FileResult:
     seconds_open: float = 0.0
     seconds_rig: float = 0.0
     seconds_save: float = 0.0
+    exports: list[str] = field(default_factory=list)  # the game-engine files written beside it (--export)
 
     @property
     def limb_count(self) -> int:
@@ -92,3 +93,4 @@ class Job:
     overwrite: bool = False
     allow_newer: bool = False
     armature: str | None = None
+    export: str | None = None  # "glb", "gltf" or "fbx": also write each rigged armature for game engines

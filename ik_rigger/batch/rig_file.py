@@ -28,6 +28,7 @@ from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.skeleton import read_skeleton
 from ..rig.upgrade import upgrade
+from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
 from .saving import _writer, interrupts_held, save_atomically
@@ -302,6 +303,8 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
         save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
                         overwrite=job.overwrite or job.in_place, committed=committed)
+        if job.export:
+            export_rigged(job, target, result)
     except Interrupted:
         if result.status != "rigged":
             result.status, result.error = "interrupted", "stopped by the interrupt"

@@ -57,7 +57,8 @@ def _line(result: FileResult) -> str:
     limbs = "; ".join(f"{armature.name}: " + ", ".join(" > ".join(chain) for chain in armature.limbs)
                       for armature in result.armatures if armature.limbs)
     timing = result.seconds_open + result.seconds_rig + result.seconds_save
-    return f"rigged {result.input} -> {result.output} ({limbs}; {timing:.2f} s)"
+    exported = "".join(f" + {export}" for export in result.exports if not export.endswith(".bin"))
+    return f"rigged {result.input} -> {result.output}{exported} ({limbs}; {timing:.2f} s)"
 
 
 _STATUSES = ("rigged", "planned", "failed", "interrupted", "not started")
@@ -117,7 +118,8 @@ def printable(result: FileResult) -> FileResult:
     return replace(result, input=shown(result.input), output=None if result.output is None else shown(result.output),
                    error=shown(result.error), details="\n".join(shown(line) for line in result.details.split("\n")),
                    warnings=[shown(warning) for warning in result.warnings],
-                   notes=[shown(note) for note in result.notes], armatures=armatures)
+                   notes=[shown(note) for note in result.notes], armatures=armatures,
+                   exports=[shown(export) for export in result.exports])
 
 
 def _shown_inputs(inputs: Inputs) -> Inputs:

@@ -1,0 +1,29 @@
+"""The batch's ``--export``: each rigged armature of a file written for game engines beside its .blend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+
+from .. import api
+from ..core.errors import RigError
+from .jobs import FileResult, Job
+
+
+def export_rigged(job: Job, target: Path, result: FileResult) -> None:
+    """Write OUT/NAME.glb (.gltf, .fbx) beside the saved ``target`` for its rigged armature, or
+    OUT/NAME_ARMATURE.glb for each of several; each file written is listed in the result, and its
+    warnings under its armature's name. A refusal fails the file, naming it (its .blend stays saved)."""
+    rigged = [entry for entry in result.armatures if entry.status == "rigged"]
+    try:
+        for entry in rigged:
+            stem = target.stem if len(rigged) == 1 else f"{target.stem}_{entry.name}"
+            path = target.with_name(f"{stem}.{job.export}")
+            if path.exists() and not (job.overwrite or job.in_place):
+                raise RigError(f"the export '{path}' exists", hint="Pass --overwrite to replace it, or another --out.")
+            report = api.export(bpy.data.objects[entry.name], str(path))
+            result.exports.extend(report.files)
+            entry.warnings.extend(f"export: {warning}" for warning in report.warnings)
+    except RigError as error:
+        result.status, result.error = "failed", f"rigged and saved, but not exported: {error.message}"

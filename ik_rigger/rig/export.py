@@ -1,0 +1,321 @@
+"""Export for game engines: the deform skeleton, its meshes and its motion as the rig plays it.
+
+The user's scene is never changed (but for the frames played to read the motion, each put
+back). Each clip is played alone and read once per frame (``export_bake``); the export is
+built in a scene of its own, from copies: the armature's with only its deform bones and
+their rest (no constraint, no driver, no custom shape, no bone IK Rigger made) keyed with
+the poses read, one NLA track per clip named after it, and the meshes it deforms, sharing
+their mesh data. Blender's own exporters write that scene's selection into a folder made
+beside the file, and the files are moved into place: a failed export writes nothing.
+Afterwards every copy, action and the scene are removed.
+
+While they are exported the copies and the scene carry the user's names (the user's objects,
+armature and scene are renamed aside for that moment and back), so the file names what the
+user named.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+from mathutils import Matrix
+
+from ..core.errors import RigError
+from . import export_bake
+from .export_formats import FORMATS, check_names, unweighted_warnings, write
+
+_SCENE = "IK Rigger export"
+
+
+@dataclass(frozen=True)
+class ExportedClip:
+    """One clip written: its name (the glTF animation's, the FBX take's) and the frames baked."""
+
+    name: str
+    first: int
+    last: int
+
+    @property
+    def frames(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What an export wrote."""
+
+    path: str  # the file asked for
+    format: str  # "GLB", "GLTF" or "FBX"
+    files: tuple[str, ...]  # every file written (a .gltf's .bin and images too)
+    joints: tuple[str, ...]  # the deform bones, parents first
+    clips: tuple[ExportedClip, ...]
+    meshes: tuple[str, ...]  # the mesh objects skinned to the skeleton
+    warnings: tuple[str, ...]
+
+
+def _format(filepath: str) -> str:
+    suffix = Path(filepath).suffix.lower()
+    if suffix not in FORMATS:
+        raise RigError(f"the file '{filepath}' has the suffix '{suffix}', which names no format IK Rigger exports",
+                       hint="End the file's name with .glb (glTF binary), .gltf (glTF with its .bin beside it) "
+                            "or .fbx.")
+    return FORMATS[suffix]
+
+
+def _check_writable(filepath: str) -> Path:
+    path = Path(filepath).absolute()
+    folder = path.parent
+    if not folder.is_dir():
+        raise RigError(f"cannot write '{path}': its folder does not exist", hint="Make the folder first, or "
+                       "choose another.")
+    if path.is_dir() or not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise RigError(f"cannot write '{path}': it is a folder or not writable", hint="Choose a file in a "
+                       "folder you can write to.")
+    return path
+
+
+def _meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
+    """The meshes ``obj`` moves: its children and those its Armature modifiers deform, shown or not."""
+    return [other for other in bpy.data.objects if other.type == "MESH" and (other.parent == obj or any(
+        modifier.type == "ARMATURE" and modifier.object == obj for modifier in other.modifiers))]
+
+
+def _roots_warning(obj: bpy.types.Object, joints: Sequence[str]) -> list[str]:
+    chosen = set(joints)
+    roots = []
+    for name in joints:
+        parent = obj.data.bones[name].parent
+        while parent is not None and parent.name not in chosen:
+            parent = parent.parent
+        if parent is None:
+            roots.append(name)
+    if len(roots) <= 1:
+        return []
+    listed = ", ".join(f"'{name}'" for name in roots[:4]) + (", ..." if len(roots) > 4 else "")
+    return [f"the deform bones of '{obj.name}' have {len(roots)} roots ({listed}): Unreal and Unity's Humanoid "
+            "want one root bone; parent them under one deform bone"]
+
+
+def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Sequence[str],
+            meshes: Sequence[bpy.types.Object]) -> None:
+    if obj.mode == "EDIT":
+        raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
+                       hint="Leave Edit mode, then export.")
+    if obj.hide_viewport or bpy.context.view_layer.objects.get(obj.name) != obj:
+        raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
+                       "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
+                       "collection, then export.")
+    if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
+        raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
+                       "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
+    if not joints:
+        raise RigError(f"nothing to export: the armature '{obj.name}' has no bone of its own that deforms",
+                       hint="Turn on Deform (Bone properties) for the bones the engine should get.")
+    check_names(fmt, [("bone", name) for name in joints] + [("clip", name) for name in clips]
+                + [("object", obj.name)] + [("object", mesh.name) for mesh in meshes])
+
+
+def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str]) -> None:
+    """Only the deform bones left in the copy, each under its nearest deforming ancestor: the
+    exporters keep a bone that does not deform where one that does hangs from it (FBX), or hang
+    the file's skin from it (glTF), and IK Rigger's bones must never reach the file. One Edit
+    pass, on the copy alone, in its own scene: the user's objects keep their modes."""
+    keep = set(joints)
+    view_layer = scene.view_layers[0]
+    view_layer.objects.active = copy
+    with bpy.context.temp_override(scene=scene, view_layer=view_layer, active_object=copy, object=copy,
+                                   selected_objects=[copy], selected_editable_objects=[copy]):
+        bpy.ops.object.mode_set(mode="EDIT")
+        try:
+            bones = copy.data.edit_bones
+            for name in joints:
+                bone = bones[name]
+                parent = bone.parent
+                while parent is not None and parent.name not in keep:
+                    parent = parent.parent
+                if parent != bone.parent:
+                    bone.use_connect = False
+                    bone.parent = parent
+            for bone in [bone for bone in bones if bone.name not in keep]:
+                bones.remove(bone)
+        finally:
+            bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
+    """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
+    custom shape or motion, every bone inheriting fully (as the keys assume)."""
+    data = obj.data.copy()
+    made.append(data)
+    copy = obj.copy()
+    assert copy is not None
+    made.append(copy)
+    copy.data = data
+    copy.animation_data_clear()
+    data.animation_data_clear()
+    copy.parent = None
+    copy.matrix_world = obj.matrix_world
+    scene.collection.objects.link(copy)
+    data.pose_position = "POSE"
+    _deform_only(copy, scene, joints)
+    for bone in data.bones:
+        bone.inherit_scale = "FULL"
+        bone.use_inherit_rotation = True
+        bone.use_local_location = True
+    for pose_bone in copy.pose.bones:
+        for constraint in list(pose_bone.constraints):
+            pose_bone.constraints.remove(constraint)
+        pose_bone.custom_shape = None
+        pose_bone.rotation_mode = "QUATERNION"
+    copy.animation_data_create()
+    return copy
+
+
+def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, armature: bpy.types.Object,
+                 scene: bpy.types.Scene, made: list) -> list[bpy.types.Object]:
+    copies = []
+    for mesh in meshes:
+        copy = mesh.copy()  # shares the mesh data, which nothing here changes
+        assert copy is not None
+        made.append(copy)
+        if mesh.mode == "EDIT":
+            # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
+            # (written to the mesh as a save would), and the user stays in Edit mode.
+            mesh.update_from_editmode()
+            copy.data = mesh.data.copy()
+            made.insert(0, copy.data)
+        copy.animation_data_clear()
+        if copy.parent == obj:
+            copy.parent = armature
+        elif copy.parent is not None:
+            world = mesh.matrix_world.copy()
+            copy.parent = None
+            copy.matrix_world = world
+        for modifier in copy.modifiers:
+            if modifier.type == "ARMATURE" and modifier.object == obj:
+                modifier.object = armature
+        copy.hide_viewport = False
+        scene.collection.objects.link(copy)
+        copies.append(copy)
+    return copies
+
+
+def _scene(user_scene: bpy.types.Scene, made: list) -> bpy.types.Scene:
+    scene = bpy.data.scenes.new(_SCENE)
+    made.append(scene)
+    scene.render.fps = user_scene.render.fps
+    scene.render.fps_base = user_scene.render.fps_base
+    scene.unit_settings.system = user_scene.unit_settings.system
+    scene.unit_settings.scale_length = user_scene.unit_settings.scale_length
+    return scene
+
+
+def _tracks(copy: bpy.types.Object, names: Sequence[str], baked: Sequence[export_bake.BakedClip],
+            made: list) -> None:
+    """One NLA track per clip, holding one strip of its keys, both named after the clip."""
+    data = copy.animation_data
+    for clip in baked:
+        channels = export_bake.local_channels(copy, names, clip.poses)
+        action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
+        made.append(action)
+        data.action = None
+        track = data.nla_tracks.new()
+        track.name = clip.name
+        # Every clip from frame 1 (the files start each at time 0): frame 0 is before them all.
+        strip = track.strips.new(clip.name, 1, action)
+        strip.name = clip.name
+        strip.extrapolation = "NOTHING"
+    # Before every clip nothing plays: the copy shows its rest, which FBX writes as its nodes' own
+    # transforms (what an FBX without a mesh's bind pose, and assimp, take for the rest); the
+    # exporters play each clip themselves.
+    for pose_bone in copy.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    copy.users_scene[0].frame_current = 0
+
+
+@contextmanager
+def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
+    """Each copy named as its original for the block; the originals named as they were after."""
+    renamed = []
+    try:
+        for original, copy in pairs:
+            if original.library is not None or original.override_library is not None:
+                continue  # a linked object keeps its name: the copy's name is then its own
+            name = original.name
+            original.name = f"{_SCENE} original {name}"
+            renamed.append((original, copy, name))
+            copy.name = name
+        yield
+    finally:
+        for original, copy, name in reversed(renamed):
+            copy.name = f"{_SCENE} copy {name}"
+            original.name = name
+
+
+def _remove(made: Sequence[bpy.types.ID]) -> None:
+    """Remove what the export made, the last made first (objects before their data)."""
+    owners = {bpy.types.Object: bpy.data.objects, bpy.types.Armature: bpy.data.armatures,
+              bpy.types.Mesh: bpy.data.meshes, bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
+    for item in reversed(made):
+        next(owner for kind, owner in owners.items() if isinstance(item, kind)).remove(item)
+
+
+def _moved_into_place(folder: Path, target: Path) -> list[str]:
+    written = []
+    for produced in sorted(folder.iterdir()):
+        destination = target.parent / produced.name
+        os.replace(produced, destination)
+        written.append(str(destination))
+    return written
+
+
+def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[str], chosen: list,
+                    chosen_names: Sequence[str] | None, meshes: list[bpy.types.Object],
+                    frame_range: tuple[int, int] | None) -> tuple[list[export_bake.BakedClip], list[str], list[str]]:
+    span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
+    baked = export_bake.bake_clips(obj, chosen, span, joints)
+    warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
+                + unweighted_warnings(fmt, meshes, joints))
+    if not baked:
+        none = "no clip was chosen" if chosen_names is not None else f"no clip animates the armature '{obj.name}'"
+        warnings.append(f"{none}: the file holds its rest pose only")
+    made: list = []
+    folder = Path(tempfile.mkdtemp(prefix=".ik_rigger_export_", dir=target.parent))
+    try:
+        scene = _scene(bpy.context.scene, made)
+        copy = _copy(obj, scene, joints, made)
+        mesh_copies = _mesh_copies(meshes, obj, copy, scene, made)
+        _tracks(copy, joints, baked, made)
+        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies)]):
+            write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+        files = _moved_into_place(folder, target)
+    finally:
+        _remove(made)
+        shutil.rmtree(folder, ignore_errors=True)
+    return baked, files, warnings
+
+
+def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
+           frame_range: tuple[int, int] | None = None) -> ExportReport:
+    """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module)."""
+    fmt = _format(filepath)
+    target = _check_writable(filepath)
+    if frame_range is not None and (len(frame_range) != 2 or int(frame_range[1]) < int(frame_range[0])):
+        raise RigError(f"the frame range {tuple(frame_range)} runs backwards or is not a (first, last) pair",
+                       hint="Give the first frame, then the last one.")
+    joints = export_bake.deform_bones(obj)
+    chosen = export_bake.chosen_clips(obj, clips)
+    meshes = _meshes(obj)
+    _refuse(obj, fmt, joints, [clip.name for clip in chosen], meshes)
+    with export_bake.pose_kept(obj):
+        baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
+    return ExportReport(str(target), fmt, tuple(files), tuple(joints),
+                        tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),
+                        tuple(mesh.name for mesh in meshes), tuple(warnings))

@@ -1,0 +1,222 @@
+"""The motion an export writes: each clip played alone, read once per frame into arrays, and keyed
+onto a bare copy of the skeleton as local transforms.
+
+Blender's exporters sample what the armature they are given plays. Given a copy with no
+constraint, no driver and these keys, they sample exactly what the rig showed: the copy's
+bones, keyed in the armature space the rig played, reach the same armature-space poses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..core.errors import RigError
+from . import records
+from .animation import action_paths, bone_of_path, strip_actions
+from .asleep import asleep, followers
+from .clips import Clip, other_clips, playing_alone
+
+_QUATERNION_PATH = "rotation_quaternion"
+# Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
+_CHANNELS = (("location", 3), (_QUATERNION_PATH, 4), ("scale", 3))
+
+
+def deform_bones(obj: bpy.types.Object) -> list[str]:
+    """The user's bones that deform, in the armature's order: never a bone IK Rigger made (by its
+    mark, whatever its name or its deform flag)."""
+    return [bone.name for bone in obj.data.bones if bone.use_deform and records.marker(bone) is None]
+
+
+def _keys_bones(action: bpy.types.Action, bones: bpy.types.ArmatureBones) -> bool:
+    return any((name := bone_of_path(path)) is not None and name in bones for path in action_paths(action))
+
+
+def rig_clips(obj: bpy.types.Object) -> list[Clip]:
+    """Every clip that animates ``obj``'s bones, by name: its action, its NLA strips' actions (muted
+    or not) and the actions kept for it without playing (``clips.other_clips``)."""
+    data = obj.animation_data
+    found: dict[str, Clip] = {}
+    if data is not None:
+        if data.action is not None:
+            found[data.action.name] = Clip(data.action, getattr(data, "action_slot", None))
+        for action, slot in strip_actions(data):
+            found.setdefault(action.name, Clip(action, slot))
+    for clip in other_clips(obj):
+        found.setdefault(clip.name, clip)
+    return [found[name] for name in sorted(found) if _keys_bones(found[name].action, obj.data.bones)]
+
+
+def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | None) -> list[Clip]:
+    """The clips named (all when None), refusing a name that animates nothing of ``obj``."""
+    available = rig_clips(obj)
+    if names is None:
+        return available
+    by_name = {clip.name: clip for clip in available}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        have = ", ".join(f"'{name}'" for name in by_name) or "none"
+        raise RigError(f"no clip named '{unknown[0]}' animates the armature '{obj.name}' (its clips: {have})",
+                       hint="Name a clip (an action) that keys the armature's bones, or pass no clips for all.")
+    return [by_name[name] for name in dict.fromkeys(names)]
+
+
+_OBJECT_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+                                "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"))
+
+
+def object_motion_warnings(obj: bpy.types.Object, clips: Sequence[Clip]) -> list[str]:
+    """A warning for each clip that moves the armature object itself: the file holds the bones'
+    motion only (what engines read as root motion is the root bone's)."""
+    return [f"the clip '{clip.name}' moves the armature object '{obj.name}' itself, which is not exported: key "
+            "the root bone instead (engines read root motion from it)" for clip in clips
+            if any(path in _OBJECT_TRANSFORMS for path in action_paths(clip.action))]
+
+
+@dataclass(frozen=True)
+class BakedClip:
+    """A clip's armature-space poses: ``poses[frame, bone]`` as 4x4 matrices, for ``frames``."""
+
+    name: str
+    frames: list[int]
+    poses: np.ndarray  # (frames, bones, 4, 4), rows of the matrices (not Blender's columns)
+
+
+def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[int, int] | None,
+               names: Sequence[str]) -> list[BakedClip]:
+    """Play each clip alone on every frame of its range (or ``frame_range``) and read the evaluated
+    poses of ``names`` once per frame; the scene's frame and the armature's action, pose and NLA
+    are as they were afterwards."""
+    scene = bpy.context.scene
+    current = scene.frame_current, scene.frame_subframe
+    pose_bones = obj.pose.bones
+    indexes = np.array([pose_bones.find(name) for name in names])
+    flat = np.empty(16 * len(pose_bones), dtype=np.float32)
+    baked = []
+    with asleep(followers(obj)):
+        for clip in clips:
+            frames = list(range(frame_range[0], frame_range[1] + 1)) if frame_range else clip.frames
+            poses = np.empty((len(frames), len(names), 16), dtype=np.float64)
+            with playing_alone(obj, clip):
+                try:
+                    for row, frame in enumerate(frames):
+                        scene.frame_set(frame)
+                        obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones.foreach_get(
+                            "matrix", flat)
+                        poses[row] = flat.reshape(-1, 16)[indexes]
+                finally:
+                    # Back on the user's frame while the clip still plays alone: the pose the
+                    # user had (keys or not) is put back after it, and no key overwrites it.
+                    scene.frame_set(current[0], subframe=current[1])
+            # Blender stores a matrix column by column: each 16 values transposed are its rows.
+            baked.append(BakedClip(clip.name, frames, poses.reshape(len(frames), len(names), 4, 4)
+                                   .transpose(0, 1, 3, 2).copy()))
+    return baked
+
+
+_TRANSFORMS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4,
+               "scale": 3}
+
+
+@contextmanager
+def pose_kept(obj: bpy.types.Object) -> Iterator[None]:
+    """Every pose bone's transform as the user left it, keyed or not, after the block. Swapping the
+    action, as removing a datablock, makes Blender play the keys again at the next update, over a
+    pose changed by hand and not keyed: that update runs first, then the transforms are put back
+    and evaluated without the keys."""
+    bones = obj.pose.bones
+    saved = {}
+    for name, size in _TRANSFORMS.items():
+        saved[name] = np.empty(size * len(bones), dtype=np.float32)
+        bones.foreach_get(name, saved[name])
+    try:
+        yield
+    finally:
+        bpy.context.view_layer.update()
+        for name, values in saved.items():
+            bones.foreach_set(name, values)
+        obj.update_tag(refresh={"DATA"})
+        bpy.context.view_layer.update()
+
+
+def _quaternions(rotations: np.ndarray) -> np.ndarray:
+    """Unit quaternions (w, x, y, z) of rotation matrices (..., 3, 3), by the largest of the four
+    terms (Shepperd's way, exact wherever the turn is)."""
+    m = rotations
+    trace = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
+    candidates = np.stack([
+        np.stack([1 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0],
+                  m[..., 1, 0] - m[..., 0, 1]], -1),
+        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m[..., 0, 0] - m[..., 1, 1] - m[..., 2, 2],
+                  m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
+        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0],
+                  1 - m[..., 0, 0] + m[..., 1, 1] - m[..., 2, 2], m[..., 1, 2] + m[..., 2, 1]], -1),
+        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1],
+                  1 - m[..., 0, 0] - m[..., 1, 1] + m[..., 2, 2]], -1),
+    ], -2)
+    diagonal = np.stack([trace, m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]], -1)
+    best = np.argmax(diagonal, axis=-1)
+    chosen = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
+    return chosen / np.linalg.norm(chosen, axis=-1, keepdims=True)
+
+
+def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
+    armature-space pose on a copy where every bone inherits fully from its parent."""
+    bones = [obj.data.bones[name] for name in names]
+    rests = np.array([np.array(bone.matrix_local) for bone in bones])
+    position = {name: index for index, name in enumerate(names)}
+    parents = [position[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
+    # basis = (parent pose @ parent rest⁻¹ @ rest)⁻¹ @ pose; rest⁻¹ @ pose for a root.
+    offsets = np.array([np.linalg.inv(rests[parent]) @ rests[index] if parent >= 0 else rests[index]
+                        for index, parent in enumerate(parents)])
+    parent_poses = np.where(np.array(parents)[None, :, None, None] >= 0, poses[:, parents], np.eye(4))
+    basis = np.linalg.inv(parent_poses @ offsets) @ poses
+    location = basis[..., :3, 3]
+    linear = basis[..., :3, :3]
+    scale = np.linalg.norm(linear, axis=-2)
+    # A mirrored basis (negative determinant) keeps its flip in the scale's first axis, as Blender does.
+    flip = np.where(np.linalg.det(linear) < 0.0, -1.0, 1.0)
+    scale[..., 0] *= flip
+    quaternion = _quaternions(linear / scale[..., None, :])
+    # The same turn without a flip through interpolation: each frame on the previous one's side.
+    for row in range(1, len(quaternion)):
+        sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
+        quaternion[row] *= sign[:, None]
+    return np.concatenate([location, quaternion, scale], axis=-1)
+
+
+def _new_fcurve(action: bpy.types.Action, owner: bpy.types.Object, path: str, index: int, group: str):
+    if hasattr(action, "fcurve_ensure_for_datablock"):
+        return action.fcurve_ensure_for_datablock(owner, path, index=index, group_name=group)
+    return action.fcurves.new(path, index=index, action_group=group)
+
+
+def key_clip(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip, channels: np.ndarray,
+             action_name: str) -> bpy.types.Action:
+    """A new action on ``copy`` keying ``names`` with ``channels`` (frames, bones, 10) on the clip's
+    frames, linear between them; left assigned to ``copy``."""
+    action = bpy.data.actions.new(action_name)
+    copy.animation_data.action = action
+    frames = np.asarray(baked.frames, dtype=np.float32)
+    co = np.empty(2 * len(frames), dtype=np.float32)
+    co[0::2] = frames
+    linear = np.ones(len(frames), dtype=np.int32)  # the interpolation's enum value for LINEAR
+    for column, name in enumerate(names):
+        prefix = f'pose.bones["{records.quoted(name)}"].'
+        value = 0
+        for path, size in _CHANNELS:
+            for index in range(size):
+                curve = _new_fcurve(action, copy, prefix + path, index, name)
+                points = curve.keyframe_points
+                points.add(len(frames))
+                co[1::2] = channels[:, column, value]
+                points.foreach_set("co", co)
+                points.foreach_set("interpolation", linear)
+                curve.update()
+                value += 1
+    return action

@@ -1,0 +1,97 @@
+"""The formats an export writes, each through Blender's own exporter, and the names each can hold.
+
+glTF (``.glb``, or ``.gltf`` with its ``.bin`` beside it): Y up, the skeleton's deform bones
+only, one animation per NLA track (each clip's), sampled on every frame and starting at 0.
+FBX: Y up, -Z forward, bones along their Y (primary) axis with X secondary, as Blender's
+(the FBX default for Unity and Unreal), no leaf bones, one take per NLA strip (each
+clip's), textures embedded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bpy
+
+from ..core.errors import RigError
+
+FORMATS = {".glb": "GLB", ".gltf": "GLTF", ".fbx": "FBX"}
+
+
+def _unwritable(fmt: str, name: str) -> str | None:
+    """Why ``fmt`` cannot hold ``name``, or None."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not valid text (UTF-8)"
+    if fmt == "FBX" and any(ord(character) < 32 for character in name):
+        # FBX separates a name from its class with the bytes 0 and 1 in the same string.
+        return "FBX cannot hold the control characters in it"
+    return None
+
+
+def check_names(fmt: str, names: Sequence[tuple[str, str]]) -> None:
+    """Refuse the first (kind, name) the format cannot hold, naming it."""
+    for kind, name in names:
+        why = _unwritable(fmt, name)
+        if why is not None:
+            raise RigError(f"the {kind} {name!r} cannot be written to {fmt}: {why}",
+                           bone=name if kind == "bone" else "",
+                           hint=f"Rename the {kind}, or export to glTF (.glb).")
+
+
+def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Sequence[str]) -> list[str]:
+    """glTF gives the vertices no joint moves a joint of their own (its exporter's
+    'neutral_bone'): say which mesh has them, as they are one joint more than the skeleton's."""
+    if fmt == "FBX":
+        return []
+    found = []
+    for mesh in meshes:
+        if mesh.data is None or not any(modifier.type == "ARMATURE" for modifier in mesh.modifiers):
+            continue
+        weighted = {group.index for group in mesh.vertex_groups if group.name in set(joints)}
+        loose = sum(not any(item.group in weighted and item.weight > 0.0 for item in vertex.groups)
+                    for vertex in mesh.data.vertices)
+        if loose:
+            found.append(f"{loose} vertices of '{mesh.name}' are weighted to no deform bone: glTF gives them a "
+                         "joint of their own, 'neutral_bone' (weight them to a deform bone to avoid it)")
+    return found
+
+
+def _gltf(filepath: str, fmt: str) -> None:
+    bpy.ops.export_scene.gltf(
+        filepath=filepath, check_existing=False, export_format="GLB" if fmt == "GLB" else "GLTF_SEPARATE",
+        use_selection=True, use_active_scene=True, export_yup=True, export_apply=False,
+        export_skins=True, export_def_bones=True, export_rest_position_armature=True,
+        export_animations=True, export_animation_mode="NLA_TRACKS", export_force_sampling=True,
+        export_frame_step=1, export_anim_slide_to_zero=True, export_optimize_animation_size=False,
+        export_reset_pose_bones=True, export_morph_animation=False, export_cameras=False,
+        export_lights=False, export_extras=False, export_hierarchy_flatten_bones=False,
+        export_leaf_bone=False)
+
+
+def _fbx(filepath: str) -> None:
+    bpy.ops.export_scene.fbx(
+        filepath=filepath, check_existing=False, use_selection=True, object_types={"ARMATURE", "MESH"},
+        use_armature_deform_only=True, add_leaf_bones=False, primary_bone_axis="Y", secondary_bone_axis="X",
+        armature_nodetype="NULL", axis_forward="-Z", axis_up="Y", apply_scale_options="FBX_SCALE_NONE",
+        use_mesh_modifiers=True, mesh_smooth_type="FACE", use_custom_props=False,
+        bake_anim=True, bake_anim_use_all_bones=True, bake_anim_use_nla_strips=True,
+        bake_anim_use_all_actions=False, bake_anim_force_startend_keying=True, bake_anim_step=1.0,
+        bake_anim_simplify_factor=0.0, path_mode="COPY", embed_textures=True)
+
+
+def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: Sequence[bpy.types.Object],
+          filepath: str) -> None:
+    """Export ``armature`` and ``meshes``, the selection of ``scene`` (its only view layer), to
+    ``filepath`` with the exporter of ``fmt``."""
+    view_layer = scene.view_layers[0]
+    for obj in (armature, *meshes):
+        obj.select_set(True, view_layer=view_layer)
+    view_layer.objects.active = armature
+    with bpy.context.temp_override(scene=scene, view_layer=view_layer, active_object=armature, object=armature,
+                                   selected_objects=[armature, *meshes]):
+        if fmt == "FBX":
+            _fbx(filepath)
+        else:
+            _gltf(filepath, fmt)

@@ -1,0 +1,42 @@
+"""Blender's FBX importer on an exported file, in a fresh process: every take played.
+
+    python fbx_reader.py FILE.fbx  ->  one JSON line: {"joints": [...], "rest": {bone: matrix},
+    "clips": {take: [{bone: matrix}, ...]}}, world matrices as 16 values column by column,
+    each take on every frame of its range (the importer names a take's action "Armature|take").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import bpy
+
+
+def _flat(matrix) -> list[float]:
+    return [matrix[row][column] for column in range(4) for row in range(4)]
+
+
+def main(path: str) -> None:
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=path, automatic_bone_orientation=False, ignore_leaf_bones=False)
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    names = [bone.name for bone in armature.data.bones]
+    out = {"joints": names, "rest": {bone.name: _flat(armature.matrix_world @ bone.matrix_local)
+                                     for bone in armature.data.bones}, "clips": {}}
+    scene = bpy.context.scene
+    data = armature.animation_data
+    for action in list(bpy.data.actions):
+        data.action = action
+        first, last = (round(value) for value in action.frame_range)
+        frames = []
+        for frame in range(first, last + 1):
+            scene.frame_set(frame)
+            evaluated = armature.evaluated_get(bpy.context.evaluated_depsgraph_get())
+            frames.append({bone.name: _flat(evaluated.matrix_world @ bone.matrix) for bone in evaluated.pose.bones})
+        out["clips"][action.name.partition("|")[2] or action.name] = frames
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[-1])
