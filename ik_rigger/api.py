@@ -43,11 +43,11 @@ from .rig import bake as _bake
 from .rig import clips as _clips
 from .rig import ground as _ground
 from .rig import parents as _parents
-from .rig import records, snap
+from .rig import records, scene_state, snap
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
-from .rig.skeleton import read_skeleton
+from .rig.skeleton import check_editable, read_skeleton
 from .rig.upgrade import prepare
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
@@ -80,6 +80,22 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
         return function(*args, **kwargs)
 
     return checked
+
+
+def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """For an operation that reads evaluated poses and writes the rig's: refuse an armature linked from a
+    library, and one Blender does not evaluate because of its collections; show one disabled in viewports
+    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``)."""
+
+    @functools.wraps(function)
+    def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        obj = args[0] if args else kwargs["obj"]
+        assert isinstance(obj, bpy.types.Object)
+        scene_state.check_local(obj)
+        with scene_state.evaluated(obj), scene_state.others_kept(obj):
+            return function(*args, **kwargs)
+
+    return posed
 
 
 @dataclass(frozen=True)
@@ -255,6 +271,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     The bones it was not sure of are appended to ``skipped`` as (bone, reason), when given;
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
+    check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
@@ -287,6 +304,7 @@ def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> lis
 
 
 @_takes_armature
+@_poses_armature
 def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, frame: int | None = None,
               switch: bool = True) -> list[str]:
     """Snap the limb of ``bone`` exactly: ``to`` "FK" (FK takes the IK pose) or "IK" (IK takes the FK pose).
@@ -310,6 +328,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
 
 
 @_takes_armature
+@_poses_armature
 def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: bool = False,
                   frame: int | None = None) -> list[str]:
     """Make the handle (and pole) of the limb of ``bone`` follow ``parent`` without moving them.
@@ -331,6 +350,7 @@ def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
 
 
 @_takes_armature
+@_poses_armature
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
          bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False) -> dict[str, int]:
     """Bake limbs over ``frames`` (default: what plays, else the scene's range).
@@ -349,6 +369,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
 
 
 @_takes_armature
+@_poses_armature
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
                frames: Iterable[int] | None = None) -> _ground.PlantResult:
     """Put the feet of ``obj``'s rigged legs on the mesh ``ground``, flat on its slope.
@@ -385,4 +406,5 @@ def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
 @_takes_armature
 def upgrade(obj: bpy.types.Object) -> list[str]:
     """Upgrade a rig made by an earlier IK Rigger so it plays without the add-on."""
+    scene_state.check_local(obj)
     return prepare(obj)
