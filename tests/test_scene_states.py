@@ -8,6 +8,7 @@ import pytest
 from helpers import chain_length, evaluate, leg_bones, make_armature
 from mathutils import Matrix, Vector
 from test_bake import animated_leg, assert_plays_the_same, played
+from test_ground import SLOPE, assert_planted, biped, plane
 
 from ik_rigger import api
 
@@ -72,6 +73,26 @@ def test_snapping_an_armature_disabled_in_viewports_snaps_to_what_the_ik_shows()
     for name in chain:
         assert (now[name].translation - shown[name].translation).length < 1e-4 * length, name
         assert (now[name] @ Vector((0, 1, 0, 0)) - shown[name] @ Vector((0, 1, 0, 0))).length < 1e-3, name
+
+
+def test_planting_the_feet_of_an_armature_disabled_in_viewports_reads_its_pose_at_this_frame():
+    obj = biped()
+    ground = plane(rotation=(0.0, SLOPE, 0.0))
+    root = obj.pose.bones["root"]
+    for frame, height in ((1, 0.0), (10, 0.08)):
+        root.location = (0.0, 0.0, height)  # the root's Y is the world's Z: the body rises
+        root.keyframe_insert("location", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.scene.frame_set(1)
+    obj.hide_viewport = True
+    bpy.context.scene.frame_set(10)
+    api.plant_feet(obj, ground)
+    assert obj.hide_viewport
+    obj.hide_viewport = False
+    bpy.context.scene.frame_set(9)
+    bpy.context.scene.frame_set(10)
+    for side in ("L", "R"):
+        assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
 
 
 @pytest.mark.parametrize("how", ["excluded", "disabled"])
