@@ -315,6 +315,8 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     if to not in ("FK", "IK"):
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
+    if key:
+        scene_state.check_keyable(obj)
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     at = bpy.context.scene.frame_current if frame is None else frame
@@ -338,6 +340,8 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     controls at ``frame`` (default: the scene's current frame). Returns the bones kept in place.
     """
     record = _record(obj, bone)
+    if key:
+        scene_state.check_keyable(obj)
     prepare(obj)
     at = bpy.context.scene.frame_current if frame is None else frame
     return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
@@ -359,6 +363,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     from what the IK shows. ``bones`` picks limbs by any of their bones (default: all).
     Returns the frames baked per limb.
     """
+    scene_state.check_keyable(obj)
     prepare(obj)
     chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
     if frames is None:
@@ -380,6 +385,8 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     limbs planted, the hips bone lowered (or None) and how far, world units.
     """
     surface = _ground.check_ground(obj, ground)
+    if frames is not None:
+        scene_state.check_keyable(obj)
     prepare(obj)
     return _ground.plant_feet(obj, surface, frames)
 

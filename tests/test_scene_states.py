@@ -150,6 +150,29 @@ def test_a_rig_linked_from_a_library_is_never_written(tmp_path):
     assert obj.pose.bones[handle]["ik_fk"] == 1.0 and _keys(obj) == keys
 
 
+def test_keys_are_never_written_into_an_action_linked_from_a_library(tmp_path):
+    obj, _chain, _ik = _ik_motion()
+    action = obj.animation_data.action
+    action.name = "Shot"
+    library = str(tmp_path / "shots.blend")
+    bpy.data.libraries.write(library, {action}, fake_user=True)
+    with bpy.data.libraries.load(library, link=True) as (_source, target):
+        target.actions = ["Shot"]
+    linked = target.actions[0]
+    slot = obj.animation_data.action_slot if hasattr(obj.animation_data, "action_slot") else None
+    obj.animation_data.action = linked
+    if slot is not None:
+        obj.animation_data.action_slot = linked.slots[slot.identifier]
+    keys = _keys_of_action(linked)
+    pose = {bone.name: bone.matrix_basis.copy() for bone in obj.pose.bones}
+    for call in (lambda: api.bake(obj, "IK_TO_FK", range(1, 26)), lambda: api.snap_limb(obj, "shin.L", "FK", key=True)):
+        with pytest.raises(api.RigError) as refused:
+            call()
+        assert "'Shot'" in str(refused.value) and "shots.blend" in str(refused.value), str(refused.value)
+    assert _keys_of_action(linked) == keys
+    assert {bone.name: bone.matrix_basis for bone in obj.pose.bones} == pose
+
+
 def test_auto_rig_on_a_library_override_names_the_override(tmp_path):
     obj, _chain = animated_leg()
     bpy.ops.object.mode_set(mode="OBJECT")
@@ -197,6 +220,28 @@ def test_a_walk_linked_from_a_library_is_kept_in_a_local_action(tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=saved)
     bpy.ops.wm.open_mainfile(filepath=saved)
     assert_plays_the_same(bpy.data.objects["Rig"], expected, height)
+
+
+def test_removing_a_limb_whose_action_is_linked_keeps_the_motion_in_a_local_action(tmp_path):
+    obj, chain = animated_leg()
+    api.build(obj, "shin.L", both_sides=False)
+    rigged = obj.animation_data.action
+    rigged.name = "RiggedWalk"
+    library = str(tmp_path / "rigged_walks.blend")
+    bpy.data.libraries.write(library, {rigged}, fake_user=True)
+    with bpy.data.libraries.load(library, link=True) as (_source, target):
+        target.actions = ["RiggedWalk"]
+    linked = target.actions[0]
+    slot = obj.animation_data.action_slot if hasattr(obj.animation_data, "action_slot") else None
+    obj.animation_data.action = linked
+    if slot is not None:
+        obj.animation_data.action_slot = linked.slots[slot.identifier]
+    expected = played(obj, range(1, 26))
+    keys = _keys_of_action(linked)
+    messages = api.remove(obj, "shin.L")
+    assert any("'RiggedWalk'" in message and "rigged_walks.blend" in message for message in messages), messages
+    assert obj.animation_data.action.library is None and _keys_of_action(linked) == keys
+    assert_plays_the_same(obj, expected, chain_length(obj, chain))
 
 
 def _keys_of_action(action: bpy.types.Action) -> dict[tuple[str, int], list[float]]:

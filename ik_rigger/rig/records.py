@@ -321,8 +321,7 @@ def limb_of(obj: bpy.types.Object, bone: str):
     tag = marker(data_bone) if data_bone is not None else None
     if tag is not None:
         for limb in rig.limbs:
-            if limb.uid == tag[0] and (_recorded_made(limb).get(tag[1]) == bone
-                                       or resolve(obj, limb).made.get(tag[1]) == bone):
+            if limb.uid == tag[0] and _own(obj, limb, tag[1], bone):
                 return limb
     for limb in rig.limbs:
         if bone in limb.bones():
@@ -334,6 +333,14 @@ def limb_of(obj: bpy.types.Object, bone: str):
         if bone in resolve(obj, limb).bones():
             return limb
     return None
+
+
+def _own(obj: bpy.types.Object, limb, role: str, bone: str) -> bool:
+    """Whether ``bone``, marked as the limb's ``role``, is the limb's own: not a copy the user made of it."""
+    attribute = _ROLE_ATTRIBUTE.get(role)
+    if attribute is not None and getattr(limb, attribute) == bone:
+        return True
+    return _recorded_made(limb).get(role) == bone or resolve(obj, limb).made.get(role) == bone
 
 
 def constraints_of(obj: bpy.types.Object, parts: Parts) -> Iterator[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:

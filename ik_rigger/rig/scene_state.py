@@ -26,14 +26,24 @@ def library_path(data: bpy.types.ID) -> str:
 
 
 def check_local(obj: bpy.types.Object) -> None:
-    """Refuse an armature linked from a library (the object or its armature): what IK Rigger would
-    write there is read-only, and lost on save."""
-    for data in (obj, obj.data):
-        if data.library is not None:
-            what = f"the armature '{obj.name}'" if data == obj else f"the armature data '{data.name}' of '{obj.name}'"
-            raise RigError(f"{what} is linked from the library '{library_path(data)}', so it is read-only here",
-                           hint="Make a library override of it (Object > Library Override > Make) to animate it, or "
-                           "open the library file to rig it.")
+    """Refuse an armature object linked from a library: its pose, switches and keys are read-only there,
+    and what IK Rigger wrote would be lost on save. (A library override's pose is its own to write, though
+    its armature data stays linked.)"""
+    if obj.library is not None:
+        raise RigError(f"the armature '{obj.name}' is linked from the library '{library_path(obj)}', so it is "
+                       "read-only here", hint="Make a library override of it (Object > Library Override > Make) "
+                       "to animate it, or open the library file to rig it.")
+
+
+def check_keyable(obj: bpy.types.Object) -> None:
+    """Refuse to key an armature whose action is linked from a library: keys written there are lost on save."""
+    data = obj.animation_data
+    action = data.action if data is not None else None
+    if action is not None and action.library is not None:
+        raise RigError(f"the action '{action.name}' of '{obj.name}' is linked from the library "
+                       f"'{library_path(action)}', so no key can be written into it",
+                       hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
+                       "then try again.")
 
 
 def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> tuple[str, str] | None:
