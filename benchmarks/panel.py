@@ -1,11 +1,12 @@
-"""Build panel redraw cost on a 1,500-bone armature (target: at most 1 ms per draw).
+"""Build and Aim panel redraw cost on a 1,500-bone armature (target: at most 1 ms per draw).
 
 Blender redraws the sidebar often (every mouse move over it), so its panels must only
 read. The Build panel shows what Build would do for the active bone, which needs the
 limb planned; that is computed once per change of the bone, the options or the
 armature (see ``ik_rigger.ui.preview``), not per draw. Headless there is no real
 layout: a stand-in takes the same calls and does nothing, so this times IK Rigger's
-own part of a draw. The first draw after a change, which plans, is timed apart.
+own part of a draw. The first draw after a change, which plans, is timed apart. The Aim panel
+lists the aim rigs, found by the marks on every bone, also once per change (``ui.aim_rigs``).
 """
 
 from __future__ import annotations
@@ -75,7 +76,25 @@ def run(settings: common.Settings) -> dict[str, object]:
             ui.IKRIG_PT_build.draw(panel, context)
         samples.append((time.perf_counter() - started) / 100)
     return {"bones": len(obj.data.bones), "first_draw": first, "draw": common.Stats.of(samples).as_dict(),
-            "target_ms": TARGET_MS}
+            "target_ms": TARGET_MS, "aim": _aim_draws(obj, context, panel, settings)}
+
+
+def _aim_draws(obj: bpy.types.Object, context: SimpleNamespace, panel: SimpleNamespace,
+               settings: common.Settings) -> dict[str, object]:
+    """The Aim panel's redraw on the same armature with an aim rig: it lists the rigs, found by the marks
+    on the bones, once per change (``ik_rigger.ui.aim_rigs``)."""
+    from ik_rigger import api, ui
+
+    api.add_aim(obj, "ACTIVE", "extra_0005")
+    bpy.context.view_layer.update()
+    first = common.timed(lambda: ui.IKRIG_PT_aim.draw(panel, context))
+    samples = []
+    for _ in range(max(settings.eval_repeats, 3)):
+        started = time.perf_counter()
+        for _ in range(100):
+            ui.IKRIG_PT_aim.draw(panel, context)
+        samples.append((time.perf_counter() - started) / 100)
+    return {"bones": len(obj.data.bones), "first_draw": first, "draw": common.Stats.of(samples).as_dict()}
 
 
 if __name__ == "__main__":

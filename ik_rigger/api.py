@@ -44,11 +44,11 @@ from .rig import clips as _clips
 from .rig import export as _export
 from .rig import ground as _ground
 from .rig import parents as _parents
-from .rig import records, snap
+from .rig import records, scene_state, snap
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
-from .rig.skeleton import read_skeleton
+from .rig.skeleton import check_editable, read_skeleton
 from .rig.upgrade import prepare
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
@@ -81,6 +81,22 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
         return function(*args, **kwargs)
 
     return checked
+
+
+def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """For an operation that reads evaluated poses and writes the rig's: refuse an armature linked from a
+    library, and one Blender does not evaluate because of its collections; show one disabled in viewports
+    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``)."""
+
+    @functools.wraps(function)
+    def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        obj = args[0] if args else kwargs["obj"]
+        assert isinstance(obj, bpy.types.Object)
+        scene_state.check_local(obj)
+        with scene_state.evaluated(obj), scene_state.others_kept(obj):
+            return function(*args, **kwargs)
+
+    return posed
 
 
 @dataclass(frozen=True)
@@ -277,6 +293,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     The bones it was not sure of are appended to ``skipped`` as (bone, reason), when given;
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
+    check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
@@ -309,6 +326,7 @@ def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> lis
 
 
 @_takes_armature
+@_poses_armature
 def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, frame: int | None = None,
               switch: bool = True) -> list[str]:
     """Snap the limb of ``bone`` exactly: ``to`` "FK" (FK takes the IK pose) or "IK" (IK takes the FK pose).
@@ -319,6 +337,8 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     if to not in ("FK", "IK"):
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
+    if key:
+        scene_state.check_keyable(obj)
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     at = bpy.context.scene.frame_current if frame is None else frame
@@ -332,6 +352,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
 
 
 @_takes_armature
+@_poses_armature
 def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: bool = False,
                   frame: int | None = None) -> list[str]:
     """Make the handle (and pole) of the limb of ``bone`` follow ``parent`` without moving them.
@@ -341,6 +362,8 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     controls at ``frame`` (default: the scene's current frame). Returns the bones kept in place.
     """
     record = _record(obj, bone)
+    if key:
+        scene_state.check_keyable(obj)
     prepare(obj)
     at = bpy.context.scene.frame_current if frame is None else frame
     return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
@@ -353,6 +376,7 @@ def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
 
 
 @_takes_armature
+@_poses_armature
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
          bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False) -> dict[str, int]:
     """Bake limbs over ``frames`` (default: what plays, else the scene's range).
@@ -361,6 +385,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     from what the IK shows. ``bones`` picks limbs by any of their bones (default: all).
     Returns the frames baked per limb.
     """
+    scene_state.check_keyable(obj)
     prepare(obj)
     chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
     if frames is None:
@@ -371,6 +396,7 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
 
 
 @_takes_armature
+@_poses_armature
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
                frames: Iterable[int] | None = None) -> _ground.PlantResult:
     """Put the feet of ``obj``'s rigged legs on the mesh ``ground``, flat on its slope.
@@ -381,6 +407,8 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     limbs planted, the hips bone lowered (or None) and how far, world units.
     """
     surface = _ground.check_ground(obj, ground)
+    if frames is not None:
+        scene_state.check_keyable(obj)
     prepare(obj)
     return _ground.plant_feet(obj, surface, frames)
 
@@ -407,6 +435,7 @@ def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
 @_takes_armature
 def upgrade(obj: bpy.types.Object) -> list[str]:
     """Upgrade a rig made by an earlier IK Rigger so it plays without the add-on."""
+    scene_state.check_local(obj)
     return prepare(obj)
 
 

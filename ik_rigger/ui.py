@@ -69,16 +69,37 @@ def preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str 
     return shown
 
 
+# The aim rigs the Aim panel lists, per armature: finding them reads every bone's mark, too slow for each
+# redraw of a big armature. Forgotten on any update of an armature or its object (bones, constraints).
+_AIM_RIGS: dict[tuple[int, int, int], list] = {}
+
+
+def aim_rigs(obj: bpy.types.Object) -> list:
+    """``find_aim_rigs`` of ``obj``, cached until the next update of an armature (see ``_AIM_RIGS``)."""
+    key = (obj.as_pointer(), obj.data.as_pointer(), len(obj.data.bones))
+    found = _AIM_RIGS.get(key)
+    if found is None:
+        found = _AIM_RIGS[key] = find_aim_rigs(obj)
+    return found
+
+
 @bpy.app.handlers.persistent
 def _forget_previews(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgraph) -> None:
     """After an update: an armature's bones may have changed, so the previews may be stale."""
-    if _PREVIEWS and any(isinstance(update.id, bpy.types.Armature) for update in depsgraph.updates):
+    if not (_PREVIEWS or _AIM_RIGS):
+        return
+    armatures = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
+    if armatures:
         _PREVIEWS.clear()
+    if _AIM_RIGS and (armatures or any(isinstance(update.id, bpy.types.Object) and update.id.type == "ARMATURE"
+                                       for update in depsgraph.updates)):
+        _AIM_RIGS.clear()
 
 
 @bpy.app.handlers.persistent
 def _forget_all_previews(*_args: object) -> None:
     _PREVIEWS.clear()
+    _AIM_RIGS.clear()
 
 
 def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str | None]:
@@ -309,7 +330,7 @@ class IKRIG_PT_aim(IKRIG_PT_sidebar, bpy.types.Panel):
         row = layout.row(align=True)
         for part, text in (("HEAD", "Head"), ("NECK", "Neck"), ("EYES", "Eyes")):
             row.operator(aim_operators.IKRIG_OT_add_aim.bl_idname, text=text).part = part
-        for aim_rig in find_aim_rigs(obj):
+        for aim_rig in aim_rigs(obj):
             box = layout.box()
             row = box.row(align=True)
             row.label(text=", ".join(sorted(aim_rig.aimed)) or "(aimed bones gone)", icon="CON_TRACKTO")

@@ -38,11 +38,16 @@ def switch(handle: str) -> Driven:
 
 
 def plan(draft: Draft) -> None:
-    skeleton = draft.skeleton
-    end = skeleton[draft.end_bone]
-    vector = end.direction if draft.extremity else end.direction.normalized() * 0.25 * draft.length
+    if draft.extremity:
+        end = draft.skeleton[draft.extremity]
+        vector, z_axis = end.direction, end.z_axis
+    else:
+        # Turned as the last bone is at rest once the chain is planned (a straight chain's pre-bend turns it),
+        # so with Follow Handle Rotation that bone takes the handle's own rotation.
+        last_head, last_tail, z_axis = draft.rest(draft.last)
+        vector = (last_tail - last_head).normalized() * 0.25 * draft.length
     head = draft.joints[-1]
-    draft.bones.append(NewBone(ROLE_HANDLE, draft.handle, head, head + vector, end.z_axis, draft.controls_parent,
+    draft.bones.append(NewBone(ROLE_HANDLE, draft.handle, head, head + vector, z_axis, draft.controls_parent,
                                PALETTE_CONTROL, naming.COLLECTION_CONTROLS))
     draft.properties.append(PropertyPlan(draft.handle, IK_FK, 1.0, 0.0, 1.0, IK_FK_DESCRIPTION))
     draft.follow = draft.handle
@@ -74,7 +79,7 @@ def snap_to_fk(snap: Any) -> list[str]:
     aimed = next((constraint.subtarget for constraint in snap.obj.pose.bones[aimed].constraints
                   if constraint.type == "COPY_TRANSFORMS" and constraint.subtarget in fk), aimed) \
         if aimed != handle else aimed
-    target = fk[handle].inverted() @ fk[aimed]
+    target = fk[handle].inverted() @ (snap.unconstrained(aimed) if aimed != handle else fk[handle])
     pose.translation += snap.end - (pose @ target).translation
     snap.obj.pose.bones[handle].matrix = pose
     return [handle]

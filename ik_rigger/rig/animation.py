@@ -108,7 +108,8 @@ def strip_actions(data: bpy.types.AnimData) -> list[tuple[bpy.types.Action, bpy.
 
 def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
     """The F-curve owners of ``obj``'s active action, of every action its NLA strips hold,
-    muted or not, and of its stored clips (see ``stored_clips``), each once."""
+    muted or not, and of its stored clips (see ``stored_clips``), each once; none of an action
+    linked from a library, which is read-only."""
     data = obj.animation_data
     pairs = [(data.action, getattr(data, "action_slot", None))] if data is not None and data.action is not None \
         else []
@@ -117,6 +118,8 @@ def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
     pairs += stored_clips(obj)
     seen: set[int] = set()
     for action, slot in pairs:
+        if action.library is not None:
+            continue
         for owner in action_owners(action, slot):
             if owner.as_pointer() not in seen:
                 seen.add(owner.as_pointer())

@@ -19,6 +19,7 @@ from . import records, replay
 from .animation import existing_fcurve, fcurve_owners
 from .asleep import asleep, followers
 from .journal import Journal
+from .scene_state import library_path
 
 # Rest matrices closer than this, entry by entry, are the same rest.
 _SAME_REST = 1e-7
@@ -145,6 +146,32 @@ def _action_for(obj: bpy.types.Object, journal: Journal | None) -> bpy.types.Act
         if journal is not None:
             journal.data(lambda: _forget_action(obj, action))
     return data.action
+
+
+def local_action(obj: bpy.types.Object, journal: Journal) -> str | None:
+    """Before keys go into ``obj``'s action: one linked from a library is read-only (keys written there
+    are lost on save), so the motion is kept in a local copy, assigned in its place (through the same
+    slot), the linked action left as it is. Returns the note that says so, None when nothing changed."""
+    data = obj.animation_data
+    linked = data.action if data is not None else None
+    if linked is None or linked.library is None:
+        return None
+    slot = getattr(data, "action_slot", None)
+    identifier = slot.identifier if slot is not None else None
+    local = linked.copy()
+    data.action = local
+    if identifier is not None and (data.action_slot is None or data.action_slot.identifier != identifier):
+        data.action_slot = local.slots[identifier]
+
+    def undo() -> None:
+        data.action = linked
+        if identifier is not None:
+            data.action_slot = linked.slots[identifier]
+        bpy.data.actions.remove(local)
+
+    journal.data(undo)
+    return (f"the action '{linked.name}' is linked from the library '{library_path(linked)}', which is read-only: kept "
+            f"the motion in the local action '{local.name}', now the armature's, and left the linked one as it is")
 
 
 def _forget_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import bpy
 
 from ..core.errors import RigError
+from .scene_state import check_evaluated, others_kept
 
 # Object.mode values and the mode_set argument that returns to them.
 _MODE_SET = {"EDIT_ARMATURE": "EDIT", "EDIT": "EDIT", "POSE": "POSE", "OBJECT": "OBJECT"}
@@ -62,12 +63,18 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode,
     the active object (and the mode it was in: a mesh in Edit mode or Weight Paint leaves
     it while the armature changes modes) and the object's visibility. A hidden armature
-    is shown for the duration, since Blender cannot edit hidden objects.
+    is shown for the duration, since Blender cannot edit hidden objects. Every other
+    object's animated values are given back as they were: Blender sets them from their
+    keys on entering Edit mode and on each frame step, which would lose a pose not keyed.
     """
+    check_evaluated(obj)  # named as every operation names it: the collection that keeps it out
+    with others_kept(obj), _kept_mode(obj) as mode:
+        yield mode
+
+
+@contextmanager
+def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     view_layer = bpy.context.view_layer
-    if obj.name not in view_layer.objects:
-        raise RigError(f"the armature '{obj.name}' is not in the current view layer",
-                       hint="Link it into a collection of this scene's view layer.")
     active = view_layer.objects.active
     mode = _MODE_SET.get(obj.mode, "OBJECT")
     hidden = obj.hide_get(view_layer=view_layer)

@@ -16,7 +16,7 @@ from ..limb.plan import LimbPlan
 from . import bake, records
 from .clips import Clip, followed, playing_alone, uses_nla
 from .journal import Journal
-from .keys import Recording, default_interpolation
+from .keys import Recording, default_interpolation, local_action
 from .motion_read import Played, clips_moving, limb_bones, to_prebend
 
 # How many of an armature's other clips a build note names.
@@ -43,6 +43,10 @@ class Keeping:
     def keep(self) -> None:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
         played = self.played
+        keying = [index for index, mode in enumerate(played.modes) if mode != "IGNORE"]
+        localised = local_action(self.obj, self.journal) if keying else None
+        if localised is not None:
+            self.notes.setdefault(keying[0], []).append(localised)
         baked = played.modes.count("BAKE")
         through = " (what its NLA strips play)" if uses_nla(self.obj) else ""
         for recording in [played.recording, *(recording for _, recording, _ in played.clips)]:

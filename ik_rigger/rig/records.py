@@ -158,14 +158,23 @@ class Rebuilt:
     prebent: list[tuple[str, tuple[float, ...], tuple[float, ...], float]] = field(default_factory=list)
 
 
-def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, str]]:
-    """Every made bone of the armature: limb uid -> role -> name (one pass over the bones)."""
-    found: dict[str, dict[str, str]] = {}
+def _marked_bones(obj: bpy.types.Object) -> dict[str, dict[str, list[str]]]:
+    """Every bone carrying a mark: limb uid -> role -> names, in the armature's order (one pass over
+    the bones). A role has more than one bone where the user duplicated a made bone (Shift+D copies
+    its mark): only one of them is the limb's (``_made_of``)."""
+    found: dict[str, dict[str, list[str]]] = {}
     for bone in obj.data.bones:
         tag = marker(bone)
         if tag is not None:
-            found.setdefault(tag[0], {})[tag[1]] = bone.name
+            found.setdefault(tag[0], {}).setdefault(tag[1], []).append(bone.name)
     return found
+
+
+def _made_of(marked: dict[str, list[str]], recorded: dict[str, str]) -> dict[str, str]:
+    """Role -> the limb's own bone among those marked with it: the name the record lists, else the
+    first in the armature's order (Blender puts a duplicate after the bone it copies); the other
+    bones marked alike are the user's copies."""
+    return {role: recorded[role] if recorded.get(role) in names else names[0] for role, names in marked.items()}
 
 
 def _recorded_made(limb) -> dict[str, str]:
@@ -191,7 +200,7 @@ def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
         made[role] = name
     else:
         return made
-    return _marked_bones(obj).get(limb.uid, {})
+    return _made_of(_marked_bones(obj).get(limb.uid, {}), recorded)
 
 
 def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]],
@@ -313,7 +322,7 @@ def limb_of(obj: bpy.types.Object, bone: str):
     tag = marker(data_bone) if data_bone is not None else None
     if tag is not None:
         for limb in rig.limbs:
-            if limb.uid == tag[0]:
+            if limb.uid == tag[0] and _own(obj, limb, tag[1], bone):
                 return limb
     for limb in rig.limbs:
         if bone in limb.bones():
@@ -325,6 +334,14 @@ def limb_of(obj: bpy.types.Object, bone: str):
         if bone in resolve(obj, limb).bones():
             return limb
     return None
+
+
+def _own(obj: bpy.types.Object, limb, role: str, bone: str) -> bool:
+    """Whether ``bone``, marked as the limb's ``role``, is the limb's own: not a copy the user made of it."""
+    attribute = _ROLE_ATTRIBUTE.get(role)
+    if attribute is not None and getattr(limb, attribute) == bone:
+        return True
+    return _recorded_made(limb).get(role) == bone or resolve(obj, limb).made.get(role) == bone
 
 
 def constraints_of(obj: bpy.types.Object, parts: Parts) -> Iterator[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:

@@ -14,7 +14,8 @@ from . import joints as pose_joints
 from .animation import bone_of_path, bone_paths, remove_fcurves
 from .clips import Clip, followed, moves, other_clips, played_frames, playing_alone
 from .edit_pass import reparent_children
-from .keys import Recording, default_interpolation
+from .journal import Journal
+from .keys import Recording, default_interpolation, local_action
 from .orient import keep_bone_children, rest_edit
 from .pose_pass import drop_empty_animation_data
 from .skeleton import check_editable
@@ -52,6 +53,10 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                            hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
         parts = records.resolve(obj, limb)
         removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
+        # The limb's keys come out of the armature's action, and its motion goes back in: not a linked one.
+        localised = local_action(obj, Journal(obj))
+        if localised is not None:
+            removal.messages.append(localised)
         made = set(parts.made.values())
         # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
         motion = _motion(obj, parts) if keep_motion else None

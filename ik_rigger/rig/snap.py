@@ -78,6 +78,17 @@ class Snap:
         """Let what the hooks set so far land (a pole hanging from the handle)."""
         evaluated_pose(self.obj)
 
+    def unconstrained(self, name: str) -> Matrix:
+        """Bone ``name``'s pose in the FK evaluation without its own constraints: its basis on its parent's
+        pose. The stretch target's Limit Distance holds it in where the handle was left far off, which
+        is not where it stands from the handle once the handle is snapped."""
+        bone = self.obj.data.bones[name]
+        parent = bone.parent
+        return bone.convert_local_to_pose(
+            self.obj.pose.bones[name].matrix_basis, bone.matrix_local,
+            parent_matrix=self.fk[parent.name] if parent is not None else Matrix.Identity(4),
+            parent_matrix_local=parent.matrix_local if parent is not None else Matrix.Identity(4))
+
 
 def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame: int = 0) -> list[str]:
     """Put the IK controls where the FK pose is, part by part: the handle at the FK chain's end

@@ -1,0 +1,192 @@
+"""The user's scene as IK Rigger finds it: linked data it must not write, an armature Blender is not
+evaluating, and the other objects a frame step would move.
+
+Blender evaluates no object disabled in viewports, nor any in a collection disabled in viewports or
+excluded from the view layer: its evaluated pose stays whatever it was last, so an operation reading
+poses there would read stale ones. An armature disabled in viewports itself is shown for the
+operation and given back (as builds do, ``modes.kept_mode``); one kept out by its collection is
+refused, naming the collection, for every operation alike: turning a collection on would evaluate all
+it holds, in every scene that uses it, which is the user's call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+from ..core.errors import RigError
+
+
+def library_path(data: bpy.types.ID) -> str:
+    """The file ``data`` is linked from, as an absolute path (empty for local data)."""
+    library = data.library
+    return bpy.path.abspath(library.filepath, library=library.library) if library is not None else ""
+
+
+def check_local(obj: bpy.types.Object) -> None:
+    """Refuse an armature object linked from a library: its pose, switches and keys are read-only there,
+    and what IK Rigger wrote would be lost on save. (A library override's pose is its own to write, though
+    its armature data stays linked.)"""
+    if obj.library is not None:
+        raise RigError(f"the armature '{obj.name}' is linked from the library '{library_path(obj)}', so it is "
+                       "read-only here", hint="Make a library override of it (Object > Library Override > Make) "
+                       "to animate it, or open the library file to rig it.")
+
+
+def check_keyable(obj: bpy.types.Object) -> None:
+    """Refuse to key an armature whose action is linked from a library: keys written there are lost on save."""
+    data = obj.animation_data
+    action = data.action if data is not None else None
+    if action is not None and action.library is not None:
+        raise RigError(f"the action '{action.name}' of '{obj.name}' is linked from the library "
+                       f"'{library_path(action)}', so no key can be written into it",
+                       hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
+                       "then try again.")
+
+
+def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> tuple[str, str] | None:
+    """The first collection keeping ``obj`` out of evaluation, and how (None when none does)."""
+    found: tuple[str, str] | None = None
+
+    def visit(layer: bpy.types.LayerCollection, off: tuple[str, str] | None) -> bool:
+        nonlocal found
+        collection = layer.collection
+        if off is None and layer.exclude:
+            off = (collection.name, "excluded from the view layer")
+        elif off is None and collection.hide_viewport:
+            off = (collection.name, "disabled in viewports")
+        if obj.name in collection.objects and collection.objects[obj.name] == obj:
+            if off is None:
+                return True
+            found = found or off
+        return any(visit(child, off) for child in layer.children)
+
+    return None if visit(view_layer.layer_collection, None) else found
+
+
+def check_evaluated(obj: bpy.types.Object) -> None:
+    """Refuse, naming the collection, an armature Blender cannot evaluate in the current view layer
+    because of its collections (or because no collection of this scene holds it)."""
+    view_layer = bpy.context.view_layer
+    off = _collection_off(obj, view_layer)
+    if off is not None:
+        name, how = off
+        what_to_do = "Include it in the view layer (its checkbox in the Outliner)" if how.startswith("excluded") \
+            else "Enable it in viewports (its screen icon in the Outliner)"
+        raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
+                       "evaluate its poses", hint=f"{what_to_do}, then try again.")
+    if obj.name not in view_layer.objects or view_layer.objects[obj.name] != obj:
+        raise RigError(f"the armature '{obj.name}' is not in the current view layer, so Blender does not evaluate "
+                       "its poses", hint="Link it into a collection of this scene's view layer, then try again.")
+
+
+@contextmanager
+def evaluated(obj: bpy.types.Object) -> Iterator[None]:
+    """For the block, ``obj`` evaluated by Blender: refused (``check_evaluated``) when its collections
+    keep it out; shown when disabled in viewports itself (its keys evaluated at the current frame, as
+    showing it again would), and disabled again after, selected as it was."""
+    check_evaluated(obj)
+    hidden = obj.hide_viewport
+    selected = obj.select_get()
+    if hidden:
+        obj.hide_viewport = False
+        # Its animation was not evaluated while it was off, whatever frames the user went to since.
+        obj.update_tag(refresh={"TIME"})
+    try:
+        yield
+    finally:
+        if hidden:
+            obj.hide_viewport = True
+            if selected != obj.select_get():
+                obj.select_set(selected)
+
+
+def _animated_ids(obj: bpy.types.Object) -> Iterator[bpy.types.ID]:
+    for other in bpy.data.objects:
+        if other == obj or other.library is not None:
+            continue
+        yield other
+        data = other.data
+        if data is not None and data.library is None and data != obj.data:
+            yield data
+            keys = getattr(data, "shape_keys", None)
+            if keys is not None:
+                yield keys
+
+
+def _paths(owner: bpy.types.ID) -> set[tuple[str, int]]:
+    data = getattr(owner, "animation_data", None)
+    if data is None:
+        return set()
+    actions = [data.action] if data.action is not None else []
+    actions += [strip.action for track in data.nla_tracks for strip in track.strips if strip.action is not None]
+    paths: set[tuple[str, int]] = set()
+    for action in actions:
+        paths.update(action_paths_indexed(action))
+    return paths
+
+
+def action_paths_indexed(action: bpy.types.Action) -> Iterator[tuple[str, int]]:
+    """(data path, array index) of every F-curve of ``action``, for any slot."""
+    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
+        for layer in action.layers:
+            for strip in layer.strips:
+                for channelbag in strip.channelbags:
+                    yield from ((curve.data_path, curve.array_index) for curve in channelbag.fcurves)
+    else:
+        yield from ((curve.data_path, curve.array_index) for curve in action.fcurves)
+
+
+def _read(owner: bpy.types.ID, path: str, index: int) -> object:
+    try:
+        value = owner.path_resolve(path)
+    except ValueError:
+        return None
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        return value[index]
+    except (TypeError, IndexError, KeyError):
+        return None
+
+
+def _write(owner: bpy.types.ID, path: str, index: int, value: object) -> None:
+    """Write ``value`` back where ``path`` (and ``index``) point, when it changed."""
+    if _read(owner, path, index) == value:
+        return
+    if path.endswith('"]'):  # a custom property: 'pose.bones["foot"]["ik_fk"]', '["prop"]'
+        holder_path, _, key = path[:-2].rpartition('["')
+        name = bpy.utils.unescape_identifier(key)
+    else:
+        holder_path, _, name = path.rpartition(".")
+    try:
+        holder = owner.path_resolve(holder_path) if holder_path else owner
+    except ValueError:
+        return
+    custom = path.endswith('"]')
+    current = holder[name] if custom else getattr(holder, name)
+    if not isinstance(current, (bool, int, float, str)):
+        current[index] = value
+    elif custom:
+        holder[name] = value
+    else:
+        setattr(holder, name, value)
+
+
+@contextmanager
+def others_kept(obj: bpy.types.Object) -> Iterator[None]:
+    """For a block that steps frames, every other object's animated values given back after it as they
+    were: a frame step sets them from their keys, which would throw away a pose the user has not keyed
+    (another character posed in Pose mode)."""
+    saved = [(owner, path, index, _read(owner, path, index))
+             for owner in _animated_ids(obj) for path, index in _paths(owner)]
+    try:
+        yield
+    finally:
+        for owner, path, index, value in saved:
+            if value is not None:
+                _write(owner, path, index, value)
+
+
