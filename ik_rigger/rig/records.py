@@ -34,6 +34,7 @@ from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
+from . import solver
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -125,6 +126,9 @@ class Parts:
     extremity: str | None = None
     constraints: list[tuple[str, str]] = field(default_factory=list)  # (owner bone, constraint name)
     missing: list[str] = field(default_factory=list)
+    # The hidden chain IK solves where the chain's bones do not run joint to joint (parts.hidden), root
+    # first; empty where IK runs on the chain itself.
+    solver: list[str] = field(default_factory=list)
 
     @property
     def handle(self) -> str | None:
@@ -248,6 +252,9 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
             bone = bone.parent
             chain.append(bone.name)
         parts.chain = list(reversed(chain))
+        if marker(bones[ik_owner]) is not None:
+            parts.solver = parts.chain
+            parts.chain = solver.followers(obj, parts, recorded_chain)
     else:
         parts.chain = [name for name in recorded_chain if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
@@ -455,7 +462,8 @@ def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle:
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:
     """The automatic pole angle of a built limb, from its rest skeleton (no mode switch)."""
     bones = obj.data.bones
-    chain = inventory(limb).chain
+    solving = resolve(obj, limb).solver  # IK's own chain, where it is hidden
+    chain = solving if solving else inventory(limb).chain
     root, last = bones[chain[0]], bones[chain[-1]]
     return geometry.pole_angle(root.head_local, root.tail_local, root.matrix_local.col[0].xyz,
                                last.tail_local, bones[limb.pole].head_local)
