@@ -269,3 +269,27 @@ def test_a_hidden_chain_plays_where_ik_rigger_is_not_installed(tmp_path):
     posed = evaluate(obj)
     end = posed[parts.chain[-1]] @ solver.end_point(obj, parts)
     assert (end - posed[parts.handle].translation).length < 1e-3 * length
+
+
+def test_a_hidden_chain_is_found_again_after_renames():
+    """The user's shin and a hidden chain's bone renamed: snapping, a rebuild and Remove still find them."""
+    obj = import_gltf("godot_platformer_robot.glb")
+    at_rest_alone(obj)
+    before = snapshot(obj)
+    api.auto_rig(obj, animation="IGNORE")
+    parts = parts_of(obj, "l-leg")
+    obj.data.bones["l-leg"].name = "shin_left"
+    obj.data.bones[parts.solver[0]].name = "renamed_joint"
+    records.refresh(obj)
+    found = parts_of(obj, "shin_left")
+    assert found.chain == ["l-thigh", "shin_left"] and found.solver[0] == "renamed_joint"
+    assert records.inventory(obj.ik_rigger.limb_of("shin_left")).chain == ("l-thigh", "shin_left")
+    assert api.snap_limb(obj, "shin_left", "IK")
+    rebuilt = api.build(obj, "shin_left", extremity_mode="BONE", extremity_name="l-foot", max_stretch=1.0)
+    assert rebuilt[0].chain == ("l-thigh", "shin_left")
+    assert records.resolve(obj, obj.ik_rigger.limb_of("shin_left")).solver[0] == "renamed_joint"
+    for limb in [limb.name for limb in obj.ik_rigger.limbs]:
+        api.remove(obj, limb)
+    obj.data.bones["shin_left"].name = "l-leg"
+    assert hidden_bones(obj) == []
+    assert same(snapshot(obj), before)

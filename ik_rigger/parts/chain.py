@@ -56,9 +56,10 @@ class Options:
                                     "ends fixed, so IK can bend it")
     fix_orientation: bool = option(
         False, "Fix Bone Orientation", "Point the chain bones' tails at the next joint (the last one's at the foot "
-        "or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where it is at "
-        "rest, and motion on them is keyed anew so it plays the same; any other pose of those bones turns "
-        "them differently")
+        "or hand) and roll them so X is the hinge; the mesh stays where it is at rest, and motion on them is keyed "
+        "anew so it plays the same; any other pose of those bones, and the drivers reading them (named in a "
+        "warning), turn them differently. Off, bones that do not run joint to joint are left as they are and "
+        "follow a hidden chain that does")
     shapes: bool = option(True, "Bone Shapes", "Give the controls custom shapes (a ring for the handle, a diamond "
                           "for the pole, sized to the limb), kept in one hidden collection shared by every rig in "
                           "the file")
