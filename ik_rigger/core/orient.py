@@ -27,8 +27,9 @@ _ON_JOINT = 1e-5
 _ROLL_RADIANS = 1e-4
 _EPSILON = 1e-9
 # A chain bone (but the last) pointing this close to its next joint carries IK as it is, a gap to the
-# joint or a bone reaching past it included: its axes are the segment's, as a hand-made rig's are.
-_IN_LINE_RADIANS = math.radians(2.0)
+# joint or a bone reaching past it included, as a hand-made rig's do (a metarig's shoulder points 6
+# degrees off its upper arm, across a gap); an importer's point anywhere.
+_IN_LINE_RADIANS = math.radians(10.0)
 
 
 def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],

@@ -49,6 +49,8 @@ RECORD_VERSION = 2
 # constraint they add aims at, which is how those constraints are known after renames).
 ROLES = limb_parts.roles()
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
+# Constraint type -> the roles IK Rigger's constraints of that type aim at, read once.
+_AIMS = {kind: frozenset(roles) for kind, roles in limb_parts.targets().items()}
 
 
 def quoted(name: str) -> str:
@@ -198,14 +200,17 @@ def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
 
 
 def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]],
-             owner: str, aims: dict[str, tuple[str, ...]]) -> bool:
+             owner: str, aims: dict[str, frozenset[str]]) -> bool:
     """A constraint the record lists is IK Rigger's when it aims at one of the limb's made bones of a
     role its kind aims at (``aims``), or sits on a made bone (a parent socket's Armature constraints
     aim at the user's bones)."""
     if any(owner in names for names in targets.values()):
         return True
-    return getattr(constraint, "target", None) == obj and any(constraint.subtarget in targets.get(role, set())
-                                                               for role in aims.get(constraint.type, ()))
+    if getattr(constraint, "target", None) != obj:
+        return False
+    # Looked up from the limb's few made bones: a hidden chain's kinds aim at a role per chain bone.
+    aimed, subtarget = aims.get(constraint.type, frozenset()), constraint.subtarget
+    return any(subtarget in names for role, names in targets.items() if role in aimed)
 
 
 def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list[tuple[str, str]]:
@@ -213,7 +218,7 @@ def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list
     # A constraint still aims at the name of a deleted made bone: match that too.
     recorded = _recorded_made(limb)
     targets = {role: {name for name in (made.get(role), recorded.get(role)) if name} for role in {*made, *recorded}}
-    aims = limb_parts.targets()
+    aims = _AIMS
     listed = inventory(limb).constraints
     names = {name for _, name in listed}
     pose_bones = obj.pose.bones
