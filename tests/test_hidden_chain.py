@@ -26,7 +26,7 @@ from helpers import (
     set_active_bone,
     snapshot,
 )
-from mathutils import Euler, Vector
+from mathutils import Euler, Matrix, Vector
 from test_imported import Character, Limb, check_character
 from test_motion_fidelity import deforms, play_alone, worst_deform
 from test_pipeline import as_matrix, frames_here, play_elsewhere
@@ -293,3 +293,35 @@ def test_a_hidden_chain_is_found_again_after_renames():
     obj.data.bones["shin_left"].name = "l-leg"
     assert hidden_bones(obj) == []
     assert same(snapshot(obj), before)
+
+
+def test_a_straight_chain_off_its_joints_is_pre_bent_on_its_hidden_chain_only():
+    """A straight leg whose bones point off their joints: the hidden chain is pre-bent so IK can bend
+    it, toward the toes; the user's bones keep their rest and nothing moves at rest."""
+    obj = make_armature([
+        ("root", (0, 0, 0), (0, 0.5, 0), None, False),
+        ("hips", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+        ("thigh.L", (0.2, 0, 1.0), (0.5, 0, 0.8), "hips", False),
+        ("shin.L", (0.2, 0, 0.55), (0.2, 0.3, 0.5), "thigh.L", False),
+        ("foot.L", (0.2, 0, 0.1), (0.2, -0.2, 0.0), "shin.L", False),
+    ])
+    rests = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+    limb = api.build(obj, "shin.L")[0]
+    assert any("its hidden chain was pre-bent" in note for note in limb.notes)
+    parts = parts_of(obj, "shin.L")
+    bones = obj.data.bones
+    assert all(bones[name].matrix_local == matrix for name, matrix in rests.items())
+    knee = bones[parts.solver[1]].head_local
+    assert knee.y < -1e-4  # bent toward the toes (-Y), by a degree
+    posed = evaluate(obj)
+    length = chain_length(obj, parts.solver)
+    for name, matrix in rests.items():
+        assert rotation_degrees(posed[name], matrix) < 0.01, name
+        assert (posed[name].translation - matrix.translation).length < 1e-4 * length, name
+    handle = obj.pose.bones[parts.handle]
+    handle.location = Vector((0.0, 0.0, 0.0))
+    handle.matrix = Matrix.Translation((0.0, 0.0, 0.25)) @ handle.matrix
+    posed = evaluate(obj)
+    end = posed["shin.L"] @ solver.end_point(obj, parts)
+    assert (end - posed[parts.handle].translation).length < 1e-3
+    assert posed["shin.L"].translation.y < -0.05  # the knee went forward

@@ -98,7 +98,8 @@ def plan(draft: Draft) -> None:
             draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
         draft.joints, draft.length = bent, geometry.chain_length(bent)
         draft.notes.append(
-            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
+            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; "
+            f"{'its hidden chain' if draft.hidden else 'it'} was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
         )
     elif draft.straight:
