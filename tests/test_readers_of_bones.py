@@ -70,6 +70,14 @@ def with_readers(obj: bpy.types.Object) -> tuple[bpy.types.Object, bpy.types.Obj
     variable.targets[0].id = obj
     variable.targets[0].data_path = 'pose.bones["shin.L"].rotation_euler[0]'
     driver.expression = "var"
+    # And the armature's own: a custom property of its object reading the shin's local rotation.
+    obj["knee_bend"] = 0.0
+    driver = obj.driver_add('["knee_bend"]').driver
+    driver.type = "SCRIPTED"
+    variable = _variable(driver, "TRANSFORMS", obj, "shin.L")
+    variable.targets[0].transform_type = "ROT_X"
+    variable.targets[0].transform_space = "LOCAL_SPACE"
+    driver.expression = "var"
     return body, empty
 
 
@@ -115,7 +123,7 @@ def test_fix_bone_orientation_names_every_driver_and_shape_key_reading_a_bone_it
     told = [message for message in limb.warnings if "reads other values" in message]
     assert len(told) == 1 and is_warning(told[0]), limb.warnings
     for reader in ("the shape key 'knee_corrective' of 'Body'", "the shape key 'knee_difference' of 'Body'",
-                   "the driver of 'location' on 'Marker'", "'shin.L'"):
+                   "the driver of 'location' on 'Marker'", "the driver of '[\"knee_bend\"]' on 'Leg'", "'shin.L'"):
         assert reader in told[0], told[0]
 
 
@@ -125,5 +133,6 @@ def test_fix_bone_orientation_says_nothing_of_drivers_reading_bones_it_leaves():
     for block in body.data.shape_keys.key_blocks[1:]:
         block.driver_remove("value")
     empty.animation_data.drivers[0].driver.variables[0].targets[0].data_path = 'pose.bones["toe.L"].rotation_euler[0]'
+    obj.driver_remove('["knee_bend"]')
     limb = _rig(obj, fix_orientation=True)
     assert not [message for message in limb.warnings if "reads other values" in message]
