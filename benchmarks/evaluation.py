@@ -18,7 +18,7 @@ from pathlib import Path
 import bpy
 from mathutils import Vector
 
-from benchmarks import common, floor
+from benchmarks import common, floor, hidden_chain
 from benchmarks.build_speed import LASTS
 
 TARGET = 1.1
@@ -110,9 +110,12 @@ RIGS = {
     "ik_rigger_without_drivers_and_record": Rig(_without_drivers_and_record, _metarig_limbs()),
     "ik_rigger_without_stretch": Rig(_ik_rigger_without_stretch, _metarig_limbs()),
     "floor_without_stretch": Rig(_floor_without_stretch, _metarig_limbs()),
+    # Bones turned off their joints: limbs on hidden chains, against a floor making the same (hidden_chain.py).
+    "ik_rigger_hidden_chain": Rig(hidden_chain.ik_rigger, _metarig_limbs()),
+    "floor_hidden_chain": Rig(hidden_chain.floor_rig, _metarig_limbs()),
 }
 # Rigs also compared with a floor of their own, which makes what they make (every rig is compared with "floor").
-OWN_FLOOR = {"ik_rigger_without_stretch": "floor_without_stretch"}
+OWN_FLOOR = {"ik_rigger_without_stretch": "floor_without_stretch", "ik_rigger_hidden_chain": "floor_hidden_chain"}
 
 
 def path_offset(frame: int, frames: int, length: float, side: float) -> Vector:
@@ -232,4 +235,6 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
         "ratios": ratios,
         "ratio_spreads": {name: spread.as_dict() for name, spread in spreads.items()},
         "target": TARGET,
+        # What the hidden chains' floor makes otherwise than IK Rigger (bones, parents, constraint kinds): none.
+        "hidden_chain_floor_differs": hidden_chain.differences(sources),
     }

@@ -30,7 +30,6 @@ import bpy
 
 from . import parts as limb_parts
 from .core import naming
-from .core.detect import Detection
 from .core.errors import RigError
 from .core.model import Skeleton
 from .core.notes import is_warning, warning
@@ -264,27 +263,6 @@ def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
     return build_many(obj, [*named, *kept], skeleton), refused
 
 
-_TAILS_ELSEWHERE = warning("its bones point elsewhere than their next joints (an importer's guess): IK carries the "
-                    "chain's tail, not the joint, to the handle; rig it with Fix Bone Orientation (Build > Advanced) "
-                    "to put the handle on the joint")
-
-
-_FIX_WOULD_RIG = ("or, as its bones point elsewhere than their next joints (an importer's guess), rig it with Fix Bone "
-                  "Orientation (Build > Advanced; fix_orientation=True), which points them at the joints")
-
-
-def _fixable(obj: bpy.types.Object, refused: list[tuple[str, str]], requests: Sequence[tuple[str, LimbOptions]],
-             detection: Detection, skeleton: Skeleton) -> set[str]:
-    """The bones of ``refused`` whose limbs' bones point elsewhere than their joints (an importer's
-    guess, such as glTF's default bone shapes on a VRM) and that Fix Bone Orientation would rig."""
-    chains = {limb.last: limb.chain for limb in detection.limbs if limb.tails_elsewhere}
-    bones = {bone for bone, _ in refused}
-    fixed = [(last, replace(options, fix_orientation=True)) for last, options in requests
-             if bones.intersection(chains.get(last, ()))]
-    rigged, _ = rig_able(obj, fixed, skeleton) if fixed else ([], [])
-    return {bone for last, _ in rigged for bone in bones.intersection(chains[last])}
-
-
 @_takes_armature
 def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = None,
              notes: list[str] | None = None, **values: object) -> list[Limb]:
@@ -299,21 +277,14 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
         skeleton = read_skeleton(obj)
     chosen = options(**values)
     requests, detection = detected_requests(skeleton, chosen)
+    # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
     built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
-    elsewhere = {limb.last for limb in detection.limbs if limb.tails_elsewhere and not chosen.fix_orientation}
-    built = [replace(limb, notes=(*limb.notes, _TAILS_ELSEWHERE)) if limb.name in elsewhere else limb
-             for limb in built]
-    fixable = _fixable(obj, refused, requests, detection, skeleton) if refused and not chosen.fix_orientation else set()
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
-        skipped.extend((bone, f"{why}; {_FIX_WOULD_RIG}" if bone in fixable else why) for bone, why in refused)
+        skipped.extend(refused)
     if notes is not None:
         notes.extend(detection.notes)
     if not built:
-        if fixable or any(item.tails_off for item in detection.skipped):
-            raise RigError(f"no limbs rigged on '{obj.name}': their bones' tails lie far off their joints (see the "
-                           "bones skipped)", hint="Rig with fix_orientation=True, which points the tails at the "
-                           "joints, or import the character with tails on the joints.")
         raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
     return built
 

@@ -124,12 +124,6 @@ Limbs it is not sure of are skipped and listed, never guessed"""
         except RigError as error:
             for bone, reason in skipped:
                 self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
-            if error.problem.startswith("no limbs rigged"):  # only for their tails, which the option fixes
-                self.report({"ERROR"}, f"No limbs rigged on '{obj.name}': their bones' tails lie far off their "
-                            "joints; turn on Fix Bone Orientation (Build > Advanced) and Auto-Rig again, or "
-                            "re-import with tails on the joints (glTF: Bone Dir Temperance; FBX: Automatic Bone "
-                            "Orientation)")
-                return {"CANCELLED"}
             if error.problem.startswith("no limbs found"):
                 self.report({"ERROR"}, f"No limbs found on '{obj.name}'; rig them one by one with Build IK Limb")
                 return {"CANCELLED"}

@@ -191,7 +191,7 @@ def at_rest(obj: bpy.types.Object) -> bool:
 
 
 def draw_rig(obj: bpy.types.Object, path: str | Path, *, posed: Callable[[], None] | None = None,
-             title: str = "") -> Path:
+             title: str = "", legend: Sequence[tuple[str, str]] = ()) -> Path:
     """Write a PNG of armature ``obj`` to ``path`` and return the path.
 
     The top row shows the current pose from the front and the side, titled "Rest" when
@@ -199,6 +199,7 @@ def draw_rig(obj: bpy.types.Object, path: str | Path, *, posed: Callable[[], Non
     given it is called (to move IK handles, say) and a second row shows the result;
     the rig is left as ``posed`` made it. All panels share one scale, and the two
     panels of a view share their framing, so movement between rows is visible.
+    ``legend`` adds (palette, label) pairs to the legend, for colours a caller gave bones.
     """
     states = [("Rest" if at_rest(obj) else "Current", bone_lines(obj))]
     if posed is not None:
@@ -223,7 +224,8 @@ def draw_rig(obj: bpy.types.Object, path: str | Path, *, posed: Callable[[], Non
             _draw_panel(axes[row][column], panel, lines, title_text)
     if title:
         figure.suptitle(title, fontsize="x-large")
-    figure.legend(handles=_legend_handles(), loc="outside lower center", ncol=(len(GUIDE_PALETTES) + 3) // 2,
+    figure.legend(handles=_legend_handles(legend), loc="outside lower center",
+                  ncol=(len(GUIDE_PALETTES) + len(legend) + 3) // 2,
                   frameon=False, fontsize="medium", handlelength=2.4)
 
     path = Path(path)
@@ -336,10 +338,10 @@ def _faded(rgb: RGB) -> RGB:
     return (rgb[0] + (1.0 - rgb[0]) * FADE, rgb[1] + (1.0 - rgb[1]) * FADE, rgb[2] + (1.0 - rgb[2]) * FADE)
 
 
-def _legend_handles() -> list[Line2D]:
-    """One sample line per colour of the guide, in the current theme's colours."""
+def _legend_handles(extra: Sequence[tuple[str, str]] = ()) -> list[Line2D]:
+    """One sample line per colour of the guide (and ``extra``), in the current theme's colours."""
     handles = []
-    for palette, label in GUIDE_PALETTES:
+    for palette, label in (*GUIDE_PALETTES, *extra):
         rgb = palette_rgb(palette)
         if palette == PALETTE_CLONE:
             handles.append(Line2D([], [], marker="D", markersize=CLONE_MARKER_SIZE, markeredgecolor="white",

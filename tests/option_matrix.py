@@ -25,6 +25,7 @@ from ik_rigger.core import naming
 from ik_rigger.core.errors import RigError
 from ik_rigger.limb.options import schema
 from ik_rigger.parts.soft_ik import reached
+from ik_rigger.rig import records, solver
 from ik_rigger.rig.output import blender_output
 
 Row = dict[str, object]
@@ -270,7 +271,21 @@ def assert_unchanged(obj: bpy.types.Object, was: Before, what: str) -> None:
 
 
 def _tail(obj: bpy.types.Object, pose: dict[str, Matrix], name: str) -> Vector:
-    return pose[name] @ Vector((0.0, obj.data.bones[name].length, 0.0))
+    """Where the chain ending at ``name`` ends: its tail, or where the hidden chain it follows ends."""
+    return pose[name] @ _end_point(obj, name)
+
+
+def _end_point(obj: bpy.types.Object, last: str) -> Vector:
+    record = obj.ik_rigger.limb_of(last)
+    if record is None:
+        return Vector((0.0, obj.data.bones[last].length, 0.0))
+    return solver.end_point(obj, records.resolve(obj, record))
+
+
+def _solving(obj: bpy.types.Object, chain: Sequence[str]) -> list[str]:
+    """The bones IK turns for ``chain``: the hidden chain it follows, or itself."""
+    record = obj.ik_rigger.limb_of(chain[-1])
+    return (records.resolve(obj, record).solver if record is not None else []) or list(chain)
 
 
 def _close(a: Matrix, b: Matrix, length: float, degrees: float = 0.05) -> bool:
@@ -281,7 +296,7 @@ def reach(obj: bpy.types.Object, chain: Sequence[str]) -> float:
     """How far the chain reaches, joint to joint: its bones' lengths when their tails are on the next
     joints (an importer's bones may run far past them)."""
     bones = obj.data.bones
-    joints = [bones[name].head_local for name in chain] + [bones[chain[-1]].tail_local]
+    joints = [bones[name].head_local for name in chain] + [bones[chain[-1]].matrix_local @ _end_point(obj, chain[-1])]
     return sum((b - a).length for a, b in zip(joints, joints[1:]))
 
 
@@ -302,7 +317,7 @@ def check_limb(obj: bpy.types.Object, limb: api.Limb, row: Row, was: Before, cha
     _switch(obj, handle, stretch=0.0, ik_fk=1.0)
     for record in obj.ik_rigger.limbs if row["soft_ik"] else ():
         _switch(obj, obj.pose.bones[record.handle], soft_ik=0.0)
-    ik = next(c for c in obj.pose.bones[chain[-1]].constraints if c.type == "IK")
+    ik = next(c for c in obj.pose.bones[_solving(obj, chain)[-1]].constraints if c.type == "IK")
     target = ik.subtarget
     at_rest = evaluate(obj)
     if not row["use_pole"] or row["pole_angle_auto"]:
@@ -395,7 +410,10 @@ def _fk_carried(obj: bpy.types.Object, chain: list[str], handle: bpy.types.PoseB
         axis = at_rest[chain[0]].to_3x3() @ Vector((1.0, 0.0, 0.0))  # straight: Blender bends about X
     axis.normalize()
     # Each joint bends about its own bend, or about the one axis IK leaves it (a hinge).
-    axes = [axis] + [_free_axis(bones[name], at_rest[name]) or (bend.normalized() if bend.length > 1e-9 else axis)
+    # A hidden chain's bones hold the hinges; the user's bones turn with them.
+    locks = dict(zip(chain, _solving(obj, chain)))
+    axes = [axis] + [_free_axis(bones[locks[name]], at_rest[locks[name]]) or (bend.normalized() if bend.length > 1e-9
+                                                                              else axis)
                      for name, bend in zip(chain[1:], bends)]
     turns = [-12.0] + [12.0 if bend.dot(joint) >= 0.0 else -12.0 for bend, joint in zip(bends, axes[1:])]
     _switch(obj, handle, ik_fk=0.0)

@@ -260,22 +260,25 @@ def test_config_names_limbs_and_options(tmp_path):
     assert result.returncode == 1 and "no limbs found on the armature(s) 'Rig'" in result.stdout
 
 
-def test_limbs_skipped_for_their_tails_name_the_option_that_rigs_them(tmp_path):
-    """Shins three times their segments, as importers leave bones: nothing is rigged, the failure
-    says why and names Fix Bone Orientation's config key, and with that key both legs are rigged."""
+def test_limbs_whose_bones_run_far_past_their_joints_are_rigged_as_the_api_rigs_them(tmp_path):
+    """Shins three times their segments, as importers leave bones: both legs rigged on hidden chains, the
+    shins left as they are (before, nothing was, the failure naming Fix Bone Orientation); with that
+    option in the config, rigged on the shins turned."""
     bones = [(name, head, (head[0], -1.4, head[2]) if name.startswith("shin") else tail, parent, False)
              for name, head, tail, parent, _connected in both_legs()]
     source = save_character(tmp_path / "long.blend", bones)
     result = run(str(source), "--out", str(tmp_path / "out"))
-    assert result.returncode == 1, result.stdout
-    assert ("FAILED " + str(source) + ": no limbs rigged on the armature(s) 'Rig': their bones' tails lie far off "
-            "their joints (see what was skipped). In a --config file, set fix_orientation = true under [defaults] "
-            "(it points the tails at the joints, and keeps the motion).") in result.stdout
-    config = tmp_path / "rig.toml"
-    config.write_text("[defaults]\nfix_orientation = true\n")
-    result = run(str(source), "--out", str(tmp_path / "out"), "--config", str(config))
     assert result.returncode == 0, result.stdout
     assert limbs_in(tmp_path / "out" / "long.blend") == ["shin.L", "shin.R"]
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "long.blend"))
+    assert bpy.data.objects["Rig"].data.bones["shin.L"].tail_local.y == pytest.approx(-1.4)
+    config = tmp_path / "rig.toml"
+    config.write_text("[defaults]\nfix_orientation = true\n")
+    result = run(str(source), "--out", str(tmp_path / "fixed"), "--config", str(config))
+    assert result.returncode == 0, result.stdout
+    assert limbs_in(tmp_path / "fixed" / "long.blend") == ["shin.L", "shin.R"]
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "fixed" / "long.blend"))
+    assert bpy.data.objects["Rig"].data.bones["shin.L"].tail_local.y == pytest.approx(0.0, abs=1e-6)
 
 
 def test_a_detected_limb_it_cannot_rig_is_skipped_and_the_others_rigged(tmp_path):

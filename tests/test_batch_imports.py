@@ -68,13 +68,12 @@ def test_importer_settings_come_from_the_config_and_in_place_is_refused(tmp_path
     fbx, _gltf = _export(inputs)
     # Blender's glTF bone shapes leave this robot's bones too short to read as limbs.
     robot = shutil.copy(DATA / "gltf_robot_expressive.glb", inputs / "robot.glb")
-    # Imported with the importer's own bone shapes, its legs' tails lie off their joints: an import's
-    # bones are the importer's guess, so those legs are rigged with Fix Bone Orientation, and said so.
+    # Imported with the importer's own bone shapes, its legs' tails lie off their joints: those legs are
+    # rigged on hidden chains, as the API rigs them, the bones as they are, and said so.
     result = run(str(robot), "--out", str(tmp_path / "as_authored"), "--verbose", keep=[inputs])
     assert result.returncode == 0, result.stdout
-    assert ("note: robot.glb: RobotArmature: 'LowerLeg.L': its bones' tails lay far off their joints, as the "
-            "importer left them: rigged with Fix "
-            "Bone Orientation (its motion kept)") in result.stdout
+    assert ("note: robot.glb: RobotArmature: the bones UpperLeg.L > LowerLeg.L do not run joint to joint (as the "
+            "importer left them), so IK solves a hidden chain that does") in result.stdout
     assert "skipped in robot.glb (RobotArmature): LowerArm.L" in result.stdout
     assert sorted(_open(tmp_path / "as_authored" / "robot.blend").ik_rigger.limbs.keys()) == ["LowerLeg.L",
                                                                                              "LowerLeg.R"]
@@ -115,17 +114,17 @@ def test_a_file_an_importer_cannot_read_fails_alone_with_the_importers_reason(tm
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["good.blend"]
 
 
-def test_an_imports_tails_that_point_elsewhere_are_fixed_so_the_handle_is_on_the_ankle(tmp_path):
-    """Cesium Man's glTF bones are as long as their segments but point elsewhere: rigged as they
-    are, each IK handle would sit at the shin's tail, far from the ankle. The batch rigs an
-    import's such legs with Fix Bone Orientation, says so, and the handle carries the ankle."""
+def test_an_imports_tails_that_point_elsewhere_are_solved_so_the_handle_is_on_the_ankle(tmp_path):
+    """Cesium Man's glTF bones are as long as their segments but point elsewhere: IK on them would
+    carry the shin's tail, far from the ankle. The batch rigs such legs on a hidden chain from joint
+    to joint, says so, and the handle carries the ankle."""
     source = tmp_path / "cesium.gltf"
     shutil.copy(DATA / "gltf_cesium_man_skeleton.gltf", source)
     result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
                  keep=[source])
     assert result.returncode == 0, result.stdout
     notes = report_of(tmp_path / "report.json")["cesium.gltf"]["armatures"][0]["notes"]
-    assert any("'leg_joint_L_2': its bones' tails lay far off their joints" in note for note in notes)
+    assert any("leg_joint_L_1 > leg_joint_L_2 do not run joint to joint" in note for note in notes)
     obj = _open(tmp_path / "out" / "cesium.blend")
     for side in "LR":
         limb = next(limb for limb in obj.ik_rigger.limbs if limb.name == f"leg_joint_{side}_2")
@@ -153,14 +152,15 @@ def test_good_files_print_no_warning_and_say_what_was_done_when_asked(tmp_path):
     report = report_of(tmp_path / "report.json")
     assert all(entry["warnings"] == [] for entry in report.values())
     assert any("baked 69 frames" in note for note in report["mixamo_freebvh.bvh"]["notes"])
-    assert any("Fix Bone Orientation" in note for note in report["gltf_fox.glb"]["notes"])
+    assert any("hidden chain" in note for note in report["gltf_fox.glb"]["notes"])
 
     verbose = run(*sources, "--out", str(tmp_path / "verbose"), "--verbose")
     assert verbose.returncode == 0, verbose.stdout + verbose.stderr
     assert "warning" not in verbose.stdout
     assert "note: mixamo_freebvh.bvh: mixamo_freebvh: kept the motion of mixamorig:LeftLeg: baked 69 frames" in (
         verbose.stdout)
-    assert "note: gltf_fox.glb: root: 'b_LeftFoot01_017': its bones' tails lay far off their joints" in verbose.stdout
+    assert ("note: gltf_fox.glb: root: the bones b_LeftLeg01_015 > b_LeftFoot01_017 do not run joint to joint"
+            in verbose.stdout)
 
     quiet = run(*sources, "--out", str(tmp_path / "quiet"), "--quiet")
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr

@@ -25,7 +25,6 @@ from test_detect_real import assert_handles_move_chain_ends, import_gltf
 
 from ik_rigger import api
 from ik_rigger.core.detect import ARM, LEG, detect_limbs
-from ik_rigger.core.errors import RigError
 from ik_rigger.rig.skeleton import read_skeleton
 
 Offset = tuple[float, float, float]
@@ -173,8 +172,9 @@ def vrm0_humanoid() -> list[tuple[str, str | None, Offset]]:
 
 
 def test_a_vrm_avatar_at_the_gltf_importers_default_bone_shapes(tmp_path):
-    """Every bone of a VRM 0.0 avatar points up (+Z) after glTF's default import: the legs fold back
-    on themselves. Auto-Rig says Fix Bone Orientation would rig them, and with it they are."""
+    """Every bone of a VRM 0.0 avatar points up (+Z) after glTF's default import: the legs fold back on
+    themselves. Auto-Rig solves every limb on a hidden chain from joint to joint, the bones as they are
+    (before, the knees were refused); Fix Bone Orientation, asked for, turns the bones instead."""
     path = tmp_path / "avatar.gltf"
     path.write_text(json.dumps(skinned_gltf(vrm0_humanoid(), "a VRM 0.0 humanoid's layout")))
     obj = import_gltf(str(path))
@@ -183,34 +183,34 @@ def test_a_vrm_avatar_at_the_gltf_importers_default_bone_shapes(tmp_path):
     assert [limb.chain for limb in legs] == [("J_Bip_L_UpperLeg", "J_Bip_L_LowerLeg"),
                                               ("J_Bip_R_UpperLeg", "J_Bip_R_LowerLeg")]
     assert all(limb.tails_elsewhere for limb in detection.limbs)
-    skipped: list[tuple[str, str]] = []
-    built = api.auto_rig(obj, skipped=skipped)
-    assert sorted(limb.name for limb in built) == ["J_Bip_L_LowerArm", "J_Bip_R_LowerArm"]
-    refused = dict(skipped)
-    assert set(refused) == {"J_Bip_L_LowerLeg", "J_Bip_R_LowerLeg"}
-    assert all("Fix Bone Orientation" in why and "fix_orientation=True" in why for why in refused.values())
-    for limb in built:
-        api.remove(obj, limb.name)
-    fixed = api.auto_rig(obj, fix_orientation=True)
-    assert len(fixed) == 4
-    for side in "LR":
-        assert handle_to_end(obj, f"J_Bip_{side}_LowerLeg", f"J_Bip_{side}_Foot") < 1e-4
-        assert handle_to_end(obj, f"J_Bip_{side}_LowerArm", f"J_Bip_{side}_Hand") < 1e-4
-    assert_handles_move_chain_ends(obj, {limb.name: 2 for limb in fixed})
+    tails = {bone.name: bone.tail_local.copy() for bone in obj.data.bones}
+    for fix in (False, True):
+        skipped: list[tuple[str, str]] = []
+        built = api.auto_rig(obj, skipped=skipped, fix_orientation=fix)
+        assert len(built) == 4 and not [bone for bone, _ in skipped if "Leg" in bone or "Arm" in bone]
+        for side in "LR":
+            assert handle_to_end(obj, f"J_Bip_{side}_LowerLeg", f"J_Bip_{side}_Foot") < 1e-4
+            assert handle_to_end(obj, f"J_Bip_{side}_LowerArm", f"J_Bip_{side}_Hand") < 1e-4
+        assert_handles_move_chain_ends(obj, {limb.name: 2 for limb in built})
+        if not fix:
+            assert all(obj.data.bones[name].tail_local == tail for name, tail in tails.items())
+            for limb in built:
+                api.remove(obj, limb.name)
 
 
-def test_a_vrm_avatar_whose_every_limb_folds_back_names_the_option(tmp_path):
-    """Legs alone: nothing rigged, and the error says which option would rig them."""
+def test_a_vrm_avatars_legs_alone_are_rigged_too(tmp_path):
+    """Legs alone, every bone pointing up: both rigged, by the API and in the window alike (before,
+    nothing was, with an error naming Fix Bone Orientation)."""
     legs = [joint for joint in vrm0_humanoid() if "Arm" not in joint[0] and "Hand" not in joint[0]
             and "Middle" not in joint[0]]
     path = tmp_path / "legs.gltf"
     path.write_text(json.dumps(skinned_gltf(legs, "a VRM 0.0 humanoid's legs")))
     obj = import_gltf(str(path))
-    with pytest.raises(RigError, match="fix_orientation=True"):
-        api.auto_rig(obj)
-    with pytest.raises(RuntimeError, match="turn on Fix Bone Orientation"):
-        bpy.ops.ik_rigger.auto_rig()
-    assert not any(bone.constraints for bone in obj.pose.bones)
+    assert sorted(limb.name for limb in api.auto_rig(obj)) == ["J_Bip_L_LowerLeg", "J_Bip_R_LowerLeg"]
+    for name in ("J_Bip_L_LowerLeg", "J_Bip_R_LowerLeg"):
+        api.remove(obj, name)
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert_handles_move_chain_ends(obj, {"J_Bip_L_LowerLeg": 2, "J_Bip_R_LowerLeg": 2})
 
 
 TREX_LEGS = [(LEG, side, (f"{end}Leg.{side}", f"{end}UpLeg.{side}", f"{end}LowLeg.{side}"), f"{end}Foot.{side}")
@@ -223,17 +223,21 @@ def test_quaternius_dinosaurs_legs_of_shortened_words():
     obj = import_gltf("gltf_quaternius_trex_skeleton.gltf")
     skeleton = read_skeleton(obj)
     assert summary(detect_limbs(skeleton, tails_fixed=True)) == TREX_LEGS
-    # As imported, each leg is skipped for its stub tails, with the option that rigs it, and only there.
+    # Read as imported, each leg's stub tails would not carry IK: detection alone skips them.
     skipped = detect_limbs(skeleton).skipped
     assert {item.bone: item.tails_off for item in skipped} == {
         f"{end}LowLeg.{side}": True for end in ("Front", "Back") for side in "LR"}
-    with pytest.raises(RigError, match="fix_orientation=True"):
-        api.auto_rig(obj)
-    built = api.auto_rig(obj, fix_orientation=True)
-    assert sorted(limb.name for limb in built) == sorted(chain[-1] for _, _, chain, _ in TREX_LEGS)
-    for _, _, chain, foot in TREX_LEGS:
-        assert handle_to_end(obj, chain[-1], foot) < 1e-4 * obj.data.bones[chain[1]].length
-    assert_handles_move_chain_ends(obj, {chain[-1]: 3 for _, _, chain, _ in TREX_LEGS})
+    # Auto-Rig solves them on hidden chains (before, it refused, naming Fix Bone Orientation).
+    for fix in (False, True):
+        built = api.auto_rig(obj, fix_orientation=fix)
+        assert sorted(limb.name for limb in built) == sorted(chain[-1] for _, _, chain, _ in TREX_LEGS)
+        for _, _, chain, foot in TREX_LEGS:
+            assert handle_to_end(obj, chain[-1], foot) < 1e-4 * (obj.data.bones[chain[2]].head_local
+                                                                 - obj.data.bones[chain[1]].head_local).length
+        assert_handles_move_chain_ends(obj, {chain[-1]: 3 for _, _, chain, _ in TREX_LEGS})
+        if not fix:
+            for limb in built:
+                api.remove(obj, limb.name)
 
 
 def test_quaternius_horses_front_legs_end_in_a_leaf_its_hooves_under_the_root():
@@ -245,7 +249,8 @@ def test_quaternius_horses_front_legs_end_in_a_leaf_its_hooves_under_the_root():
     assert detection.skipped == ()
     built = api.auto_rig(obj)
     assert sorted(limb.name for limb in built) == sorted(chain[-1] for _, _, chain, _ in TREX_LEGS)
-    assert not any(limb.notes for limb in built)
+    # Their last tails stop short of the hooves: each leg is solved on a hidden chain ending on its hoof.
+    assert all(limb.notes and all("hidden chain" in note for note in limb.notes) for limb in built)
     assert_handles_move_chain_ends(obj, {chain[-1]: 3 for _, _, chain, _ in TREX_LEGS})
 
 
@@ -316,8 +321,8 @@ def test_unreals_own_ik_bones_are_noted_not_rigged(tmp_path):
 
 
 def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
-    """The batch command on the families' files, one run: every limb rigged, with Fix Bone Orientation
-    where the import left the bones' tails off their joints (the report says which)."""
+    """The batch command on the families' files, one run: every limb rigged, on a hidden chain where the
+    import left the bones' tails off their joints."""
     inputs = tmp_path / "in"
     inputs.mkdir()
     write_bvh(inputs / "cmu.bvh", CMU, CMU_3DS_MAX)

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone, tail
-from mathutils import Matrix
+from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone
+from mathutils import Matrix, Vector
 from test_detect import FAMILIES, QUADRUPEDS, human, mmd, sided
 
 from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, LEG, detect_limbs
-from ik_rigger.core.errors import RigError
-from ik_rigger.rig import records
+from ik_rigger.rig import records, solver
 from ik_rigger.rig.skeleton import read_skeleton
 
 
@@ -44,23 +43,30 @@ def chain_of(obj: bpy.types.Object, last: str, count: int) -> list[str]:
 
 
 def assert_handles_move_chain_ends(obj: bpy.types.Object, limbs: dict[str, int]) -> None:
-    """Each limb's IK runs over its chain, and moving its handle carries the chain's end onto it."""
-    constraints = ik_constraints(obj)
-    assert set(constraints) == set(limbs)
+    """Each limb's IK runs over its chain (or the hidden chain it follows), and moving its handle carries
+    the chain's end (its last tail, or where its hidden chain ends) onto it."""
+    assert len(ik_constraints(obj)) == len(limbs)
     for last, count in limbs.items():
-        constraint = constraints[last]
-        assert constraint.chain_count == count
         chain = chain_of(obj, last, count)
-        reach = sum(obj.data.bones[name].length for name in chain)
+        record = obj.ik_rigger.limb_of(last)
+        if record is None:  # the file's own IK, left as it was
+            constraint, solving, tip = ik_constraints(obj)[last], chain, Vector((0.0, obj.data.bones[last].length, 0.0))
+        else:
+            parts = records.resolve(obj, record)
+            constraint, solving, tip = records.ik_constraint(obj, parts), parts.solver or chain, solver.end_point(
+                obj, parts)
+            assert parts.chain == chain
+        assert constraint.chain_count == count
+        reach = sum(obj.data.bones[name].length for name in solving)
         handle = obj.pose.bones[constraint.subtarget]
         posed = evaluate(obj)
-        end = tail(posed[last], obj.data.bones[last].length)
+        end = posed[last] @ tip
         assert (end - posed[handle.name].translation).length < 1e-3 * reach, last
         # Toward the limb's root: always within reach, and far enough to move every bone.
         target = end.lerp(posed[chain[0]].translation, 0.2)
         handle.matrix = Matrix.Translation(target - posed[handle.name].translation) @ posed[handle.name]
         moved = evaluate(obj)
-        new_end = tail(moved[last], obj.data.bones[last].length)
+        new_end = moved[last] @ tip
         assert (new_end - target).length < 1e-3 * reach, last
         assert (new_end - end).length > 0.5 * (target - end).length, last
         handle.matrix_basis = Matrix.Identity(4)
@@ -105,22 +111,26 @@ def test_fox_build_both_sides_mirrors_across_the_exporters_numbers():
     assert_handles_move_chain_ends(obj, {"b_LeftForeArm_010": 2, "b_RightForeArm_07": 2})
 
 
-def test_robot_with_the_default_bone_shapes_is_skipped_with_the_reason():
-    # The importer's default bone shapes leave the robot's limb bones a hundredth of their segments long.
+def test_robot_with_the_default_bone_shapes_is_rigged_on_hidden_chains():
+    # The importer's default bone shapes leave the robot's limb bones a hundredth of their segments long:
+    # read as they are, detection skips them, naming the bone shapes.
     obj = import_gltf("gltf_robot_expressive.glb")
     detection = detect_limbs(read_skeleton(obj))
     assert detection.limbs == ()
     why = {item.bone: item.reason for item in detection.skipped}
     assert set(why) == {"LowerArm.L", "LowerArm.R", "LowerLeg.L", "LowerLeg.R"}
     assert all("bone shape" in reason for reason in why.values())
-    # Fix Bone Orientation points the legs' tails at their feet; the arms have no hand to point at.
-    fixable = {item.bone for item in detection.skipped if item.tails_off}
-    assert fixable == {bone for bone, reason in why.items() if "Fix Bone Orientation" in reason}
-    assert fixable == {"LowerLeg.L", "LowerLeg.R"}
-    with pytest.raises(RuntimeError, match="No limbs rigged on 'RobotArmature': their bones' tails lie far off "
-                       "their joints; turn on Fix Bone Orientation"):
-        bpy.ops.ik_rigger.auto_rig()
-    assert not ik_constraints(obj)
+    # Auto-Rig solves the legs from joint to joint on hidden chains, the bones as they are; the arms have
+    # no hand to end at (before, nothing was rigged until Fix Bone Orientation turned the bones).
+    before = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    assert {limb.name for limb in obj.ik_rigger.limbs} == {"LowerLeg.L", "LowerLeg.R"}
+    assert all(obj.data.bones[name].matrix_local == matrix for name, matrix in before.items())
+    for side in "LR":
+        limb = obj.ik_rigger.limb_of(f"LowerLeg.{side}")
+        foot = obj.data.bones[f"Foot.{side}"].head_local
+        assert (obj.data.bones[limb.handle].head_local - foot).length < 1e-4 * (foot - obj.data.bones[
+            f"UpperLeg.{side}"].head_local).length
 
 
 def test_robot_with_tails_on_the_next_joint_is_rigged():
@@ -180,23 +190,26 @@ def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
             assert obj.data.bones[handle].parent.name == "上半身2"
 
 
-def test_auto_rig_with_fix_bone_orientation_rigs_bones_far_off_their_segments():
-    """An importer's bones three times their segments (a glTF robot at the default bone shapes): skipped,
-    unless Auto-Rig fixes their orientation, which puts each handle on its foot."""
+def test_auto_rig_rigs_bones_far_off_their_segments_on_a_hidden_chain():
+    """An importer's bones three times their segments (a glTF robot at the default bone shapes): rigged
+    as they are on a hidden chain, each handle on its foot; with Fix Bone Orientation, on the bones turned."""
     obj = make_armature([("hips", (0, 0, 1.0), (0, 0, 1.2), None, False),
                          ("thigh.L", (0.1, 0, 1.0), (0.1, -1.4, 1.0), "hips", False),
                          ("shin.L", (0.1, -0.02, 0.55), (0.1, -1.4, 0.55), "thigh.L", False),
                          ("foot.L", (0.1, 0, 0.1), (0.1, -0.1, 0.0), "shin.L", False)])
-    with pytest.raises(RuntimeError, match="turn on Fix Bone Orientation"):
-        bpy.ops.ik_rigger.auto_rig()
-    with pytest.raises(RigError, match="fix_orientation=True"):
-        api.auto_rig(obj)
-    assert bpy.ops.ik_rigger.auto_rig(fix_orientation=True) == {"FINISHED"}
-    limb = obj.ik_rigger.limb_of("shin.L")
-    assert list(records.inventory(limb).chain) == ["thigh.L", "shin.L"]
-    foot = obj.data.bones["foot.L"].head_local
-    assert (obj.data.bones[limb.handle].head_local - foot).length < 1e-4
-    assert_handles_move_chain_ends(obj, {"shin.L": 2})
+    tails = {bone.name: bone.tail_local.copy() for bone in obj.data.bones}
+    foot = obj.data.bones["foot.L"].head_local.copy()
+    for fix in (False, True):
+        assert bpy.ops.ik_rigger.auto_rig(fix_orientation=fix) == {"FINISHED"}
+        limb = obj.ik_rigger.limb_of("shin.L")
+        assert list(records.inventory(limb).chain) == ["thigh.L", "shin.L"]
+        assert (obj.data.bones[limb.handle].head_local - foot).length < 1e-4
+        assert bool(records.resolve(obj, limb).solver) != fix
+        assert ((obj.data.bones["shin.L"].tail_local - foot).length < 1e-4) == fix
+        assert_handles_move_chain_ends(obj, {"shin.L": 2})
+        if not fix:
+            assert all(obj.data.bones[name].tail_local == tail for name, tail in tails.items())
+            api.remove(obj, "shin.L")
 
 
 def test_godots_robot_with_bones_three_times_their_segments():
@@ -207,7 +220,8 @@ def test_godots_robot_with_bones_three_times_their_segments():
     why = {item.bone: item.reason for item in detection.skipped}
     for leg in ("l-leg", "r-leg"):
         assert "far past the foot, to the handle" in why[leg] and "Fix Bone Orientation" in why[leg]
-    assert bpy.ops.ik_rigger.auto_rig(fix_orientation=True) == {"FINISHED"}
+    # Auto-Rig solves them on hidden chains that end on the feet.
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert {limb.name for limb in obj.ik_rigger.limbs} == {"l-leg", "r-leg", "l-forearm", "r-forearm"}
     bones = obj.data.bones
     for side in "lr":
@@ -247,23 +261,22 @@ def test_cesium_mans_numbered_legs_found_and_its_foot_is_no_third_segment():
     assert detection.skipped == ()  # the toes below the feet are no limbs to report
 
 
-def test_auto_rig_says_when_tails_point_elsewhere_and_fix_orientation_puts_the_handle_on_the_ankle():
+def test_bones_pointing_elsewhere_are_solved_on_a_hidden_chain_with_the_handle_on_the_ankle():
+    """Cesium Man's bones are as long as their segments but point elsewhere (the importer's guess): IK
+    runs on a hidden chain from joint to joint, the handle on the ankle; Fix Bone Orientation, asked
+    for, turns the bones instead, the handle on the ankle too."""
     obj = import_gltf("gltf_cesium_man_skeleton.gltf")
-    built = api.auto_rig(obj)
-    assert [limb.name for limb in built] == ["leg_joint_L_2", "leg_joint_R_2", "Skeleton_arm_joint_L__3_",
-                                             "Skeleton_arm_joint_R__2_"]
-    assert all(any("point elsewhere than their next joints" in note for note in limb.notes) for limb in built)
-    for limb in built:  # rigged as the bones are: the handle is at the shin's tail, off the ankle
-        assert (obj.data.bones[limb.bones["HANDLE"]].head_local - obj.data.bones[limb.name].tail_local).length < 1e-5
-    for limb in built:
-        api.remove(obj, limb.name)
-    fixed = api.auto_rig(obj, fix_orientation=True)
-    assert not any("point elsewhere" in note for limb in fixed for note in limb.notes)
-    for limb in fixed:
-        ankle = obj.data.bones[limb.extremity].head_local
-        assert (obj.data.bones[limb.bones["HANDLE"]].head_local - ankle).length < 1e-4
-
-
+    for fix in (False, True):
+        built = api.auto_rig(obj, fix_orientation=fix)
+        assert [limb.name for limb in built] == ["leg_joint_L_2", "leg_joint_R_2", "Skeleton_arm_joint_L__3_",
+                                                 "Skeleton_arm_joint_R__2_"]
+        assert all(any("hidden chain" in note for note in limb.notes) != fix for limb in built)
+        for limb in built:
+            ankle = obj.data.bones[limb.extremity].head_local
+            assert (obj.data.bones[limb.bones["HANDLE"]].head_local - ankle).length < 1e-4
+        assert_handles_move_chain_ends(obj, {limb.name: 2 for limb in built})
+        for limb in built:
+            api.remove(obj, limb.name)
 def test_rigged_figures_numbered_arms_end_at_the_hand():
     """Numbered in turn, ``arm_joint_L_1 > _2 > _3``: the third, a leaf, is the hand, not a third
     segment; the legs' third, short, is the foot."""

@@ -20,7 +20,7 @@ from helpers import DATA, at_rest_alone, chain_length, evaluate, import_bvh, sam
 from mathutils import Matrix, Vector
 
 from ik_rigger.limb.options import LimbOptions
-from ik_rigger.rig import records
+from ik_rigger.rig import records, solver
 from ik_rigger.rig.build import build_limbs
 
 
@@ -129,7 +129,8 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
                                         extremity_name=limb.extremity or "", fix_orientation=fix)) for limb in limbs]
     plans = build_limbs(obj, requests)
     bones = obj.data.bones
-    shortest = min(chain_length(obj, limb_chain(obj, limb)) for limb in limbs)
+    # Measured from joint to joint: an importer's bones may be far shorter than their segments.
+    shortest = min(max(chain_length(obj, limb_chain(obj, limb)), joints_length(obj, limb)) for limb in limbs)
     prebent = {edit.name for plan in plans for edit in plan.bone_edits}
     for name in set(bones.keys()) - prebent:
         if name in before["bones"]:
@@ -169,6 +170,15 @@ def check_character(character: Character, limbs: list[Limb], tmp_path, fix: bool
         set_active_bone(obj, limb.last)
         assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
     assert same(snapshot(obj), before)
+
+
+def joints_length(obj: bpy.types.Object, limb: Limb) -> float:
+    """The chain's length from joint to joint: its heads, then the extremity's head or its last tail."""
+    bones = obj.data.bones
+    chain = limb_chain(obj, limb)
+    joints = [bones[name].head_local for name in chain] + [
+        bones[limb.extremity].head_local if limb.extremity else bones[chain[-1]].tail_local]
+    return sum((b - a).length for a, b in zip(joints, joints[1:]))
 
 
 def _check_fixed(obj: bpy.types.Object, limb: Limb, scale: float) -> None:
@@ -222,7 +232,10 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
     bones = obj.data.bones
     # A bone IK keeps in line (the second half of a split segment) is no joint: the chain bends at the others.
     bending = [name for name in chain if name not in kept_in_line(obj, chain)]
-    joints = [bones[name].head_local.copy() for name in bending] + [bones[limb.last].tail_local.copy()]
+    # The chain's end: its last tail, or where a hidden chain ends (the extremity's head) when the bones
+    # do not run joint to joint.
+    tip = solver.end_point(obj, records.resolve(obj, record))
+    joints = [bones[name].head_local.copy() for name in bending] + [bones[limb.last].matrix_local @ tip]
     length = sum((b - a).length for a, b in zip(joints, joints[1:]))
     root, end_rest = joints[0], joints[-1]
     pole = bones[record.pole].head_local
@@ -246,7 +259,7 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
         moved.translation = handle_rest.translation + (target - end_rest)
         obj.pose.bones[record.handle].matrix = moved
         posed = evaluate(obj)
-        end = posed[limb.last] @ Vector((0.0, bones[limb.last].length, 0.0))
+        end = posed[limb.last] @ tip
         assert (end - target).length < 1e-3 * length, (limb.last, target, end)
         points = [posed[name].translation for name in bending] + [end]
         for before, after in zip(at_rest, sides(points, target)):
@@ -555,9 +568,13 @@ def test_fixing_orientation_keeps_the_robots_parts_in_place(tmp_path):
 # keeps it rigid, so the limb bends at the knee and the elbow only, never halfway along.
 
 def kept_in_line(obj: bpy.types.Object, chain: list[str]) -> list[str]:
-    """The chain's bones whose bending IK holds as stiff as it can: the second halves of split segments."""
-    return [name for name in chain[1:] if min(obj.pose.bones[name].ik_stiffness_x,
-                                               obj.pose.bones[name].ik_stiffness_z) > 0.98]
+    """The chain's bones whose bending IK holds as stiff as it can: the second halves of split segments
+    (on a hidden chain, those whose bone there it holds so)."""
+    record = obj.ik_rigger.limb_of(chain[-1])
+    hidden_chain = records.resolve(obj, record).solver if record is not None else []
+    solving = dict(zip(chain, hidden_chain)) if hidden_chain else {name: name for name in chain}
+    return [name for name in chain[1:] if min(obj.pose.bones[solving[name]].ik_stiffness_x,
+                                               obj.pose.bones[solving[name]].ik_stiffness_z) > 0.98]
 
 
 # How far IK may bend a second half away from its first half's line: Blender's stiffest
@@ -574,7 +591,9 @@ def _check_rigid_halves(obj: bpy.types.Object, limbs: list[Limb]) -> None:
         record = obj.ik_rigger.limb_of(limb.last)
         chain = limb_chain(obj, limb)
         halves = kept_in_line(obj, chain)
-        assert not any(getattr(obj.pose.bones[name], f"lock_ik_{axis}") for name in halves for axis in "xyz")
+        hidden_chain = records.resolve(obj, record).solver
+        solving = dict(zip(chain, hidden_chain)) if hidden_chain else {name: name for name in chain}
+        assert not any(getattr(obj.pose.bones[solving[name]], f"lock_ik_{axis}") for name in halves for axis in "xyz")
         assert len(halves) == len(chain) - 2, (limb.last, halves)
         handle = obj.pose.bones[record.handle]
         length = chain_length(obj, chain)
@@ -592,7 +611,7 @@ def _check_rigid_halves(obj: bpy.types.Object, limbs: list[Limb]) -> None:
         segments = [name for name in chain if name not in halves]
         assert turn_degrees(posed[segments[0]].inverted() @ posed[segments[1]],
                             rest[segments[0]].inverted() @ rest[segments[1]]) > 10.0, limb.last
-        end = posed[limb.last] @ Vector((0.0, bones[limb.last].length, 0.0))
+        end = posed[limb.last] @ solver.end_point(obj, records.resolve(obj, record))
         assert (end - moved.translation).length < 1e-3 * length, limb.last
         handle.matrix_basis = Matrix.Identity(4)
 

@@ -13,7 +13,6 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import bpy
@@ -47,15 +46,13 @@ def _armatures(job: Job) -> list[bpy.types.Object]:
     return sorted(armatures, key=lambda obj: obj.name)
 
 
-def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str, result: ArmatureResult,
-              imported: bool) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, LimbOptions]], bool]:
+def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filename: str,
+              result: ArmatureResult) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, LimbOptions]], bool]:
     """The limbs to build on ``obj``: the config's, and the detected ones it does not cover; and
     whether detection skipped a limb only because its bones' tails lie off their joints.
 
-    ``imported``: the armature comes from an FBX, glTF or BVH file, whose bones' tails are the
-    importer's guess. A limb skipped only for its tails is then rigged with Fix Bone
-    Orientation (its motion is kept), as a folder of downloads needs; a .blend's are the
-    user's, and stay so unless the config says otherwise.
+    Bones as an importer left them (tails off their joints) are rigged as the API rigs them, on
+    a hidden chain (``parts.hidden``): the same limbs, the user's bones untouched.
     """
     section = config.for_armature(obj.name, filename)
     wanted = config.defaults.extremity_name
@@ -76,23 +73,11 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
                     named.append(other)
     if section is None or section.detect:
         covered = {name for last, options in named for name in skeleton.lineage(last, options.chain_length)}
+        # As the API does: limbs whose bones do not run joint to joint are solved on a hidden chain.
         found, detection = detected_requests(skeleton, config.defaults, covered)
-        if imported and not config.defaults.fix_orientation:
-            # Limbs skipped for their tails, and those whose tails point elsewhere though their lengths
-            # fit (IK would carry those tails, not the joints, to the handles), rigged with it.
-            sure = {limb.last for limb in detection.limbs if not limb.tails_elsewhere}
-            if any(item.tails_off for item in detection.skipped):
-                found, detection = detected_requests(skeleton, replace(config.defaults, fix_orientation=True),
-                                                     covered)
-            found = [(last, replace(options, fix_orientation=last not in sure)) for last, options in found]
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
         tails_off = any(item.tails_off for item in detection.skipped)
     return named, found, tails_off
-
-
-def _fixed_note(last: str) -> str:
-    return (f"'{last}': its bones' tails lay far off their joints, as the importer left them: rigged with Fix Bone "
-            "Orientation (its motion kept)")
 
 
 def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
@@ -100,10 +85,7 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
     bones' tails lie off their joints."""
     # Files open out of Edit mode, so the bones read here stay current for the build.
     skeleton = read_skeleton(obj)
-    imported = input_format(Path(job.input)) != "blend"
-    named, found, tails_off = _requests(obj, skeleton, config, filename, entry, imported)
-    # Limbs of an import rigged with Fix Bone Orientation though the config did not ask (see _requests).
-    fixed = set() if config.defaults.fix_orientation else {last for last, options in found if options.fix_orientation}
+    named, found, tails_off = _requests(obj, skeleton, config, filename, entry)
     # A rig from an earlier IK Rigger plays only where the add-on is installed.
     upgraded = [] if job.dry_run else upgrade(obj)
     entry.notes.extend(upgraded)
@@ -112,7 +94,6 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
         entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
         if named or found:
             entry.planned = [plan.describe() for plan in plan_limbs(obj, [*named, *found], skeleton)]
-            entry.notes.extend(_fixed_note(last) for last, _ in found if last in fixed)
             entry.status = "planned"
             return tails_off
     elif named or found:
@@ -122,7 +103,6 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
         entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
         if built:
             entry.limbs = [list(limb.chain) for limb in built]
-            entry.notes.extend(_fixed_note(limb.name) for limb in built if limb.name in fixed)
             entry.tell(note for limb in built for note in limb.notes)
             entry.status = "rigged"
             return tails_off

@@ -12,19 +12,24 @@ rest, so they turn differently afterwards (the plan says which bones changed).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from mathutils import Vector
 
 from . import geometry
-from .model import Skeleton
+from .model import BoneInfo, Skeleton
 
 # A tail this close to its joint (as a part of the bone's reach), with a Z axis within
 # this angle of the wanted one, is already right and left alone.
 _ON_JOINT = 1e-5
 _ROLL_RADIANS = 1e-4
 _EPSILON = 1e-9
+# A chain bone (but the last) pointing this close to its next joint carries IK as it is, a gap to the
+# joint or a bone reaching past it included, as a hand-made rig's do (a metarig's shoulder points 6
+# degrees off its upper arm, across a gap); an importer's point anywhere.
+_IN_LINE_RADIANS = math.radians(10.0)
 
 
 def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],
@@ -75,3 +80,36 @@ def applied(skeleton: Skeleton, edits: Mapping[str, tuple[Vector, Vector]]) -> S
         bones[name] = replace(bones[name], tail=tail, x_axis=geometry.cross(y_axis, z_axis).normalized(),
                               z_axis=z_axis)
     return skeleton.moved(bones)
+
+
+def runs_joint_to_joint(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector]) -> bool:
+    """Whether Blender's IK can run on the chain's bones themselves: each points at its next joint (a
+    gap before it, or a bone reaching past it, IK carries as it is) and the last one's tail, which IK
+    moves to the handle, lies on the chain's end."""
+    *inner, last = chain
+    return _on_joint(skeleton[last].tail, joints[-2], joints[-1]) and all(
+        _on_line(skeleton[name].tail, joints[index], joints[index + 1]) for index, name in enumerate(inner))
+
+
+def _on_line(tail: Vector, head: Vector, joint: Vector) -> bool:
+    reach, direction = joint - head, tail - head
+    return direction.length > _EPSILON and direction.angle(reach, math.pi) <= _IN_LINE_RADIANS
+
+
+def joint_bones(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],
+                bend: Vector | None) -> dict[str, BoneInfo]:
+    """Each chain bone as a bone running from its joint to the next, rolled so X is the hinge (Z toward
+    ``bend``; with none, the bone's own roll turned the shortest way): the geometry of a hidden chain
+    that IK solves in their place. Names, parents and connections are the chain bones'."""
+    bones = {}
+    for index, name in enumerate(chain):
+        bone = skeleton[name]
+        head, tail = joints[index].copy(), joints[index + 1].copy()
+        reach = tail - head
+        z_axis = geometry.perpendicular(bend, reach) if bend is not None else Vector((0.0, 0.0, 0.0))
+        if bend is None or z_axis.length < 1e-3 * bend.length:
+            z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
+        z_axis = geometry.perpendicular(z_axis, reach).normalized()
+        x_axis = geometry.cross(reach.normalized(), z_axis).normalized()
+        bones[name] = replace(bone, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis)
+    return bones

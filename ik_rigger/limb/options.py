@@ -48,11 +48,26 @@ def _assemble() -> type:
 if TYPE_CHECKING:
     # What ``_assemble`` makes, spelled out for the type checker: a dataclass's fields come from its bases
     # last to first, so the parts are listed in reverse registry order (``tests/test_options.py`` checks it).
-    from ..parts import chain, clone, distance, foot_roll, handle, hinge, ik, parents, pole, pole_line, soft_ik, stretch
+    from ..parts import (
+        chain,
+        clone,
+        distance,
+        foot_roll,
+        handle,
+        hidden,
+        hinge,
+        ik,
+        parents,
+        pole,
+        pole_line,
+        soft_ik,
+        stretch,
+    )
 
     @dataclass(frozen=True)
-    class LimbOptions(hinge.Options, clone.Options, soft_ik.Options, distance.Options, ik.Options, pole_line.Options,
-                      pole.Options, stretch.Options, foot_roll.Options, handle.Options, parents.Options, chain.Options):
+    class LimbOptions(hidden.Options, hinge.Options, clone.Options, soft_ik.Options, distance.Options, ik.Options,
+                      pole_line.Options, pole.Options, stretch.Options, foot_roll.Options, handle.Options,
+                      parents.Options, chain.Options):
         """What a user can choose for one limb, every part's options together."""
 else:
     LimbOptions = _assemble()

@@ -137,12 +137,17 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
     read = skeleton
+    # Checked and read as it will be solved: each tail on its next joint, the last on the
+    # extremity's head (Blender's IK moves the last bone's tail). The chain part makes it so,
+    # turning the bones (fix_orientation) or on a hidden chain of the rig's own (parts.hidden).
+    ends = [*(skeleton[name].head for name in chain), skeleton[extremity].head if extremity else skeleton[last].tail]
+    # A chain whose joints coincide is refused below as its bones are, with what to do.
+    hidden = (not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends)
+              and all((after - before).length > 0.0 for before, after in zip(ends, ends[1:])))
     if options.fix_orientation:
-        # Checked and read as it will be: each tail on its next joint, the last on the
-        # extremity's head (Blender's IK moves the last bone's tail). The chain part makes it so.
-        end = skeleton[extremity].head if extremity else skeleton[last].tail
-        heads = [skeleton[name].head for name in chain]
-        read = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, [*heads, end], None))
+        read = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, ends, None))
+    elif hidden:
+        read = skeleton.moved({**skeleton.bones, **orient.joint_bones(skeleton, chain, ends, None)})
     check_chain(read, chain)
     known = set(read.bones)
     side = naming.split_side(last, known).side
@@ -163,7 +168,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
-                  handle=handle, halves=halves, kept=kept or {})
+                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
     for part in limb_parts.PARTS:
         part.plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}

@@ -19,7 +19,9 @@ def detected_requests(
 
     Each request keeps ``defaults`` but for the chain length and extremity detection found.
     """
-    detection = detect_limbs(skeleton, tails_fixed=defaults.fix_orientation)
+    # Whatever way the bones point, the build solves the limb from joint to joint: on the bones turned
+    # (fix_orientation), or on a hidden chain of its own (parts.hidden). Their tails do not matter.
+    detection = detect_limbs(skeleton, tails_fixed=True)
     requests = []
     for limb in detection.limbs:
         if taken & set(limb.chain):

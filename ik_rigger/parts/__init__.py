@@ -12,7 +12,7 @@ from .base import Part, Shape
 
 # The registry: each name is a module of this package declaring ``PART``.
 REGISTERED = ("chain", "parents", "handle", "foot_roll", "stretch", "pole", "pole_line", "ik", "distance", "soft_ik",
-              "clone", "hinge")
+              "clone", "hinge", "hidden")
 PARTS: tuple[Part, ...] = tuple(import_module(f"{__name__}.{name}").PART for name in REGISTERED)
 
 

@@ -33,7 +33,16 @@ from mathutils import Vector
 
 from ..core import naming
 from ..core.joints import Hinge
-from ..core.model import BoneEdit, ConstraintPlan, NewBone, PoseDriver, PropertyPlan, Skeleton, bending_indexes
+from ..core.model import (
+    BoneEdit,
+    BoneInfo,
+    ConstraintPlan,
+    NewBone,
+    PoseDriver,
+    PropertyPlan,
+    Skeleton,
+    bending_indexes,
+)
 
 Item = tuple[str, str, str]
 
@@ -114,6 +123,11 @@ class Draft:
     # Chain bones that are the second half of a segment split in two (core.detect.split_halves): IK
     # keeps them in line, so the chain bends only at the other heads.
     halves: frozenset[str] = frozenset()
+    # Whether the chain bones do not run joint to joint, so IK solves a hidden chain that does
+    # (``parts.hidden``), set when the chain is read; the chain part then plans the limb on that chain
+    # (``skeleton`` holds the chain bones as it runs) and keeps the bones as they are here.
+    hidden: bool = False
+    followed: dict[str, BoneInfo] = field(default_factory=dict)
 
     def new_name(self, source: str, tag: str) -> str:
         """A free name for a bone made from ``source`` (tag before its side suffix, 63 bytes at most)."""

@@ -56,9 +56,10 @@ class Options:
                                     "ends fixed, so IK can bend it")
     fix_orientation: bool = option(
         False, "Fix Bone Orientation", "Point the chain bones' tails at the next joint (the last one's at the foot "
-        "or hand) and roll them so X is the hinge, as imported bones often need; the mesh stays where it is at "
-        "rest, and motion on them is keyed anew so it plays the same; any other pose of those bones turns "
-        "them differently")
+        "or hand) and roll them so X is the hinge; the mesh stays where it is at rest, and motion on them is keyed "
+        "anew so it plays the same; any other pose of those bones, and the drivers reading them (named in a "
+        "warning), turn them differently. Off, bones that do not run joint to joint are left as they are and "
+        "follow a hidden chain that does")
     shapes: bool = option(True, "Bone Shapes", "Give the controls custom shapes (a ring for the handle, a diamond "
                           "for the pole, sized to the limb), kept in one hidden collection shared by every rig in "
                           "the file")
@@ -84,17 +85,30 @@ def plan(draft: Draft) -> None:
         if turned:
             draft.notes.append(f"the bone(s) {', '.join(turned)} now point at their next joint, rolled so X is the "
                                "hinge; a pose they hold now turns them differently (motion on them is keyed anew)")
+    if draft.hidden:
+        # The user's bones stay as they are: the limb is planned on the hidden chain (parts.hidden).
+        draft.followed = {name: original[name] for name in chain}
+        draft.skeleton = _on_joints(original, chain, joints, draft.bend)
     if draft.straight and draft.options.prebend_straight:
         bending = bending_indexes(chain, draft.halves)
         bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], draft.bend), bending)
-        draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
+        if draft.hidden:
+            draft.skeleton = _on_joints(original, chain, bent, draft.bend)
+        else:
+            draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
         draft.joints, draft.length = bent, geometry.chain_length(bent)
         draft.notes.append(
-            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; it was pre-bent "
+            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; "
+            f"{'its hidden chain' if draft.hidden else 'it'} was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
         )
     elif draft.straight:
         draft.notes.append(left_straight(chain))
+
+
+def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector], bend: Vector) -> Skeleton:
+    """The skeleton with the chain bones running from joint to joint, as the hidden chain will."""
+    return skeleton.moved({**skeleton.bones, **orient.joint_bones(skeleton, chain, joints, bend)})
 
 
 def left_straight(chain: tuple[str, ...]) -> str:

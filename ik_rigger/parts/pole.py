@@ -74,7 +74,7 @@ def snap_to_fk(snap: Any) -> list[str]:
         return []
     snap.evaluate()  # the pole may be the handle's child: let the new handle pose land first
     bones, chain = snap.obj.data.bones, parts.chain
-    root = snap.fk[chain[0]]
+    root = snap.fk[chain[0]] @ snap.root_offset
     distance = (bones[parts.pole].head_local - bones[chain[0]].head_local).length
     position = geometry.pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                  snap.end, snap.ik.pole_angle, max(distance, 1e-6))
@@ -99,7 +99,7 @@ def bake_to_ik(bake: Any) -> None:
     parent_poses = bake.poses_of(parent.name) if parent is not None else None
     bases = []
     for number, end in enumerate(bake.ends):
-        root = roots[number]
+        root = roots[number] @ bake.root_offset
         position = geometry.pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                      end, bake.ik.pole_angle, distance)
         parent_pose = parent_poses[number] if parent_poses is not None else None

@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from . import records
+from . import records, solver
 from .animation import fcurve_owners
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, write_keys
@@ -74,6 +74,11 @@ class Bake:
     made: dict[str, list[Matrix]]  # made bones' armature-space poses, as the hooks worked them out
 
     @property
+    def root_offset(self) -> Matrix:
+        """Where IK's root stands in the chain's first bone (identity but on a hidden chain)."""
+        return solver.root_offset(self.obj, self.parts)
+
+    @property
     def frames(self) -> Sequence[int]:
         return self.recording.frames
 
@@ -103,7 +108,7 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
         raise RigError("has lost its IK handle or constraint", bone=parts.chain[-1] if parts.chain else "",
                        hint="Rebuild the limb.")
     last = obj.data.bones[parts.chain[-1]]
-    tip = Vector((0.0, last.length, 0.0))
+    tip = solver.end_point(obj, parts)
     bake = Bake(obj, parts, ik, recording, [pose @ tip for pose in recording.poses[last.name]], interpolation,
                 journal, {})
     for part in limb_parts.with_hook("bake_to_ik"):

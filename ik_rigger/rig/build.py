@@ -32,7 +32,7 @@ from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
-from . import edit_pass, modes, pose_pass, records, shapes
+from . import edit_pass, modes, pose_pass, readers, records, shapes
 from .checks import check_armature, check_limb, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .motion import Motion, not_prebent
@@ -170,9 +170,12 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if bone is not None:
                 used[bone] = last
         check_limb(obj, skeleton, limb_plan, options, ours, solvers)
-        overridden = tuple(overridden_by_ik(obj, limb_plan, ours))
-        if overridden:
-            limb_plan = replace(limb_plan, notes=limb_plan.notes + overridden)
+        told = tuple(overridden_by_ik(obj, limb_plan, ours))
+        turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
+            if limb_plan.bone_edits else None
+        told += (turned,) if turned else ()
+        if told:
+            limb_plan = replace(limb_plan, notes=limb_plan.notes + told)
         hinges.append(list(limb_plan.hinges))
         if number in rebuilt:
             limb_plan = _reuse_names(limb_plan, rebuilt[number].parts.made)

@@ -13,7 +13,7 @@ from ..core import ground as plan
 from ..core import naming
 from ..core.errors import RigError
 from ..parts.handle import ROLE_HANDLE
-from . import records
+from . import records, solver
 
 # A vertex belongs to the sole when at least this much of its weight is the foot's and toes'.
 _SOLE_WEIGHT = 0.5
@@ -96,8 +96,7 @@ def _skinned_pieces(obj: bpy.types.Object, bones: list[str], pose: dict[str, Mat
 
 
 def chain_end(obj: bpy.types.Object, parts: records.Parts, pose: dict[str, Matrix]) -> Vector:
-    last = parts.chain[-1]
-    return pose[last] @ Vector((0.0, obj.data.bones[last].length, 0.0))
+    return pose[parts.chain[-1]] @ solver.end_point(obj, parts)
 
 
 def foot_pose(obj: bpy.types.Object, foot: Foot, pose: dict[str, Matrix]) -> Matrix:

@@ -4,6 +4,7 @@ set and Remove gives back."""
 from __future__ import annotations
 
 import json
+import math
 
 import bpy
 
@@ -11,6 +12,12 @@ from ..core.joints import IN_LINE, IN_LINE_STIFFNESS, Hinge
 
 IK_KEYS = tuple(f"{prefix}_{axis}" for prefix in ("lock_ik", "use_ik_limit", "ik_min", "ik_max", "ik_stiffness")
                 for axis in "xyz")
+
+# Blender's own for a new bone: no lock, no limit, no stiffness.
+DEFAULTS: dict[str, object] = {
+    **{f"lock_ik_{axis}": False for axis in "xyz"}, **{f"use_ik_limit_{axis}": False for axis in "xyz"},
+    **{f"ik_min_{axis}": -math.pi for axis in "xyz"}, **{f"ik_max_{axis}": math.pi for axis in "xyz"},
+    **{f"ik_stiffness_{axis}": 0.0 for axis in "xyz"}}
 
 
 def ik_settings(pose_bone: bpy.types.PoseBone) -> dict[str, object]:

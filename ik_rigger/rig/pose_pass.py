@@ -257,6 +257,19 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
                 pose_joints.set_ik_settings(pose_bones[name], pose_joints.loads(settings))
 
 
+def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, joints.Hinge], rebuilt: bool,
+                 journal: Journal) -> None:
+    """Hinges on made bones (a hidden chain's) from Blender's defaults; a rebuilt limb's made bones no longer
+    hinged get those back (the bones are the rig's own: Remove deletes them)."""
+    for new in limb_plan.new_bones:
+        hinge = hinges.get(new.name)
+        if hinge is None and not rebuilt:
+            continue
+        _log_pose_bone(journal, obj, new.name)
+        settings = pose_joints.hinged(pose_joints.DEFAULTS, hinge) if hinge else pose_joints.DEFAULTS
+        pose_joints.set_ik_settings(obj.pose.bones[new.name], settings)
+
+
 def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
                             entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal) -> None:
     """Object or Pose mode: the constraint stage for one limb, then its record."""
@@ -270,6 +283,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
         limb = rig.limbs[entry.index]
     limb.name = limb_plan.chain[-1]
     _chain_states(obj, limb, limb_plan.chain, entry, {hinge.bone: hinge for hinge in hinges}, journal)
+    _made_hinges(obj, limb_plan, {hinge.bone: hinge for hinge in hinges}, entry is not None, journal)
     limb.prebent.clear()
     for name in limb_plan.chain:
         if name in originals:

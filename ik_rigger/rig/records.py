@@ -34,6 +34,7 @@ from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
+from . import solver
 from .animation import fcurve_owners
 
 MARK = "_ik_rigger"
@@ -49,6 +50,8 @@ RECORD_VERSION = 2
 # constraint they add aims at, which is how those constraints are known after renames).
 ROLES = limb_parts.roles()
 _ROLE_ATTRIBUTE = {ROLE_HANDLE: "handle", ROLE_POLE: "pole", ROLE_CLONE: "clone"}
+# Constraint type -> the roles IK Rigger's constraints of that type aim at, read once.
+_AIMS = {kind: frozenset(roles) for kind, roles in limb_parts.targets().items()}
 
 
 def quoted(name: str) -> str:
@@ -126,6 +129,9 @@ class Parts:
     extremity: str | None = None
     constraints: list[tuple[str, str]] = field(default_factory=list)  # (owner bone, constraint name)
     missing: list[str] = field(default_factory=list)
+    # The hidden chain IK solves where the chain's bones do not run joint to joint (parts.hidden), root
+    # first; empty where IK runs on the chain itself.
+    solver: list[str] = field(default_factory=list)
 
     @property
     def handle(self) -> str | None:
@@ -204,14 +210,17 @@ def _find_made(obj: bpy.types.Object, limb) -> dict[str, str]:
 
 
 def _is_ours(constraint: bpy.types.Constraint, obj: bpy.types.Object, targets: dict[str, set[str]],
-             owner: str, aims: dict[str, tuple[str, ...]]) -> bool:
+             owner: str, aims: dict[str, frozenset[str]]) -> bool:
     """A constraint the record lists is IK Rigger's when it aims at one of the limb's made bones of a
     role its kind aims at (``aims``), or sits on a made bone (a parent socket's Armature constraints
     aim at the user's bones)."""
     if any(owner in names for names in targets.values()):
         return True
-    return getattr(constraint, "target", None) == obj and any(constraint.subtarget in targets.get(role, set())
-                                                               for role in aims.get(constraint.type, ()))
+    if getattr(constraint, "target", None) != obj:
+        return False
+    # Looked up from the limb's few made bones: a hidden chain's kinds aim at a role per chain bone.
+    aimed, subtarget = aims.get(constraint.type, frozenset()), constraint.subtarget
+    return any(subtarget in names for role, names in targets.items() if role in aimed)
 
 
 def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list[tuple[str, str]]:
@@ -219,7 +228,7 @@ def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list
     # A constraint still aims at the name of a deleted made bone: match that too.
     recorded = _recorded_made(limb)
     targets = {role: {name for name in (made.get(role), recorded.get(role)) if name} for role in {*made, *recorded}}
-    aims = limb_parts.targets()
+    aims = _AIMS
     listed = inventory(limb).constraints
     names = {name for _, name in listed}
     pose_bones = obj.pose.bones
@@ -258,6 +267,9 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
             bone = bone.parent
             chain.append(bone.name)
         parts.chain = list(reversed(chain))
+        if marker(bones[ik_owner]) is not None:
+            parts.solver = parts.chain
+            parts.chain = solver.followers(obj, parts, recorded_chain)
     else:
         parts.chain = [name for name in recorded_chain if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
@@ -502,7 +514,8 @@ def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle:
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:
     """The automatic pole angle of a built limb, from its rest skeleton (no mode switch)."""
     bones = obj.data.bones
-    chain = inventory(limb).chain
+    solving = resolve(obj, limb).solver  # IK's own chain, where it is hidden
+    chain = solving if solving else inventory(limb).chain
     root, last = bones[chain[0]], bones[chain[-1]]
     return geometry.pole_angle(root.head_local, root.tail_local, root.matrix_local.col[0].xyz,
                                last.tail_local, bones[limb.pole].head_local)

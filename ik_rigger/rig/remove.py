@@ -143,6 +143,8 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
         records.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
     _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
+    for name in parts.solver:  # a hidden chain's stretch, read from the handle (parts.hidden)
+        obj.pose.bones[name].driver_remove("ik_stretch")
     # Chain bones without a stored state had Blender's defaults (see pose_pass._chain_states).
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:

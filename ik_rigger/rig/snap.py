@@ -13,7 +13,7 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..parts.handle import ROLE_HANDLE
-from . import records
+from . import records, solver
 
 
 def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
@@ -74,6 +74,11 @@ class Snap:
     fk: dict[str, Matrix]
     end: Vector
 
+    @property
+    def root_offset(self) -> Matrix:
+        """Where IK's root stands in the chain's first bone (identity but on a hidden chain)."""
+        return solver.root_offset(self.obj, self.parts)
+
     def evaluate(self) -> None:
         """Let what the hooks set so far land (a pole hanging from the handle)."""
         evaluated_pose(self.obj)
@@ -103,7 +108,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     fk = evaluated_pose(obj)
     records.set_ik_fk(obj, parts, blend)
     last = obj.data.bones[parts.chain[-1]]
-    snap = Snap(obj, parts, ik, fk, fk[last.name] @ Vector((0.0, last.length, 0.0)))
+    snap = Snap(obj, parts, ik, fk, fk[last.name] @ solver.end_point(obj, parts))
     changed = [name for part in limb_parts.with_hook("snap_to_fk") for name in part.snap_to_fk(snap)]
     if keyframe:
         key_pose(obj, changed, frame)

@@ -1,0 +1,137 @@
+"""The hidden chain: where a limb's bones do not run joint to joint, IK solves on bones that do.
+
+Blender's IK moves a chain's last tail, and poles and hinges read the bones' axes: bones as
+the glTF and FBX importers leave them (tails off the next joint, folded back, pointing up,
+a last bone far longer than its segment) would carry the handle's pull to the wrong place.
+The chain part then plans the limb on the chain as it would run joint to joint (the joints
+are the chain bones' heads and the extremity's head, or the last bone's tail), rolled so X
+is the hinge, and this part, planning last, makes that chain of the rig's own, as Rigify's
+ORG and MCH chains do:
+
+- JOINT bones, one per chain bone, from its joint to the next, each the child of the one
+  before (the first of the chain's parent), hidden: every constraint, driver and hinge the
+  other parts planned on a chain bone goes onto its JOINT bone (the IK on the last);
+- FOLLOW bones, one per chain bone, the child of its JOINT bone at the chain bone's own
+  rest, hidden: where the solved chain carries the user's bone;
+- on each chain bone, a Copy Transforms of its FOLLOW bone in world space, its influence
+  the limb's IK/FK switch, so in IK the user's bones play the solved chain and in FK their
+  own keys.
+
+The user's bones keep their rest, roll, tail, length, constraints and drivers; at rest
+nothing moves. Roles are numbered along the chain (``JOINT.0``, ``FOLLOW.0``, ...), so the
+chain is found again after renames: the IK's owner and its parents are the JOINT bones, and
+the owners of the Copy Transforms aimed at the FOLLOW bones are the user's chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mathutils import Matrix
+
+from ..core import naming
+from ..core.checks import MAX_CHAIN_BONES
+from ..core.model import PALETTE_MECHANISM, ConstraintPlan, NewBone
+from .base import Draft, Part
+from .handle import switch
+
+ROLE_JOINT = "JOINT"
+ROLE_FOLLOW = "FOLLOW"
+TAG_JOINT = "IK_joint"
+TAG_FOLLOW = "IK_follow"
+CONSTRAINT_FOLLOW = "IK Rigger Follow"
+WORLD_SPACE = (("owner_space", "WORLD"), ("target_space", "WORLD"))
+
+
+def role(kind: str, index: int) -> str:
+    """The role of a hidden chain's bone of ``kind`` (JOINT or FOLLOW) at ``index`` along the chain."""
+    return f"{kind}.{index}"
+
+
+def index_of(role_name: str, kind: str) -> int | None:
+    """The index along the chain a role of ``kind`` names, None for another role."""
+    prefix, dot, number = role_name.partition(".")
+    return int(number) if prefix == kind and dot and number.isdigit() else None
+
+
+JOINT_ROLES = tuple(role(ROLE_JOINT, index) for index in range(MAX_CHAIN_BONES))
+FOLLOW_ROLES = tuple(role(ROLE_FOLLOW, index) for index in range(MAX_CHAIN_BONES))
+
+
+def plan(draft: Draft) -> None:
+    if not draft.followed:
+        return
+    chain, skeleton = draft.chain, draft.skeleton
+    joints = [draft.new_name(name, TAG_JOINT) for name in chain]
+    onto = dict(zip(chain, joints))
+    # What the other parts planned on the chain bones runs on the hidden chain.
+    draft.constraints[:] = [replace(planned, owner=onto.get(planned.owner, planned.owner))
+                            for planned in draft.constraints]
+    draft.hinges[:] = [replace(hinge, bone=onto.get(hinge.bone, hinge.bone)) for hinge in draft.hinges]
+    draft.drivers[:] = [replace(driver, bone=onto.get(driver.bone, driver.bone)) for driver in draft.drivers]
+    parent = skeleton[chain[0]].parent
+    for index, (name, joint) in enumerate(zip(chain, joints)):
+        solved = skeleton[name]
+        draft.bones.append(NewBone(role(ROLE_JOINT, index), joint, solved.head, solved.tail, solved.z_axis, parent,
+                                   PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+        parent = joint
+    for index, (name, joint) in enumerate(zip(chain, joints)):
+        own = draft.followed[name]
+        follower = draft.new_name(name, TAG_FOLLOW)
+        draft.bones.append(NewBone(role(ROLE_FOLLOW, index), follower, own.head, own.tail, own.z_axis, joint,
+                                   PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True, roll_like=name))
+        draft.constraints.append(ConstraintPlan(name, "COPY_TRANSFORMS", CONSTRAINT_FOLLOW, follower, WORLD_SPACE,
+                                                influence=switch(draft.handle)))
+    draft.notes.append(
+        f"the bones {chain[0]} > {chain[-1]} do not run joint to joint (as the importer left them), so IK solves "
+        f"a hidden chain that does, and they follow it; they are left as they are")
+
+
+def snap_to_fk(snap: Any) -> list[str]:
+    """The hidden chain onto the FK pose, carried as the user's bones are: Blender's IK starts from the
+    pose its bones hold, so with the handle and pole on that pose it leaves it as it is, twists and all."""
+    parts = snap.parts
+    if not parts.solver:
+        return []
+    bones, pose_bones = snap.obj.data.bones, snap.obj.pose.bones
+    parent = bones[parts.solver[0]].parent
+    parent_pose = snap.fk[parent.name] if parent is not None else None
+    for user, joint in zip(parts.chain, parts.solver):
+        bone = bones[joint]
+        pose = snap.fk[user] @ bones[user].matrix_local.inverted() @ bone.matrix_local
+        pose_bones[joint].matrix_basis = bone.convert_local_to_pose(
+            pose, bone.matrix_local, parent_matrix=parent_pose if parent_pose is not None else Matrix.Identity(4),
+            parent_matrix_local=bone.parent.matrix_local if bone.parent is not None else Matrix.Identity(4),
+            invert=True)
+        parent_pose = pose
+    return list(parts.solver)
+
+
+def bake_to_ik(bake: Any) -> None:
+    """The hidden chain keyed on the FK motion, carried as the user's bones were, so IK starts each frame
+    from the pose it is to reach and plays it exactly (as IK on the bones themselves starts from their keys)."""
+    parts = bake.parts
+    if not parts.solver:
+        return
+    bones = bake.obj.data.bones
+    parent = bones[parts.solver[0]].parent
+    parent_poses = bake.poses_of(parent.name) if parent is not None else None
+    for user, joint in zip(parts.chain, parts.solver):
+        bone = bones[joint]
+        offset = bones[user].matrix_local.inverted() @ bone.matrix_local
+        poses = [pose @ offset for pose in bake.poses_of(user)]
+        local = bake.local(bone.matrix_local, bone.parent.matrix_local if bone.parent is not None else None)
+        bake.key(joint, [local.basis(pose, parent_poses[number] if parent_poses is not None else None)
+                         for number, pose in enumerate(poses)])
+        bake.made[joint] = poses
+        parent_poses = poses
+
+
+@dataclass(frozen=True)
+class Options:
+    """No option: a limb gets a hidden chain exactly when its bones need one."""
+
+
+PART = Part("hidden", Options, plan, roles=JOINT_ROLES + FOLLOW_ROLES, targets={"COPY_TRANSFORMS": FOLLOW_ROLES},
+            snap_to_fk=snap_to_fk, bake_to_ik=bake_to_ik)
