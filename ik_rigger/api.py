@@ -214,6 +214,7 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDE
     extremity and the rest kept). ``both_sides`` also rigs the mirrored chain (a note says when
     there is none); rigged already, it keeps its own options but those given. Returns the limbs built.
     """
+    scene_state.check_local(obj)  # before the records are read for what a rebuild keeps
     limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
     requests = [(last_bone, limb_options)]
     if both_sides:

@@ -260,23 +260,23 @@ def test_a_rebuild_takes_the_stretch_off_a_bone_an_earlier_build_stretched():
     takes the driver off and gives the hips their own IK stretch back."""
     from ik_rigger.core.model import Driven
     from ik_rigger.parts.stretch import STRETCH
-    from ik_rigger.rig import records
+    from ik_rigger.rig import drivers
 
     obj = metarig()
     obj.pose.bones["spine"].ik_stretch = 0.25
     limb = api.build(obj, "shin.L", chain_length=3)[0]
     handle = limb.bones["HANDLE"]
     spine = obj.pose.bones["spine"]
-    records.drive(obj, spine, "ik_stretch", Driven(((STRETCH, handle),)))  # as the earlier build did
+    drivers.drive(obj, spine, "ik_stretch", Driven(((STRETCH, handle),)))  # as the earlier build did
     obj.pose.bones[handle][STRETCH] = 1.0
     evaluate(obj)
-    assert records.drives_stretch(obj, spine, handle) and spine.ik_stretch == pytest.approx(1.0)
+    assert drivers.drives_stretch(obj, spine, handle) and spine.ik_stretch == pytest.approx(1.0)
     api.build(obj, "shin.L", chain_length=3)
-    assert not records.drives_stretch(obj, spine, handle)
+    assert not drivers.drives_stretch(obj, spine, handle)
     assert spine.ik_stretch == pytest.approx(0.25)
     assert evaluate(obj)["spine"].to_scale()[1] == pytest.approx(1.0, abs=1e-5)
     api.remove(obj, "shin.L")
-    assert spine.ik_stretch == pytest.approx(0.25) and not records.drives_stretch(obj, spine, handle)
+    assert spine.ik_stretch == pytest.approx(0.25) and not drivers.drives_stretch(obj, spine, handle)
 
 
 def test_the_batch_rigs_by_a_config_of_the_previous_release_and_says_what_to_rename(tmp_path):

@@ -19,7 +19,7 @@ import bpy
 
 from ..core import aim as core_aim
 from ..core.errors import RigError
-from . import modes, records
+from . import drivers, modes, records
 from .animation import bone_paths, remove_fcurves
 from .checks import check_armature
 from .constraints import add_constraint, configure
@@ -228,7 +228,7 @@ def _drive(obj: bpy.types.Object, constraint: bpy.types.Constraint, control: str
     driver.type = "AVERAGE"
     for variable in list(driver.variables):
         driver.variables.remove(variable)
-    records.read_switch(driver, obj, control, core_aim.AIM)
+    drivers.read_switch(driver, obj, control, core_aim.AIM)
 
 
 def _switch(obj: bpy.types.Object, control: str, value: float, journal: Journal) -> None:

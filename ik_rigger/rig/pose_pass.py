@@ -17,8 +17,8 @@ from ..core import joints
 from ..core.model import PALETTE_CHAIN, ConstraintPlan, NewBone
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
+from . import drivers, records, shapes
 from . import joints as pose_joints
-from . import records, shapes
 from .constraints import add_constraint, configure
 from .journal import Journal
 from .records import Rebuilt
@@ -165,7 +165,7 @@ def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
     pose_bone = obj.pose.bones.get(owner)
     constraint = pose_bone.constraints.get(name) if pose_bone is not None else None
     if constraint is not None:
-        records.drop_drivers(obj, constraint)
+        drivers.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
 
 
@@ -248,7 +248,7 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     for name in old_chain:
         if name not in chain and name in pose_bones:
             _log_pose_bone(journal, obj, name)
-            if records.drives_stretch(obj, pose_bones[name], limb.handle):  # a chain made shorter
+            if drivers.drives_stretch(obj, pose_bones[name], limb.handle):  # a chain made shorter
                 _log_driver(obj, name, "ik_stretch", journal)
                 pose_bones[name].driver_remove("ik_stretch")
             palette, stretch, settings = old_states.get(name, (*default, ""))
@@ -324,7 +324,7 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
         pose_bone = obj.pose.bones[planned.bone]
         _log_driver(obj, planned.bone, planned.path, journal)
         owner_path, _, key = planned.path.rpartition(".")
-        records.drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven)
+        drivers.drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven)
 
 
 def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
@@ -355,7 +355,7 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
     states = {item.name: item.ik_stretch for item in limb.chain_states}
     for name in limb_plan.chain:
         pose_bone = obj.pose.bones[name]
-        if name in driven or not records.drives_stretch(obj, pose_bone, limb_plan.handle):
+        if name in driven or not drivers.drives_stretch(obj, pose_bone, limb_plan.handle):
             continue
         _log_driver(obj, name, "ik_stretch", journal)
         pose_bone.driver_remove("ik_stretch")
@@ -387,7 +387,7 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
-            records.drive(obj, constraint, "influence", planned.influence)
+            drivers.drive(obj, constraint, "influence", planned.influence)
         added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]

@@ -27,11 +27,11 @@ import bpy
 from .. import parts as limb_parts
 from ..core import geometry
 from ..core.errors import RigError
-from ..core.model import Driven, PropertyPlan
+from ..core.model import PropertyPlan
 from ..limb.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
-from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE, switch
-from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION, influence
+from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE
+from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 from . import solver
@@ -439,76 +439,6 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
     if handle is None:
         raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
     obj.pose.bones[handle].keyframe_insert(f'["{IK_FK}"]', frame=frame, group=handle)
-
-
-def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, path: str) -> None:
-    """Give ``driver`` a variable ``name`` reading the property at ``path`` of the object ``obj``."""
-    variable = driver.variables.new()  # a Single Property variable reading an object, as Blender makes it
-    variable.name = name
-    target = variable.targets[0]
-    target.id = obj
-    target.data_path = path
-
-
-def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str) -> None:
-    """Give ``driver`` a variable ``name``: the world-space distance between two bones' heads of ``obj``."""
-    variable = driver.variables.new()
-    variable.name, variable.type = name, "LOC_DIFF"
-    for target, bone in zip(variable.targets, (first, second)):
-        target.id, target.bone_target, target.transform_space = obj, bone, "WORLD_SPACE"
-
-
-def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
-    """Give ``driver`` a variable named ``key`` reading the custom property ``key`` of ``obj``'s pose bone."""
-    add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
-
-
-def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
-    """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
-    Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger."""
-    driver = owner.driver_add(path).driver
-    for variable in list(driver.variables):
-        driver.variables.remove(variable)
-    for key, bone in driven.variables:
-        read_switch(driver, obj, bone, key)
-    for name, path in driven.object_paths:
-        add_variable(driver, name, obj, path)
-    for name, first, second in driven.distances:
-        add_distance(driver, name, obj, first, second)
-    for name in driven.scales:
-        variable = driver.variables.new()
-        variable.name, variable.type = name, "TRANSFORMS"
-        target = variable.targets[0]
-        target.id, target.transform_type, target.transform_space = obj, "SCALE_AVG", "WORLD_SPACE"
-    if driven.expression:
-        driver.type = "SCRIPTED"
-        driver.expression = driven.expression
-    else:
-        driver.type = "AVERAGE"
-
-
-def drop_drivers(obj: bpy.types.Object, constraint: bpy.types.Constraint) -> None:
-    """Remove every driver of a constraint's settings (its influence, soft IK's distance): Blender 4.2
-    keeps a removed constraint's drivers, left invalid."""
-    data = obj.animation_data
-    prefix = f"{constraint.path_from_id()}."
-    for curve in [curve for curve in data.drivers if curve.data_path.startswith(prefix)] if data is not None else ():
-        data.drivers.remove(curve)
-
-
-def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str) -> None:
-    """Drive the constraint's influence by the handle's ``ik_fk`` (the IK constraint: times ``ik_weight``)."""
-    drive(obj, constraint, "influence", influence(handle) if constraint.type == "IK" else switch(handle))
-
-
-def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle: str | None) -> bool:
-    """True when the bone's IK stretch is driven by ``handle``'s ``stretch`` (IK Rigger's driver), not
-    by a driver of the user's own."""
-    data = obj.animation_data
-    curve = data.drivers.find(pose_bone.path_from_id("ik_stretch")) if data is not None else None
-    path = f'pose.bones["{quoted(handle)}"]["{STRETCH}"]' if handle else None
-    return curve is not None and any(variable.targets[0].id == obj and variable.targets[0].data_path == path
-                                     for variable in curve.driver.variables)
 
 
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:

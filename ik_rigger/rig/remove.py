@@ -9,7 +9,7 @@ from mathutils import Vector
 
 from ..core.errors import RigError
 from ..core.notes import warning
-from . import bake, modes, records, shapes
+from . import bake, drivers, modes, records, shapes
 from . import joints as pose_joints
 from .animation import bone_of_path, bone_paths, remove_fcurves
 from .clips import Clip, followed, moves, other_clips, played_frames, playing_alone
@@ -140,7 +140,7 @@ def _clips_turned(obj: bpy.types.Object, limb,
 def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None:
     """Object or Pose mode: remove a limb's constraints and give the chain its colours and stretch back."""
     for pose_bone, constraint in list(records.constraints_of(obj, parts)):
-        records.drop_drivers(obj, constraint)
+        drivers.drop_drivers(obj, constraint)
         pose_bone.constraints.remove(constraint)
     _drop_drivers_of_gone_bones(obj, set(parts.made.values()))
     for name in parts.solver:  # a hidden chain's stretch, read from the handle (parts.hidden)
@@ -149,7 +149,7 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
     states = {item.name: item for item in limb.chain_states}
     for name in parts.chain:
         pose_bone = obj.pose.bones[name]
-        if records.drives_stretch(obj, pose_bone, parts.handle or limb.handle):
+        if drivers.drives_stretch(obj, pose_bone, parts.handle or limb.handle):
             pose_bone.driver_remove("ik_stretch")
         state = states.get(name)
         pose_bone.color.palette = state.palette if state else "DEFAULT"

@@ -18,7 +18,7 @@ import re
 
 import bpy
 
-from . import records
+from . import drivers, records
 from .animation import fcurve_owners
 
 _OLD_BLEND = re.compile(r'^ik_rigger\.limbs\[(?:"(?P<name>(?:[^"\\]|\\.)*)"|(?P<index>\d+))\]\.ik_blend$')
@@ -70,7 +70,7 @@ def _upgrade_from_0_1(obj: bpy.types.Object) -> None:
         parts = records.resolve(obj, limb)
         if parts.handle is not None:
             for _, constraint in records.constraints_of(obj, parts):
-                records.drive_influence(obj, constraint, parts.handle)
+                drivers.drive_influence(obj, constraint, parts.handle)
 
 
 def _compact(obj: bpy.types.Object) -> None:
