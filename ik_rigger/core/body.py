@@ -101,6 +101,28 @@ def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     return limit is not None and point.dot(skeleton.up) <= limit
 
 
+def ground_above(skeleton: Skeleton, name: str) -> str | None:
+    """The nearest of ``name``'s ancestors whose head is at the ground (``at_ground``), if any.
+
+    Read for every bone at once, from the roots down, the first time it is asked of a skeleton:
+    a limb asking alone would walk its whole lineage, and the limbs of a long body (a centipede's
+    legs along its spine) would walk it again each.
+    """
+    found = skeleton.measures.get("ground_above")
+    if found is None:
+        found = skeleton.measures["ground_above"] = {}
+        below = [name for name, bone in skeleton.bones.items() if bone.parent is None]
+        while below:
+            bone = skeleton[below.pop()]
+            parent = bone.parent
+            if parent is not None:
+                found[bone.name] = parent if at_ground(skeleton, skeleton[parent].head) else found[parent]
+            else:
+                found[bone.name] = None
+            below.extend(child.name for child in skeleton.children(bone.name))
+    return found.get(name)
+
+
 def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
     """Where the bones near the ground point, along the ground, if they agree."""
     limit = _feet_limit([point.dot(up) for segment in segments for point in segment])

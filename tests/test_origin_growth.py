@@ -1,0 +1,69 @@
+"""The guide's Origin of many legs is found in time that grows with the skeleton, not its square."""
+
+from __future__ import annotations
+
+import pytest
+from mathutils import Vector
+
+from ik_rigger.core import body
+from ik_rigger.core.model import BoneInfo, Skeleton
+from ik_rigger.limb.options import LimbOptions
+from ik_rigger.parts import parents
+
+SEGMENT = 0.3
+
+
+def creature(pairs: int, root_at_ground: bool = True) -> Skeleton:
+    """A spine of ``pairs`` segments along -Y at hip height, a pair of legs on each (hip, thigh,
+    shin, foot) and, with ``root_at_ground``, a root on the floor above it all."""
+    rows = [("root", (0, 0, 0), (0, SEGMENT, 0), None)] if root_at_ground else []
+    parent = "root" if root_at_ground else None
+    for index in range(pairs):
+        y, segment = -index * SEGMENT, f"spine_{index}"
+        rows.append((segment, (0, y, 1.0), (0, y - SEGMENT, 1.0), parent))
+        for side, x in (("L", 1.0), ("R", -1.0)):
+            rows += [(f"hip_{index}.{side}", (0.05 * x, y, 1.0), (0.15 * x, y, 1.0), segment),
+                     (f"thigh_{index}.{side}", (0.15 * x, y, 1.0), (0.3 * x, y - 0.03, 0.55), f"hip_{index}.{side}"),
+                     (f"shin_{index}.{side}", (0.3 * x, y - 0.03, 0.55), (0.35 * x, y, 0.1),
+                      f"thigh_{index}.{side}"),
+                     (f"foot_{index}.{side}", (0.35 * x, y, 0.1), (0.35 * x, y - 0.1, 0.0), f"shin_{index}.{side}")]
+        parent = segment
+    bones = {name: BoneInfo(name, up, Vector(head), Vector(tail), Vector((1, 0, 0)), Vector((0, 0, 1)))
+             for name, head, tail, up in rows}
+    return Skeleton(bones)
+
+
+def origins(skeleton: Skeleton) -> dict[str, str | None]:
+    legs = [name for name in skeleton.bones if name.startswith("shin_")]
+    return {leg: parents.resolve_origin(skeleton, (leg.replace("shin", "thigh"), leg), skeleton[leg].tail,
+                                        LimbOptions()) for leg in legs}
+
+
+def walked(skeleton: Skeleton, leg: str) -> str | None:
+    """The nearest bone at the ground above the leg's hip, each ancestor asked in turn (what the
+    origin was before it was read once per skeleton)."""
+    hip = skeleton[leg.replace("shin", "thigh")].parent
+    return next((bone for bone in skeleton.ancestors(hip) if body.at_ground(skeleton, skeleton[bone].head)), None)
+
+
+@pytest.mark.parametrize("root_at_ground", [True, False], ids=["root on the floor", "no root"])
+def test_many_legs_find_their_origin_asking_each_bone_once(monkeypatch, root_at_ground):
+    """Each leg's origin is the nearest bone at the ground above it, as before; the ground is asked
+    of each bone at most once per skeleton, not once per leg and ancestor (64 legs along a spine
+    asked it 1,054 times, 1,024 legs 262,654 times)."""
+    real = body.at_ground
+    for pairs in (2, 32, 128):
+        skeleton = creature(pairs, root_at_ground)
+        expected = {leg: walked(skeleton, leg) for leg in origins(skeleton)}
+        assert set(expected.values()) == {"root" if root_at_ground else None}
+        fresh = creature(pairs, root_at_ground)
+        asked: list[Vector] = []
+
+        def counted(skeleton: Skeleton, point: Vector, asked: list[Vector] = asked) -> bool:
+            asked.append(point)
+            return real(skeleton, point)
+
+        monkeypatch.setattr(body, "at_ground", counted)
+        assert origins(fresh) == expected
+        monkeypatch.undo()
+        assert len(asked) <= len(fresh.bones) + 2 * pairs, pairs  # each bone's head, and each leg's end
