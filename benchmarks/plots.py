@@ -119,7 +119,10 @@ def scaling(result: dict, machine: str, path: Path) -> None:
     figure, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
     for axes, (name, entry) in zip(grid.flat, series.items()):
         sizes, unit = entry["sizes"], entry["unit"]
-        for who, label, colour in (("ik_rigger", "IK Rigger", MET), ("floor", "floor", CONTEXT)):
+        for who, label, colour in (("ik_rigger", "IK Rigger", MET), ("floor", "floor", CONTEXT),
+                                   ("switches", "mode switches alone", "#2c6fbb")):
+            if who not in entry["cpu_seconds"]:
+                continue
             stats = [entry["cpu_seconds"][who][str(size)] for size in sizes]
             per_unit = [value["median"] / size for value, size in zip(stats, sizes)]
             low = [middle - value["min"] / size for middle, value, size in zip(per_unit, stats, sizes)]

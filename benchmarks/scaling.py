@@ -8,7 +8,9 @@ batch's processes by their own CPU time):
   (``creature.bones``: every leg deeper in the skeleton than the one before), against
   ``floor.rig_limbs`` making the same bones, constraints and shapes;
 - bones: the Auto-Rig operator from Pose mode on Rigify's basic human metarig among loose
-  bones, against an operator that only switches modes three times (Edit, Object, Pose);
+  bones, against the floor as an operator making its four limbs (its mode switches, undo
+  step and scene update included), and beside an operator that only switches modes three
+  times (Edit, Object, Pose), the least any build pays;
 - characters: keyframed playback, time per frame, of that many rigged metarigs in one scene,
   against as many floor rigs;
 - frames: the FK-to-IK bake of the motion capture's four limbs over that many frames,
@@ -38,7 +40,7 @@ from benchmarks import bake, batch, common, creature, evaluation, floor
 from benchmarks.build_speed import LASTS
 
 EXPONENT_MARGIN = 0.1
-# Auto-Rig on a large armature: at most this many times the three mode switches.
+# Auto-Rig on a large armature: at most this many times the floor operator making the same four limbs.
 BONES_TARGET = 1.2
 BONES_TARGET_SIZES = (100, 1000, 10000)
 PLAYED_FRAMES = 60  # frames played per sample of the characters series
@@ -53,9 +55,11 @@ class Series:
     what: str
     sizes: tuple[int, ...]
     quick_sizes: tuple[int, ...]
-    # (size, folder, "ik_rigger" or "floor") -> seconds (CPU, wall) of one timed run at that size
+    # (size, folder, one of ``who``) -> seconds (CPU, wall) of one timed run at that size
     time: Callable[[int, Path, str], tuple[float, float]]
     prepare: Callable[[int, Path, Path], None] = lambda size, sources, folder: None
+    # What is timed: IK Rigger, its floor, and any other reference (IK Rigger's ratio over it is kept too).
+    who: tuple[str, ...] = ("ik_rigger", "floor")
 
 
 def _creature_file(folder: Path, size: int) -> Path:
@@ -106,7 +110,8 @@ def _time_bones(size: int, folder: Path, who: str) -> tuple[float, float]:
     common.reset()
     common.append_object(_armature_file(folder, size), common.METARIG)
     bpy.ops.object.mode_set(mode="POSE")
-    operator = bpy.ops.benchmark.mode_switches if who == "floor" else bpy.ops.ik_rigger.auto_rig
+    operator = {"floor": bpy.ops.benchmark.floor, "switches": bpy.ops.benchmark.mode_switches,
+                "ik_rigger": bpy.ops.ik_rigger.auto_rig}[who]
 
     def run() -> None:
         with common.quiet():
@@ -175,8 +180,9 @@ def _time_files(size: int, folder: Path, who: str) -> tuple[float, float]:
 SERIES = (
     Series("limbs", "limb", "`build_many` on a many-legged creature against the floor script",
            (4, 16, 64, 256, 1024), (4, 16, 64), _time_limbs, _prepare_creature),
-    Series("bones", "bone", "the Auto-Rig operator on a basic human among loose bones against three mode "
-           "switches as an operator", (100, 300, 1000, 3000, 10000), (100, 1000), _time_bones, _prepare_bones),
+    Series("bones", "bone", "the Auto-Rig operator on a basic human among loose bones against the floor "
+           "operator making its four limbs", (100, 300, 1000, 3000, 10000), (100, 1000), _time_bones,
+           _prepare_bones, ("ik_rigger", "floor", "switches")),
     Series("characters", "character", "keyframed playback (time per frame) of rigged metarigs in one scene "
            "against as many floor rigs", (1, 2, 4, 8, 16, 32), (1, 4), _time_characters),
     Series("frames", "frame", "the FK-to-IK bake of a capture's four limbs against playing the frames",
@@ -184,7 +190,6 @@ SERIES = (
     Series("files", "file", "`rig_batch.py --jobs 1` on metarig files against opening and saving them in one "
            "process", (6, 12, 24, 48), (6, 12), _time_files, _prepare_files),
 )
-WHO = ("ik_rigger", "floor")
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:
@@ -205,30 +210,36 @@ def measure(series: Series, sources: Path, work: Path, sizes: tuple[int, ...], r
     """One series: at each size, IK Rigger and the floor in turns; medians, ratios and exponents."""
     folder = work / series.name
     folder.mkdir()
-    cpu: dict[str, dict[int, list[float]]] = {who: {size: [] for size in sizes} for who in WHO}
-    wall: dict[str, dict[int, list[float]]] = {who: {size: [] for size in sizes} for who in WHO}
+    everyone = series.who
+    cpu: dict[str, dict[int, list[float]]] = {who: {size: [] for size in sizes} for who in everyone}
+    wall: dict[str, dict[int, list[float]]] = {who: {size: [] for size in sizes} for who in everyone}
     # The characters series reads the metarig from the sources; the others from their own files.
     where = sources if series.name == "characters" else folder
     for size in sizes:
         series.prepare(size, sources, folder)
     for size in sizes:
         for repeat in range(_repeats(size, sizes, repeats)):
-            for who in WHO if repeat % 2 == 0 else WHO[::-1]:
+            for who in everyone if repeat % 2 == 0 else everyone[::-1]:
                 taken_cpu, taken_wall = series.time(size, where, who)
                 cpu[who][size].append(taken_cpu)
                 wall[who][size].append(taken_wall)
     shutil.rmtree(folder, ignore_errors=True)
-    stats = {who: {str(size): common.Stats.of(cpu[who][size]).as_dict() for size in sizes} for who in WHO}
-    walls = {who: {str(size): common.Stats.of(wall[who][size]).as_dict() for size in sizes} for who in WHO}
+    stats = {who: {str(size): common.Stats.of(cpu[who][size]).as_dict() for size in sizes} for who in everyone}
+    walls = {who: {str(size): common.Stats.of(wall[who][size]).as_dict() for size in sizes} for who in everyone}
     ratios = {str(size): common.paired_ratios(cpu["ik_rigger"][size], cpu["floor"][size]).as_dict()
               for size in sizes}
+    # IK Rigger over each other reference, by its name.
+    others = {who: {str(size): common.paired_ratios(cpu["ik_rigger"][size], cpu[who][size]).as_dict()
+                    for size in sizes} for who in everyone[2:]}
     wall_ratios = {str(size): common.paired_ratios(wall["ik_rigger"][size], wall["floor"][size]).as_dict()
                    for size in sizes}
-    exponents = {who: exponent(list(sizes), [stats[who][str(size)]["median"] for size in sizes]) for who in WHO}
+    exponents = {who: exponent(list(sizes), [stats[who][str(size)]["median"] for size in sizes])
+                 for who in everyone}
     wall_exponents = {who: exponent(list(sizes), [walls[who][str(size)]["median"] for size in sizes])
-                      for who in WHO}
+                      for who in everyone}
     return {"unit": series.unit, "what": series.what, "sizes": list(sizes), "cpu_seconds": stats,
-            "wall_seconds": walls, "ratios": ratios, "wall_ratios": wall_ratios, "exponents": exponents,
+            "wall_seconds": walls, "ratios": ratios, "ratios_over_others": others, "wall_ratios": wall_ratios,
+            "exponents": exponents,
             "wall_exponents": wall_exponents,
             "met": exponents["ik_rigger"] <= exponents["floor"] + EXPONENT_MARGIN}
 
