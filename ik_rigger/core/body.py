@@ -104,23 +104,25 @@ def at_ground(skeleton: Skeleton, point: Vector) -> bool:
 def ground_above(skeleton: Skeleton, name: str) -> str | None:
     """The nearest of ``name``'s ancestors whose head is at the ground (``at_ground``), if any.
 
-    Read for every bone at once, from the roots down, the first time it is asked of a skeleton:
-    a limb asking alone would walk its whole lineage, and the limbs of a long body (a centipede's
-    legs along its spine) would walk it again each.
+    Kept for every bone on the way up, once per skeleton: the legs of a long body (a centipede's
+    along its spine) share their lineage, which each would otherwise walk again, and the bones
+    no limb hangs from are never asked.
     """
-    found = skeleton.measures.get("ground_above")
-    if found is None:
-        found = skeleton.measures["ground_above"] = {}
-        below = [name for name, bone in skeleton.bones.items() if bone.parent is None]
-        while below:
-            bone = skeleton[below.pop()]
-            parent = bone.parent
-            if parent is not None:
-                found[bone.name] = parent if at_ground(skeleton, skeleton[parent].head) else found[parent]
-            else:
-                found[bone.name] = None
-            below.extend(child.name for child in skeleton.children(bone.name))
-    return found.get(name)
+    found = skeleton.measures.setdefault("ground_above", {})
+    walked = []
+    bone: str | None = name
+    while bone is not None and bone not in found:
+        walked.append(bone)
+        parent = skeleton[bone].parent
+        if parent is not None and at_ground(skeleton, skeleton[parent].head):
+            found[bone] = parent
+            break
+        bone = parent
+    # Between each bone walked and the answer, no bone stands at the ground: they share it.
+    answer = found.get(bone) if bone is not None else None
+    for below in walked:
+        found[below] = answer
+    return answer
 
 
 def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
