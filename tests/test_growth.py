@@ -1,14 +1,17 @@
-"""The guide's Origin of many legs is found in time that grows with the skeleton, not its square."""
+"""Costs of a build that grow with the work, not its square: the legs' origin, the constraints' names."""
 
 from __future__ import annotations
 
 import pytest
+from helpers import both_legs, make_armature
 from mathutils import Vector
 
+from ik_rigger import api
 from ik_rigger.core import body
 from ik_rigger.core.model import BoneInfo, Skeleton
 from ik_rigger.limb.options import LimbOptions
 from ik_rigger.parts import parents
+from ik_rigger.rig import records
 
 SEGMENT = 0.3
 
@@ -69,3 +72,36 @@ def test_many_legs_find_their_origin_asking_each_bone_once(monkeypatch, root_at_
         # Each leg's end, and once the parent of each bone on the way up from a leg's hip (the hips,
         # the segments): not the legs' own bones, nor once per leg.
         assert len(asked) <= 2 * pairs + 2 * pairs + pairs, pairs
+
+
+def test_every_new_constraint_is_named_before_the_first_driver(monkeypatch):
+    """Naming a constraint rewrites every animation path of the file that names it (Blender renames
+    the old name's paths): named between the drivers of the limbs before, each limb's constraints
+    cost more than the last's. The build makes and names every new limb's constraints first; the
+    rig is the same (the build's tests), and a failed build still takes them all back."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    seen: list[int] = []
+    real = records.drive
+
+    def counted(obj_, owner, path, driven) -> None:
+        seen.append(sum(len(pose_bone.constraints) for pose_bone in obj_.pose.bones))
+        real(obj_, owner, path, driven)
+
+    monkeypatch.setattr(records, "drive", counted)
+    api.build_many(obj, [("shin.L", api.options()), ("shin.R", api.options())])
+    total = sum(len(pose_bone.constraints) for pose_bone in obj.pose.bones)
+    assert seen and total > 4 and set(seen) == {total}
+    monkeypatch.undo()
+
+    obj = make_armature(both_legs(), name="Failing", mode="OBJECT")
+    names = {bone.name for bone in obj.data.bones}
+
+    def broken(*_args) -> None:
+        raise RuntimeError("a driver failed")
+
+    monkeypatch.setattr(records, "drive", broken)
+    with pytest.raises(RuntimeError):
+        api.build_many(obj, [("shin.L", api.options()), ("shin.R", api.options())])
+    assert {bone.name for bone in obj.data.bones} == names
+    assert not any(pose_bone.constraints for pose_bone in obj.pose.bones)
+    assert not (obj.animation_data and obj.animation_data.drivers)
