@@ -105,3 +105,36 @@ def test_every_new_constraint_is_named_before_the_first_driver(monkeypatch):
     assert {bone.name for bone in obj.data.bones} == names
     assert not any(pose_bone.constraints for pose_bone in obj.pose.bones)
     assert not (obj.animation_data and obj.animation_data.drivers)
+
+
+def rig_state(obj) -> dict:
+    """The rest, parent and constraints of every bone, as a rebuild or another build order must give."""
+    return {bone.name: (bone.parent.name if bone.parent else None, [round(value, 5) for row in bone.matrix_local
+                                                                    for value in row],
+                        [(constraint.type, constraint.name, getattr(constraint, "subtarget", ""))
+                         for constraint in obj.pose.bones[bone.name].constraints])
+            for bone in obj.data.bones}
+
+
+def test_many_limbs_at_once_build_and_rebuild_as_a_few_at_a_time():
+    """A build of many limbs finds the armature's edit bones from an index it makes once (Blender
+    looks each name up along all the bones): the rig is the one built a few limbs at a time, and a
+    rebuild that deletes made bones (no stretch: no target or reach) leaves the same rig as a
+    fresh build without stretch."""
+    from benchmarks import creature
+
+    legs = [last for _, last, _ in creature.legs(16)]
+    together = make_armature(creature.bones(16), name="Together", mode="OBJECT")
+    api.build_many(together, [(last, api.options()) for last in legs])
+    apart = make_armature(creature.bones(16), name="Apart", mode="OBJECT")
+    for start in range(0, len(legs), 2):
+        api.build_many(apart, [(last, api.options()) for last in legs[start:start + 2]])
+    assert rig_state(together) == rig_state(apart)
+    assert len(together.data.bones) > len(creature.bones(16)) + 5 * len(legs)
+
+    before = len(together.data.bones)
+    api.build_many(together, [(last, api.options(max_stretch=1.0)) for last in legs])
+    assert len(together.data.bones) == before - 2 * len(legs)  # each leg's stretch target and reach
+    fresh = make_armature(creature.bones(16), name="Fresh", mode="OBJECT")
+    api.build_many(fresh, [(last, api.options(max_stretch=1.0)) for last in legs])
+    assert rig_state(together) == rig_state(fresh)
