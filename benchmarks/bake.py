@@ -36,8 +36,8 @@ CAPTURE = common.ROOT / "tests" / "data" / "mixamo_freebvh.bvh"
 LIMBS = ("mixamorig:LeftLeg", "mixamorig:RightLeg", "mixamorig:LeftForeArm", "mixamorig:RightForeArm")
 
 
-def _rigged_capture() -> bpy.types.Object:
-    """A fresh scene with the capture playing 455 frames and its four limbs rigged (motion left alone)."""
+def _rigged_capture(frames: int = FRAMES) -> bpy.types.Object:
+    """A fresh scene with the capture playing ``frames`` frames and its four limbs rigged (motion left alone)."""
     from ik_rigger.limb.options import LimbOptions
     from ik_rigger.rig.animation import fcurve_owners
     from ik_rigger.rig.build import build_limbs
@@ -53,22 +53,22 @@ def _rigged_capture() -> bpy.types.Object:
     # Else the scene plays the action as it was before the modifiers (its evaluated copy is not told).
     obj.animation_data.action.update_tag()
     scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, FRAMES
+    scene.frame_start, scene.frame_end = 1, frames
     build_limbs(obj, [(last, LimbOptions(animation="IGNORE")) for last in LIMBS])
     return obj
 
 
-def _play(obj: bpy.types.Object) -> None:
+def _play(obj: bpy.types.Object, frames: int = FRAMES) -> None:
     scene = bpy.context.scene
-    for frame in range(1, FRAMES + 1):
+    for frame in range(1, frames + 1):
         scene.frame_set(frame)
 
 
-def _bake(obj: bpy.types.Object) -> list:
+def _bake(obj: bpy.types.Object, frames: int = FRAMES) -> list:
     from ik_rigger.rig import bake
 
     with common.quiet():
-        return bake.bake_limbs(obj, list(obj.ik_rigger.limbs), "FK_TO_IK", range(1, FRAMES + 1))
+        return bake.bake_limbs(obj, list(obj.ik_rigger.limbs), "FK_TO_IK", range(1, frames + 1))
 
 
 def _key_loop(obj: bpy.types.Object) -> None:
@@ -98,7 +98,7 @@ def _bare_loop(obj: bpy.types.Object) -> None:
                                      "rotation_euler", frame=frame)
 
 
-def _check(obj: bpy.types.Object, results: list) -> None:
+def _check(obj: bpy.types.Object, results: list, frames: int = FRAMES) -> None:
     """The bake really keyed every frame of every control (reading the motion from its keys),
     or the timing means nothing."""
     from ik_rigger.rig.animation import fcurve_owners
@@ -108,7 +108,7 @@ def _check(obj: bpy.types.Object, results: list) -> None:
     for limb in obj.ik_rigger.limbs:
         path = f'pose.bones["{limb.handle}"].location'
         curves = [curve for owner in fcurve_owners(obj) for curve in owner.fcurves if curve.data_path == path]
-        assert curves and len(curves[0].keyframe_points) == FRAMES, path
+        assert curves and len(curves[0].keyframe_points) == frames, path
 
 
 def run(settings: common.Settings) -> dict[str, object]:

@@ -64,14 +64,17 @@ _ENVIRONMENT = {**{name: value for name, value in os.environ.items() if name != 
                 "PYTHONPYCACHEPREFIX": str(_PYCACHE)}
 
 
-def _run(command: list[str]) -> tuple[float, str]:
-    """Wall seconds of one process and what it printed; a failure stops the benchmark."""
+def _run(command: list[str]) -> tuple[float, str, float]:
+    """Wall seconds of one process, what it printed, and the CPU seconds it and its own processes
+    (the batch's workers) took; a failure stops the benchmark."""
+    cpu = common.children_cpu()
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=_ENVIRONMENT)
     seconds = time.perf_counter() - started
+    cpu = common.children_cpu() - cpu
     if done.returncode != 0:
         raise RuntimeError(f"{Path(command[1]).name} exited with {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return seconds, done.stdout
+    return seconds, done.stdout, cpu
 
 
 def _make_files(sources: Path, folder: Path, count: int) -> list[Path]:
@@ -142,11 +145,11 @@ def _startup(repeats: int) -> common.Stats:
     return common.Stats.of([_run([sys.executable, "-c", _STARTUP_ONLY])[0] for _ in range(repeats)])
 
 
-def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, dict]:
+def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, dict, float]:
     out = Path(tempfile.mkdtemp(dir=work))
     report = work / f"report_{out.name}.json"
     try:
-        seconds, _ = _run([sys.executable, str(BATCH_SCRIPT), str(inputs), "--out", str(out / "rigged"),
+        seconds, _, cpu = _run([sys.executable, str(BATCH_SCRIPT), str(inputs), "--out", str(out / "rigged"),
                            "--jobs", str(jobs), "--report", str(report)])
     finally:
         shutil.rmtree(out)  # realistic outputs are large: keep one run's at a time
@@ -156,17 +159,17 @@ def _batch(inputs: Path, work: Path, jobs: int) -> tuple[float, dict]:
         if entry["status"] != "rigged" or limbs != LIMBS_PER_FILE:
             raise RuntimeError(f"the batch command rigged {limbs} limb(s) with status {entry['status']}: "
                                f"{entry['error']}")
-    return seconds, written
+    return seconds, written, cpu
 
 
-def _floor(paths: list[Path], work: Path) -> tuple[float, list[dict]]:
+def _floor(paths: list[Path], work: Path) -> tuple[float, list[dict], float]:
     out = Path(tempfile.mkdtemp(dir=work))
     try:
-        seconds, printed = _run([sys.executable, str(FLOOR_SCRIPT), str(out), *map(str, paths)])
+        seconds, printed, cpu = _run([sys.executable, str(FLOOR_SCRIPT), str(out), *map(str, paths)])
     finally:
         shutil.rmtree(out)
     line = next(line for line in printed.splitlines() if line.startswith(RESULT_MARK))
-    return seconds, json.loads(line[len(RESULT_MARK):])
+    return seconds, json.loads(line[len(RESULT_MARK):]), cpu
 
 
 def _floor_in_two(paths: list[Path], work: Path) -> float:
@@ -221,12 +224,12 @@ def _measure(paths: list[Path], work: Path, job_counts: list[int], repeats: int,
     per_file: dict[str, list[list[dict]]] = {"floor": [], "jobs_1": []}
 
     def floor() -> None:
-        seconds, timings = _floor(paths, work)
+        seconds, timings, _ = _floor(paths, work)
         walls["floor"].append(seconds)
         per_file["floor"].append(timings)
 
     def batch(jobs: int) -> None:
-        seconds, report = _batch(folder, work, jobs)
+        seconds, report, _ = _batch(folder, work, jobs)
         walls[f"jobs_{jobs}"].append(seconds)
         loops[f"jobs_{jobs}"].append(report["seconds"])
         if jobs == 1:

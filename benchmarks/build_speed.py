@@ -144,14 +144,17 @@ def compare(reference: Signature, other: Signature) -> dict[str, object]:
 
 def run(sources: Path, settings: common.Settings) -> dict[str, object]:
     """Time the floor, the API and the operator; Rigify's generator for context."""
-    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    samples: dict[str, list[float]] = {name: [] for name in VARIANTS}  # CPU seconds: what the ratios judge
+    walls: dict[str, list[float]] = {name: [] for name in VARIANTS}
     signatures: dict[str, Signature] = {}
     with common.quiet():  # the operator reports what it rigged on stdout
         for _ in range(settings.build_repeats):
             for name, (mode, action) in VARIANTS.items():
                 obj = _metarig(sources, mode)
                 original = set(obj.data.bones.keys())
-                samples[name].append(common.timed(lambda obj=obj, action=action: action(obj)))
+                cpu, wall = common.timed_both(lambda obj=obj, action=action: action(obj))
+                samples[name].append(cpu)
+                walls[name].append(wall)
                 signatures.setdefault(name, signature(obj, original))
     stats = {name: common.Stats.of(values) for name, values in samples.items()}
     rigify = {label: _time_rigify(operator, settings.rigify_repeats)
@@ -168,6 +171,9 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
         "rigify_generate_seconds": {label: value.as_dict() for label, value in rigify.items()},
         "ratios": ratios,
         "ratio_spreads": {name: spread.as_dict() for name, spread in spreads.items()},
+        "wall_seconds": {name: common.Stats.of(values).as_dict() for name, values in walls.items()},
+        "wall_ratio_spreads": {name: common.paired_ratios(walls[top], walls[bottom]).as_dict()
+                               for name, top, bottom in RATIOS},
         "target": TARGET,
         "same_rig": {name: compare(signatures[SAME_AS.get(name, "floor")], signatures[name])
                      for name in VARIANTS if name not in ("floor", *SAME_AS.values())},

@@ -169,17 +169,21 @@ def _chain_poses(obj: bpy.types.Object, rig: Rig) -> dict[str, Vector]:
     return {limb.chain[1]: evaluated.pose.bones[limb.chain[1]].head.copy() for limb in rig.limbs}
 
 
-def _per_frame(step: Callable[[int], None], frames: int, passes: int) -> float:
+def _per_frame(step: Callable[[int], None], frames: int, passes: int) -> tuple[float, float]:
+    """CPU and wall seconds per frame."""
     def run() -> None:
         for _ in range(passes):
             for frame in range(1, frames + 1):
                 step(frame)
 
-    return common.timed(run) / (frames * passes)
+    cpu, wall = common.timed_both(run)
+    return cpu / (frames * passes), wall / (frames * passes)
 
 
-def _time_rig(sources: Path, rig: Rig | None, frames: int, passes: int) -> tuple[float, float]:
-    """Seconds per frame (python-driven, keyframed) for ``rig`` in a fresh scene; None is the empty scene."""
+def _time_rig(sources: Path, rig: Rig | None, frames: int,
+              passes: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """CPU and wall seconds per frame (python-driven, keyframed) for ``rig`` in a fresh scene; None is
+    the empty scene."""
     common.reset()
     scene = bpy.context.scene
     view_layer = bpy.context.view_layer
@@ -208,12 +212,15 @@ def _time_rig(sources: Path, rig: Rig | None, frames: int, passes: int) -> tuple
 def run(sources: Path, settings: common.Settings) -> dict[str, object]:
     frames = settings.eval_frames
     names = ["empty", *RIGS]
-    samples: dict[str, dict[str, list[float]]] = {name: {"python": [], "keyframed": []} for name in names}
+    # CPU time (what the ratios judge), and wall time beside it ("..._wall").
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"python": [], "keyframed": [], "python_wall": [], "keyframed_wall": []} for name in names}
     for _ in range(settings.eval_repeats):
         for name in names:
             python_driven, keyframed = _time_rig(sources, RIGS.get(name), frames, settings.eval_passes)
-            samples[name]["python"].append(python_driven)
-            samples[name]["keyframed"].append(keyframed)
+            for mode, (cpu, wall) in (("python", python_driven), ("keyframed", keyframed)):
+                samples[name][mode].append(cpu)
+                samples[name][f"{mode}_wall"].append(wall)
     stats = {name: {mode: common.Stats.of(values) for mode, values in modes.items()}
              for name, modes in samples.items()}
     spreads: dict[str, common.Stats] = {}

@@ -70,7 +70,7 @@ def _run(inputs: Path, work: Path, how: list[str]) -> tuple[float, float]:
     out = Path(tempfile.mkdtemp(dir=work))
     report = work / f"report_{out.name}.json"
     try:
-        seconds, _ = batch._run([sys.executable, str(batch.BATCH_SCRIPT), str(inputs), "--out", str(out / "rigged"),
+        seconds, _, _ = batch._run([sys.executable, str(batch.BATCH_SCRIPT), str(inputs), "--out", str(out / "rigged"),
                                  "--report", str(report), *how])
     finally:
         shutil.rmtree(out)

@@ -57,11 +57,21 @@ def _pole_angle(root_head: Vector, root_tail: Vector, root_x: Vector, end: Vecto
 
 def rig_four_limbs(obj: bpy.types.Object, stretch: bool = True, drivers: bool = False) -> None:
     """Rig both legs and both arms of the active metarig ``obj``; leaves it in the mode it was in."""
+    rig_limbs(obj, LIMBS, stretch, drivers)
+
+
+def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | list[tuple[str, str, str]],
+              stretch: bool = True, drivers: bool = False, origin: str | None = None) -> None:
+    """Rig ``limbs`` (first, last and end bone of each) of the active armature ``obj``, as
+    ``rig_four_limbs`` does the metarig's; leaves it in the mode it was in. With ``origin``, the
+    controls hang from that bone (a root on the ground, as IK Rigger's legs do) rather than from
+    the bone above the chain's parent."""
     mode = "POSE" if obj.mode == "POSE" else "OBJECT"
     bpy.ops.object.mode_set(mode="EDIT")
     edit_bones = obj.data.edit_bones
+    above = edit_bones[origin] if origin else None
     wiring = []
-    for first_name, last_name, end_name in LIMBS:
+    for first_name, last_name, end_name in limbs:
         first, last, end = edit_bones[first_name], edit_bones[last_name], edit_bones[end_name]
         base, side = _split_side(last_name)
         end_base = _split_side(end_name)[0]
@@ -71,7 +81,7 @@ def rig_four_limbs(obj: bpy.types.Object, stretch: bool = True, drivers: bool = 
         bend = (knee - along * (knee.dot(along) / along.length_squared)).normalized()
         # Controls hang from the bone above the chain's parent, so the body carries them
         # but the hip or shoulder does not drag them.
-        control_parent = first.parent.parent if first.parent else None
+        control_parent = above or (first.parent.parent if first.parent else None)
 
         handle = edit_bones.new(f"{end_base}_IK{side}")
         handle.head, handle.tail, handle.roll = end.head, end.tail, end.roll
@@ -216,5 +226,20 @@ class BENCHMARK_OT_floor(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class BENCHMARK_OT_mode_switches(bpy.types.Operator):
+    """The floor of Auto-Rig on a large armature: three mode switches (Edit, Object, back to Pose) and
+    nothing else, as an operator (its call, undo step and scene update), from Pose mode"""
+
+    bl_idname = "benchmark.mode_switches"
+    bl_label = "Floor: Three Mode Switches"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        for mode in ("EDIT", "OBJECT", "POSE"):
+            bpy.ops.object.mode_set(mode=mode)
+        return {"FINISHED"}
+
+
 def register() -> None:
     bpy.utils.register_class(BENCHMARK_OT_floor)
+    bpy.utils.register_class(BENCHMARK_OT_mode_switches)

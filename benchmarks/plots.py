@@ -14,6 +14,7 @@ matplotlib.use("Agg")  # files only: no display, and the same output everywhere
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 MET, MISSED, CONTEXT = "#3a7d44", "#c0392b", "#7f8c8d"
 
@@ -106,4 +107,39 @@ def batch(result: dict, machine: str, path: Path) -> None:
     axes.set_ylim(0, max(1.3, top * 1.2))
     axes.set_title("Batch rigging throughput (each process pays Blender's start-up)", fontsize=10)
     axes.legend(fontsize=8, loc="lower right")
+    _save(figure, machine, path)
+
+
+def scaling(result: dict, machine: str, path: Path) -> None:
+    """Each series: CPU time per unit against the size, log-log, IK Rigger's and the floor's; a flat line
+    grows linearly, a rising one faster. The legend gives each line's growth exponent."""
+    series = result["series"]
+    columns = min(3, len(series)) or 1
+    rows = (len(series) + columns - 1) // columns or 1
+    figure, grid = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
+    for axes, (name, entry) in zip(grid.flat, series.items()):
+        sizes, unit = entry["sizes"], entry["unit"]
+        for who, label, colour in (("ik_rigger", "IK Rigger", MET), ("floor", "floor", CONTEXT),
+                                   ("switches", "mode switches alone", "#2c6fbb")):
+            if who not in entry["cpu_seconds"]:
+                continue
+            stats = [entry["cpu_seconds"][who][str(size)] for size in sizes]
+            per_unit = [value["median"] / size for value, size in zip(stats, sizes)]
+            low = [middle - value["min"] / size for middle, value, size in zip(per_unit, stats, sizes)]
+            high = [value["max"] / size - middle for middle, value, size in zip(per_unit, stats, sizes)]
+            axes.errorbar(sizes, [value * 1e3 for value in per_unit],
+                          yerr=[[value * 1e3 for value in low], [value * 1e3 for value in high]], marker="o",
+                          color=colour, capsize=3, linewidth=1.2,
+                          label=f"{label}: exponent {entry['exponents'][who]:.2f}")
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.minorticks_off()
+        axes.set_xticks(sizes, [f"{size:,}" for size in sizes], fontsize=8)
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.set_xlabel(f"{name} (log)", fontsize=9)
+        axes.set_ylabel(f"CPU ms per {unit} (log)", fontsize=9)
+        axes.set_title(f"{name}: time per {unit}", fontsize=10)
+        axes.legend(fontsize=8)
+    for axes in list(grid.flat)[len(series):]:
+        axes.axis("off")
     _save(figure, machine, path)

@@ -333,14 +333,16 @@ def test_benchmark_table_gives_each_figure_with_its_spread(page: str) -> None:
 
 
 def test_benchmark_counts_the_plots_it_writes(tmp_path: Path) -> None:
-    """The tracked run has six sections and four of them have a plot: the run says four, not six."""
+    """Not every section of the tracked run has a plot: the run counts the plots it wrote, not the sections."""
     pytest.importorskip("matplotlib")
     sys.path.insert(0, str(ROOT))
     from benchmarks import common, run
 
     document = json.loads((run.TRACKED_OUT / "latest.json").read_text(encoding="utf-8"))
     results = {name: document[name] for name in run.SECTIONS if name in document}
-    assert len(results) == 6
+    assert len(results) >= 6
     written = run.write_plots(results, common.machine_line(document["machine"]), tmp_path)
-    assert sorted(path.name for path in written) == ["batch.png", "build.png", "evaluation.png", "quality.png"]
+    plotted = sorted(f"{name}.png" for name in results if name in run.PLOTS)
+    assert sorted(path.name for path in written) == plotted and len(plotted) < len(results)
+    assert {"batch.png", "build.png", "evaluation.png", "quality.png"} <= set(plotted)
     assert sorted(tmp_path.iterdir()) == sorted(written)

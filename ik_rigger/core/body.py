@@ -101,6 +101,30 @@ def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     return limit is not None and point.dot(skeleton.up) <= limit
 
 
+def ground_above(skeleton: Skeleton, name: str) -> str | None:
+    """The nearest of ``name``'s ancestors whose head is at the ground (``at_ground``), if any.
+
+    Kept for every bone on the way up, once per skeleton: the legs of a long body (a centipede's
+    along its spine) share their lineage, which each would otherwise walk again, and the bones
+    no limb hangs from are never asked.
+    """
+    found = skeleton.measures.setdefault("ground_above", {})
+    walked = []
+    bone: str | None = name
+    while bone is not None and bone not in found:
+        walked.append(bone)
+        parent = skeleton[bone].parent
+        if parent is not None and at_ground(skeleton, skeleton[parent].head):
+            found[bone] = parent
+            break
+        bone = parent
+    # Between each bone walked and the answer, no bone stands at the ground: they share it.
+    answer = found.get(bone) if bone is not None else None
+    for below in walked:
+        found[below] = answer
+    return answer
+
+
 def _front_from_feet(segments: list[tuple[Vector, Vector]], up: Vector) -> Vector | None:
     """Where the bones near the ground point, along the ground, if they agree."""
     limit = _feet_limit([point.dot(up) for segment in segments for point in segment])

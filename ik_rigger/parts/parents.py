@@ -81,10 +81,9 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
         if kept is not None and (kept.bone is None or _may_follow(skeleton, chain, kept.bone)):
             return kept.bone
         carrier = _past_helpers(skeleton, chain[0], chain)  # the shoulder above 肩C, the lower body above 腰キャンセル
-        above = list(skeleton.ancestors(carrier)) if carrier else []
-        if not above or not body.at_ground(skeleton, end):
+        if carrier is None or skeleton[carrier].parent is None or not body.at_ground(skeleton, end):
             return _past_helpers(skeleton, carrier, chain) if carrier else None
-        return next((bone for bone in above if body.at_ground(skeleton, skeleton[bone].head)), None)
+        return body.ground_above(skeleton, carrier)
     name = options.handle_parent
     check_control_parent(skeleton, chain, name, "handle")
     return name

@@ -78,9 +78,10 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             uids, originals, notes = edit_pass.bone_stage(obj, plans, rebuilt, doomed, journal)
             modes.set_mode(obj, modes.data_mode(original))
             pose_pass.log_animation_data(obj, journal)
+            made = pose_pass.new_constraints(obj, plans, rebuilt, journal)
             for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
                 pose_pass.constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index),
-                                                 uids[index], hinges[index], journal)
+                                                 uids[index], hinges[index], journal, made.get(index))
             motion.keep(notes, journal)
             _set_version(obj, journal)
         except BaseException:

@@ -19,6 +19,10 @@ from . import records
 from .journal import Journal
 from .records import Rebuilt
 
+# From how many limbs a build indexes the edit bones by name (``bone_stage``): a look-up walks about
+# half the bones, indexing them costs about twenty walks, and each limb looks up about three.
+_INDEXED_FROM = 8
+
 
 def _edit_state(bone: bpy.types.EditBone) -> dict:
     """What the build may change on an edit bone, to give it back."""
@@ -94,12 +98,13 @@ def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
 
 
 def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
-                     journal: Journal,
-                     collections: dict[str, bpy.types.BoneCollection] | None = None) -> dict[str, bpy.types.EditBone]:
+                     journal: Journal, collections: dict[str, bpy.types.BoneCollection] | None = None,
+                     known: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
     with their rig's ``uid`` and role, then parented. Returns them by name. ``collections`` keeps
-    IK Rigger's bone collections by name across the calls of one build."""
+    IK Rigger's bone collections by name across the calls of one build; ``known``, the armature's
+    edit bones by name when the build indexed them (``bone_stage``)."""
     armature = obj.data
     edit_bones = armature.edit_bones
     if collections is None:
@@ -112,7 +117,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             # only what differs is set.
             bone = new_bone(journal, edit_bones, new.name)
         else:
-            bone = edit_bones[new.name]
+            bone = _find(edit_bones, known, new.name)
             log_bone(journal, armature, bone)
             bone.use_connect = False
             for collection in list(bone.collections):
@@ -134,10 +139,16 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         placed[new.name] = bone
     for new in planned:
         if new.parent is not None:
-            placed[new.name].parent = placed.get(new.parent) or edit_bones[new.parent]
+            placed[new.name].parent = placed.get(new.parent) or _find(edit_bones, known, new.parent)
         elif new.name in reused:
             placed[new.name].parent = None
     return placed
+
+
+def _find(edit_bones, known: dict[str, bpy.types.EditBone] | None, name: str) -> bpy.types.EditBone:
+    """The edit bone ``name``, from the build's index when it has one (``bone_stage``)."""
+    bone = known.get(name) if known is not None else None
+    return bone if bone is not None else edit_bones[name]
 
 
 def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal: Journal) -> bpy.types.BoneCollection:
@@ -201,16 +212,20 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
     uids = []
     notes: dict[int, list[str]] = {}
     collections: dict[str, bpy.types.BoneCollection] = {}
+    # Blender finds an edit bone by name along the list of all of them: each limb's few look-ups of
+    # the armature's bones (its parents, a roll to copy) would grow with the armature, and many limbs
+    # (a creature's hundreds of legs) with its square. Those index the bones once.
+    known = {bone.name: bone for bone in edit_bones} if len(plans) >= _INDEXED_FROM else None
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
         uid = entry.uid if entry is not None else _new_uid(obj, journal)
         uids.append(uid)
         reused = set(entry.parts.made.values()) if entry is not None else set()
-        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections)
+        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known)
         for new in limb_plan.new_bones:
             bone = placed[new.name]
             if new.roll_like is not None:
-                bone.roll = (placed.get(new.roll_like) or edit_bones[new.roll_like]).roll
+                bone.roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
             if not new.selectable or new.name in reused:  # Blender makes a bone selectable
                 bone.hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
@@ -222,7 +237,9 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
             _aim_off(obj, limb_plan, entry, unwanted, journal)
             for name in unwanted:
                 _drop_drivers(obj, name)  # its constraints go with it; their drivers would stay, invalid
-                edit_bones.remove(edit_bones[name])
+                edit_bones.remove(_find(edit_bones, known, name))
+                if known is not None:
+                    known.pop(name, None)
                 journal.after_bones(doomed[name])
         _prebend(journal, armature, limb_plan, originals)
     return uids, originals, notes

@@ -270,9 +270,33 @@ def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, j
         pose_joints.set_ik_settings(obj.pose.bones[new.name], settings)
 
 
+def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: dict[int, Rebuilt],
+                    journal: Journal) -> dict[int, list[str]]:
+    """Object or Pose mode: every new limb's constraints, made and named before the build adds any
+    driver; returns each limb's (by index) constraint names, in its plan's order.
+
+    Naming a new constraint rewrites every animation path of the file that would name it (Blender
+    renames the old name's paths), so each costs as much as the drivers already there: named
+    between the drivers of the limbs before, a thousand limbs' constraints cost a thousand times
+    more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
+    """
+    made: dict[int, list[str]] = {}
+    for index, limb_plan in enumerate(plans):
+        if index in rebuilt:
+            continue
+        names = made[index] = []
+        for planned in limb_plan.constraints:
+            constraint = add_constraint(obj, planned)
+            journal.data(lambda owner=planned.owner, name=constraint.name: remove_constraint(obj, owner, name))
+            names.append(constraint.name)
+    return made
+
+
 def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
-                            entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal) -> None:
-    """Object or Pose mode: the constraint stage for one limb, then its record."""
+                            entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal,
+                            premade: list[str] | None = None) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record. ``premade``: the names of
+    a new limb's constraints ``new_constraints`` made, in its plan's order."""
     rig = obj.ik_rigger
     _log_record(journal, obj, entry.index if entry is not None else None)
     if entry is None:
@@ -301,7 +325,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
         elif before != obj.pose.bones[planned.bone].get(planned.key):  # an option's value, set anew
             journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
                 planned.key, before))
-    added = _constraints(obj, limb_plan, entry, journal)
+    added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
         (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))
     hide_made_bones(obj, limb_plan.new_bones)
@@ -362,9 +386,10 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
         pose_bone.ik_stretch = states.get(name, 0.0)
 
 
-def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | None,
-                 journal: Journal) -> list[tuple[str, str]]:
-    """A rebuilt limb's constraints are set again in place; new ones added, unwanted ones removed.
+def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | None, journal: Journal,
+                 premade: list[str] | None = None) -> list[tuple[str, str]]:
+    """A rebuilt limb's constraints are set again in place; new ones added (or, in ``premade``, taken as
+    ``new_constraints`` made them), unwanted ones removed; each planned influence driven.
     Returns the limb's constraints as (owner, name)."""
     pose_bones = obj.pose.bones
     # Matched by owner, kind and name: a bone may carry two of IK Rigger's constraints of one kind.
@@ -375,10 +400,12 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             if owner in pose_bones:
                 existing[(owner, pose_bones[owner].constraints[name].type, name)] = name
     added = []
-    for planned in limb_plan.constraints:
+    for position, planned in enumerate(limb_plan.constraints):
         key = (planned.owner, planned.kind, planned.name)
         name = existing.pop(key, None)
-        if name is not None:
+        if premade is not None:
+            constraint = pose_bones[planned.owner].constraints[premade[position]]
+        elif name is not None:
             constraint = pose_bones[planned.owner].constraints[name]
             state = _constraint_state(constraint, planned)
             journal.data(lambda constraint=constraint, state=state: _restore_constraint(constraint, state))
