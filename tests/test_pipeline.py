@@ -27,7 +27,7 @@ from test_packaging import blender_command, isolated_env
 from test_ui import draw
 
 from ik_rigger import api, ui
-from ik_rigger.rig import records
+from ik_rigger.rig import drivers, records
 
 PLAYER = Path(__file__).resolve().parent / "play_without_addon.py"
 LEGS = ["thigh.L", "shin.L"]
@@ -506,7 +506,7 @@ def test_a_build_that_fails_anywhere_leaves_the_armature_as_it_was(monkeypatch, 
     if rebuild:
         assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
     before = snapshot(obj)
-    target = {"edit": (records, "mark", 5), "constraints": (records, "drive", 3),
+    target = {"edit": (records, "mark", 5), "constraints": (drivers, "drive", 3),
               "records": (build, "_set_version", 1)}[stage]
     _fail_on(monkeypatch, *target)
     with pytest.raises(InjectedError):
