@@ -288,3 +288,39 @@ def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
     rigged = [name for name, entry in files.items() if entry["status"] == "rigged"]
     for name in rigged:
         assert limbs_in(out / name) == ["shin.L", "shin.R"]
+
+
+def test_a_worker_of_another_release_is_refused_naming_both_before_any_file(tmp_path):
+    """A worker started from a copy of the project whose release differs: the submitter asks every
+    worker its release before it sends a file, and refuses (a usage error) naming both."""
+    import re
+    import shutil
+
+    ours = re.search(r'^version = "([^"]+)"', (ROOT / "blender_manifest.toml").read_text(), re.MULTILINE)[1]
+    other = tmp_path / "other"
+    shutil.copytree(ROOT, other, symlinks=True, ignore=shutil.ignore_patterns(
+        ".venvs", ".git", "tests", "benchmarks", "docs", "out", "dist", "__pycache__", ".*_cache"))
+    (other / ".venvs").symlink_to((ROOT / ".venvs").resolve())
+    manifest = other / "blender_manifest.toml"
+    manifest.write_text(manifest.read_text().replace(f'version = "{ours}"', 'version = "0.0.1"'))
+    source = save_character(tmp_path / "in" / "a.blend")
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        with (tmp_path / "logs" / "other-worker.log").open("w") as log:
+            worker = subprocess.Popen([str(other / "scripts" / "farm.sh"), "worker", address, "--nworkers", "1"],
+                                      stdout=log, stderr=subprocess.STDOUT)
+        try:
+            client = distributed.Client(address, timeout=120)
+            try:
+                _wait_for_workers(client, 1, worker)
+            finally:
+                client.close()
+            result = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--report",
+                                     str(tmp_path / "report.json"), "--scheduler", address],
+                                    capture_output=True, text=True, timeout=300)
+        finally:
+            _stop([worker])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "runs IK Rigger 0.0.1" in result.stderr, result.stderr
+    assert f"this submitter runs IK Rigger {ours}" in result.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report.json").exists()

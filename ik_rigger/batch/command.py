@@ -30,6 +30,7 @@ from ..core.errors import RigError
 from ..limb.config import Config, Schema, load_config, option_specs, spec_of
 from ..limb.options import BOTH_SIDES
 from .conclusion import conclude
+from .farm_runs import clean_dead_runs
 from .inputs import plan_jobs
 from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
 from .opening import IMPORTERS, importer_options
@@ -244,7 +245,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         return _usage(error.message)
     started = time.perf_counter()
     for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
-        inputs.notes.extend(f"removed '{path}', left by a run that was killed" for path in clean_stale(folder))
+        inputs.notes.extend(f"removed '{path}', left by a run that was killed"
+                            for path in [*clean_stale(folder), *clean_dead_runs(folder)])
     progress = Progress(len(jobs), quiet=args.quiet)
     count = min(args.jobs, len(jobs))
     if count > 1 and not worker_command:

@@ -198,7 +198,8 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     if not os.path.exists(job.input):
         return FileResult(
             job.input, job.output, error=f"'{job.input}' is not there on worker {_worker_name()}: every worker must "
-            "see the files at the same paths (shared storage)")
+            "see the files at the same paths (shared storage; a relative path was made whole in the submitter's "
+            "working folder)")
     target = output_of(job)
     if stop_mark(target.parent, token).exists():
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
