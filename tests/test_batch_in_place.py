@@ -53,3 +53,24 @@ def test_a_file_left_alone_is_rigged_in_place_with_its_backup(tmp_path):
     assert result.status == "rigged", result.error
     assert digest(tmp_path / "hero.blend1") == older
     assert limbs_in(source) == ["shin.L", "shin.R"]
+
+
+def test_on_the_farm_a_file_saved_while_it_was_rigged_in_place_is_left_as_that_save_made_it(tmp_path, monkeypatch):
+    from ik_rigger.batch import farm_tasks
+
+    source = save_character(tmp_path / "hero.blend")
+    older = digest(source)
+    artists = save_character(tmp_path / "next" / "hero.blend", bones=both_legs(), name="Artist")
+    rig = files.rig_file
+
+    def rig_while_the_artist_saves(*args, **kwargs):
+        done = rig(*args, **kwargs)  # rigged into the task's staged file; the artist saves now
+        _saved_as_blender_saves(source, artists)
+        return done
+
+    monkeypatch.setattr(files, "rig_file", rig_while_the_artist_saves)
+    result = farm_tasks.rig_staged(files.Job(str(source), str(source), in_place=True), Config(), "run", 0)
+    assert result.status == "failed", result
+    assert result.error.startswith(f"'{source}' changed while it was being rigged")
+    assert digest(source) == digest(artists) and digest(tmp_path / "hero.blend1") == older
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["hero.blend", "hero.blend1", "next"]
