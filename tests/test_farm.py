@@ -222,7 +222,7 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     stop mark), the queued ones are cancelled, and the report lists every input once; the output
     folder holds only files rigged whole, and nothing is made after the submitter exits."""
     cluster.ready()
-    # Files that take a second or more each: when the first is done, its worker has begun another.
+    # Files that take a second or more each: when the first is done, its worker begins another.
     inputs = _heavy(14, tmp_path / "in", subdivisions=1000)
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
@@ -230,6 +230,9 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
     assert process.stdout is not None
     assert any(line.startswith("[1/14]") for line in process.stdout)  # under way (after Blender's own lines)
+    # The next file sent to the worker that freed up (the submitter sends one as a thread frees): in flight.
+    _wait_until(lambda: sum(len(_run_keys(keys)) for keys in cluster.client.processing().values()) == WORKERS,
+                "file in each worker", process)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr

@@ -38,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .farm_release import check_workers
+from .farm_release import check_workers, other_releases
 from .farm_runs import TOUCH_SECONDS, clean_dead_runs, mark_runs, touch
 from .farm_tasks import STAGE, STOP_GRACE_SECONDS, made_earlier, output_of, rig_on_worker, stop_mark
 
@@ -98,7 +98,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
         jobs = [replace(job, input=os.path.abspath(job.input), output=os.path.abspath(job.output)) for job in jobs]
         inputs.notes.extend(config.notes)
         _await_a_worker(client, args.scheduler, wait)
-        check_workers(client, args.scheduler)
+        asked = check_workers(client, args.scheduler)
         started = time.perf_counter()
         token = uuid.uuid4().hex[:12]
         folders = _folders(job for job in jobs if not job.dry_run)
@@ -114,7 +114,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             progress.update(printable(result))
 
         try:
-            _run(_Sending(client, jobs, config, token, marks), record, (args.scheduler, wait))
+            _run(_Sending(client, jobs, config, token, marks, asked), record, (args.scheduler, wait))
         finally:
             progress.finish()
             # A file put in place by a task after its answer came (its scheduler gone): rigged.
@@ -158,12 +158,17 @@ class _Sending:
     """The run's tasks, sent as the workers' threads free up: one task in each thread and none
     queued behind it on a worker (Dask sends a worker every task at once when there are few), so
     that a worker that hangs holds one file while the others take the rest. The largest files first.
-    Meanwhile the run's marks say it is alive (``farm_runs``)."""
+    Meanwhile the run's marks say it is alive (``farm_runs``). A worker that joins is asked its
+    release before any task is sent (``farm_release``): one of another release stops the sending,
+    and the files not sent fail with ``refused``, which names both releases."""
 
-    def __init__(self, client: Any, jobs: list[Job], config: Config, token: str, marks: list[Path]) -> None:
+    def __init__(self, client: Any, jobs: list[Job], config: Config, token: str, marks: list[Path],
+                 asked: set[str]) -> None:
         from .pool import _largest_first
 
         self.client, self.jobs, self.config, self.token, self.marks = client, jobs, config, token, marks
+        self.asked = set(asked)
+        self.refused = ""
         self.queued = deque(_largest_first(jobs))
         self.futures: dict[Any, int] = {}
         self.flying: list[Any] = []  # the tasks sent that may not be done
@@ -171,10 +176,16 @@ class _Sending:
 
     def send(self, pending: Any = None) -> None:
         """Send a task to each free worker thread; ``pending`` (Dask's as_completed) follows them."""
-        if not self.queued:
+        if not self.queued or self.refused:
             return
+        workers = _workers(self.client)
+        if joined := sorted(set(workers) - self.asked):
+            self.asked.update(joined)
+            if told := other_releases(self.client, joined):
+                self.refused = f"a worker of another release joined the Dask scheduler: {told}; stop it"
+                return
         self.flying = [future for future in self.flying if not future.done()]
-        free = sum(_workers(self.client).values()) - len(self.flying)
+        free = sum(workers.values()) - len(self.flying)
         for _ in range(min(free, len(self.queued))):
             index, job = self.queued.popleft()
             future = self.client.submit(rig_on_worker, job, self.config, self.token, index,
@@ -249,6 +260,16 @@ def _follow(sending: _Sending, take: Callable[..., None], recorded: set[int], ad
     pending = as_completed(list(futures), loop=client.loop, with_results=True, raise_errors=False)
     alone_since: float | None = None
     checked = 0.0
+
+    def refuse() -> None:
+        """The files not sent, once a worker of another release joined: failed, naming both releases."""
+        if sending.refused and sending.queued:
+            print(f"ik_rigger: {sending.refused}; {len(sending.queued)} file(s) left not rigged", file=sys.stderr,
+                  flush=True)
+            for index, job in list(sending.queued):
+                take(index, FileResult(job.input, job.output, error=sending.refused))
+            sending.queued.clear()
+
     while not pending.is_empty() or sending.queued:
         came = pending.next_batch(block=False)
         for future, answer in came:
@@ -256,9 +277,11 @@ def _follow(sending: _Sending, take: Callable[..., None], recorded: set[int], ad
         now = time.monotonic()
         if came:
             sending.send(pending)
+            refuse()
         if now - checked >= 1:
             checked = now
             sending.send(pending)  # workers that joined
+            refuse()
             sending.alive(now)
             gone = client.status in ("closing", "closed")  # Dask gave up on reaching the scheduler again
             alone_since = None if _workers(client) else alone_since or now

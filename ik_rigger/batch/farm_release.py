@@ -58,24 +58,34 @@ def this_release() -> str:
     return release_in(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def check_workers(client: Any, address: str) -> None:
-    """Refuse a cluster with a worker of another release than this submitter's (a usage error
-    naming both), before any file is sent."""
+def other_releases(client: Any, workers: list[str] | None = None) -> str:
+    """The workers (``workers``, or all) that run another release than this submitter's, each with
+    its release, and this one's; '' when there are none."""
     import cloudpickle
-
-    from .jobs import UsageError
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
-        releases = client.run(worker_release, on_error="return")
+        releases = client.run(worker_release, workers=workers, on_error="return")
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     ours = this_release()
     others = {worker: release for worker, release in releases.items() if release != ours}
-    if others:
-        told = ", ".join(f"{worker} runs IK Rigger {release}" if isinstance(release, str) else
-                         f"{worker} could not tell its release ({type(release).__name__}: {release})"
-                         for worker, release in sorted(others.items()))
-        raise UsageError(f"the Dask scheduler at '{address}' has workers of another release: {told}; this "
-                         f"submitter runs IK Rigger {ours}. Start every worker from this release (scripts/farm.sh "
-                         f"worker {address} in a checkout of IK Rigger {ours}), and stop the others")
+    if not others:
+        return ""
+    told = ", ".join(f"{worker} runs IK Rigger {release}" if isinstance(release, str) else
+                     f"{worker} could not tell its release ({type(release).__name__}: {release})"
+                     for worker, release in sorted(others.items()))
+    return f"{told}; this submitter runs IK Rigger {ours}"
+
+
+def check_workers(client: Any, address: str) -> set[str]:
+    """Refuse a cluster with a worker of another release than this submitter's (a usage error
+    naming both), before any file is sent; the workers asked."""
+    from .jobs import UsageError
+
+    asked = set(client.nthreads())
+    if told := other_releases(client, sorted(asked)):
+        raise UsageError(f"the Dask scheduler at '{address}' has workers of another release: {told}. Start every "
+                         f"worker from this release (scripts/farm.sh worker {address} in a checkout of it), and stop "
+                         "the others")
+    return asked
