@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import sys
+import threading
 import time
 import uuid
 from collections import deque
@@ -172,6 +173,7 @@ class _Sending:
         self.queued = deque(_largest_first(jobs))
         self.futures: dict[Any, int] = {}
         self.flying: list[Any] = []  # the tasks sent that may not be done
+        self.freed = threading.Event()  # set as a task sent is done: its thread takes the next at once
         self.touched = time.monotonic()
 
     def send(self, pending: Any = None) -> None:
@@ -192,6 +194,7 @@ class _Sending:
                                         key=f"{STAGE}{self.token}-{index}", pure=False)
             self.futures[future] = index
             self.flying.append(future)
+            future.add_done_callback(lambda _done: self.freed.set())
             if pending is not None:
                 pending.add(future)
 
@@ -275,7 +278,8 @@ def _follow(sending: _Sending, take: Callable[..., None], recorded: set[int], ad
         for future, answer in came:
             take(futures[future], answer, future)
         now = time.monotonic()
-        if came:
+        if came or sending.freed.is_set():
+            sending.freed.clear()
             sending.send(pending)
             refuse()
         if now - checked >= 1:
@@ -303,7 +307,7 @@ def _follow(sending: _Sending, take: Callable[..., None], recorded: set[int], ad
                     job = jobs[index]
                     take(index, FileResult(job.input, job.output, error=line))
                 return
-        time.sleep(0.05)
+        sending.freed.wait(0.05)
 
 
 def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
