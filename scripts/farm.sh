@@ -40,8 +40,9 @@ shift
 "$ROOT/scripts/setup.sh" farm >/dev/null
 # Workers import IK Rigger (and the preload its start-up helper) from this checkout.
 export PYTHONPATH="$ROOT:$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}"
-# One task in a worker at a time, the scheduler holding the rest: an interrupted run cancels
-# every file no worker has begun (Dask's default sends a worker more than it runs).
+# One task in a worker at a time. The submitter sends a task only as a worker thread frees up
+# (Dask applies this setting only to runs of many tasks, and sends a worker every task of a small
+# one at once); this keeps a scheduler that other clients use to the same.
 export DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0
 # A worker busy with a file answers no heartbeat until the file is done (Blender runs on its
 # main thread): a long file must not have it taken for dead. A worker that dies closes its

@@ -149,6 +149,9 @@ def standard_descriptors_open() -> None:
 
 def main() -> int:
     standard_descriptors_open()
+    # How the user started it, for --help: a Blender binary has loaded bpy before this script.
+    program = "blender --background --factory-startup --python scripts/rig_batch.py --" \
+        if "bpy" in sys.modules else "scripts/rig_batch.sh"
     argv = command_line()
     scratch = run_scratch()
     ready = workers_ahead(argv)
@@ -161,7 +164,7 @@ def main() -> int:
     from ik_rigger.batch import command
 
     ik_rigger.register()
-    return command.main(argv, command.worker_command_for(Path(__file__).resolve()), ready, scratch)
+    return command.main(argv, command.worker_command_for(Path(__file__).resolve()), ready, scratch, program)
 
 
 if __name__ == "__main__":

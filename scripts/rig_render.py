@@ -20,6 +20,8 @@ The motion is rendered frame by frame as PNGs and put together with Pillow (anim
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -188,7 +190,7 @@ class Picture:
 
         self.place_controls()
         self.scene.render.filepath = str(path)
-        with quiet():
+        with quiet(), without_egl_probe():
             bpy.ops.render.render(write_still=True, scene=self.scene.name)
         return path
 
@@ -211,6 +213,38 @@ def control_names(obj: bpy.types.Object) -> list[str]:
     """The IK handles and poles of ``obj``'s rigged limbs that have a bone shape."""
     names = [name for limb in obj.ik_rigger.limbs for name in (limb.handle, limb.pole) if name]
     return [name for name in names if name in obj.pose.bones and obj.pose.bones[name].custom_shape]
+
+
+# What Blender's GPU start prints in the headless ``bpy`` (EGL, no display) where the driver offers an
+# OpenGL below 4.6: it asks for 4.6 first, is refused with this line, and takes the version there is
+# (Mesa's software llvmpipe gives 4.5). Each context it starts for the first render prints it once.
+# Harmless: the pictures are drawn the same, by the OpenGL 4.5 context.
+EGL_PROBE = ("EGL Error (0x3009): EGL_BAD_MATCH: Arguments are inconsistent (for example, a valid context requires "
+             "buffers not supplied by a valid surface).")
+
+
+@contextmanager
+def without_egl_probe() -> Iterator[None]:
+    """What Blender prints to the process's stderr, but for ``EGL_PROBE``'s line: held back
+    meanwhile and let through at the end, every other line as it was."""
+    import ctypes
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            ctypes.CDLL(None).fflush(None)
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            kept = [line for line in sink.read().splitlines(keepends=True)
+                    if line.rstrip(b"\r\n") != EGL_PROBE.encode()]
+            if kept:
+                os.write(2, b"".join(kept))
 
 
 @contextmanager

@@ -222,7 +222,7 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     stop mark), the queued ones are cancelled, and the report lists every input once; the output
     folder holds only files rigged whole, and nothing is made after the submitter exits."""
     cluster.ready()
-    # Files that take a second or more each: when the first is done, its worker has begun another.
+    # Files that take a second or more each: when the first is done, its worker begins another.
     inputs = _heavy(14, tmp_path / "in", subdivisions=1000)
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
@@ -230,6 +230,9 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
     assert process.stdout is not None
     assert any(line.startswith("[1/14]") for line in process.stdout)  # under way (after Blender's own lines)
+    # The next file sent to the worker that freed up (the submitter sends one as a thread frees): in flight.
+    _wait_until(lambda: sum(len(_run_keys(keys)) for keys in cluster.client.processing().values()) == WORKERS,
+                "file in each worker", process)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr
@@ -324,3 +327,111 @@ def test_the_open_job_description_job_rigs_every_file_in_chunks(tmp_path):
     assert limbs_in(out / "c1.blend") == ["shin.L", "shin.R"]
     assert TEMP_MARK not in " ".join(path.name for path in out.rglob("*"))
     assert digest(inputs[0]) == before[inputs[0]]
+
+
+def _wait_until(condition: Callable[[], bool], what: str, process: subprocess.Popen | None = None,
+                seconds: float = 600) -> None:
+    """Wait for ``condition`` (generously: the machine is shared); fail naming ``what`` if it does not come,
+    or at once if ``process`` ended meanwhile."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process is None or process.poll() is None, f"the run ended before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {seconds:g} s"
+        time.sleep(0.2)
+
+
+def _run_keys(keys: Iterable) -> list[str]:
+    return [str(key) for key in keys if str(key).startswith(farm_tasks.STAGE)]
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(entry.name for entry in folder.iterdir() if farm_tasks.STAGE in entry.name)
+
+
+def test_a_worker_that_hangs_holds_one_file_while_the_others_take_the_rest(tmp_path, cluster):
+    """A worker stopped (SIGSTOP) mid-file: the scheduler gave it that file alone, and the other worker
+    rigs every other file meanwhile; the run ends once the hung worker goes on."""
+    cluster.ready()
+    pids = cluster.client.run(os.getpid)
+    inputs = _heavy(4, tmp_path / "in")
+    out = tmp_path / "out"
+    process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"))
+    hung: list[str] = []
+    try:
+        def one_is_busy() -> bool:
+            busy = [worker for worker, keys in cluster.client.processing().items() if _run_keys(keys)]
+            if busy:
+                os.kill(pids[busy[0]], signal.SIGSTOP)
+                hung.append(busy[0])
+            return bool(busy)
+
+        _wait_until(one_is_busy, "file taken by a worker", process)
+
+        def the_rest_rigged() -> bool:
+            held = _run_keys(cluster.client.processing().get(hung[0], ()))
+            assert len(held) <= 1, f"the hung worker holds {len(held)} files: {held}"
+            rigged = [entry for entry in out.iterdir() if not entry.name.startswith(".")] if out.exists() else []
+            return len(rigged) + len(held) == len(inputs)
+
+        _wait_until(the_rest_rigged, "file but the hung worker's rigged", process)
+    finally:
+        for worker in hung:
+            os.kill(pids[worker], signal.SIGCONT)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stdout + stderr
+    assert all(entry["status"] == "rigged" for entry in report_of(tmp_path / "report.json").values())
+    assert sorted(entry.name for entry in out.iterdir()) == [path.name for path in inputs]
+
+
+def test_a_killed_submitters_leftovers_are_removed_by_the_next_run_there(tmp_path, cluster):
+    """A submitter killed (SIGKILL) mid-run leaves its staged files, records and marks; the next run
+    in that folder removes them (the run is dead), and leaves the output folder clean."""
+    cluster.ready()
+    _heavy(6, tmp_path / "in")
+    out = tmp_path / "out"
+    process = cluster.submit(str(tmp_path / "in"), "--out", str(out))
+    try:
+        _wait_until(lambda: out.exists() and any(name.endswith(".json") for name in _leftovers(out)),
+                    "file rigged and recorded", process)
+    finally:
+        process.kill()
+        process.communicate()
+    _wait_until(lambda: not any(_run_keys(keys) for keys in cluster.client.processing().values()),
+                "end of the killed run's tasks")
+    # A worker still rigging a file of it (the scheduler forgot the task) answers once that file is done:
+    # its event loop runs the file.
+    cluster.client.run(os.getpid)
+    left = _leftovers(out)
+    assert any(name.endswith(".blend") for name in left), left  # a staged file, about a rigged file's size
+    more = save_character(tmp_path / "more" / "z.blend")
+    again = cluster.submit(str(more), "--out", str(out))
+    stdout, stderr = again.communicate(timeout=600)
+    assert again.returncode == 0, stdout + stderr
+    assert _leftovers(out) == [] and not temporaries(out)
+    for name in left:
+        assert f"note: removed '{out / name}', left by a farm run that was killed" in stdout
+    assert limbs_in(out / "z.blend") == ["shin.L", "shin.R"]
+
+
+def test_relative_paths_are_the_submitters_whatever_folder_a_worker_runs_in(tmp_path, cluster):
+    cluster.ready()
+    save_character(tmp_path / "in" / "a.blend")
+    process = cluster.submit("in", "--out", "out", "--report", "report.json", cwd=tmp_path)
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stdout + stderr
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
+    assert report_of(tmp_path / "report.json")["a.blend"]["status"] == "rigged"
+    # A path no worker sees says where a relative one was taken from.
+    missing = farm_tasks.rig_staged(Job(str(tmp_path / "gone.blend"), str(tmp_path / "out" / "gone.blend")),
+                                    Config(), "run", 0)
+    assert "a relative path was made whole in the submitter's working folder" in missing.error
+
+
+def test_the_docs_open_job_description_commands_run_as_written():
+    if not OPENJD.exists():
+        pytest.skip("openjd-cli is in the farm environment only")
+    commands = [line for line in (ROOT / "docs" / "farm.md").read_text().splitlines() if "openjd check" in line]
+    assert commands
+    for command in commands:
+        result = subprocess.run(command, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, command + result.stdout + result.stderr

@@ -10,6 +10,8 @@ where Dask is not installed.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -286,5 +288,95 @@ def test_an_interrupt_after_the_scheduler_went_away_writes_the_report(tmp_path):
     assert sorted(files) == [path.name for path in inputs]
     assert {entry["status"] for entry in files.values()} <= {"rigged", "interrupted", "not started"}, files
     rigged = [name for name, entry in files.items() if entry["status"] == "rigged"]
+    for name in rigged:
+        assert limbs_in(out / name) == ["shin.L", "shin.R"]
+
+
+def _release() -> str:
+    return re.search(r'^version = "([^"]+)"', (ROOT / "blender_manifest.toml").read_text(), re.MULTILINE)[1]
+
+
+def _other_release(tmp_path: Path) -> Path:
+    """A copy of the project whose manifest says release 0.0.1, with the same environments."""
+    other = tmp_path / "other"
+    shutil.copytree(ROOT, other, symlinks=True, ignore=shutil.ignore_patterns(
+        ".venvs", ".git", "tests", "benchmarks", "docs", "out", "dist", "__pycache__", ".*_cache"))
+    (other / ".venvs").symlink_to((ROOT / ".venvs").resolve())
+    manifest = other / "blender_manifest.toml"
+    manifest.write_text(manifest.read_text().replace(f'version = "{_release()}"', 'version = "0.0.1"'))
+    return other
+
+
+def _worker_of_release(other: Path, address: str, log: Path) -> subprocess.Popen:
+    with log.open("w") as stream:
+        return subprocess.Popen([str(other / "scripts" / "farm.sh"), "worker", address, "--nworkers", "1"],
+                                stdout=stream, stderr=subprocess.STDOUT)
+
+
+def test_a_worker_of_another_release_is_refused_naming_both_before_any_file(tmp_path):
+    """A worker started from a copy of the project whose release differs: the submitter asks every
+    worker its release before it sends a file, and refuses (a usage error) naming both."""
+    other = _other_release(tmp_path)
+    source = save_character(tmp_path / "in" / "a.blend")
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        worker = _worker_of_release(other, address, tmp_path / "logs" / "other-worker.log")
+        try:
+            client = distributed.Client(address, timeout=120)
+            try:
+                _wait_for_workers(client, 1, worker)
+            finally:
+                client.close()
+            result = subprocess.run([str(RIG), str(source), "--out", str(tmp_path / "out"), "--report",
+                                     str(tmp_path / "report.json"), "--scheduler", address],
+                                    capture_output=True, text=True, timeout=300)
+        finally:
+            _stop([worker])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "runs IK Rigger 0.0.1" in result.stderr, result.stderr
+    assert f"this submitter runs IK Rigger {_release()}" in result.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report.json").exists()
+
+
+def test_a_worker_of_another_release_that_joins_mid_run_is_sent_no_file(tmp_path):
+    """Such a worker joining once the run is under way (the run's own worker held still meanwhile, so
+    that the run cannot end first): asked before any file is sent to it, it gets none; the files not
+    sent yet fail naming both releases, those sent are rigged."""
+    other = _other_release(tmp_path)
+    inputs = _heavy(12, tmp_path / "in")
+    out = tmp_path / "out"
+    with _farm(tmp_path / "logs") as start:
+        address = _scheduler(start)
+        ours = start("worker", address, "--nworkers", "1")
+        client = distributed.Client(address, timeout=120)
+        _wait_for_workers(client, 1, ours)
+        (pid,) = client.run(os.getpid).values()
+        process = subprocess.Popen([str(RIG), str(tmp_path / "in"), "--out", str(out), "--report",
+                                    str(tmp_path / "report.json"), "--scheduler", address],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        worker = None
+        try:
+            assert process.stdout is not None
+            assert any(line.startswith("[1/12]") for line in process.stdout)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                worker = _worker_of_release(other, address, tmp_path / "logs" / "other-worker.log")
+                _wait_for_workers(client, 2, worker)  # before the next file is sent: it asks it first
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            stdout, stderr = process.communicate(timeout=600)
+        finally:
+            client.close()
+            _stop([process, *([worker] if worker else [])])
+    assert process.returncode == 1, stdout + stderr
+    told = f"runs IK Rigger 0.0.1; this submitter runs IK Rigger {_release()}"
+    assert told in stderr
+    files = report_of(tmp_path / "report.json")
+    assert sorted(files) == [path.name for path in inputs]
+    refused = [name for name, entry in files.items() if entry["status"] == "failed"]
+    assert refused and all(told in files[name]["error"] for name in refused)
+    rigged = sorted(name for name, entry in files.items() if entry["status"] == "rigged")
+    assert len(rigged) + len(refused) == len(inputs)
+    assert sorted(entry.name for entry in out.iterdir()) == rigged
     for name in rigged:
         assert limbs_in(out / name) == ["shin.L", "shin.R"]

@@ -30,6 +30,7 @@ from ..core.errors import RigError
 from ..limb.config import Config, Schema, load_config, option_specs, spec_of
 from ..limb.options import BOTH_SIDES
 from .conclusion import conclude
+from .farm_runs import clean_dead_runs
 from .inputs import plan_jobs
 from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
 from .opening import IMPORTERS, importer_options
@@ -44,15 +45,29 @@ _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in
           "--help says more")
 
 
+# The command as the user typed it, for --help and the usage line: main()'s ``program``.
+_program = ["scripts/rig_batch.sh"]
+
+
+def _epilog(program: str) -> str:
+    return (f"example:\n  {program} characters/ --out rigged/ --report rigged/report.json\n\n"
+            "exit codes:\n"
+            "  0         every file rigged (or planned, with --dry-run)\n"
+            "  1         a file failed or was not rigged (the summary and the report say why)\n"
+            "  2         a usage error: nothing was written\n"
+            "  130, 143  stopped by SIGINT or SIGTERM (the report says what was done)\n\n"
+            "All of it: docs/batch.md; on a Dask cluster or a render farm: docs/farm.md.")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would exit the whole Blender
         raise UsageError(message)
 
 
 def parser() -> argparse.ArgumentParser:
-    usage = _Parser(prog="ik_rigger", allow_abbrev=False, description="Rig the legs and arms of characters in "
+    usage = _Parser(prog=_program[0], allow_abbrev=False, description="Rig the legs and arms of characters in "
                     ".blend, .fbx, .glb/.gltf and .bvh files. After '--' every argument is an input, whatever "
-                    "its name.")
+                    "its name.", epilog=_epilog(_program[0]), formatter_class=argparse.RawDescriptionHelpFormatter)
     usage.add_argument("inputs", nargs="*", help="files, folders (searched recursively) and globs")
     usage.add_argument("--out", type=Path, help="folder for the rigged .blend files (never searched for inputs)")
     usage.add_argument("--overwrite", action="store_true", help="replace files that already exist under --out")
@@ -77,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
     usage.add_argument("--worker-wait", type=float, metavar="SECONDS",
                        help="with --scheduler: how long to wait for a worker, before the first file and whenever "
                        "none is left, before giving up (60 by default)")
-    usage.add_argument("--report", type=Path, help="write a JSON report here")
+    usage.add_argument("--report", type=Path, help="write a JSON report here (a report already there is kept "
+                       "beside it, named by the time it was written)")
     told = usage.add_mutually_exclusive_group()
     told.add_argument("--quiet", "-q", action="store_true", help="print only errors, warnings and the summary")
     told.add_argument("--verbose", "-v", action="store_true",
@@ -148,7 +164,7 @@ def _worker_arguments(args: argparse.Namespace) -> list[str]:
 
 def _usage(message: str) -> int:
     print(f"ik_rigger: {shown(message)}", file=sys.stderr)
-    print(_USAGE, file=sys.stderr)
+    print(_USAGE.replace("usage: ik_rigger", f"usage: {_program[0]}", 1), file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -163,7 +179,7 @@ def _current_folder_told() -> None:
 
 
 def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
-         scratch: Path | None = None) -> int:
+         scratch: Path | None = None, program: str = "scripts/rig_batch.sh") -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
 
     ``ready``: workers already started with ``argv`` (see scripts/rig_batch.py): the run
@@ -172,7 +188,9 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     ``scratch``: the run's temporary folder, made before Blender loaded (see
     saving.SCRATCH_PREFIX); the run makes it otherwise. Every worker keeps its temporary
     files there, and the run removes it at its end, with what any worker left.
+    ``program``: the command as the user types it, named by --help and the usage line.
     """
+    _program[0] = program
     try:
         channel = answers_channel()
     except UsageError as error:
@@ -230,7 +248,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         return _usage(error.message)
     started = time.perf_counter()
     for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
-        inputs.notes.extend(f"removed '{path}', left by a run that was killed" for path in clean_stale(folder))
+        inputs.notes.extend(f"removed '{path}', left by a run that was killed"
+                            for path in [*clean_stale(folder), *clean_dead_runs(folder)])
     progress = Progress(len(jobs), quiet=args.quiet)
     count = min(args.jobs, len(jobs))
     if count > 1 and not worker_command:
@@ -303,4 +322,4 @@ def worker_command_for(script: Path | None) -> list[str]:
 
 def command(argv: list[str]) -> int:
     """``blender --command ik_rigger ...``: the extension's registered command line."""
-    return main(argv, worker_command_for(None))
+    return main(argv, worker_command_for(None), program="blender --command ik_rigger")

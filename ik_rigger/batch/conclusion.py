@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -13,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .inputs import Inputs
-from .jobs import EXIT_FAILED, EXIT_OK, INPUT_FORMATS, FileResult, Job
+from .jobs import EXIT_FAILED, EXIT_OK, FileResult, Job
 from .pool import _Stop
 from .saving import save_atomically
 from .terminal import _shown_inputs, printable, shown, summary
@@ -25,6 +27,31 @@ def _write_report(path: Path, report: dict) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     save_atomically(path, write, keep_backup=False)
+
+
+def keep_earlier_report(path: Path) -> Path | None:
+    """Keep the report a run before left at ``path``, under a name of its own beside it (the time
+    it was written: ``report.2026-11-29T021000.json``), so that a run, a failing one too, never
+    loses the record of the one before; where it is kept, or None when there was none.
+
+    A hard link: the earlier report stays at ``path`` until this run's replaces it. Anything
+    but a regular file there (a link, for one) is replaced as before, never followed."""
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        written = time.strftime("%Y-%m-%dT%H%M%S", time.localtime(path.lstat().st_mtime))
+    except OSError:
+        return None
+    for count in range(100):
+        kept = path.with_name(f"{path.stem}.{written}{f'-{count}' if count else ''}{path.suffix}")
+        try:
+            os.link(path, kept)
+        except FileExistsError:
+            continue
+        except OSError:  # a folder it cannot write in: the report's own write fails next, and says so
+            return None
+        return kept
+    return None
 
 
 def conclude(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, results: dict[int, FileResult],
@@ -41,8 +68,8 @@ def conclude(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, resu
             results[index] = FileResult(job.input, job.output, status="not started",
                                         error="not started: the run was interrupted")
     ordered = inputs.failed + [results[index] for index in range(len(jobs))]
-    if not ordered:
-        inputs.warnings.append("no input files found (" + ", ".join(sorted(INPUT_FORMATS)) + ")")
+    if args.report and (kept := keep_earlier_report(Path(args.report))):
+        inputs.notes.append(f"the report of the run before is kept as '{kept}'")
     seconds = time.perf_counter() - started
     told = "quiet" if args.quiet else "verbose" if args.verbose else "normal"
     text = summary([printable(result) for result in ordered], _shown_inputs(inputs), seconds, told)

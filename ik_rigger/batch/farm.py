@@ -30,12 +30,17 @@ import logging
 import math
 import os
 import sys
+import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .farm_release import check_workers, other_releases
+from .farm_runs import TOUCH_SECONDS, clean_dead_runs, mark_runs, touch
 from .farm_tasks import STAGE, STOP_GRACE_SECONDS, made_earlier, output_of, rig_on_worker, stop_mark
 
 if TYPE_CHECKING:
@@ -90,10 +95,18 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
     client = _connect(args.scheduler)
     try:
         jobs, inputs = plan_jobs(args)  # a mistake in the command line is told at once
+        # The workers may run in other folders: every path as the submitter sees it.
+        jobs = [replace(job, input=os.path.abspath(job.input), output=os.path.abspath(job.output)) for job in jobs]
         inputs.notes.extend(config.notes)
         _await_a_worker(client, args.scheduler, wait)
+        asked = check_workers(client, args.scheduler)
         started = time.perf_counter()
         token = uuid.uuid4().hex[:12]
+        folders = _folders(job for job in jobs if not job.dry_run)
+        for folder in folders:  # what a killed run left, as a local run removes its temporary files
+            inputs.notes.extend(f"removed '{path}', left by a farm run that was killed"
+                                for path in clean_dead_runs(folder, token))
+        marks = mark_runs(folders, token)
         results: dict[int, FileResult] = {}
         progress = Progress(len(jobs), quiet=args.quiet)
 
@@ -102,7 +115,7 @@ def submit(args: argparse.Namespace, config: Config, stop: _Stop) -> int:
             progress.update(printable(result))
 
         try:
-            _run(client, jobs, config, token, record, (args.scheduler, wait))
+            _run(_Sending(client, jobs, config, token, marks, asked), record, (args.scheduler, wait))
         finally:
             progress.finish()
             # A file put in place by a task after its answer came (its scheduler gone): rigged.
@@ -142,29 +155,75 @@ def _await_a_worker(client: Any, address: str, seconds: float) -> None:
                          "SECONDS") from error
 
 
-def _run(client: Any, jobs: list[Job], config: Config, token: str,
-         record: Callable[[int, FileResult], None], waiting: tuple[str, float]) -> None:
-    """Send every job as a task, the largest first, and record each result as it comes.
+class _Sending:
+    """The run's tasks, sent as the workers' threads free up: one task in each thread and none
+    queued behind it on a worker (Dask sends a worker every task at once when there are few), so
+    that a worker that hangs holds one file while the others take the rest. The largest files first.
+    Meanwhile the run's marks say it is alive (``farm_runs``). A worker that joins is asked its
+    release before any task is sent (``farm_release``): one of another release stops the sending,
+    and the files not sent fail with ``refused``, which names both releases."""
+
+    def __init__(self, client: Any, jobs: list[Job], config: Config, token: str, marks: list[Path],
+                 asked: set[str]) -> None:
+        from .pool import _largest_first
+
+        self.client, self.jobs, self.config, self.token, self.marks = client, jobs, config, token, marks
+        self.asked = set(asked)
+        self.refused = ""
+        self.queued = deque(_largest_first(jobs))
+        self.futures: dict[Any, int] = {}
+        self.flying: list[Any] = []  # the tasks sent that may not be done
+        self.freed = threading.Event()  # set as a task sent is done: its thread takes the next at once
+        self.touched = time.monotonic()
+
+    def send(self, pending: Any = None) -> None:
+        """Send a task to each free worker thread; ``pending`` (Dask's as_completed) follows them."""
+        if not self.queued or self.refused:
+            return
+        workers = _workers(self.client)
+        if joined := sorted(set(workers) - self.asked):
+            self.asked.update(joined)
+            if told := other_releases(self.client, joined):
+                self.refused = f"a worker of another release joined the Dask scheduler: {told}; stop it"
+                return
+        self.flying = [future for future in self.flying if not future.done()]
+        free = sum(workers.values()) - len(self.flying)
+        for _ in range(min(free, len(self.queued))):
+            index, job = self.queued.popleft()
+            future = self.client.submit(rig_on_worker, job, self.config, self.token, index,
+                                        key=f"{STAGE}{self.token}-{index}", pure=False)
+            self.futures[future] = index
+            self.flying.append(future)
+            future.add_done_callback(lambda _done: self.freed.set())
+            if pending is not None:
+                pending.add(future)
+
+    def alive(self, now: float) -> None:
+        """Touch the run's marks now and then: a later run sees this one alive."""
+        if now - self.touched >= TOUCH_SECONDS:
+            self.touched = now
+            touch(self.marks)
+
+
+def _run(sending: _Sending, record: Callable[[int, FileResult], None], waiting: tuple[str, float]) -> None:
+    """Send every job as a task (``_Sending``), and record each result as it comes.
 
     An interrupt cancels the tasks no worker has begun (they are reported as not started)
     and stops the files being rigged (see ``_stop``), so that the report says what was done.
     ``waiting``: the scheduler's address and how long the run goes on with no worker connected.
     """
     from .jobs import FileResult, Interrupted
-    from .pool import _largest_first
     from .saving import interrupts_held
 
-    futures = {client.submit(rig_on_worker, job, config, token, index, key=f"{STAGE}{token}-{index}",
-                             pure=False): index for index, job in _largest_first(jobs)}
+    jobs, token = sending.jobs, sending.token
     recorded: set[int] = set()
     stopping: set[int] = set()  # the files being rigged when the interrupt came
     interrupted: list[bool] = []
     dropped: list[bool] = []
     address = waiting[0]
 
-    def take(future: Any, answer: Any) -> None:
+    def take(index: int, answer: Any, future: Any = None) -> None:
         """Record a task's answer: what as_completed gave with its results, or a FileResult."""
-        index = futures[future]
         if index in recorded:
             return
         result = answer if isinstance(answer, FileResult) else _outcome(future, answer, jobs[index])
@@ -183,49 +242,72 @@ def _run(client: Any, jobs: list[Job], config: Config, token: str,
             recorded.add(index)
 
     try:
-        _follow(client, futures, jobs, token, take, recorded, *waiting)
+        _follow(sending, take, recorded, *waiting)
     except Interrupted:
         interrupted.append(True)
-        _stop(client, futures, jobs, token, take, stopping)
+        _stop(sending.client, sending.futures, jobs, token, take, stopping)
 
 
-def _follow(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
-            recorded: set[int], address: str, wait: float) -> None:
-    """Take each result as it comes; once no worker has been connected for ``wait`` seconds, fail
-    the files left (cancelled) with a line that says so, rather than wait for ever."""
+def _follow(sending: _Sending, take: Callable[..., None], recorded: set[int], address: str, wait: float) -> None:
+    """Take each result as it comes, sending the next task as a thread frees up; once no worker has
+    been connected for ``wait`` seconds, fail the files left (cancelled, or never sent) with a line
+    that says so, rather than wait for ever."""
     from distributed import as_completed
 
     from .jobs import FileResult
 
+    client, futures, jobs = sending.client, sending.futures, sending.jobs
+    sending.send()
     # With the results, fetched as they come, in Dask's own thread: a result its worker has
     # not given yet (busy with its next file, or gone, the task then run again) holds up no other.
-    pending = as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
+    pending = as_completed(list(futures), loop=client.loop, with_results=True, raise_errors=False)
     alone_since: float | None = None
     checked = 0.0
-    while not pending.is_empty():
-        for future, answer in pending.next_batch(block=False):
-            take(future, answer)
+
+    def refuse() -> None:
+        """The files not sent, once a worker of another release joined: failed, naming both releases."""
+        if sending.refused and sending.queued:
+            print(f"ik_rigger: {sending.refused}; {len(sending.queued)} file(s) left not rigged", file=sys.stderr,
+                  flush=True)
+            for index, job in list(sending.queued):
+                take(index, FileResult(job.input, job.output, error=sending.refused))
+            sending.queued.clear()
+
+    while not pending.is_empty() or sending.queued:
+        came = pending.next_batch(block=False)
+        for future, answer in came:
+            take(futures[future], answer, future)
         now = time.monotonic()
+        if came or sending.freed.is_set():
+            sending.freed.clear()
+            sending.send(pending)
+            refuse()
         if now - checked >= 1:
             checked = now
+            sending.send(pending)  # workers that joined
+            refuse()
+            sending.alive(now)
             gone = client.status in ("closing", "closed")  # Dask gave up on reaching the scheduler again
             alone_since = None if _workers(client) else alone_since or now
             if gone or (alone_since is not None and now - alone_since >= wait):
                 left = [future for future in futures if futures[future] not in recorded]
+                unsent = list(sending.queued)
+                sending.queued.clear()
                 if gone:  # its workers may still rig files of the run: they stop them
-                    _mark_stopped(jobs, token)
+                    _mark_stopped(jobs, sending.token)
                     _let_workers_stop()
                     line = f"the Dask scheduler at '{address}' went away; start it again and run the rest"
                 else:
                     client.cancel(left, force=True)
                     line = (f"no worker was connected to the Dask scheduler at '{address}' for {wait:g} s: start "
                             f"one with scripts/farm.sh worker {address}")
-                print(f"ik_rigger: {line}; {len(left)} file(s) left not rigged", file=sys.stderr, flush=True)
-                for future in left:
-                    job = jobs[futures[future]]
-                    take(future, FileResult(job.input, job.output, error=line))
+                print(f"ik_rigger: {line}; {len(left) + len(unsent)} file(s) left not rigged", file=sys.stderr,
+                      flush=True)
+                for index in [futures[future] for future in left] + [index for index, _ in unsent]:
+                    job = jobs[index]
+                    take(index, FileResult(job.input, job.output, error=line))
                 return
-        time.sleep(0.05)
+        sending.freed.wait(0.05)
 
 
 def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, take: Callable[..., None],
@@ -244,10 +326,10 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
         # What its workers still rig is unknown to this run; the stop mark stops it, and a file put
         # in place meanwhile is taken as rigged.
         _let_workers_stop()  # the run was marked stopped above
-        for future, index in futures.items():
+        for index in futures.values():
             job = jobs[index]
-            take(future, FileResult(job.input, job.output, status="interrupted",
-                                    error="stopped by the interrupt (the Dask scheduler had gone away)"))
+            take(index, FileResult(job.input, job.output, status="interrupted",
+                                   error="stopped by the interrupt (the Dask scheduler had gone away)"))
         return
     kept = [future for future in futures if future.done() or future.key in running]
     stopping.update(futures[future] for future in kept if not future.done())
@@ -256,14 +338,15 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
     try:
         for future, answer in as_completed(kept, loop=client.loop, timeout=_STOPPING_SECONDS, with_results=True,
                                            raise_errors=False):
-            take(future, answer)
+            take(futures[future], answer, future)
             answered.add(future)
     except TimeoutError:
         late = [future for future in kept if future not in answered]
         client.cancel(late, force=True)
         for future in late:
             job = jobs[futures[future]]
-            take(future, FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt"))
+            take(futures[future], FileResult(job.input, job.output, status="interrupted",
+                                             error="stopped by the interrupt"))
 
 
 def _outcome(future: Any, answer: Any, job: Job) -> FileResult:

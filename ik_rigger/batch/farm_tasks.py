@@ -193,12 +193,13 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     from ..core.errors import RigError
     from .jobs import FileResult, input_format
     from .rig_file import check_target, new_result, rig_file
-    from .saving import save_atomically
+    from .saving import file_identity, save_atomically, unchanged_since
 
     if not os.path.exists(job.input):
         return FileResult(
             job.input, job.output, error=f"'{job.input}' is not there on worker {_worker_name()}: every worker must "
-            "see the files at the same paths (shared storage)")
+            "see the files at the same paths (shared storage; a relative path was made whole in the submitter's "
+            "working folder)")
     target = output_of(job)
     if stop_mark(target.parent, token).exists():
         return FileResult(job.input, job.output, status="not started", error="not started: the run was interrupted")
@@ -216,6 +217,7 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     except RigError as error:
         result.error = error.message
         return result
+    read = file_identity(target) if job.in_place else None  # see rig_file: a save made meanwhile stays
     rig_file(replace(job, output=str(staged), in_place=False, overwrite=True), config, result)
     result.output = job.output
     if result.status == "rigged" and _scheduler_lost():
@@ -230,9 +232,12 @@ def rig_staged(job: Job, config: Config, token: str, index: int) -> FileResult:
     try:
         save_atomically(made, write_record, keep_backup=False)
         save_atomically(target, lambda temporary: os.link(staged, temporary), keep_backup=job.in_place,
-                        overwrite=job.overwrite or job.in_place)
-    except OSError as error:
+                        overwrite=job.overwrite or job.in_place,
+                        unchanged=unchanged_since(target, read) if job.in_place else None)
+    except (OSError, RigError) as error:
         staged.unlink(missing_ok=True)
         made.unlink(missing_ok=True)
-        result.status, result.error = "failed", f"'{error.filename or target}': {error.strerror or error}"
+        result.status = "failed"
+        result.error = error.message if isinstance(error, RigError) else \
+            f"'{error.filename or target}': {error.strerror or error}"
     return result

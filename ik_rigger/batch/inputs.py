@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .jobs import FileResult, Job, UsageError, input_format
+from .jobs import INPUT_FORMATS, FileResult, Job, UsageError, input_format
 from .saving import interrupts_held, private_folder
 
 
@@ -22,6 +22,7 @@ class Inputs:
     failed: list[FileResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)  # folders named that hold no input file
 
 
 def _inside(path: Path, folder: Path | None) -> bool:
@@ -116,7 +117,10 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
             if _inside(Path(os.path.realpath(path)), real_out):
                 inputs.notes.append(f"not searched: '{path}' is the --out folder or inside it")
             else:
+                before = len(inputs.found) + len(inputs.failed)
                 _walk(path, inputs, real_out)
+                if len(inputs.found) + len(inputs.failed) == before:
+                    inputs.empty.append(text)
         elif any(mark in text for mark in "*?[") and not path.exists():
             matches = [Path(match) for match in sorted(glob.glob(text, recursive=True))]
             files = [match for match in matches if not match.is_dir()]
@@ -124,9 +128,16 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
                 _add_file(match, Path(match.name), inputs, real_out)
             if not files:
                 inputs.failed.append(FileResult(text, None, error=f"'{text}' matches no file"))
+        elif input_format(path) is None and not os.path.lexists(path):
+            # A folder, by its name: a mistyped one would make a run of nothing.
+            raise UsageError(f"'{text}' does not exist: no such folder or file; check the path")
         else:
             _add_file(path, Path(path.name), inputs, None)
     return inputs
+
+
+def _formats() -> str:
+    return ", ".join(sorted(INPUT_FORMATS))
 
 
 def _output(relative: Path, out: Path) -> Path:
@@ -171,6 +182,12 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
     if args.out is not None:
         _out_apart(args.out, args.inputs)
     inputs = expand_inputs(args.inputs, None if args.in_place else args.out)
+    if inputs.empty:
+        folders = ", ".join(f"'{folder}'" for folder in inputs.empty)
+        if not (inputs.found or inputs.failed):  # nothing to do: the command names the wrong folder
+            raise UsageError(f"no input files in {folders} (searched for {_formats()}, in folders within too): "
+                             "nothing to rig; check the path")
+        inputs.warnings.append(f"no input files in {folders} ({_formats()})")
     jobs: list[Job] = []
     outputs: dict[Path, Path] = {}
     for source, relative in inputs.found:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from contextlib import redirect_stderr
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import addon_utils
 import bpy
@@ -75,6 +75,59 @@ def _header_version(head: bytes) -> tuple[int, int] | None:
     return major, minor
 
 
+def _zstd_start(stream: IO[bytes], size: int) -> bytes | None:
+    """The first ``size`` bytes a zstd frame holds, from the stream just past its magic number.
+
+    Through the ``zstandard`` module where this Python has it (Blender bundles it, and the ``bpy``
+    module requires it); otherwise read off the frame's first block when zstd stored it as it was
+    (raw) or as one repeated byte, None when it is compressed."""
+    try:
+        import zstandard
+    except ImportError:
+        pass
+    else:
+        stream.seek(0)
+        try:
+            return zstandard.ZstdDecompressor().stream_reader(stream).read(size)
+        except zstandard.ZstdError:
+            return None
+    descriptor = stream.read(1)
+    if not descriptor:
+        return None
+    flags = descriptor[0]
+    single_segment = bool(flags & 0x20)
+    content_size = (1 if single_segment else 0, 2, 4, 8)[flags >> 6]
+    stream.seek((0 if single_segment else 1) + (0, 1, 2, 4)[flags & 3] + content_size, os.SEEK_CUR)
+    block = stream.read(3)
+    if len(block) < 3:
+        return None
+    header = int.from_bytes(block, "little")
+    kind, length = (header >> 1) & 3, header >> 3
+    if kind == 0:  # raw
+        return stream.read(min(length, size))
+    if kind == 1:  # one byte, repeated
+        return stream.read(1) * min(length, size)
+    return None
+
+
+def blend_header(path: Path, size: int = 24) -> bytes | None:
+    """The first ``size`` bytes of the .blend at ``path`` as Blender reads them: plain, or
+    unpacked from gzip (before 3.0) or zstd; None when they cannot be read (see ``_zstd_start``)."""
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(4)
+            if magic.startswith(_GZIP_MAGIC):
+                stream.seek(0)
+                with gzip.open(stream) as unpacked:
+                    return unpacked.read(size)
+            if magic == _ZSTD_MAGIC:
+                return _zstd_start(stream, size)
+            stream.seek(0)
+            return stream.read(size)
+    except (OSError, EOFError):
+        return None
+
+
 def is_compressed(path: Path) -> bool:
     """True for a .blend Blender wrote compressed (zstd, or gzip before 3.0)."""
     with path.open("rb") as stream:
@@ -134,15 +187,16 @@ def open_untrusted(path: Path, allow_newer: bool = False) -> list[str]:
             with_blender_path(path, lambda name: bpy.ops.wm.open_mainfile(filepath=name, load_ui=False,
                                                                           use_scripts=False))
     except RuntimeError as error:
-        with path.open("rb") as stream:
-            version = _header_version(stream.read(24))
+        head = blend_header(path)
+        version = _header_version(head) if head is not None else None
         if version is not None and _newer_than_this(version):
             raise RigError(f"'{path}' was saved by Blender {_version_text(version)}, which this Blender "
                            f"({_version_text(bpy.app.version)}) cannot read",
                            hint=f"Rig it with Blender {_version_text(version)} or newer.") from error
-        # A compressed file hides the version that saved it: a newer Blender's may be why.
+        # A compressed file whose start could not be unpacked hides the version that saved it: a newer
+        # Blender's may be why.
         newer = (f", or saved by a Blender newer than this one ({_version_text(bpy.app.version)})"
-                 if is_compressed(path) else "")
+                 if head is None and is_compressed(path) else "")
         raise RigError(f"Blender cannot read '{path}' ({blender_error(error)})",
                        hint=f"The file may be corrupt{newer}; use an intact copy"
                        + (", or open it with the Blender that saved it." if newer else ".")) from error

@@ -30,7 +30,7 @@ from ..rig.upgrade import upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
-from .saving import _writer, interrupts_held, save_atomically
+from .saving import _writer, file_identity, interrupts_held, save_atomically, unchanged_since
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
@@ -257,6 +257,9 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         check_target(job, source, target, fmt)
         # An interrupt waits for the end of opening and rigging (then of writing): Blender runs
         # Python inside them (handlers, importers), where it would swallow the exception.
+        # The version read: a save made meanwhile (the artist's, in place) is never replaced by the
+        # rig of the version before it.
+        read = file_identity(target) if job.in_place else None
         with interrupts_held(), _geometry_asleep():
             started = time.perf_counter()
             if fmt == "blend":
@@ -282,7 +285,8 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         target.parent.mkdir(parents=True, exist_ok=True)
         opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
         save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
-                        overwrite=job.overwrite or job.in_place, committed=committed)
+                        overwrite=job.overwrite or job.in_place, committed=committed,
+                        unchanged=unchanged_since(target, read) if job.in_place else None)
         if job.export:
             export_rigged(job, target, result)
     except Interrupted:

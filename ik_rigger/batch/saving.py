@@ -123,8 +123,32 @@ def interrupts_held() -> Iterator[None]:
         raise Interrupted(signum)
 
 
+def file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one version of a file from the next: its device, inode, size and time of change
+    (Blender's save makes a new file and renames it into place; another program's changes the size
+    or the time); None when nothing is there."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def unchanged_since(path: Path, identity: tuple[int, int, int, int] | None) -> Callable[[], None]:
+    """A check for ``save_atomically``: refuses to replace ``path`` once it is no longer the version
+    read (``identity``, taken before the read): someone saved it meanwhile, and that save stays."""
+    def check() -> None:
+        if file_identity(path) != identity:
+            raise RigError(f"'{path}' changed while it was being rigged (saved again meanwhile, in Blender or "
+                           "another program): left as that save made it, not rigged",
+                           hint="Rig it again once no one is saving it.")
+
+    return check
+
+
 def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool,
-                    overwrite: bool = True, committed: Callable[[], None] | None = None) -> None:
+                    overwrite: bool = True, committed: Callable[[], None] | None = None,
+                    unchanged: Callable[[], None] | None = None) -> None:
     """Write through ``write(temporary)`` in a folder of this save's own beside ``target``
     (``private_folder``), then move it into place.
 
@@ -134,7 +158,8 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
     is replaced, never written through. Without ``overwrite`` a ``target`` that exists
     (even one that appeared while writing) is left alone and the save fails. A failure
     names ``target`` (or the backup), never a temporary file. ``committed`` runs with the
-    move, before any interrupt is let through.
+    move, before any interrupt is let through. ``unchanged`` runs right before the old file is
+    touched, and may refuse the save (``unchanged_since``): then nothing is moved.
     """
     private: Path | None = None
     try:
@@ -143,6 +168,8 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
         temporary = private / f"file{TEMP_SUFFIX}"
         write(temporary)
         with interrupts_held():
+            if unchanged is not None:
+                unchanged()
             if os.path.lexists(target):
                 if not overwrite:
                     raise FileExistsError(17, "it exists (--overwrite replaces it)", str(target))

@@ -52,8 +52,11 @@ def _line(result: FileResult) -> str:
     if result.status in ("failed", "interrupted", "not started"):
         return f"{result.status.upper()} {result.input}: {result.error}"
     if result.status == "planned":
+        # A plan's lines under its armature, each indented: a line break in a name (escaped by ``printable``)
+        # starts no line of its own at the left edge.
         return f"planned {result.input}\n" + "\n".join(
-            f"  {armature.name}: {plan}" for armature in result.armatures for plan in armature.planned)
+            f"  {armature.name}: " + "\n  ".join(plan.split("\n"))
+            for armature in result.armatures for plan in armature.planned)
     limbs = "; ".join(f"{armature.name}: " + ", ".join(" > ".join(chain) for chain in armature.limbs)
                       for armature in result.armatures if armature.limbs)
     timing = result.seconds_open + result.seconds_rig + result.seconds_save
@@ -110,7 +113,7 @@ def printable(result: FileResult) -> FileResult:
     keeps the original."""
     armatures = [replace(entry, name=shown(entry.name), limbs=[[shown(bone) for bone in chain]
                                                                for chain in entry.limbs],
-                         planned=[shown(plan) for plan in entry.planned],
+                         planned=["\n".join(shown(line) for line in plan.split("\n")) for plan in entry.planned],
                          skipped=[shown(reason) for reason in entry.skipped],
                          warnings=[shown(warning) for warning in entry.warnings],
                          notes=[shown(note) for note in entry.notes])
