@@ -11,7 +11,7 @@ from ik_rigger.core import body
 from ik_rigger.core.model import BoneInfo, Skeleton
 from ik_rigger.limb.options import LimbOptions
 from ik_rigger.parts import parents
-from ik_rigger.rig import records
+from ik_rigger.rig import drivers
 
 SEGMENT = 0.3
 
@@ -81,13 +81,13 @@ def test_every_new_constraint_is_named_before_the_first_driver(monkeypatch):
     rig is the same (the build's tests), and a failed build still takes them all back."""
     obj = make_armature(both_legs(), mode="OBJECT")
     seen: list[int] = []
-    real = records.drive
+    real = drivers.drive
 
     def counted(obj_, owner, path, driven) -> None:
         seen.append(sum(len(pose_bone.constraints) for pose_bone in obj_.pose.bones))
         real(obj_, owner, path, driven)
 
-    monkeypatch.setattr(records, "drive", counted)
+    monkeypatch.setattr(drivers, "drive", counted)
     api.build_many(obj, [("shin.L", api.options()), ("shin.R", api.options())])
     total = sum(len(pose_bone.constraints) for pose_bone in obj.pose.bones)
     assert seen and total > 4 and set(seen) == {total}
@@ -99,7 +99,7 @@ def test_every_new_constraint_is_named_before_the_first_driver(monkeypatch):
     def broken(*_args) -> None:
         raise RuntimeError("a driver failed")
 
-    monkeypatch.setattr(records, "drive", broken)
+    monkeypatch.setattr(drivers, "drive", broken)
     with pytest.raises(RuntimeError):
         api.build_many(obj, [("shin.L", api.options()), ("shin.R", api.options())])
     assert {bone.name for bone in obj.data.bones} == names
