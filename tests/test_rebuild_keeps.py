@@ -36,8 +36,15 @@ def _options(obj: bpy.types.Object) -> dict[str, dict]:
 
 
 def _ik_counts(obj: bpy.types.Object) -> dict[str, int]:
-    return {pose_bone.name: constraint.chain_count for pose_bone in obj.pose.bones
-            for constraint in pose_bone.constraints if constraint.type == "IK"}
+    """Each IK's chain count by the limb it solves, named by the user's last chain bone: on a limb whose
+    bones do not run joint to joint the IK sits on its hidden chain's last JOINT bone."""
+    counts = {}
+    for pose_bone in obj.pose.bones:
+        for constraint in pose_bone.constraints:
+            if constraint.type == "IK":
+                limb = obj.ik_rigger.limb_of(pose_bone.name)
+                counts[limb.name if limb is not None else pose_bone.name] = constraint.chain_count
+    return counts
 
 
 @pytest.mark.parametrize("shapes", SHAPES)
