@@ -19,6 +19,7 @@ from test_detect_real import FOX_LIMBS, assert_handles_move_chain_ends, import_g
 
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
+from ik_rigger.rig import records
 
 LEGS = {chain[-1]: (chain, end) for _, _, chain, end in FOX_LIMBS[:2]}
 SHAPES = [pytest.param({}, id="default-bone-shapes"), pytest.param({"bone_heuristic": "TEMPERANCE"}, id="temperance")]
@@ -128,3 +129,50 @@ def test_build_ik_limb_from_python_keeps_what_it_is_not_given():
     assert _options(obj) == {name: {**options, "pole_parent": "HANDLE"} if name in LEGS else options
                              for name, options in was.items()}
     assert _ik_counts(obj) == {**{name: 3 for name in LEGS}, **{limb.name: 2 for limb in built[2:]}}
+
+
+def _stray(obj: bpy.types.Object) -> list[tuple[str, str]]:
+    """Constraints on the armature that no limb's record lists (the Fox has none of its own)."""
+    ours = {pair for limb in obj.ik_rigger.limbs for pair in records.resolve(obj, limb).constraints}
+    return [(pose_bone.name, constraint.name) for pose_bone in obj.pose.bones for constraint in pose_bone.constraints
+            if (pose_bone.name, constraint.name) not in ours]
+
+
+def _follows(obj: bpy.types.Object, name: str) -> list[str]:
+    return [constraint.subtarget for constraint in obj.pose.bones[name].constraints
+            if constraint.type == "COPY_TRANSFORMS"]
+
+
+def test_a_hidden_chain_made_shorter_longer_off_and_on_leaves_no_cycle_nor_stray_constraint():
+    """The Fox's legs at the importer's defaults follow hidden chains: the bone a shorter chain leaves out
+    copies no FOLLOW bone of the new chain (which hangs below it, a cycle); a longer chain and the rebuilds
+    that turn the hidden chain off (Fix Bone Orientation) and on again leave nothing behind."""
+    obj = import_gltf("gltf_fox.glb")
+    bare = snapshot(obj)
+    with no_cycles("Auto-Rig"):
+        built = api.auto_rig(obj)
+    legs = [limb for limb in built if limb.name in LEGS]
+    assert all(records.resolve(obj, obj.ik_rigger.limb_of(limb.name)).solver for limb in legs)
+    steps = [("shorter", {"chain_length": 2}, True), ("longer", {"chain_length": 3}, True),
+             ("off", {"fix_orientation": True}, False), ("on", {"fix_orientation": False}, None)]
+    for what, options, hidden_chain in steps:
+        with no_cycles(f"a hidden chain made {what}"):
+            again = api.build(obj, legs[0].name, both_sides=True, **options)
+        assert [limb.name for limb in again] == [limb.name for limb in legs]
+        assert _stray(obj) == []
+        for limb in again:
+            chain = LEGS[limb.name][0]
+            parts = records.resolve(obj, obj.ik_rigger.limb_of(limb.name))
+            assert tuple(parts.chain) == limb.chain == chain[len(chain) - len(limb.chain):], what
+            assert obj.ik_rigger.limb_of(limb.name).name == limb.name
+            for name in chain[:len(chain) - len(limb.chain)]:
+                assert not obj.pose.bones[name].constraints, (what, name)
+            if hidden_chain is not None:
+                assert bool(parts.solver) == hidden_chain, what
+            assert [len(_follows(obj, name)) for name in limb.chain] == [1 if parts.solver else 0] * len(limb.chain)
+        assert_handles_move_chain_ends(obj, _ik_counts(obj))
+    with no_cycles("removing"):
+        for limb in built:
+            api.remove(obj, limb.name)
+    assert same(snapshot(obj), bare)
+
