@@ -176,3 +176,26 @@ def test_a_hidden_chain_made_shorter_longer_off_and_on_leaves_no_cycle_nor_stray
             api.remove(obj, limb.name)
     assert same(snapshot(obj), bare)
 
+
+def test_a_hidden_chain_made_shorter_that_fails_gives_back_everything_without_a_cycle(monkeypatch):
+    """The Copy Transforms taken off the bone left out comes back once its FOLLOW bone is the old chain's
+    again, and the JOINT bones the rebuild deleted come back with their IK stretch driven."""
+    from ik_rigger.rig import build
+
+    obj = import_gltf("gltf_fox.glb")
+    built = api.auto_rig(obj)
+    before = snapshot(obj)
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("injected after every stage")
+
+    monkeypatch.setattr(build, "_set_version", failing)
+    with no_cycles("a rebuild given back"), pytest.raises(RuntimeError, match="injected"):
+        api.build(obj, built[0].name, both_sides=True, chain_length=2)
+    monkeypatch.undo()
+    assert same(snapshot(obj), before)
+    dropped = LEGS[built[0].name][0][0]
+    assert _follows(obj, dropped) == [records.resolve(obj, obj.ik_rigger.limb_of(built[0].name)).made["FOLLOW.0"]]
+    with no_cycles("the rebuild again"):
+        api.build(obj, built[0].name, both_sides=True, chain_length=2)
+    assert not obj.pose.bones[dropped].constraints

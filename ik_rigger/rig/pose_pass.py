@@ -44,10 +44,17 @@ def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
             kept = [(constraint.type, position, _constraint_state(constraint, ConstraintPlan(name, "", "", "")))
                     for position, constraint in enumerate(pose_bone.constraints)]
             looks = (pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz), pose_bone.matrix_basis.copy())
+            # A hidden chain's JOINT bone holds the IK's stretch, driven, and its hinge's IK settings.
+            solving = (pose_bone.ik_stretch, _driver_of(obj, pose_bone.path_from_id("ik_stretch")),
+                       pose_joints.ik_settings(pose_bone))
 
-            def undo(name: str = name, kept: list = kept, looks: tuple = looks) -> None:
+            def undo(name: str = name, kept: list = kept, looks: tuple = looks, solving: tuple = solving) -> None:
                 restored = obj.pose.bones[name]
                 restored.custom_shape, restored.custom_shape_scale_xyz, restored.matrix_basis = looks
+                restored.ik_stretch, stretch_driver, settings = solving
+                pose_joints.set_ik_settings(restored, settings)
+                if stretch_driver is not None:
+                    _set_driver(restored.driver_add("ik_stretch").driver, *stretch_driver)
                 for kind, position, state in kept:
                     _recreate_constraint(obj, name, kind, position, state)
 
