@@ -13,7 +13,8 @@ from dataclasses import asdict
 
 import bpy
 import pytest
-from helpers import same, set_active_bone, snapshot
+from helpers import both_legs, make_armature, same, set_active_bone, snapshot
+from mathutils import Vector
 from option_matrix import no_cycles
 from test_detect_real import FOX_LIMBS, assert_handles_move_chain_ends, import_gltf
 
@@ -199,3 +200,34 @@ def test_a_hidden_chain_made_shorter_that_fails_gives_back_everything_without_a_
     with no_cycles("the rebuild again"):
         api.build(obj, built[0].name, both_sides=True, chain_length=2)
     assert not obj.pose.bones[dropped].constraints
+
+
+def test_a_rebuild_that_turns_a_hidden_chain_on_leaves_no_cycle_nor_stray_constraint():
+    """A leg rigged on bones that run joint to joint, its thigh then turned off its joint in Edit Mode: the
+    rebuild moves the IK onto a hidden chain the bones follow, and Remove gives everything else back."""
+    obj = make_armature(both_legs())
+    bare = snapshot(obj)
+    with no_cycles("a build on the bones"):
+        api.build(obj, "shin.L")
+    assert not records.resolve(obj, obj.ik_rigger.limb_of("shin.L")).solver
+    bpy.ops.object.mode_set(mode="EDIT")
+    thigh = obj.data.edit_bones["thigh.L"]
+    obj.data.edit_bones["shin.L"].use_connect = False
+    thigh.tail = thigh.head + (thigh.tail - thigh.head).cross(Vector((1.0, 0.0, 0.0))).normalized() * 0.1
+    bpy.ops.object.mode_set(mode=bare["mode"])
+    with no_cycles("a rebuild on a hidden chain"):
+        limb = api.build(obj, "shin.L")[0]
+    parts = records.resolve(obj, obj.ik_rigger.limb_of("shin.L"))
+    assert parts.solver and limb.name == "shin.L" and limb.chain == ("thigh.L", "shin.L") == tuple(parts.chain)
+    assert _stray(obj) == []
+    assert {name: [constraint.type for constraint in obj.pose.bones[name].constraints] for name in limb.chain} == {
+        "thigh.L": ["COPY_TRANSFORMS"], "shin.L": ["COPY_TRANSFORMS"]}
+    assert_handles_move_chain_ends(obj, _ik_counts(obj))
+    with no_cycles("removing"):
+        api.remove(obj, "shin.L")
+    after = snapshot(obj)
+    # All given back but the rest the user edited (the thigh's tail, the shin no longer connected).
+    assert same({key: value for key, value in after.items() if key != "bones"},
+                {key: value for key, value in bare.items() if key != "bones"})
+    assert same({name: bone[3:4] + bone[5:] for name, bone in after["bones"].items()},
+                {name: bone[3:4] + bone[5:] for name, bone in bare["bones"].items()})
