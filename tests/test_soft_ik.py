@@ -20,6 +20,7 @@ from test_packaging import blender_command, isolated_env
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
 from ik_rigger.parts.soft_ik import reached, target_distance
+from ik_rigger.rig import records, solver
 
 PLAYER = Path(__file__).resolve().parent / "play_without_addon.py"
 
@@ -31,6 +32,7 @@ class Leg:
     chain: list[str]
     handle: str
     length: float  # joint to joint, as the soft formula reads it
+    tip: Vector  # where the chain IK solves ends, in its last bone's space (rig/solver.py, as snapping reads it)
 
 
 def _cesium_man() -> bpy.types.Object:
@@ -42,30 +44,46 @@ def _cesium_man() -> bpy.types.Object:
     return obj
 
 
-LAST = {("cesium", "leg"): "leg_joint_L_2"}
+def _gltf(filename: str) -> bpy.types.Object:
+    """A glTF file as Blender's importer brings it in at its default settings, at rest."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / filename))
+    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    at_rest_alone(obj)
+    return obj
+
+
+# Limbs whose bones do not run joint to joint, on a hidden chain: the Fox's hind leg (3 bones) and
+# RobotExpressive's leg (its bones a ten-thousandth of their segments long).
+LOADS = {"cesium": _cesium_man, "fox": lambda: _gltf("gltf_fox.glb"),
+         "robot": lambda: _gltf("gltf_robot_expressive.glb")}
+LAST = {("cesium", "leg"): "leg_joint_L_2", ("fox", "leg"): "b_LeftFoot01_017", ("robot", "leg"): "LowerLeg.L"}
+# As Auto-Rig builds them.
+GIVEN = {("fox", "leg"): {"chain_length": 3, "extremity_mode": "BONE", "extremity_name": "b_LeftFoot02_018"},
+         ("robot", "leg"): {"extremity_mode": "BONE", "extremity_name": "Foot.L"}}
 
 
 def build(skeleton: str = "metarig", kind: str = "leg", **options) -> Leg:
     if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")  # a second character in the same scene
-    if skeleton == "cesium":
-        obj = _cesium_man()
+    if skeleton in LOADS:
+        obj = LOADS[skeleton]()
         last = LAST[skeleton, kind]
     else:
         spec = SKELETONS[skeleton]
         obj = spec.load()
         last = spec.limbs[kind].last
-    limb = api.build(obj, last, **options)[0]
+    limb = api.build(obj, last, **{**GIVEN.get((skeleton, kind), {}), **options})[0]
     chain = list(limb.chain)
     bones = obj.data.bones
-    joints = [bones[name].head_local for name in chain] + [bones[chain[-1]].tail_local]
+    # On a hidden chain (bones off their joints) the chain ends at the extremity's head, not the last tail.
+    tip = solver.end_point(obj, records.resolve(obj, obj.ik_rigger.limb_of(last)))
+    joints = [bones[name].head_local for name in chain] + [bones[chain[-1]].matrix_local @ tip]
     length = sum((b - a).length for a, b in zip(joints, joints[1:]))
-    return Leg(obj, limb, chain, limb.bones["HANDLE"], length)
+    return Leg(obj, limb, chain, limb.bones["HANDLE"], length, tip)
 
 
 def end_of(leg: Leg, posed: dict[str, Matrix]) -> Vector:
-    last = leg.chain[-1]
-    return posed[last] @ Vector((0.0, leg.obj.data.bones[last].length, 0.0))
+    return posed[leg.chain[-1]] @ leg.tip
 
 
 def place(leg: Leg, distance: float, sideways: float = 0.0) -> tuple[Vector, Vector, dict[str, Matrix]]:
@@ -101,7 +119,7 @@ def knee_angle(leg: Leg, posed: dict[str, Matrix]) -> float:
 
 
 SOFT = 0.05
-CASES = [("metarig", "leg"), ("mixamo", "leg"), ("cesium", "leg"), ("metarig", "arm")]
+CASES = [("metarig", "leg"), ("mixamo", "leg"), ("cesium", "leg"), ("metarig", "arm"), ("fox", "leg"), ("robot", "leg")]
 
 
 def test_the_formula_and_its_inverse_agree():
@@ -117,19 +135,47 @@ def test_inside_the_reach_the_end_is_on_the_handle_beyond_it_eases_on_the_line(s
     leg = build(skeleton, kind, soft_ik=SOFT, max_stretch=1.0)
     start = 1.0 - SOFT
     for distance in (0.7, 0.8, 0.9):
-        _, handle, posed = place(leg, distance, sideways=0.2)
+        root, handle, posed = place(leg, distance, sideways=0.2)
         assert (end_of(leg, posed) - handle).length < 1e-4 * leg.length, distance
+    # Inside d_a soft IK is hard IK: a two-bone limb's knee bends toward the pole; a longer chain's joints
+    # (the Fox's knee and hock) bend to the sides hard IK bends them to.
+    hard = _bends(leg, root, handle, posed)
+    assert len(leg.chain) > 2 or hard[0] > 0.0
     for distance in (start + 0.01, 0.98, 1.0, 1.05, 1.2):
         root, handle, posed = place(leg, distance, sideways=0.2)
         end = end_of(leg, posed)
         expected = reached((handle - root).length, SOFT, leg.length)
         assert (end - root).length == pytest.approx(expected, abs=1e-3 * leg.length), distance
         assert math.degrees((end - root).angle(handle - root)) < 0.05, distance
-        # Bending toward the pole, as hard IK does.
-        line = (handle - root).normalized()
-        knee = posed[leg.chain[1]].translation - root
-        pole = posed[leg.limb.bones["POLE"]].translation - root
-        assert (knee - line * knee.dot(line)).dot(pole - line * pole.dot(line)) > 0.0
+        assert all(bend * side > 0.0 for bend, side in zip(_bends(leg, root, handle, posed), hard)), distance
+
+
+@pytest.mark.parametrize("skeleton", ["cesium", "fox", "robot"])
+def test_on_a_hidden_chain_soft_ik_runs_from_its_root_over_its_joint_to_joint_length(skeleton):
+    """Bones off their joints (the glTF importer's defaults) follow a hidden chain: SOFT_ROOT stands at its
+    root, as long as the chain from joint to joint (to the extremity's head, not the last bone's tail), and
+    the hidden chain's IK aims at SOFT."""
+    leg = build(skeleton, "leg", soft_ik=SOFT)
+    obj, bones = leg.obj, leg.obj.data.bones
+    parts = records.resolve(obj, obj.ik_rigger.limb_of(leg.limb.name))
+    assert parts.solver and parts.chain == leg.chain and leg.limb.name == leg.chain[-1]
+    tail = bones[leg.chain[-1]].tail_local
+    assert (bones[parts.solver[-1]].tail_local - tail).length > 0.05 * leg.length  # the ends differ
+    root = bones[parts.made["SOFT_ROOT"]]
+    assert (root.head_local - bones[parts.solver[0]].head_local).length < 1e-5 * leg.length
+    assert root.length == pytest.approx(sum(bones[name].length for name in parts.solver), rel=1e-5)
+    assert root.length == pytest.approx(leg.length, rel=1e-5)
+    ik = records.ik_constraint(obj, parts)
+    assert ik.id_data.pose.bones[parts.solver[-1]].constraints[ik.name] == ik
+    assert ik.subtarget == parts.made["SOFT"]
+
+
+def _bends(leg: Leg, root: Vector, handle: Vector, posed: dict[str, Matrix]) -> list[float]:
+    """How far each inner joint stands off the root -> handle line toward the pole (times the pole's offset)."""
+    line = (handle - root).normalized()
+    pole = posed[leg.limb.bones["POLE"]].translation - root
+    joints = [posed[name].translation - root for name in leg.chain[1:]]
+    return [(joint - line * joint.dot(line)).dot(pole - line * pole.dot(line)) for joint in joints]
 
 
 def test_animating_soft_ik_to_zero_gives_hard_ik_back_exactly():
@@ -204,7 +250,10 @@ def fk_pose(leg: Leg, bend: float, turn: float = 0.15) -> None:
 
 
 def assert_same(leg: Leg, expected: dict[str, Matrix], shown: dict[str, Matrix], what: str) -> None:
-    for name in leg.chain + ([leg.limb.extremity] if leg.limb.extremity else []):
+    extremity = leg.limb.extremity
+    # A foot hanging from the root (RobotExpressive's) stays in FK where it is, off the chain.
+    below = extremity and getattr(leg.obj.data.bones[extremity].parent, "name", None) == leg.chain[-1]
+    for name in leg.chain + ([extremity] if below else []):
         assert (shown[name].translation - expected[name].translation).length < 1e-4 * leg.length, (what, name)
         assert rotation_degrees(shown[name], expected[name]) < 0.01, (what, name)
 
@@ -357,8 +406,8 @@ def test_renamed_bones_keep_it_working():
 
 
 # Per limb, the axis of the middle joint's rotation and the angles that bend it further and (near) straight.
-BENDS = {("mixamo", "leg"): (0, (0.0, -0.3, -0.9)), ("cesium", "leg"): (2, (-1.1, -1.2, -0.6)),
-         ("metarig", "arm"): (0, (-0.4, -0.2, 0.3))}
+BENDS = {("mixamo", "leg"): (0, (0.0, -0.3, -0.9)), ("cesium", "leg"): (2, (-1.1, -1.2, -0.2)),
+         ("metarig", "arm"): (0, (-0.4, -0.2, 0.3)), ("robot", "leg"): (0, (-0.9, -0.3, 0.9))}
 
 
 @pytest.mark.parametrize("skeleton,kind", sorted(BENDS))

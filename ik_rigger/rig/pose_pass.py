@@ -44,10 +44,17 @@ def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
             kept = [(constraint.type, position, _constraint_state(constraint, ConstraintPlan(name, "", "", "")))
                     for position, constraint in enumerate(pose_bone.constraints)]
             looks = (pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz), pose_bone.matrix_basis.copy())
+            # A hidden chain's JOINT bone holds the IK's stretch, driven, and its hinge's IK settings.
+            solving = (pose_bone.ik_stretch, _driver_of(obj, pose_bone.path_from_id("ik_stretch")),
+                       pose_joints.ik_settings(pose_bone))
 
-            def undo(name: str = name, kept: list = kept, looks: tuple = looks) -> None:
+            def undo(name: str = name, kept: list = kept, looks: tuple = looks, solving: tuple = solving) -> None:
                 restored = obj.pose.bones[name]
                 restored.custom_shape, restored.custom_shape_scale_xyz, restored.matrix_basis = looks
+                restored.ik_stretch, stretch_driver, settings = solving
+                pose_joints.set_ik_settings(restored, settings)
+                if stretch_driver is not None:
+                    _set_driver(restored.driver_add("ik_stretch").driver, *stretch_driver)
                 for kind, position, state in kept:
                     _recreate_constraint(obj, name, kind, position, state)
 
@@ -64,12 +71,14 @@ def shortened_chains(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict
     as they are: an IK still over a bone the rebuild no longer solves (a chain of 3 made 2), to
     which the stage parents a made bone its target reaches for, would be a dependency cycle,
     printed before the constraint stage sets the new chain. A shorter chain is safe on the old
-    bones too; a longer one waits for the new bones (the constraint stage).
+    bones too; a longer one waits for the new bones (the constraint stage). The constraints the
+    rebuild no longer plans on the user's bones come off here too (``_left_out``).
     """
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
         if entry is None:
             continue
+        _left_out(obj, limb_plan, entry, journal)
         existing = set(entry.parts.constraints)
         for planned in limb_plan.constraints:
             count = dict(planned.settings).get("chain_count")
@@ -81,6 +90,32 @@ def shortened_chains(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict
                 constraint.chain_count = count
                 journal.data(lambda owner=planned.owner, name=planned.name, before=before: setattr(
                     obj.pose.bones[owner].constraints[name], "chain_count", before))
+
+
+def _left_out(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt, journal: Journal) -> None:
+    """The constraints a rebuild no longer plans on the user's bones come off before the bone stage:
+    a chain bone left out keeps a Copy Transforms of its old FOLLOW bone, whose name the stage gives
+    (made bones keep their names by role) to a bone of the new chain hanging below it, a cycle; an
+    IK moved onto a hidden chain would solve over it. Made bones' constraints go with their bones
+    or are set in the constraint stage."""
+    planned = {(plan.owner, plan.kind, plan.name) for plan in limb_plan.constraints}
+    made = set(entry.parts.made.values())
+    pose_bones = obj.pose.bones
+    kept = []
+    for owner, name in entry.parts.constraints:
+        pose_bone = pose_bones[owner]
+        constraint = pose_bone.constraints[name]
+        kind = constraint.type
+        if owner in made or (owner, kind, name) in planned:
+            kept.append((owner, name))
+            continue
+        state = _constraint_state(constraint, ConstraintPlan(owner, kind, name, ""))
+        position = list(pose_bone.constraints).index(constraint)
+        # Given back once the bones are back: its target is the old chain's again.
+        journal.after_bones(lambda owner=owner, kind=kind, position=position, state=state:
+                            _recreate_constraint(obj, owner, kind, position, state))
+        remove_constraint(obj, owner, name)
+    entry.parts.constraints[:] = kept
 
 
 def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
