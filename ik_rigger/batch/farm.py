@@ -26,6 +26,7 @@ first task comes (or its preload, scripts/farm_worker.py), the submit side Dask 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import os
@@ -316,13 +317,18 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
     (the run's stop mark, which a task a worker takes up as the cancel goes out also finds:
     it begins nothing), and take those results; a task that has not answered by then is cancelled."""
     from distributed import as_completed
+    from distributed.client import ClosedClientError
 
     from .jobs import FileResult
 
     _mark_stopped(jobs, token)
+    # The scheduler went away (Dask's CommClosedError is an OSError; a client that noticed is closed).
+    gone = (OSError, RuntimeError, ClosedClientError)
     try:
         running = {key for keys in client.processing().values() for key in keys}
-    except (OSError, RuntimeError):  # the scheduler went away (Dask's CommClosedError is an OSError)
+        kept = [future for future in futures if future.done() or future.key in running]
+        client.cancel([future for future in futures if future not in kept], force=True)
+    except gone:
         # What its workers still rig is unknown to this run; the stop mark stops it, and a file put
         # in place meanwhile is taken as rigged.
         _let_workers_stop()  # the run was marked stopped above
@@ -331,9 +337,7 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
             take(index, FileResult(job.input, job.output, status="interrupted",
                                    error="stopped by the interrupt (the Dask scheduler had gone away)"))
         return
-    kept = [future for future in futures if future.done() or future.key in running]
     stopping.update(futures[future] for future in kept if not future.done())
-    client.cancel([future for future in futures if future not in kept], force=True)
     answered: set[Any] = set()
     try:
         for future, answer in as_completed(kept, loop=client.loop, timeout=_STOPPING_SECONDS, with_results=True,
@@ -342,7 +346,8 @@ def _stop(client: Any, futures: dict[Any, int], jobs: list[Job], token: str, tak
             answered.add(future)
     except TimeoutError:
         late = [future for future in kept if future not in answered]
-        client.cancel(late, force=True)
+        with contextlib.suppress(*gone):  # gone meanwhile: the stop mark has stopped them all the same
+            client.cancel(late, force=True)
         for future in late:
             job = jobs[futures[future]]
             take(futures[future], FileResult(job.input, job.output, status="interrupted",
