@@ -165,9 +165,9 @@ def table_rows(result: dict, ms: object, x: object, met: object) -> list[str]:
     """The section's rows of the benchmark table (``ms``, ``x`` and ``met`` are run.py's formatters)."""
     sweep_result = result["sweep"]
     rows = [f"| Soft IK {result['soft_ik']:g}, handle swept 0.8 to 1.2 of the leg's length in "
-            f"{sweep_result['frames']} frames: the knee's largest change in one frame, lower is calmer | "
+            f"{sweep_result['frames']} frames: the knee's largest change in one frame, lower is better | "
             f"{sweep_result['soft']['largest_step']:.2f} deg | hard IK {sweep_result['hard']['largest_step']:.2f} deg "
-            f"| {sweep_result['ratio']:.2f}x | - | - |"]
+            f"| {sweep_result['ratio']:.2f}x (of one sweep) | - | - |"]
     frames, spreads, target = result["seconds_per_frame"], result["ratio_spreads"], result["target"]
     for mode, label in (("keyframed", "Frame step, keyframed playback: time per frame"),
                         ("python", "Update, handles set from Python: time per update")):
