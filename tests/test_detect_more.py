@@ -142,8 +142,9 @@ def test_quaternius_later_horse_at_the_gltf_importers_settings(shapes, tmp_path)
     """Quaternius' later animals (bone names as public game code lists them for the horse, positions of
     our own): ``FrontShoulder.L > FrontUpperLeg.L > FrontLowerLeg.L`` and ``BackShoulder.L > BackLeg.L >
     BackUpperLeg.L > BackLowerLeg.L``, their own IK controls beside them at the root: each leg ends at
-    its IK control, where the hoof hangs. The front legs are rigged as imported; the hind legs' last bone
-    runs past the hock at these bone shapes, so all four need their tails on the joints."""
+    its IK control, where the hoof hangs. All four are rigged as imported: the hind legs' last bone runs
+    past the hock at these bone shapes, so theirs are built on hidden chains; Fix Bone Orientation rigs
+    all four too."""
     joints = [(name, parent, (head[0], head[2], -head[1])) for name, parent, head, _ in horse_bones()]
     path = tmp_path / "horse.gltf"
     path.write_text(json.dumps(skinned_gltf(joints, "Quaternius' later horse's layout (CC0)")))
@@ -152,7 +153,8 @@ def test_quaternius_later_horse_at_the_gltf_importers_settings(shapes, tmp_path)
     assert summary(detect_limbs(skeleton, tails_fixed=True)) == HORSE_LEGS
     assert summary(detect_limbs(skeleton))[:2] == HORSE_LEGS[:2]
     built = api.auto_rig(obj)
-    assert {"FrontLowerLeg.L", "FrontLowerLeg.R"} <= {limb.name for limb in built}
+    assert {limb.name: len(limb.chain) for limb in built} == {chain[-1]: len(chain) for _, _, chain, _ in HORSE_LEGS}
+    assert_handles_move_chain_ends(obj, {chain[-1]: len(chain) for _, _, chain, _ in HORSE_LEGS})
     for limb in built:
         api.remove(obj, limb.name)
     built = api.auto_rig(obj, fix_orientation=True)
