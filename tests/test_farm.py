@@ -335,7 +335,9 @@ def _wait_until(condition: Callable[[], bool], what: str, process: subprocess.Po
     or at once if ``process`` ended meanwhile."""
     deadline = time.monotonic() + seconds
     while not condition():
-        assert process is None or process.poll() is None, f"the run ended before {what}"
+        if process is not None and process.poll() is not None:
+            stdout, stderr = process.communicate()
+            raise AssertionError(f"the run ended (exit {process.returncode}) before {what}:\n{stdout}{stderr}")
         assert time.monotonic() < deadline, f"no {what} within {seconds:g} s"
         time.sleep(0.2)
 
@@ -353,7 +355,7 @@ def test_a_worker_that_hangs_holds_one_file_while_the_others_take_the_rest(tmp_p
     rigs every other file meanwhile; the run ends once the hung worker goes on."""
     cluster.ready()
     pids = cluster.client.run(os.getpid)
-    inputs = _heavy(4, tmp_path / "in")
+    inputs = _heavy(8, tmp_path / "in", subdivisions=1000)  # long enough a file to be seen taken
     out = tmp_path / "out"
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"))
     hung: list[str] = []
