@@ -175,18 +175,24 @@ def _drive(obj: bpy.types.Object, handle: bpy.types.PoseBone, ik: bpy.types.Cons
     """The handle's switches driving the IK's influence (``ik_fk * ik_weight``) and the Copy Rotation's."""
     handle["ik_fk"] = 1.0
     handle["ik_weight"] = 1.0
-    for constraint, keys in ((ik, ("ik_fk", "ik_weight")), (copy, ("ik_fk",))):
-        driver = constraint.driver_add("influence").driver
-        for key in keys:
-            variable = driver.variables.new()
-            variable.name = key
-            variable.targets[0].id = obj
-            variable.targets[0].data_path = f'pose.bones["{handle.name}"]["{key}"]'
-        if len(keys) > 1:
-            driver.type = "SCRIPTED"
-            driver.expression = " * ".join(keys)
-        else:
-            driver.type = "AVERAGE"
+    drive_influence(obj, ik, handle.name, ("ik_fk", "ik_weight"))
+    drive_influence(obj, copy, handle.name, ("ik_fk",))
+
+
+def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str,
+                    keys: tuple[str, ...]) -> None:
+    """The constraint's influence driven by the product of the handle's custom properties ``keys``."""
+    driver = constraint.driver_add("influence").driver
+    for key in keys:
+        variable = driver.variables.new()
+        variable.name = key
+        variable.targets[0].id = obj
+        variable.targets[0].data_path = f'pose.bones["{handle}"]["{key}"]'
+    if len(keys) > 1:
+        driver.type = "SCRIPTED"
+        driver.expression = " * ".join(keys)
+    else:
+        driver.type = "AVERAGE"
 
 
 def _shapes(obj: bpy.types.Object, wiring: list) -> None:

@@ -74,17 +74,17 @@ def floor_rig(sources: Path) -> bpy.types.Object:
         ik.pole_target, ik.pole_subtarget, ik.pole_angle = obj, pole, angle
         ik.chain_count = 2
         ik.use_stretch = False
-        _drive(obj, ik, handle, ("ik_fk", "ik_weight"))
+        floor.drive_influence(obj, ik, handle, ("ik_fk", "ik_weight"))
         stretch_to = pose_bones[line].constraints.new("STRETCH_TO")
         stretch_to.target, stretch_to.subtarget = obj, pole
         copy = pose_bones[end].constraints.new("COPY_ROTATION")
         copy.target, copy.subtarget = obj, clone
         copy.owner_space = copy.target_space = "POSE"
-        _drive(obj, copy, handle, ("ik_fk",))
+        floor.drive_influence(obj, copy, handle, ("ik_fk",))
         for name, follower in zip(chain, followers):
             follow = pose_bones[name].constraints.new("COPY_TRANSFORMS")
             follow.target, follow.subtarget = obj, follower
-            _drive(obj, follow, handle, ("ik_fk",))
+            floor.drive_influence(obj, follow, handle, ("ik_fk",))
     return obj
 
 
@@ -132,18 +132,6 @@ def _limb_bones(obj: bpy.types.Object, edit_bones, limb: tuple[str, str, str]) -
     angle = floor._pole_angle(joints[0].head, joints[0].tail, joints[0].x_axis, points[2], pole.head)
     return ((first_name, last_name), [joint.name for joint in joints], followers, end_name, handle.name, pole.name,
             clone.name, line.name, angle)
-
-
-def _drive(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str, keys: tuple[str, ...]) -> None:
-    driver = constraint.driver_add("influence").driver
-    for key in keys:
-        variable = driver.variables.new()
-        variable.name = key
-        variable.targets[0].id = obj
-        variable.targets[0].data_path = f'pose.bones["{handle}"]["{key}"]'
-    driver.type = "SCRIPTED" if len(keys) > 1 else "AVERAGE"
-    if len(keys) > 1:
-        driver.expression = " * ".join(keys)
 
 
 def differences(sources: Path) -> list[str]:
