@@ -202,13 +202,18 @@ def test_every_clip_plays_the_same_on_a_hidden_chain_and_after_remove(filename, 
     assert_plays_as_before(obj, before, points, height, animation)
 
 
-def test_baking_both_ways_on_a_hidden_chain():
+def _robot_leg() -> tuple[bpy.types.Object, records.Parts, float, bpy.types.PoseBone]:
+    """The Godot robot at the importer's defaults, rigged without its motion: its left leg's parts, the
+    length of its hidden chain and its handle."""
     obj = import_gltf("godot_platformer_robot.glb")
     at_rest_alone(obj)
     api.auto_rig(obj, animation="IGNORE")
     parts = parts_of(obj, "l-leg")
-    length = chain_length(obj, parts.solver)
-    handle = obj.pose.bones[parts.handle]
+    return obj, parts, chain_length(obj, parts.solver), obj.pose.bones[parts.handle]
+
+
+def test_baking_both_ways_on_a_hidden_chain():
+    obj, parts, length, handle = _robot_leg()
     for frame, amount in ((1, 0.0), (10, 1.0)):
         handle.location = Vector((0.0, 0.1, 0.2)) * amount * length
         handle.keyframe_insert("location", frame=frame)
@@ -237,12 +242,7 @@ def _same_frames(first: dict, second: dict, names: list[str], length: float) -> 
 
 
 def test_a_hidden_chain_plays_where_ik_rigger_is_not_installed(tmp_path):
-    obj = import_gltf("godot_platformer_robot.glb")
-    at_rest_alone(obj)
-    api.auto_rig(obj, animation="IGNORE")
-    parts = parts_of(obj, "l-leg")
-    length = chain_length(obj, parts.solver)
-    handle = obj.pose.bones[parts.handle]
+    obj, parts, length, handle = _robot_leg()
     for frame, amount in ((1, 0.0), (10, 1.0), (20, 0.5)):
         handle.location = Vector((0.05, 0.1, 0.2)) * amount * length
         handle.keyframe_insert("location", frame=frame)
