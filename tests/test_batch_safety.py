@@ -257,8 +257,13 @@ def test_a_worker_that_dies_fails_only_its_file_and_is_replaced(tmp_path):
     assert len(died) == 1 and "worker died (signal 9) while rigging it" in files[died[0]]["error"]
     assert sorted(name for name, entry in files.items() if entry["status"] == "rigged") == sorted(
         path.name for path in inputs if path.name != died[0])
-    assert sorted(path.name for path in out.iterdir()) == sorted(
-        path.name for path in inputs if path.name != died[0])
+    written = sorted(path.name for path in out.iterdir())
+    if died[0] in written:
+        # The kill landed in the moment after that file went into place, before its worker said so:
+        # it is there whole (the save is atomic), though the report counts it failed.
+        assert limbs_in(out / died[0]) == ["shin.L", "shin.R"]
+        written.remove(died[0])
+    assert written == sorted(path.name for path in inputs if path.name != died[0])
     assert not temporaries(out)
     assert checksums([tmp_path / "in"]) == before
     assert json.loads(report.read_text())["workers_started"] == 3  # two, and one in place of the dead one
