@@ -173,7 +173,7 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Co
 
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or any(role in made for role in part.roles)))
+                 if part.used(chosen) and (not part.roles or any(role in part.role_set for role in made)))
 
 
 @_takes_armature

@@ -213,6 +213,22 @@ def fitted(stem: str, ending: str) -> str:
     return clipped(stem, MAX_NAME_BYTES - len(ending.encode("utf-8"))) + ending
 
 
+class NamesInUse:
+    """The bone names a limb's new names must not take: the armature's and those other limbs of the
+    build made (``sources``, asked, never copied: a copy per limb grows with the armature times the
+    limbs), and the names this limb has made so far (``add``)."""
+
+    def __init__(self, *sources: Container[str]) -> None:
+        self._sources = sources
+        self._new: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._new or any(name in source for source in self._sources)
+
+    def add(self, name: str) -> None:
+        self._new.add(name)
+
+
 def unique_name(stem: str, tag: str, suffix: str, taken: Container[str]) -> str:
     """``stem + tag + suffix`` within Blender's name limit and not in ``taken``.
 

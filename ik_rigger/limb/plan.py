@@ -149,7 +149,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     elif hidden:
         read = skeleton.moved({**skeleton.bones, **orient.joint_bones(skeleton, chain, ends, None)})
     check_chain(read, chain)
-    known = set(read.bones)
+    known = read.bones  # asked by name only
     side = naming.split_side(last, known).side
 
     joints = [read[name].head.copy() for name in chain] + [read[last].tail.copy()]
@@ -163,7 +163,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                        hint=f"Set the chain length to {_taking_in_segment_above(read, chain)} or more, so the chain "
                        "takes in the segment above.")
     direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending])
-    names = taken | known
+    names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,

@@ -25,7 +25,8 @@ Parts plan in the order they are registered: a part may read what earlier parts 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,8 +104,8 @@ class Draft:
     length: float
     bend: Vector  # the side the chain bends to
     straight: bool
-    names: set[str]  # every bone name in use: new names never collide with them
-    known: set[str]  # the armature's bone names
+    names: naming.NamesInUse  # every bone name in use: new names never collide with them
+    known: Container[str]  # the armature's bone names
     handle: str  # the IK handle's name, chosen first: every part's switches live on it
     edited: dict[str, BoneEdit] = field(default_factory=dict)  # the chain bones whose rest changes
     # What each part keeps of the limb this rebuilds, by part name (``Part.keep``).
@@ -193,3 +194,8 @@ class Part:
     keep: Callable[..., Any] | None = None  # (obj, parts) -> what a rebuild keeps of the limb now (Draft.kept)
     snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
     bake_to_ik: Callable[..., None] | None = None  # (bake)
+
+    @functools.cached_property
+    def role_set(self) -> frozenset[str]:
+        """``roles`` to ask in (a hidden chain has hundreds)."""
+        return frozenset(self.roles)

@@ -8,6 +8,7 @@ the bones again as they were on a rollback.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 
 import bpy
@@ -85,45 +86,72 @@ def new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
     return bone
 
 
-def _new_uid(obj: bpy.types.Object, journal: Journal) -> str:
+def _new_uid(obj: bpy.types.Object, journal: Journal, uids: set[str]) -> str:
+    """A limb uid no limb has (``uids``: every limb's, read once per build), taken into ``uids``."""
     rig = obj.ik_rigger
-    uids = {limb.uid for limb in rig.limbs}
     number = rig.next_uid
     while str(number) in uids:
         number += 1
     before = rig.next_uid
     rig.next_uid = number + 1
     journal.data(lambda: setattr(obj.ik_rigger, "next_uid", before))
+    uids.add(str(number))
     return str(number)
+
+
+def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict[str, bpy.types.EditBone]:
+    """Edit mode: new bones for ``planned`` (all of a build's limbs at once), at their heads and tails.
+
+    Setting an edit bone's head or tail one by one runs Blender's update for it, which looks along
+    every edit bone for connected children: on a large armature that is most of a bone's cost, and
+    a build's bones times the armature's. A new bone has no children yet, so the heads and tails are
+    written as two columns of the whole armature (``foreach_set``); the bones already there get their
+    own values back, exactly (read in the same single precision Blender keeps them in).
+    """
+    start = len(edit_bones)
+    made = {new.name: new_bone(journal, edit_bones, new.name) for new in planned}
+    if not made:
+        return made
+    count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
+    for attribute in ("head", "tail"):
+        column = array("f", bytes(12 * count))
+        edit_bones.foreach_get(attribute, column)
+        column[3 * start:] = array("f", [value for new in planned for value in getattr(new, attribute)])
+        edit_bones.foreach_set(attribute, column)
+    return made
 
 
 def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
                      journal: Journal, collections: dict[str, bpy.types.BoneCollection] | None = None,
-                     known: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
+                     known: dict[str, bpy.types.EditBone] | None = None,
+                     made_already: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
     with their rig's ``uid`` and role, then parented. Returns them by name. ``collections`` keeps
     IK Rigger's bone collections by name across the calls of one build; ``known``, the armature's
-    edit bones by name when the build indexed them (``bone_stage``)."""
+    edit bones by name when the build indexed them (``bone_stage``); ``made_already``, the new
+    bones ``make_bones`` made and placed for the whole build (else they are made here)."""
     armature = obj.data
     edit_bones = armature.edit_bones
     if collections is None:
         collections = {}
+    if made_already is None:
+        made_already = make_bones(journal, edit_bones, [new for new in planned if new.name not in reused])
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
     for new in planned:
         made = new.name not in reused
         if made:
             # Blender makes a bone unconnected, shown, of the default colour and in no collection:
             # only what differs is set.
-            bone = new_bone(journal, edit_bones, new.name)
+            bone = made_already[new.name]
         else:
             bone = _find(edit_bones, known, new.name)
             log_bone(journal, armature, bone)
             bone.use_connect = False
             for collection in list(bone.collections):
                 collection.unassign(bone)
-        bone.head = new.head
-        bone.tail = new.tail
+            bone.head = new.head
+            bone.tail = new.tail
         bone.align_roll(new.z_axis)
         bone.use_deform = False
         if not made or new.palette != "DEFAULT":
@@ -216,12 +244,18 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
     # the armature's bones (its parents, a roll to copy) would grow with the armature, and many limbs
     # (a creature's hundreds of legs) with its square. Those index the bones once.
     known = {bone.name: bone for bone in edit_bones} if len(plans) >= _INDEXED_FROM else None
+    reuses = [set(rebuilt[index].parts.made.values()) if index in rebuilt else set() for index in range(len(plans))]
+    made = make_bones(journal, edit_bones, [new for limb_plan, reused in zip(plans, reuses)
+                                            for new in limb_plan.new_bones if new.name not in reused])
+    if known is not None:
+        known.update(made)
+    taken_uids = {limb.uid for limb in obj.ik_rigger.limbs}
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
-        uid = entry.uid if entry is not None else _new_uid(obj, journal)
+        uid = entry.uid if entry is not None else _new_uid(obj, journal, taken_uids)
         uids.append(uid)
-        reused = set(entry.parts.made.values()) if entry is not None else set()
-        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known)
+        reused = reuses[index]
+        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made)
         for new in limb_plan.new_bones:
             bone = placed[new.name]
             if new.roll_like is not None:

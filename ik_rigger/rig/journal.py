@@ -26,6 +26,8 @@ class Journal:
         self._edit: list[EditUndo] = []
         self._data: list[DataUndo] = []
         self._late: list[DataUndo] = []
+        # What the build read once for its later steps (``pose_pass``: the paths driven before it).
+        self.read: dict[str, Any] = {}
 
     def edit(self, undo: EditUndo) -> None:
         """Log an Edit-mode change (bones, their rest, collections)."""

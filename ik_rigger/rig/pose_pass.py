@@ -391,7 +391,9 @@ def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -
     pose_bone = obj.pose.bones[bone]
     # A path into one of the bone's constraints ('constraints["name"].distance') names its owner first.
     owner_path, _, key = path.rpartition(".")
-    before, value = _driver_of(obj, f"{pose_bone.path_from_id()}.{path}"), pose_bone.path_resolve(path)
+    full_path = f"{pose_bone.path_from_id()}.{path}"
+    before = _driver_of(obj, full_path) if full_path in _driven_before(obj, journal) else None
+    value = pose_bone.path_resolve(path)
 
     def undo() -> None:
         restored = obj.pose.bones[bone]
@@ -405,6 +407,18 @@ def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -
             _set_driver(owner.driver_add(key).driver, *before)
 
     journal.data(undo)
+
+
+def _driven_before(obj: bpy.types.Object, journal: Journal) -> set[str]:
+    """The paths the object's drivers drove when the build first asked, read once per build: Blender
+    finds a driver by path along all of them, which a build of many limbs would do once per limb for
+    each of the drivers it adds. A path the build logs is driven then or by the build's own driver,
+    added after the build logged it (the limb that drives a bone's property logs it first)."""
+    driven = journal.read.get("driven")
+    if driven is None:
+        data = obj.animation_data
+        driven = journal.read["driven"] = {curve.data_path for curve in data.drivers} if data is not None else set()
+    return driven
 
 
 def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal: Journal) -> None:
