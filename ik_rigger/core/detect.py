@@ -42,6 +42,8 @@ limb from its lower bone, step by step) and ``detect_result`` (what is found and
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import replace
 
 from mathutils import Vector
 
@@ -77,8 +79,40 @@ def split_halves(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector
         and math.degrees(in_line_angle(joints[index - 1], joints[index], joints[index + 1])) <= HALF_MAX_DEGREES)
 
 
-def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
-    """Keep the limbs that are alone in being, say, the left leg; skip every rival of the others."""
+# A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.
+_PAIR_NUMBER = re.compile(r"(?:^|[._\- ])(\d+)(?=$|[._\- ])")
+
+
+def _pair_number(skeleton: Skeleton, chain: tuple[str, ...]) -> int | None:
+    """The number every bone of ``chain`` carries alone in its name, the same in each (a many-legged
+    body's pair, ``thigh_03.L > shin_03.L``); None when a bone has none or they differ (COLLADA's
+    ``leg_joint_L_1 > _2`` count segments along one limb)."""
+    numbers = set()
+    for bone in chain:
+        found = _PAIR_NUMBER.findall(naming.split_side(bone, skeleton.bones).base)
+        if not found:
+            return None
+        numbers.add(int(found[-1]))
+    return numbers.pop() if len(numbers) == 1 else None
+
+
+def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[DetectedLimb] | None:
+    """Rivals that are a many-legged body's numbered legs (each chain's bones all carry one number,
+    a different one in each chain, and no two chains start at one place, as copies of a limb would),
+    each with its number; None when they are not."""
+    numbers = [_pair_number(skeleton, limb.chain) for limb in group]
+    if None in numbers or len(set(numbers)) < len(numbers):
+        return None
+    roots = [skeleton[limb.chain[0]].head for limb in group]
+    scale = max(skeleton[limb.chain[0]].length for limb in group)
+    if any((one - two).length <= 0.01 * scale for index, one in enumerate(roots) for two in roots[index + 1:]):
+        return None
+    return [replace(limb, pair=number) for limb, number in zip(group, numbers)]
+
+
+def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
+    """Keep the limbs that are alone in being, say, the left leg, or that a many-legged body numbers
+    apart; skip every rival of the others."""
     groups: dict[tuple[str, str | None, str | None], list[DetectedLimb]] = {}
     for limb in limbs:
         groups.setdefault((limb.kind, limb.side, limb.position), []).append(limb)
@@ -87,6 +121,10 @@ def _drop_ambiguous(limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list
     for group in groups.values():
         if len(group) == 1:
             kept.extend(group)
+            continue
+        numbered = _numbered_pairs(skeleton, group)
+        if numbered is not None:
+            kept.extend(numbered)
             continue
         rivals = " and ".join(" > ".join(limb.chain) for limb in group)
         reason = f"{len(group)} chains could be the {group[0].label} ({rivals}); rig the right one by hand"
@@ -119,7 +157,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
             skipped.append(result)
     # A chain inside another found one (Leg1 > Leg2 within Leg1 > Leg2 > Leg3) is part of that limb.
     found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
-    limbs, rivals = _drop_ambiguous(found)
+    limbs, rivals = _drop_ambiguous(skeleton, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])
     ends = {limb.extremity for limb in limbs if limb.extremity}
@@ -129,8 +167,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     # in a chain skipped for its bones, whose lower bone says why.
     reasons = {item.bone: item for item in [*skipped, *rivals]
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
-    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _SIDE_ORDER[limb.side],
-                                 limb.chain))
+    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], limb.pair or 0,
+                                 _SIDE_ORDER[limb.side], limb.chain))
     own_ik = sorted(name for name in skeleton.bones if name not in used and finder.ends.own_ik_bone(name))
     notes = (f"{', '.join(repr(name) for name in own_ik)}: the skeleton's own IK bones, "
              "not limbs: left as they are",) if own_ik else ()

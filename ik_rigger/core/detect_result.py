@@ -21,6 +21,9 @@ class DetectedLimb:
     # A chain bone's tail lies far from its next joint, its length fitting (an importer's guess of
     # its direction): IK carries that tail, not the joint, to the handle (see Fix Bone Orientation).
     tails_elsewhere: bool = False
+    # The number every bone of the chain carries when a many-legged body numbers its pairs
+    # (``thigh_03.L > shin_03.L``), which tells the legs of one side apart; None otherwise.
+    pair: int | None = None
 
     @property
     def last(self) -> str:
@@ -28,8 +31,9 @@ class DetectedLimb:
 
     @property
     def label(self) -> str:
-        """How a report names the limb: "left leg", "right front leg"."""
-        return _label(self.kind, self.side, self.position)
+        """How a report names the limb: "left leg", "right front leg", "left leg 3"."""
+        label = _label(self.kind, self.side, self.position)
+        return label if self.pair is None else f"{label} {self.pair}"
 
 
 @dataclass(frozen=True)

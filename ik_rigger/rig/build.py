@@ -87,7 +87,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         except BaseException:
             journal.rollback()
             raise
-    shapes.drop_unused()  # a rebuild with shapes turned off may leave the last user of one
+    if rebuilt:  # a rebuild with shapes turned off may leave the last user of one; a new limb takes none
+        shapes.drop_unused()
     return _noted(obj, plans, notes)
 
 
