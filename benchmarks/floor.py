@@ -298,3 +298,8 @@ class BENCHMARK_OT_mode_switches(bpy.types.Operator):
 def register() -> None:
     bpy.utils.register_class(BENCHMARK_OT_floor)
     bpy.utils.register_class(BENCHMARK_OT_mode_switches)
+
+
+def unregister() -> None:
+    bpy.utils.unregister_class(BENCHMARK_OT_mode_switches)
+    bpy.utils.unregister_class(BENCHMARK_OT_floor)

@@ -356,7 +356,7 @@ def table(results: dict, diagnostics: bool = True) -> str:
                         f"{_us(frames['floor'][mode])} | {_x(spreads[f'rigify_over_floor_{mode}_net'], 1)} | - | - |")
         if diagnostics:
             for name, label in (("ik_rigger_without_drivers",
-                                 "IK Rigger's rig less its influence drivers: time per frame"),
+                                 "IK Rigger's rig less its drivers: time per frame"),
                                 ("ik_rigger_without_drivers_and_record",
                                  "IK Rigger's rig less its drivers and record: time per frame")):
                 # Over the floor less its drivers (a run from before it: over the floor).
