@@ -133,7 +133,7 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         ik.pole_subtarget = pole
         ik.pole_angle = angle
         ik.chain_count = 2
-        ik.use_stretch = stretch  # the bones' own IK stretch (0) decides
+        ik.use_stretch = stretch  # the chain bones' IK stretch (driven by the handle's Stretch) decides
         if reach is not None:
             limit = pose_bones[target].constraints.new("LIMIT_DISTANCE")
             limit.target = obj
