@@ -8,6 +8,7 @@ centipede or a rope of linked characters.
 
 from __future__ import annotations
 
+ROOT = "root"  # on the ground, under the body: the bone IK Rigger's legs hang their controls from
 SEGMENT = 0.3  # the spine's segments along the body (-Y), at hip height
 HEIGHT = 1.0
 
@@ -17,8 +18,8 @@ BoneSpec = tuple[str, tuple[float, float, float], tuple[float, float, float], st
 
 def bones(limbs: int) -> list[BoneSpec]:
     """The creature with ``limbs`` legs (an even number, at least 2): ``limbs // 2`` segments."""
-    found: list[BoneSpec] = [("root", (0.0, 0.0, 0.0), (0.0, SEGMENT, 0.0), None, False)]
-    parent = "root"
+    found: list[BoneSpec] = [(ROOT, (0.0, 0.0, 0.0), (0.0, SEGMENT, 0.0), None, False)]
+    parent = ROOT
     for index in range(limbs // 2):
         y = -index * SEGMENT
         segment = f"spine_{index:04d}"
@@ -40,6 +41,25 @@ def legs(limbs: int) -> list[tuple[str, str, str]]:
     return [(f"thigh_{index:04d}.{side}", f"shin_{index:04d}.{side}", f"foot_{index:04d}.{side}")
             for index in range(limbs // 2) for side in "LR"]
 
+
+def make(limbs: int):
+    """The creature with ``limbs`` legs as an armature object named "creature" in the scene, active, in
+    Object mode."""
+    import bpy
+
+    armature = bpy.data.armatures.new("creature")
+    obj = bpy.data.objects.new("creature", armature)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, head, tail, parent, connected in bones(limbs):
+        bone = armature.edit_bones.new(name)
+        bone.head, bone.tail = head, tail
+        if parent:
+            bone.parent = armature.edit_bones[parent]
+            bone.use_connect = connected
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
 
 
 def add_loose_bones(obj, total: int) -> None:

@@ -1,11 +1,13 @@
 """Section 2, evaluation cost: depsgraph time per frame while the four IK handles move.
 
 Three rigs of the same human metarig, each alone in a fresh factory scene: IK Rigger's,
-the floor script's, and Rigify's generated rig (its IK controls; Rigify's limbs start in
-IK). The handles follow one fixed path, as keyframes played back with ``frame_set`` and
-as locations set from Python followed by ``view_layer.update``. An empty scene's step is
-timed the same way, so its share can be taken out of the ratios. Two more rigs, with no
-target, are IK Rigger's less parts of what it adds, to show what costs what.
+the floor script's (the same bones, constraints, shapes and drivers), and Rigify's
+generated rig (its IK controls; Rigify's limbs start in IK). The handles follow one fixed
+path, as keyframes played back with ``frame_set`` and as locations set from Python
+followed by ``view_layer.update``. An empty scene's step is
+timed the same way, so its share can be taken out of the ratios. Three more rigs, with no
+target, are IK Rigger's less parts of what it adds and the floor less its drivers, to show
+what costs what.
 """
 
 from __future__ import annotations
@@ -64,7 +66,14 @@ def _ik_rigger_without_stretch(sources: Path) -> bpy.types.Object:
 def _floor_without_stretch(sources: Path) -> bpy.types.Object:
     """The floor of the rig without stretch: the same bones, constraints, shapes and drivers."""
     obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
-    floor.rig_four_limbs(obj, stretch=False, drivers=True)
+    floor.rig_four_limbs(obj, stretch=False)
+    return obj
+
+
+def _floor_without_drivers(sources: Path) -> bpy.types.Object:
+    """Diagnostic: the floor less its drivers, to compare IK Rigger's rig less its drivers with."""
+    obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
+    floor.rig_four_limbs(obj, drivers=False)
     return obj
 
 
@@ -108,6 +117,7 @@ RIGS = {
     # Not targets: they show which part of IK Rigger's rig costs what beyond the floor.
     "ik_rigger_without_drivers": Rig(_without_drivers, _metarig_limbs()),
     "ik_rigger_without_drivers_and_record": Rig(_without_drivers_and_record, _metarig_limbs()),
+    "floor_without_drivers": Rig(_floor_without_drivers, _metarig_limbs()),
     "ik_rigger_without_stretch": Rig(_ik_rigger_without_stretch, _metarig_limbs()),
     "floor_without_stretch": Rig(_floor_without_stretch, _metarig_limbs()),
     # Bones turned off their joints: limbs on hidden chains, against a floor making the same (hidden_chain.py).
@@ -115,7 +125,9 @@ RIGS = {
     "floor_hidden_chain": Rig(hidden_chain.floor_rig, _metarig_limbs()),
 }
 # Rigs also compared with a floor of their own, which makes what they make (every rig is compared with "floor").
-OWN_FLOOR = {"ik_rigger_without_stretch": "floor_without_stretch", "ik_rigger_hidden_chain": "floor_hidden_chain"}
+OWN_FLOOR = {"ik_rigger_without_stretch": "floor_without_stretch", "ik_rigger_hidden_chain": "floor_hidden_chain",
+             "ik_rigger_without_drivers": "floor_without_drivers",
+             "ik_rigger_without_drivers_and_record": "floor_without_drivers"}
 
 
 def path_offset(frame: int, frames: int, length: float, side: float) -> Vector:

@@ -9,10 +9,17 @@ constraint settings are the ones IK Rigger makes with its default options
 (``build_speed.compare`` proves it on every run), so the time IK Rigger takes beyond
 this is the price of its planning, checks, records and drivers.
 
-Without stretch (``stretch=False``, IK Rigger's Maximum Stretch of 1) the IK aims at the
-handle and there is no target, reach point or stretch limit. With ``drivers`` the floor
-also makes the drivers IK Rigger makes (the handle's ``ik_fk`` and ``ik_weight`` driving
-the IK's and the Copy Rotation's influence), as plain Blender drivers.
+It makes the drivers IK Rigger makes, as plain Blender drivers: the handle's ``ik_fk`` times
+its ``ik_weight`` driving the IK's influence, its ``ik_fk`` the Copy Rotation's, and with
+stretch its ``stretch`` each chain bone's IK stretch (the switches are plain custom
+properties: no slider range or description). ``drivers=False`` leaves them out, for the
+evaluation's diagnostic rigs alone.
+
+IK Rigger's options have switches here too. Without stretch (``stretch=False``, IK Rigger's
+Maximum Stretch of 1) the IK aims at the handle and there is no target, reach point, stretch
+limit or stretch driver; without ``pole_lines`` (Pole Line off) no pole line nor its Stretch
+To; without ``shapes`` (Bone Shapes off) no wire shapes nor their collection. ``PLAIN`` is a
+plain script's rig: none of the three.
 
 ``BENCHMARK_OT_floor`` runs the same script as an operator, so comparing it with IK
 Rigger's Auto-Rig operator leaves out what both pay for being operators (the call, the
@@ -26,6 +33,8 @@ import math
 import bpy
 from mathutils import Vector
 
+from benchmarks import creature
+
 # (first chain bone, last chain bone, foot or hand) per limb, in the order IK Rigger is asked.
 LIMBS = (
     ("thigh.L", "shin.L", "foot.L"),
@@ -36,6 +45,8 @@ LIMBS = (
 POLE_DISTANCE = 0.5  # of the chain's length, in front of the knee or behind the elbow
 POLE_LENGTH = 0.1
 MAX_STRETCH = 1.5  # of the chain's length: how far a stretched chain may reach
+# The floor's switches for a plain script's rig: IK Rigger's options shapes=False, pole_line=False, max_stretch=1.
+PLAIN = {"stretch": False, "shapes": False, "pole_lines": False}
 
 
 def _split_side(name: str) -> tuple[str, str]:
@@ -55,13 +66,15 @@ def _pole_angle(root_head: Vector, root_tail: Vector, root_x: Vector, end: Vecto
     return angle if x_side.cross(toward_pole).dot(axis) < 0.0 else -angle
 
 
-def rig_four_limbs(obj: bpy.types.Object, stretch: bool = True, drivers: bool = False) -> None:
+def rig_four_limbs(obj: bpy.types.Object, stretch: bool = True, drivers: bool = True, shapes: bool = True,
+                   pole_lines: bool = True) -> None:
     """Rig both legs and both arms of the active metarig ``obj``; leaves it in the mode it was in."""
-    rig_limbs(obj, LIMBS, stretch, drivers)
+    rig_limbs(obj, LIMBS, stretch, drivers, shapes=shapes, pole_lines=pole_lines)
 
 
 def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | list[tuple[str, str, str]],
-              stretch: bool = True, drivers: bool = False, origin: str | None = None) -> None:
+              stretch: bool = True, drivers: bool = True, origin: str | None = None, shapes: bool = True,
+              pole_lines: bool = True) -> None:
     """Rig ``limbs`` (first, last and end bone of each) of the active armature ``obj``, as
     ``rig_four_limbs`` does the metarig's; leaves it in the mode it was in. With ``origin``, the
     controls hang from that bone (a root on the ground, as IK Rigger's legs do) rather than from
@@ -95,12 +108,7 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         pole.parent = control_parent
         pole.use_deform = False
 
-        line = edit_bones.new(f"{base}_IK_pole_line{side}")
-        line.head, line.tail = last.head, pole.head
-        line.align_roll(along.normalized())
-        line.parent = last
-        line.use_deform = False
-        line.hide_select = True
+        line = _pole_line(edit_bones, f"{base}_IK_pole_line{side}", last, pole, along) if pole_lines else None
 
         # Without stretch the IK aims at the handle itself.
         target, reach = (_stretch_bones(edit_bones, handle, (first, last, end), knee, along, length) if stretch
@@ -112,12 +120,12 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         clone.use_deform = False
 
         angle = _pole_angle(first.head, first.tail, first.x_axis, last.tail, pole.head)
-        wiring.append((last_name, end_name, handle.name, target.name, pole.name, clone.name, line.name,
-                       reach.name if reach else None, length, angle))
+        wiring.append((first_name, last_name, end_name, handle.name, target.name, pole.name, clone.name,
+                       line.name if line else None, reach.name if reach else None, length, angle))
 
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
-    for last_name, end_name, handle_name, target, pole, clone, line, reach, length, angle in wiring:
+    for first_name, last_name, end_name, handle_name, target, pole, clone, line, reach, length, angle in wiring:
         ik = pose_bones[last_name].constraints.new("IK")
         ik.target = obj
         ik.subtarget = target
@@ -125,7 +133,7 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         ik.pole_subtarget = pole
         ik.pole_angle = angle
         ik.chain_count = 2
-        ik.use_stretch = stretch  # the bones' own IK stretch (0) decides
+        ik.use_stretch = stretch  # the chain bones' IK stretch (driven by the handle's Stretch) decides
         if reach is not None:
             limit = pose_bones[target].constraints.new("LIMIT_DISTANCE")
             limit.target = obj
@@ -134,9 +142,10 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
             limit.distance = length * MAX_STRETCH
             limit.owner_space = "POSE"
             limit.target_space = "POSE"
-        stretch_to = pose_bones[line].constraints.new("STRETCH_TO")
-        stretch_to.target = obj
-        stretch_to.subtarget = pole
+        if line is not None:
+            stretch_to = pose_bones[line].constraints.new("STRETCH_TO")
+            stretch_to.target = obj
+            stretch_to.subtarget = pole
         copy = pose_bones[end_name].constraints.new("COPY_ROTATION")
         copy.target = obj
         copy.subtarget = clone
@@ -144,8 +153,20 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         copy.owner_space = "POSE"
         copy.target_space = "POSE"
         if drivers:
-            _drive(obj, pose_bones[handle_name], ik, copy)
-    _shapes(obj, wiring)
+            _drive(obj, pose_bones[handle_name], ik, copy, (first_name, last_name) if stretch else ())
+    if shapes:
+        _shapes(obj, wiring)
+
+
+def _pole_line(edit_bones, name: str, last, pole, along: Vector):
+    """The thin line from the knee or elbow to the pole, unselectable."""
+    line = edit_bones.new(name)
+    line.head, line.tail = last.head, pole.head
+    line.align_roll(along.normalized())
+    line.parent = last
+    line.use_deform = False
+    line.hide_select = True
+    return line
 
 
 def _stretch_bones(edit_bones, handle, limb: tuple, knee: Vector, along: Vector, length: float) -> tuple:
@@ -171,18 +192,30 @@ def _stretch_bones(edit_bones, handle, limb: tuple, knee: Vector, along: Vector,
 
 
 def _drive(obj: bpy.types.Object, handle: bpy.types.PoseBone, ik: bpy.types.Constraint,
-           copy: bpy.types.Constraint) -> None:
-    """The handle's switches driving the IK's influence (``ik_fk * ik_weight``) and the Copy Rotation's."""
+           copy: bpy.types.Constraint, stretched: tuple[str, ...]) -> None:
+    """The handle's switches driving the IK's influence (``ik_fk * ik_weight``), the Copy Rotation's
+    (``ik_fk``) and the IK stretch of the ``stretched`` chain bones (``stretch``)."""
     handle["ik_fk"] = 1.0
     handle["ik_weight"] = 1.0
     drive_influence(obj, ik, handle.name, ("ik_fk", "ik_weight"))
     drive_influence(obj, copy, handle.name, ("ik_fk",))
+    if stretched:
+        handle["stretch"] = 0.0
+        pose_bones = obj.pose.bones
+        for name in stretched:
+            _drive_by(obj, pose_bones[name], "ik_stretch", handle.name, ("stretch",))
 
 
 def drive_influence(obj: bpy.types.Object, constraint: bpy.types.Constraint, handle: str,
                     keys: tuple[str, ...]) -> None:
     """The constraint's influence driven by the product of the handle's custom properties ``keys``."""
-    driver = constraint.driver_add("influence").driver
+    _drive_by(obj, constraint, "influence", handle, keys)
+
+
+def _drive_by(obj: bpy.types.Object, owner, path: str, handle: str, keys: tuple[str, ...]) -> None:
+    """``owner``'s ``path`` driven by the product of the handle's custom properties ``keys`` (one key: its
+    average, which Blender reads without an expression)."""
+    driver = owner.driver_add(path).driver
     for key in keys:
         variable = driver.variables.new()
         variable.name = key
@@ -203,32 +236,48 @@ def _shapes(obj: bpy.types.Object, wiring: list) -> None:
     ring = [(math.cos(2 * math.pi * i / 24), 0.0, math.sin(2 * math.pi * i / 24)) for i in range(24)]
     diamond = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
     made = {}
+    lines = any(entry[7] is not None for entry in wiring)
     for kind, points, edges in (
             ("handle", ring, [(i, (i + 1) % 24) for i in range(24)]),
             ("pole", diamond, [(a, b) for a in range(6) for b in range(a + 1, 6) if a // 2 != b // 2]),
             ("line", [(0, 0, 0), (0, 1, 0)], [(0, 1)])):
+        if kind == "line" and not lines:
+            continue
         mesh = bpy.data.meshes.new(kind)
         mesh.from_pydata(points, edges, [])
         made[kind] = bpy.data.objects.new(kind, mesh)
         collection.objects.link(made[kind])
     pose_bones = obj.pose.bones
-    for _last, _end, handle, _target, pole, _clone, line, _reach, _length, _angle in wiring:
-        for name, kind, size in ((handle, "handle", 1.2), (pole, "pole", 0.4),
-                                 (line, "line", 1.0)):
+    for _first, _last, _end, handle, _target, pole, _clone, line, _reach, _length, _angle in wiring:
+        for name, kind, size in ((handle, "handle", 1.2), (pole, "pole", 0.4), (line, "line", 1.0)):
+            if name is None:  # no pole line
+                continue
             pose_bones[name].custom_shape = made[kind]
             pose_bones[name].custom_shape_scale_xyz = (size, size, size)
 
 
 class BENCHMARK_OT_floor(bpy.types.Operator):
-    """The floor as an operator: rig both legs and both arms of the active metarig"""
+    """The floor as an operator: rig both legs and both arms of the active metarig, or the legs of the
+    many-legged creature (``creature.py``) of ``legs`` legs"""
 
     bl_idname = "benchmark.floor"
     bl_label = "Floor: Rig Four Limbs"
     # As IK Rigger's operators: Blender pushes an undo step after each call.
     bl_options = {"REGISTER", "UNDO"}
 
+    legs: bpy.props.IntProperty(name="Legs", description="0: the metarig's four limbs; else the creature's legs",
+                                default=0, min=0)
+    stretch: bpy.props.BoolProperty(name="Stretch", description="As IK Rigger's Maximum Stretch above 1",
+                                    default=True)
+    shapes: bpy.props.BoolProperty(name="Shapes", description="As IK Rigger's Bone Shapes", default=True)
+    pole_lines: bpy.props.BoolProperty(name="Pole Lines", description="As IK Rigger's Pole Line", default=True)
+
     def execute(self, context: bpy.types.Context) -> set[str]:
-        rig_four_limbs(context.active_object)
+        switches = {"stretch": self.stretch, "shapes": self.shapes, "pole_lines": self.pole_lines}
+        if self.legs:
+            rig_limbs(context.active_object, creature.legs(self.legs), origin=creature.ROOT, **switches)
+        else:
+            rig_four_limbs(context.active_object, **switches)
         return {"FINISHED"}
 
 
@@ -249,3 +298,8 @@ class BENCHMARK_OT_mode_switches(bpy.types.Operator):
 def register() -> None:
     bpy.utils.register_class(BENCHMARK_OT_floor)
     bpy.utils.register_class(BENCHMARK_OT_mode_switches)
+
+
+def unregister() -> None:
+    bpy.utils.unregister_class(BENCHMARK_OT_mode_switches)
+    bpy.utils.unregister_class(BENCHMARK_OT_floor)

@@ -5,6 +5,7 @@ A ratio's bar is its median over the repeats; its whisker spans the repeats' min
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -14,14 +15,16 @@ matplotlib.use("Agg")  # files only: no display, and the same output everywhere
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator  # noqa: E402
 
 MET, MISSED, CONTEXT = "#3a7d44", "#c0392b", "#7f8c8d"
 
 
-def _bars(axes: Axes, labels: list[str], values: list[float], target: float | None, title: str,
+def _bars(axes: Axes, labels: list[str], values: list[float], target: float | list[float] | None, title: str,
           ylabel: str, *, log: bool = False, fmt: str = "{:.2f}x", spreads: list[dict | None] | None = None) -> None:
-    colours = [CONTEXT if target is None else (MET if value <= target else MISSED) for value in values]
+    """Bars against one target (a dashed line) or a target per bar (a dashed stroke over each)."""
+    targets = target if isinstance(target, list) else [target] * len(values)
+    colours = [CONTEXT if goal is None else (MET if value <= goal else MISSED) for value, goal in zip(values, targets)]
     bars = axes.bar(labels, values, color=colours)
     if spreads:
         for index, (value, spread) in enumerate(zip(values, spreads)):
@@ -29,14 +32,19 @@ def _bars(axes: Axes, labels: list[str], values: list[float], target: float | No
                 axes.errorbar(index, value, yerr=[[value - spread["min"]], [spread["max"] - value]], color="black",
                               capsize=4, linewidth=1)
     axes.bar_label(bars, labels=[fmt.format(value) for value in values], padding=2, fontsize=8)
-    if target is not None:
+    if isinstance(target, list):
+        for index, goal in enumerate(target):
+            axes.hlines(goal, index - 0.45, index + 0.45, color="black", linestyle="--", linewidth=1,
+                        label="target" if index == 0 else None)
+        axes.legend(loc="upper left", fontsize=8)
+    elif target is not None:
         axes.axhline(target, color="black", linestyle="--", linewidth=1, label=f"target {fmt.format(target)}")
         axes.legend(loc="upper left", fontsize=8)
     if log:
         axes.set_yscale("log")
     else:
         highs = [spread["max"] for spread in spreads or [] if spread is not None]
-        axes.set_ylim(0, max([*values, *highs, target or 0.0]) * 1.25 or 1.0)
+        axes.set_ylim(0, max([*values, *highs, *(goal or 0.0 for goal in targets)]) * 1.25 or 1.0)
     axes.set_title(title, fontsize=10)
     axes.set_ylabel(ylabel, fontsize=9)
     axes.tick_params(axis="x", labelsize=8)
@@ -51,11 +59,17 @@ def _save(figure: Figure, machine: str, path: Path) -> None:
 
 def build(result: dict, machine: str, path: Path) -> None:
     ratios, spreads = result["ratios"], result["ratio_spreads"]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    compared = ("api_over_floor", "operator_over_floor_operator")
-    _bars(left, ["API over the floor script", "Auto-Rig operator over\nthe floor as an operator"],
-          [ratios[name] for name in compared], result["target"],
-          "IK Rigger's build time over the floor's", "time / floor", spreads=[spreads[name] for name in compared])
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    compared = [name for name in ("api_over_floor", "api_plain_over_floor_plain", "operator_over_floor_operator",
+                                  "operator_plain_over_floor_operator_plain") if name in ratios]
+    labels = {"api_over_floor": "API", "api_plain_over_floor_plain": "API,\nplain options",
+              "operator_over_floor_operator": "Auto-Rig operator", "operator_plain_over_floor_operator_plain":
+              "Auto-Rig operator,\nplain options"}
+    # A run from before the API's own target has one for both.
+    targets = [result["targets"][name] if "targets" in result else result["target"] for name in compared]
+    _bars(left, [labels[name] for name in compared], [ratios[name] for name in compared], targets,
+          "IK Rigger's build time over the floor making the same", "time / floor",
+          spreads=[spreads[name] for name in compared])
     _bars(right, ["IK Rigger API", "Rigify, basic human", "Rigify, human"],
           [ratios["api_over_floor"], ratios["rigify_basic_human_over_floor"], ratios["rigify_human_over_floor"]],
           None, "For context: Rigify's generator (log scale)", "time / floor", log=True, fmt="{:.1f}x")
@@ -142,4 +156,44 @@ def scaling(result: dict, machine: str, path: Path) -> None:
         axes.legend(fontsize=8)
     for axes in list(grid.flat)[len(series):]:
         axes.axis("off")
+    _save(figure, machine, path)
+
+
+def matrix(result: dict, machine: str, path: Path) -> None:
+    """Each cell (options, route): CPU time per leg against the legs, log-log, IK Rigger's and the floor's,
+    each point labelled with IK Rigger's ratio over the floor (red above the cell's target)."""
+    cells = list(result["cells"].values())
+    figure, grid = plt.subplots(2, 2, figsize=(10, 7.2), squeeze=False)
+    for axes, cell in zip(grid.flat, cells):
+        title = f"{cell['route']}, {cell['options']} options (target {cell['target']}x)"
+        sizes = [size for size in cell["sizes"] if str(size) not in cell["invalid"]]
+        axes.set_title(title, fontsize=10)
+        if not sizes:
+            first = next(iter(cell["invalid"].values()))
+            axes.text(0.5, 0.5, "not measured:\n" + "\n".join(textwrap.wrap(first[:200], 50)), ha="center",
+                      va="center", fontsize=8, transform=axes.transAxes)
+            axes.axis("off")
+            continue
+        for who, label, colour in (("ik_rigger", "IK Rigger", MET), ("floor", "floor", CONTEXT)):
+            per_leg = [cell["cpu_seconds"][who][str(size)]["median"] / size * 1e3 for size in sizes]
+            exponent = cell["exponents"].get(who)
+            shown = f"{label}: exponent {exponent:.2f}" if exponent is not None else label
+            axes.plot(sizes, per_leg, marker="o", color=colour, linewidth=1.2, label=shown)
+        for size in sizes:
+            ratio = cell["ratios"][str(size)]["median"]
+            top = cell["cpu_seconds"]["ik_rigger"][str(size)]["median"] / size * 1e3
+            axes.annotate(f"{ratio:.2f}x", (size, top), textcoords="offset points", xytext=(0, 6), ha="center",
+                          fontsize=8, color=MISSED if ratio > cell["target"] else MET)
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.set_xticks(sizes, [f"{size:,}" for size in sizes], fontsize=8)
+        # A narrow range has no power of ten on it: the minor ticks are labelled too.
+        for formatter in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
+            formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
+        axes.tick_params(axis="y", which="both", labelsize=7)
+        axes.margins(x=0.15, y=0.2)
+        axes.set_xlabel("legs (log)", fontsize=9)
+        axes.set_ylabel("CPU ms per leg (log)", fontsize=9)
+        axes.legend(fontsize=8, loc="best")
     _save(figure, machine, path)

@@ -1,12 +1,11 @@
 """Scaling: how IK Rigger's time grows with the size of the work, beside the floor's.
 
-Five series, each timed at several sizes, IK Rigger and its floor taking turns within each
+Four series, each timed at several sizes, IK Rigger and its floor taking turns within each
 repeat (in the reverse order every other repeat), on CPU time (``common.timed_both``; the
-batch's processes by their own CPU time):
+batch's processes by their own CPU time); the fifth, limbs (4 to 1,024 legs of a many-legged
+creature), is the matrix section's (``matrix.py``), which gives each of its cells' growth
+exponents beside the floor's:
 
-- limbs: ``api.build_many`` with the default options on a many-legged creature
-  (``creature.bones``: every leg deeper in the skeleton than the one before), against
-  ``floor.rig_limbs`` making the same bones, constraints and shapes;
 - bones: the Auto-Rig operator from Pose mode on Rigify's basic human metarig among loose
   bones, against the floor as an operator making its four limbs (its mode switches, undo
   step and scene update included), and beside an operator that only switches modes three
@@ -60,38 +59,6 @@ class Series:
     prepare: Callable[[int, Path, Path], None] = lambda size, sources, folder: None
     # What is timed: IK Rigger, its floor, and any other reference (IK Rigger's ratio over it is kept too).
     who: tuple[str, ...] = ("ik_rigger", "floor")
-
-
-def _creature_file(folder: Path, size: int) -> Path:
-    return folder / f"creature_{size}.blend"
-
-
-def _prepare_creature(size: int, sources: Path, folder: Path) -> None:
-    common.reset()
-    armature = bpy.data.armatures.new("creature")
-    obj = bpy.data.objects.new("creature", armature)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, head, tail, parent, connected in creature.bones(size):
-        bone = armature.edit_bones.new(name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent = armature.edit_bones[parent]
-            bone.use_connect = connected
-    bpy.ops.object.mode_set(mode="OBJECT")
-    common.save_copy(_creature_file(folder, size))
-
-
-def _time_limbs(size: int, folder: Path, who: str) -> tuple[float, float]:
-    from ik_rigger import api
-
-    common.reset()
-    obj = common.append_object(_creature_file(folder, size), "creature")
-    if who == "floor":
-        return common.timed_both(lambda: floor.rig_limbs(obj, creature.legs(size), origin="root"))
-    requests = [(last, api.options()) for _, last, _ in creature.legs(size)]
-    return common.timed_both(lambda: api.build_many(obj, requests))
 
 
 def _armature_file(folder: Path, size: int) -> Path:
@@ -178,8 +145,6 @@ def _time_files(size: int, folder: Path, who: str) -> tuple[float, float]:
 
 
 SERIES = (
-    Series("limbs", "limb", "`build_many` on a many-legged creature against the floor script",
-           (4, 16, 64, 256, 1024), (4, 16, 64), _time_limbs, _prepare_creature),
     Series("bones", "bone", "the Auto-Rig operator on a basic human among loose bones against the floor "
            "operator making its four limbs", (100, 300, 1000, 3000, 10000), (100, 1000), _time_bones,
            _prepare_bones, ("ik_rigger", "floor", "switches")),

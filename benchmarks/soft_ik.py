@@ -37,7 +37,7 @@ def _ik_rigger_soft(sources: Path) -> bpy.types.Object:
 
 def _floor_soft(sources: Path) -> bpy.types.Object:
     obj = common.append_object(sources / common.HUMAN_FILE, common.METARIG)
-    floor.rig_four_limbs(obj, stretch=False, drivers=True)
+    floor.rig_four_limbs(obj, stretch=False)
     add_soft_ik(obj, SOFT)
     return obj
 

@@ -5,7 +5,8 @@
 # part of scripts/test.sh: timings belong to a machine, not to a pass or fail.
 #   scripts/benchmark.sh                  the full run (several minutes on 2 cores)
 #   scripts/benchmark.sh --quick          fewer repeats and targets (one to two minutes)
-#   scripts/benchmark.sh --only scaling   how the time grows with limbs, bones, characters, frames and files
+#   scripts/benchmark.sh --only matrix    build time of 4 to 1,024 legs, default and plain options, API and operator
+#   scripts/benchmark.sh --only scaling   how the time grows with bones, characters, frames and files
 #   scripts/benchmark.sh --update-docs    the full run; docs/speed.md's table and benchmarks/results/ refreshed
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
