@@ -113,6 +113,10 @@ def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict
     if not made:
         return made
     count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
+    if len(edit_bones) != count or edit_bones[count - 1] != made[planned[-1].name]:  # else bone by bone
+        for new in planned:
+            made[new.name].head, made[new.name].tail = new.head, new.tail
+        return made
     for attribute in ("head", "tail"):
         column = array("f", bytes(12 * count))
         edit_bones.foreach_get(attribute, column)
