@@ -273,13 +273,15 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
+    # One block for reading and building: from Edit mode, the build finds the bones read and
+    # goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-    chosen = options(**values)
-    requests, detection = detected_requests(skeleton, chosen)
-    # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
-    built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
+        chosen = options(**values)
+        requests, detection = detected_requests(skeleton, chosen)
+        # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
+        built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
         skipped.extend(refused)
