@@ -215,19 +215,22 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDE
     there is none); rigged already, it keeps its own options but those given. Returns the limbs built.
     """
     scene_state.check_local(obj)  # before the records are read for what a rebuild keeps
-    limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
-    requests = [(last_bone, limb_options)]
-    if both_sides:
-        other = mirrored_request(obj, last_bone, limb_options)
-        if other is not None:
-            # The other side rigged already keeps its own options but those named, mirrored.
-            kept = _rebuilt_options(obj, other[0])
-            named = current_keys(values)[0]
-            requests.append(other if kept is None else
-                            (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
-        else:
-            notes.append(warning("no mirrored bone found; rigged one side only"))
-    built = build_many(obj, requests)
+    # One block for reading the limbs there and building: from Edit mode, Edit mode is left once.
+    with kept_mode(obj):
+        leave_edit_mode(obj)
+        limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
+        requests = [(last_bone, limb_options)]
+        if both_sides:
+            other = mirrored_request(obj, last_bone, limb_options)
+            if other is not None:
+                # The other side rigged already keeps its own options but those named, mirrored.
+                kept = _rebuilt_options(obj, other[0])
+                named = current_keys(values)[0]
+                requests.append(other if kept is None else
+                                (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
+            else:
+                notes.append(warning("no mirrored bone found; rigged one side only"))
+        built = build_many(obj, requests)
     return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
 

@@ -75,3 +75,16 @@ def test_auto_rig_from_edit_mode_leaves_another_character_posed_as_it_was(switch
     assert tuple(bone.rotation_euler) == pytest.approx((1.1, 0.2, -0.3), abs=1e-6)
     assert obj.mode == "EDIT"
     _rigged(obj)
+
+
+def test_rebuilding_both_legs_from_edit_mode_switches_into_edit_mode_once(switches):
+    obj = make_armature(both_legs(), mode="EDIT")
+    obj.data.edit_bones.active = obj.data.edit_bones["shin.L"]
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    switches.clear()
+    # The limbs' records and the other side are read, then both rebuilt with a longer pole distance.
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True, pole_distance=0.8) == {"FINISHED"}
+    assert switches == [("EDIT", "OBJECT"), ("OBJECT", "EDIT"), ("EDIT", "OBJECT"), ("OBJECT", "EDIT")]
+    assert obj.mode == "EDIT"
+    assert [limb.pole_distance for limb in obj.ik_rigger.limbs] == pytest.approx([0.8, 0.8])
+    _rigged(obj)
