@@ -171,9 +171,13 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Co
     )
 
 
+# Each part's roles as a set, in which a limb's few made roles are looked up: the hidden chain has hundreds.
+_PART_ROLES = {part.name: frozenset(part.roles) for part in limb_parts.PARTS}
+
+
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or any(role in made for role in part.roles)))
+                 if part.used(chosen) and (not part.roles or not _PART_ROLES[part.name].isdisjoint(made)))
 
 
 @_takes_armature

@@ -36,4 +36,4 @@ def test_the_names_that_may_be_a_lower_bone_are_those_each_name_alone_gives():
 def test_the_names_that_may_name_an_ik_bone_hold_ik_in_any_case():
     found = ik_candidates(NAMES)
     assert found == [name for name in NAMES if "ik" in name.lower()]
-    assert found == ["IK_foot.L", "ik_hand_gun", "Bike_Seat"]  # a full-width ＩＫ is read as a name, not here
+    assert found == ["IK_foot.L", "ik_hand_gun", "Bike_Seat"]  # as before, not a full-width ＩＫ
