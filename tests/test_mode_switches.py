@@ -88,3 +88,13 @@ def test_rebuilding_both_legs_from_edit_mode_switches_into_edit_mode_once(switch
     assert obj.mode == "EDIT"
     assert [limb.pole_distance for limb in obj.ik_rigger.limbs] == pytest.approx([0.8, 0.8])
     _rigged(obj)
+
+
+def test_rebuilding_a_limb_from_the_panel_in_edit_mode_switches_into_edit_mode_once(switches):
+    obj = make_armature(both_legs(), mode="EDIT")
+    _auto_rig(obj)
+    switches.clear()
+    assert bpy.ops.ik_rigger.rebuild_limb(limb="shin.L") == {"FINISHED"}
+    assert switches == [("EDIT", "OBJECT"), ("OBJECT", "EDIT"), ("EDIT", "OBJECT"), ("OBJECT", "EDIT")]
+    assert obj.mode == "EDIT"
+    _rigged(obj)
