@@ -171,9 +171,13 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Co
     )
 
 
+# Each part's roles as a set, in which a limb's few made roles are looked up: the hidden chain has hundreds.
+_PART_ROLES = {part.name: frozenset(part.roles) for part in limb_parts.PARTS}
+
+
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or any(role in part.role_set for role in made)))
+                 if part.used(chosen) and (not part.roles or not _PART_ROLES[part.name].isdisjoint(made)))
 
 
 @_takes_armature
@@ -215,19 +219,22 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDE
     there is none); rigged already, it keeps its own options but those given. Returns the limbs built.
     """
     scene_state.check_local(obj)  # before the records are read for what a rebuild keeps
-    limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
-    requests = [(last_bone, limb_options)]
-    if both_sides:
-        other = mirrored_request(obj, last_bone, limb_options)
-        if other is not None:
-            # The other side rigged already keeps its own options but those named, mirrored.
-            kept = _rebuilt_options(obj, other[0])
-            named = current_keys(values)[0]
-            requests.append(other if kept is None else
-                            (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
-        else:
-            notes.append(warning("no mirrored bone found; rigged one side only"))
-    built = build_many(obj, requests)
+    # One block for reading the limbs there and building: from Edit mode, Edit mode is left once.
+    with kept_mode(obj):
+        leave_edit_mode(obj)
+        limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
+        requests = [(last_bone, limb_options)]
+        if both_sides:
+            other = mirrored_request(obj, last_bone, limb_options)
+            if other is not None:
+                # The other side rigged already keeps its own options but those named, mirrored.
+                kept = _rebuilt_options(obj, other[0])
+                named = current_keys(values)[0]
+                requests.append(other if kept is None else
+                                (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
+            else:
+                notes.append(warning("no mirrored bone found; rigged one side only"))
+        built = build_many(obj, requests)
     return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
 
@@ -273,13 +280,15 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
+    # One block for reading and building: from Edit mode, the build finds the bones read and
+    # goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-    chosen = options(**values)
-    requests, detection = detected_requests(skeleton, chosen)
-    # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
-    built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
+        chosen = options(**values)
+        requests, detection = detected_requests(skeleton, chosen)
+        # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
+        built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
     if skipped is not None:
         skipped.extend((item.bone, item.reason) for item in detection.skipped)
         skipped.extend(refused)

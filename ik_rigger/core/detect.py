@@ -50,7 +50,7 @@ from mathutils import Vector
 from . import naming
 from .detect_chain import Chains
 from .detect_limb import LimbFinder
-from .detect_names import Names, may_be_lower
+from .detect_names import Names, ik_candidates, lower_candidates
 from .detect_result import DetectedLimb, Detection, Skipped
 from .detect_shape import HALF_MAX_DEGREES, in_line_angle
 from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND
@@ -144,9 +144,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     finder = LimbFinder(skeleton, tails_fixed)
     found: list[DetectedLimb] = []
     skipped: list[Skipped] = []
-    for name in sorted(skeleton.bones):
-        if not may_be_lower(name):
-            continue
+    for name in sorted(lower_candidates(skeleton.bones)):
         rule = finder.chains.rule_of(name)
         if rule is None:
             continue
@@ -169,7 +167,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], limb.pair or 0,
                                  _SIDE_ORDER[limb.side], limb.chain))
-    own_ik = sorted(name for name in skeleton.bones if name not in used and finder.ends.own_ik_bone(name))
+    own_ik = sorted(name for name in ik_candidates(skeleton.bones)
+                    if name not in used and finder.ends.own_ik_bone(name))
     notes = (f"{', '.join(repr(name) for name in own_ik)}: the skeleton's own IK bones, "
              "not limbs: left as they are",) if own_ik else ()
     return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)), notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, replace
 
 from . import naming
@@ -181,6 +181,42 @@ _LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBE
 NOT_LETTERS = re.compile(r"[^a-z]")
 
 
-def may_be_lower(name: str) -> bool:
-    """Cheap test before reading a name: a lower bone's letters hold its word (``Fore_Arm``)."""
-    return _LOWER_WORDS.search(NOT_LETTERS.sub("", naming.english(name).lower())) is not None
+_IK = re.compile("ik")
+# Joins names for one search through them all: no bone name holds it (Blender's names are C strings).
+_SEPARATOR = "\0"
+# Every ASCII character but the lower-case letters and the separator, to take out of a text.
+_ONLY_LETTERS = {code: None for code in range(1, 128) if not ord("a") <= code <= ord("z")}
+_NOT_LETTERS_NOR_SEPARATOR = re.compile(r"[^a-z\0]")
+
+
+def _found_in(names: list[str], text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Of ``names``, whose texts ``text`` holds in their order between separators, those in whose
+    text ``pattern`` is found, in that order."""
+    found: list[str] = []
+    index = start = 0
+    for match in pattern.finditer(text):
+        at = index + text.count(_SEPARATOR, start, match.start())
+        if at != index or not found:
+            found.append(names[at])
+        index, start = at, match.start()
+    return found
+
+
+def lower_candidates(names: Iterable[str]) -> list[str]:
+    """The names that may be a limb's lower bone, before any is read: those whose letters (after
+    ``naming.english``, lower case) hold a lower bone's word (``Fore_Arm``), in their order.
+    Searched through them all at once: a large armature holds thousands of names, few of limbs."""
+    listed = list(names)
+    text = _SEPARATOR.join(listed)
+    if text.isascii():
+        letters = text.lower().translate(_ONLY_LETTERS)
+    else:
+        letters = _NOT_LETTERS_NOR_SEPARATOR.sub("", _SEPARATOR.join(map(naming.english, listed)).lower())
+    return _found_in(listed, letters, _LOWER_WORDS)
+
+
+def ik_candidates(names: Iterable[str]) -> list[str]:
+    """The names holding "ik" in any case (``IK_foot.L``), in their order: the only ones that may name
+    IK bones (``LimbEnds.own_ik_bone``), searched through them all at once."""
+    listed = list(names)
+    return _found_in(listed, _SEPARATOR.join(listed).lower(), _IK)

@@ -25,7 +25,6 @@ Parts plan in the order they are registered: a part may read what earlier parts 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,8 +193,3 @@ class Part:
     keep: Callable[..., Any] | None = None  # (obj, parts) -> what a rebuild keeps of the limb now (Draft.kept)
     snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
     bake_to_ik: Callable[..., None] | None = None  # (bake)
-
-    @functools.cached_property
-    def role_set(self) -> frozenset[str]:
-        """``roles`` to ask in (a hidden chain has hundreds)."""
-        return frozenset(self.roles)

@@ -56,6 +56,10 @@ def _restore_visibility(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, 
         obj.hide_set(hidden, view_layer=view_layer)
 
 
+# The objects (by their pointer) inside a ``kept_mode`` block now.
+_KEEPING: set[int] = set()
+
+
 @contextmanager
 def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     """Run a block that may switch modes and leave ``obj`` as the user had it.
@@ -66,10 +70,24 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     is shown for the duration, since Blender cannot edit hidden objects. Every other
     object's animated values are given back as they were: Blender sets them from their
     keys on entering Edit mode and on each frame step, which would lose a pose not keyed.
+    A block inside another for the same object gives back the mode it finds and leaves the
+    rest to the outer one: work in steps (reading the skeleton, then building) leaves Edit
+    mode once for them all.
     """
+    key = obj.as_pointer()
+    if key in _KEEPING:
+        # Inside a block keeping ``obj`` already (Auto-Rig's reading, then its build): that block checked
+        # it and gives the other objects back; this one keeps the mode it finds, switching no more.
+        with _kept_mode(obj) as mode:
+            yield mode
+        return
     check_evaluated(obj)  # named as every operation names it: the collection that keeps it out
-    with others_kept(obj), _kept_mode(obj) as mode:
-        yield mode
+    _KEEPING.add(key)
+    try:
+        with others_kept(obj), _kept_mode(obj) as mode:
+            yield mode
+    finally:
+        _KEEPING.discard(key)
 
 
 @contextmanager

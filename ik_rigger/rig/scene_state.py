@@ -116,15 +116,17 @@ def _animated_ids(obj: bpy.types.Object) -> Iterator[bpy.types.ID]:
                 yield keys
 
 
-def _paths(owner: bpy.types.ID) -> set[tuple[str, int]]:
+def _paths(owner: bpy.types.ID) -> dict[str, set[int]]:
+    """Each data path ``owner``'s action and NLA strips animate, with the array indexes they animate."""
     data = getattr(owner, "animation_data", None)
     if data is None:
-        return set()
+        return {}
     actions = [data.action] if data.action is not None else []
     actions += [strip.action for track in data.nla_tracks for strip in track.strips if strip.action is not None]
-    paths: set[tuple[str, int]] = set()
+    paths: dict[str, set[int]] = {}
     for action in actions:
-        paths.update(action_paths_indexed(action))
+        for path, index in action_paths_indexed(action):
+            paths.setdefault(path, set()).add(index)
     return paths
 
 
@@ -139,7 +141,9 @@ def action_paths_indexed(action: bpy.types.Action) -> Iterator[tuple[str, int]]:
         yield from ((curve.data_path, curve.array_index) for curve in action.fcurves)
 
 
-def _read(owner: bpy.types.ID, path: str, index: int) -> object:
+def _read(owner: bpy.types.ID, path: str) -> object:
+    """The value at ``path``: a number, or an array's values as a tuple; None where it leads to neither.
+    One look-up for all of an array's values (a location's three F-curves)."""
     try:
         value = owner.path_resolve(path)
     except ValueError:
@@ -147,15 +151,13 @@ def _read(owner: bpy.types.ID, path: str, index: int) -> object:
     if isinstance(value, (bool, int, float, str)):
         return value
     try:
-        return value[index]
-    except (TypeError, IndexError, KeyError):
+        return tuple(value)
+    except TypeError:
         return None
 
 
 def _write(owner: bpy.types.ID, path: str, index: int, value: object) -> None:
-    """Write ``value`` back where ``path`` (and ``index``) point, when it changed."""
-    if _read(owner, path, index) == value:
-        return
+    """Write ``value`` where ``path`` (and ``index``, in an array) point."""
     if path.endswith('"]'):  # a custom property: 'pose.bones["foot"]["ik_fk"]', '["prop"]'
         holder_path, _, key = path[:-2].rpartition('["')
         name = bpy.utils.unescape_identifier(key)
@@ -175,18 +177,30 @@ def _write(owner: bpy.types.ID, path: str, index: int, value: object) -> None:
         setattr(holder, name, value)
 
 
+def _give_back(owner: bpy.types.ID, path: str, indexes: set[int], before: object) -> None:
+    """Write back what ``_read`` gave at ``path`` before, where it changed: of an array, the animated
+    ``indexes`` alone."""
+    now = _read(owner, path)
+    if now == before:
+        return
+    if not isinstance(before, tuple):
+        _write(owner, path, 0, before)
+        return
+    for index in sorted(indexes):
+        if index < len(before) and (not isinstance(now, tuple) or index >= len(now) or now[index] != before[index]):
+            _write(owner, path, index, before[index])
+
+
 @contextmanager
 def others_kept(obj: bpy.types.Object) -> Iterator[None]:
     """For a block that steps frames, every other object's animated values given back after it as they
     were: a frame step sets them from their keys, which would throw away a pose the user has not keyed
     (another character posed in Pose mode)."""
-    saved = [(owner, path, index, _read(owner, path, index))
-             for owner in _animated_ids(obj) for path, index in _paths(owner)]
+    saved = [(owner, path, indexes, _read(owner, path))
+             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()]
     try:
         yield
     finally:
-        for owner, path, index, value in saved:
-            if value is not None:
-                _write(owner, path, index, value)
-
-
+        for owner, path, indexes, before in saved:
+            if before is not None:
+                _give_back(owner, path, indexes, before)
