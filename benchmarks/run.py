@@ -179,8 +179,9 @@ def checks(results: dict) -> list[dict[str, object]]:
         bones = result["series"].get("bones")
         for size in result["bones_target_sizes"] if bones else ():
             if str(size) in bones["ratios"]:
-                check(f"Auto-Rig on {size} bones over the floor operator", bones["ratios"][str(size)]["median"],
-                      result["bones_target"], f"<= {result['bones_target']}x")
+                check(f"Auto-Rig on {size} bones over three mode switches alone",
+                      bones["ratios_over_others"]["switches"][str(size)]["median"], result["bones_target"],
+                      f"<= {result['bones_target']}x")
     if "panel" in results:
         draw_ms = results["panel"]["draw"]["median"] * 1e3
         check("Build panel redraw time, 1,500 bones (ms)", draw_ms, panel.TARGET_MS, f"<= {panel.TARGET_MS} ms")
@@ -272,11 +273,12 @@ def scaling_rows(result: dict, diagnostics: bool = True) -> list[str]:
             continue
         cpu, ratio, target = bones["cpu_seconds"], bones["ratios"][str(size)], result["bones_target"]
         switches = bones["ratios_over_others"]["switches"][str(size)]
-        rows.append(f"| Scaling, Auto-Rig operator on {size:,} bones (a basic human among loose bones) against the "
-                    f"floor operator making its four limbs: CPU time, lower is better | "
-                    f"{_ms(cpu['ik_rigger'][str(size)])} | {_ms(cpu['floor'][str(size)])} | {_x(ratio)}; over three "
-                    f"mode switches alone ({_ms(cpu['switches'][str(size)])}): {_x(switches)} | "
-                    f"<= {target}x | {_met(ratio['median'], target)} |")
+        rows.append(f"| Scaling, Auto-Rig operator on {size:,} bones (a basic human among loose bones) against "
+                    f"three mode switches alone (Edit, Object, Pose, as an operator), and beside the floor operator "
+                    f"making its four limbs: CPU time, lower is better | {_ms(cpu['ik_rigger'][str(size)])} | "
+                    f"switches {_ms(cpu['switches'][str(size)])}; floor operator {_ms(cpu['floor'][str(size)])} | "
+                    f"{_x(switches)}; over the floor operator {_x(ratio)} | <= {target}x | "
+                    f"{_met(switches['median'], target)} |")
     return rows
 
 
