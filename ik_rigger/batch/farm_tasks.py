@@ -41,7 +41,7 @@ def stop_mark(folder: Path, token: str) -> Path:
 
 def output_of(job: Job) -> Path:
     """The file a job writes: its output, or in place the file its input points to."""
-    return Path(os.path.realpath(job.input)) if job.in_place else Path(job.output)
+    return job.target
 
 
 def _staged(job: Job, token: str, index: int) -> Path:

@@ -5,6 +5,7 @@ Plain data, JSON-ready: a worker sends a ``FileResult`` as it is, and the report
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,11 @@ class FileResult:
     seconds_save: float = 0.0
     exports: list[str] = field(default_factory=list)  # the game-engine files written beside it (--export)
 
+    def gather(self) -> None:
+        """Each armature's warnings and notes among the file's, under its name (once it is done)."""
+        self.warnings.extend(f"{entry.name}: {text}" for entry in self.armatures for text in entry.warnings)
+        self.notes.extend(f"{entry.name}: {text}" for entry in self.armatures for text in entry.notes)
+
     @property
     def limb_count(self) -> int:
         return sum(len(armature.limbs) for armature in self.armatures)
@@ -94,3 +100,9 @@ class Job:
     allow_newer: bool = False
     armature: str | None = None
     export: str | None = None  # "glb", "gltf" or "fbx": also write each rigged armature for game engines
+
+    @property
+    def target(self) -> Path:
+        """The file the job writes: its output, or in place the file its input points to (a
+        symbolic link stays a link: the file it points to is the one rewritten)."""
+        return Path(os.path.realpath(self.input)) if self.in_place else Path(self.output)

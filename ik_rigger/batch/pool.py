@@ -17,14 +17,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from types import FrameType
 from typing import IO
 
 from ..limb.config import Config
 from .jobs import EXIT_OK, ArmatureResult, FileResult, Interrupted, Job, UsageError
 from .rig_file import new_result, rig_file
-from .saving import clean_stale, interrupt, interrupts_held
+from .saving import clean_stale, interrupt, interrupts_held, placed_by
 
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
@@ -244,12 +243,37 @@ class _Slot:
         return True
 
     def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
+        """The result of ``job`` when ``process`` died with it: rigged if the file it put in place
+        is there whole (it died before it could say so), else failed or interrupted."""
         code = process.wait()
-        clean_stale(Path(job.output).parent)
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        target = job.target
+        with self.pool.lock:  # another slot's cleaning would remove the proof with the dead worker's folder
+            record = None if job.dry_run else placed_by(process.pid, target)
+            clean_stale(target.parent)
+        if record is not None:
+            return _placed(job, record, how)
         if self.pool.stopping:
             return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
         return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
+
+
+def _placed(job: Job, record: str, how: str) -> FileResult:
+    """The result of ``job`` whose worker died (``how``) right after it put the file in place, whole:
+    rigged as the worker recorded it before the move (``record``), with a note saying so; failed if
+    the file's --export was still to be written."""
+    try:
+        result = _result_from_json(json.loads(record))
+    except (ValueError, TypeError):  # a record cut short: what was rigged in it is not known
+        result = FileResult(job.input, job.output)
+    result.gather()
+    result.status, result.error = "rigged", ""
+    result.notes.append(f"its worker died ({how}) right after putting it in place: the file is there whole")
+    if job.export:
+        result.status = "failed"
+        result.error = (f"rigged and saved, but not exported: its worker died ({how}) before writing "
+                        "the export (run again with --overwrite to write it)")
+    return result
 
 
 class _Pool:

@@ -8,11 +8,13 @@ run. Only an interrupt (``Interrupted``) goes through, after the file's temporar
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 import bpy
@@ -250,8 +252,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
     """
     result = new_result(job) if result is None else result
     source = Path(job.input)
-    # In place, a symbolic link stays a link: the file it points to is the one rewritten.
-    target = Path(os.path.realpath(source)) if job.in_place else Path(job.output)
+    target = job.target
     fmt = input_format(source)
     try:
         check_target(job, source, target, fmt)
@@ -286,7 +287,8 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         opened = Path(os.path.abspath(source)).parent if fmt == "blend" else None
         save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
                         overwrite=job.overwrite or job.in_place, committed=committed,
-                        unchanged=unchanged_since(target, read) if job.in_place else None)
+                        unchanged=unchanged_since(target, read) if job.in_place else None,
+                        record=lambda: json.dumps(asdict(result)))  # should this worker die once it is in place
         if job.export:
             export_rigged(job, target, result)
     except Interrupted:
@@ -302,6 +304,5 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()
     finally:
-        result.warnings.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.warnings)
-        result.notes.extend(f"{entry.name}: {text}" for entry in result.armatures for text in entry.notes)
+        result.gather()
     return result

@@ -83,7 +83,19 @@ def bake_to_ik(bake: Any) -> None:
                            for number, pose in enumerate(bake.poses_of(parts.extremity))])
 
 
+def snap_to_fk(snap: Any) -> list[str]:
+    """With Follow Handle Rotation, the clone onto the extremity's FK pose: the handle is turned as
+    the last chain bone (``handle.snap_to_fk``), so the extremity's own turn on that bone is the
+    clone's. (Otherwise the handle is turned so the clone, as it hangs now, is the extremity.)"""
+    parts = snap.parts
+    if not (snap.ik.use_rotation and parts.clone and parts.extremity):
+        return []
+    snap.evaluate()  # the handle (and soft IK's target the clone may hang from) where snapped
+    snap.obj.pose.bones[parts.clone].matrix = snap.fk[parts.extremity]
+    return [parts.clone]
+
+
 PART = Part("clone", Options, plan, roles=(ROLE_CLONE,),
             targets={kind: (ROLE_CLONE,) for kind in ("COPY_ROTATION", "COPY_SCALE", "COPY_TRANSFORMS",
                                                       "COPY_LOCATION")},
-            draw=draw, bake_to_ik=bake_to_ik)
+            draw=draw, snap_to_fk=snap_to_fk, bake_to_ik=bake_to_ik)

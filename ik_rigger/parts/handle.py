@@ -65,13 +65,11 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 def snap_to_fk(snap: Any) -> list[str]:
     """The handle where the FK pose puts the extremity (through its clone), slid so the bone
-    the IK aims at lands on the FK chain's end."""
+    the IK aims at lands on the FK chain's end. With Follow Handle Rotation the last chain bone
+    takes the IK target's rotation: the handle is turned so the target stands as that bone does
+    in FK (the clone then takes the extremity's turn on it, see ``clone.snap_to_fk``)."""
     parts, fk, bones = snap.parts, snap.fk, snap.obj.data.bones
     handle, chain = parts.handle, parts.chain
-    if parts.extremity and parts.clone:
-        pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
-    else:
-        pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[handle].matrix_local
     # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
     # whatever the switch, so the FK evaluation holds how they stand now.
     aimed = snap.ik.subtarget if snap.ik.subtarget in fk else handle
@@ -80,6 +78,12 @@ def snap_to_fk(snap: Any) -> list[str]:
                   if constraint.type == "COPY_TRANSFORMS" and constraint.subtarget in fk), aimed) \
         if aimed != handle else aimed
     target = fk[handle].inverted() @ (snap.unconstrained(aimed) if aimed != handle else fk[handle])
+    if snap.ik.use_rotation:
+        pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[aimed].matrix_local @ target.inverted()
+    elif parts.extremity and parts.clone:
+        pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
+    else:
+        pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[handle].matrix_local
     pose.translation += snap.end - (pose @ target).translation
     snap.obj.pose.bones[handle].matrix = pose
     return [handle]
@@ -87,13 +91,14 @@ def snap_to_fk(snap: Any) -> list[str]:
 
 def bake_to_ik(bake: Any) -> None:
     """The handle at the chain's end on every frame, turned like the extremity (through its
-    clone) or like the last chain bone."""
+    clone) or like the last chain bone (with Follow Handle Rotation, which turns that bone as
+    the handle: the clone then keys the extremity's turn on it)."""
     parts, bones = bake.parts, bake.obj.data.bones
     handle, chain = parts.handle, parts.chain
     rest = bones[handle].matrix_local
     parent = bones[handle].parent
     local = bake.local(rest, parent.matrix_local if parent is not None else None)
-    follows = parts.extremity if parts.extremity and parts.clone else chain[-1]
+    follows = parts.extremity if parts.extremity and parts.clone and not bake.ik.use_rotation else chain[-1]
     to_handle = bones[parts.clone if follows != chain[-1] else chain[-1]].matrix_local.inverted() @ rest
     followed = bake.poses_of(follows)
     parent_poses = bake.poses_of(parent.name) if parent is not None else None

@@ -11,11 +11,12 @@ and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never
 
 The distance is a driver whose expression Blender evaluates without Python: D is a Distance
 variable (world space, divided by the armature's world scale), ``soft_ik`` the handle's
-animatable custom property (0 gives hard IK back exactly: SOFT is then the target itself).
-On a limb that stretches, the handle's ``stretch`` blends the distance toward D, so at 1 the
-chain's end reaches the target and the IK's own stretch takes it past the chain's length, up
-to Maximum Stretch. The extremity's clone hangs from SOFT (``Draft.follow``), so the foot or
-hand stays on the chain's end.
+animatable custom property (0 gives hard IK back exactly: SOFT is then the target itself, up
+to Maximum Stretch). On a limb that stretches, the handle's ``stretch`` blends the distance
+toward D, so at 1 the chain's end reaches the target and the IK's own stretch takes it past the
+chain's length, up to Maximum Stretch, which caps the distance: the stretch's target itself may
+go further, as far as soft IK needs to send the end near full extension. The extremity's clone
+hangs from SOFT (``Draft.follow``), so the foot or hand stays on the chain's end.
 
 Snapping IK to FK and baking FK to IK put the target where soft IK sends the end to the FK
 pose's: at D = d_a - s ln(1 - (D' - d_a)/s) for an FK reach D' (``target_distance``).
@@ -33,7 +34,7 @@ from ..core import naming
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
 from .base import Draft, Part, option
 from .ik import CONSTRAINT_IK
-from .stretch import ROLE_REACH, STRETCH, stretches
+from .stretch import CONSTRAINT_REACH, ROLE_REACH, STRETCH, stretches
 
 ROLE_SOFT_ROOT = "SOFT_ROOT"
 ROLE_SOFT = "SOFT"
@@ -89,16 +90,33 @@ def target_distance(reach: float, soft: float, length: float, stretch: float = 0
     return 0.5 * (low + high)
 
 
-def expression(length: float, stretch: bool) -> str:
+def expression(length: float, reach: float | None) -> str:
     """The SOFT distance's driver: ``D`` the world distance root -> target, ``w`` the armature's world
     scale, ``soft_ik`` (and ``stretch``) the handle's; a simple expression (no Python), within the 256
     characters Blender keeps. Past d_a, d_a + s(1 - exp(-(D - d_a)/s)) is L - s exp((d_a - D)/s): in
-    chain lengths, 1 - soft_ik exp((1 - soft_ik - u)/soft_ik)."""
+    chain lengths, 1 - soft_ik exp((1 - soft_ik - u)/soft_ik). On a limb that stretches, ``reach`` (its
+    Maximum Stretch times L) caps the distance, as the target's own limit does without soft IK."""
     chain = f"{length:.9g}"
     u = f"D/w/{chain}"
     eased = f"{chain}*({u} if {u}<=1-soft_ik else 1-soft_ik*exp((1-soft_ik-{u})/soft_ik))"
-    soft = f"(1-stretch)*{eased}+stretch*D/w" if stretch else eased
-    return f"D/w if soft_ik<=0 else {soft}"
+    if reach is None:
+        return f"D/w if soft_ik<=0 else {eased}"
+    return f"min(D/w if soft_ik<=0 else (1-stretch)*{eased}+stretch*D/w,{reach:.9g})"
+
+
+def _reach_beyond(draft: Draft, length: float) -> float:
+    """Let the stretch's target (where the handle pulls) go past Maximum Stretch as far as soft IK needs
+    it to send the end near full extension (``_FURTHEST`` soft lengths past d_a, at the most soft IK
+    there is), and return the reach the SOFT distance is capped at instead (Maximum Stretch times L):
+    held at Maximum Stretch, the target would leave soft IK short of the straighter poses, which no
+    snap or bake could then match (at 0.2, short of 0.994 of the chain's length)."""
+    reach = length * draft.options.max_stretch
+    index, limit = next((index, planned) for index, planned in enumerate(draft.constraints)
+                        if planned.name == CONSTRAINT_REACH)
+    settings = tuple((key, reach + _FURTHEST * MAX_SOFT_IK * length if key == "distance" else value)
+                     for key, value in limit.settings)
+    draft.constraints[index] = replace(limit, settings=settings)
+    return reach
 
 
 def plan(draft: Draft) -> None:
@@ -123,8 +141,9 @@ def plan(draft: Draft) -> None:
         ("limit_mode", "LIMITDIST_ONSURFACE"), ("distance", length), *pose_space)))
     stretching = stretches(draft.options)
     switches = ((SOFT_IK, draft.handle),) + (((STRETCH, draft.handle),) if stretching else ())
+    reach = _reach_beyond(draft, length) if stretching else None
     draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
-        switches, expression(length, stretching), distances=(("D", root, aimed.name),), scales=("w",))))
+        switches, expression(length, reach), distances=(("D", root, aimed.name),), scales=("w",))))
     draft.constraints[index] = replace(ik, subtarget=soft)
     # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
     kept = draft.kept.get("soft_ik")
