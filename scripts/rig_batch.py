@@ -124,16 +124,15 @@ def keep_to_one_core(argv: list[str]) -> set[int]:
     Blender sizes its thread pools (its task scheduler, numpy's BLAS) to the cores it
     may use when it loads. A batch process works in its main thread: it opens, rigs and
     saves one file at a time, and asks Blender for evaluations too small to share (a
-    mode switch, the save's update), in which a pool's waiting threads only spin (about
-    a seventh of a small file's CPU time with ``--jobs 1``). Loaded on one core, each
-    Blender works in one thread; given its cores back, it runs on whichever is free.
-    With one process per core, each
-    keeps to its own core besides (this process to the first, each worker started ahead
-    to the one it is told): a Blender per core would otherwise be moved between cores
-    by the system; a worker started later in place of one that died takes that one's
-    core (``batch.pool._Pool``). Otherwise each process loads on a core of its own, so
-    that their start-ups still overlap: this one on the first, a worker started ahead on
-    the one it is told, any other on the last.
+    mode switch, the save's update), in which a pool's waiting threads only spin (40% of
+    a small file's CPU time with ``--jobs 1`` on an idle two-core machine). Loaded on one
+    core, each Blender works in one thread; given its cores back, it runs on whichever is
+    free. With one process per core, each keeps to its own core besides (this process to
+    the first, each worker started ahead to the one it is told): a Blender per core would
+    otherwise be moved between cores by the system; a worker started later in place of
+    one that died takes that one's core (``batch.pool._Pool``). Otherwise each process
+    loads on a core of its own, so that their start-ups still overlap: this one on the
+    first, a worker started ahead on the one it is told, any other on the last.
     """
     cores = _cores()
     told = os.environ.pop(_CORE_VARIABLE, None)  # meant for a worker started ahead, and no other process
