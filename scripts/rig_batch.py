@@ -36,8 +36,9 @@ def _jobs_asked(argv: list[str]) -> int:
     return jobs
 
 
-# The core a worker started ahead keeps to (see keep_to_one_core).
+# The core a worker started ahead keeps to, or only loads Blender on (see keep_to_one_core).
 _CORE_VARIABLE = "IK_RIGGER_BATCH_CORE"
+_LOAD_CORE_VARIABLE = "IK_RIGGER_BATCH_LOAD_CORE"
 # What makes a process a worker, and where its answers go: ik_rigger.batch.pool.WORKER_VARIABLE.
 _WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
 
@@ -84,9 +85,12 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     command = [sys.executable, str(Path(__file__).resolve()), *argv]
     workers = []
     for index in range(max(count, 0)):
-        environment = {name: value for name, value in os.environ.items() if name != _CORE_VARIABLE}
+        environment = {name: value for name, value in os.environ.items()
+                       if name not in (_CORE_VARIABLE, _LOAD_CORE_VARIABLE)}
         if _one_per_core(argv, cores):
             environment[_CORE_VARIABLE] = str(cores[index + 1])
+        elif len(cores) > 1:  # each loads on a core of its own, beside this process on the first
+            environment[_LOAD_CORE_VARIABLE] = str(cores[(index + 1) % len(cores)])
         # As the batch command starts its own workers (batch.pool._start_worker): jobs on its input,
         # answers on a pipe of their own, and a session of their own, out of the terminal's Ctrl-C.
         answers, told = os.pipe()
@@ -100,27 +104,58 @@ def workers_ahead(argv: list[str]) -> list[subprocess.Popen]:
     return workers
 
 
-def keep_to_one_core(argv: list[str]) -> None:
-    """With one process per core (``--jobs`` at the core count), keep this one to its own core,
-    before Blender loads.
+def _keep_to(core: str | None) -> bool:
+    """Keep this process to ``core``; False when that is no core it may run on."""
+    if core is None or not core.isdigit():
+        return False
+    try:
+        os.sched_setaffinity(0, {int(core)})
+    except OSError:  # a core taken away meanwhile, or none of this machine's
+        return False
+    return True
+
+
+def keep_to_one_core(argv: list[str]) -> set[int]:
+    """Load Blender on one core: with one process per core (``--jobs`` at the core count),
+    keep this one to its own core for good; otherwise only while Blender loads, and return the
+    cores to give back once it has (``give_back``). Only as the PyPI module (a Blender binary
+    has loaded already).
 
     Blender sizes its thread pools (its task scheduler, numpy's BLAS) to the cores it
-    may use when it loads: a Blender per core would each start a thread per core, whose
-    waiting threads spin on the cores the other processes work on, and the system would
-    move the processes between cores. Kept to one core (this process to the first,
-    each worker started ahead to the one it is told), each Blender works in one thread
-    on a core of its own; a worker started later in place of one that died takes that
-    one's core (``batch.pool._Pool``). With fewer processes than cores, Blender keeps its
-    threads. Only as the PyPI module (a Blender binary has loaded already).
+    may use when it loads. A batch process works in its main thread: it opens, rigs and
+    saves one file at a time, and asks Blender for evaluations too small to share (a
+    mode switch, the save's update), in which a pool's waiting threads only spin (40% of
+    a small file's CPU time with ``--jobs 1`` on an idle two-core machine). Loaded on one
+    core, each Blender works in one thread; given its cores back, it runs on whichever is
+    free. With one process per core, each keeps to its own core besides (this process to
+    the first, each worker started ahead to the one it is told): a Blender per core would
+    otherwise be moved between cores by the system; a worker started later in place of
+    one that died takes that one's core (``batch.pool._Pool``). Otherwise each process
+    loads on a core of its own, so that their start-ups still overlap: this one on the
+    first, a worker started ahead on the one it is told, any other on the last.
     """
     cores = _cores()
     told = os.environ.pop(_CORE_VARIABLE, None)  # meant for a worker started ahead, and no other process
-    core = told if is_worker() else str(cores[0]) if _one_per_core(argv, cores) else None
-    if core is None or not core.isdigit() or "bpy" in sys.modules:
+    loading = os.environ.pop(_LOAD_CORE_VARIABLE, None)
+    if "bpy" in sys.modules:
+        return set()
+    kept = told if is_worker() else str(cores[0]) if _one_per_core(argv, cores) else None
+    if _keep_to(kept) or len(cores) < 2:
+        return set()
+    if not is_worker():
+        loading = str(cores[0])
+    elif loading is None or not loading.isdigit() or int(loading) not in cores:
+        loading = str(cores[-1])
+    return set(cores) if _keep_to(loading) else set()
+
+
+def give_back(cores: set[int]) -> None:
+    """Let this process run on ``cores`` again (what ``keep_to_one_core`` held back while Blender loaded)."""
+    if not cores:
         return
     try:
-        os.sched_setaffinity(0, {int(core)})
-    except OSError:  # a core taken away meanwhile: run as usual
+        os.sched_setaffinity(0, cores)
+    except OSError:  # a core taken away meanwhile: it runs where it can
         pass
 
 
@@ -155,12 +190,13 @@ def main() -> int:
     argv = command_line()
     scratch = run_scratch()
     ready = workers_ahead(argv)
-    keep_to_one_core(argv)
+    held = keep_to_one_core(argv)
 
     from blender_startup import deferred_downloader
 
     with deferred_downloader():
         import ik_rigger
+    give_back(held)
     from ik_rigger.batch import command
 
     ik_rigger.register()

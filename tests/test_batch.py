@@ -378,8 +378,10 @@ for worker in workers:
     worker_cores.append(sorted(os.sched_getaffinity(worker.pid)))
     worker.stdin.close()
     worker.wait()
-rig_batch.keep_to_one_core(argv)
-print(json.dumps({{"two": two, "main": sorted(os.sched_getaffinity(0)), "workers": worker_cores,
+held = rig_batch.keep_to_one_core(argv)
+loading = sorted(os.sched_getaffinity(0))
+rig_batch.give_back(held)
+print(json.dumps({{"two": two, "loading": loading, "main": sorted(os.sched_getaffinity(0)), "workers": worker_cores,
                   "variable": os.environ.get("IK_RIGGER_BATCH_CORE")}}))
 """
 
@@ -392,7 +394,8 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
     """With --jobs at the core count, the main process keeps to the first core and the worker
     started ahead to the second, from before Blender loads (so each Blender works in one thread);
     with fewer processes than cores (--jobs 1 rigs in one worker too), or more (the user's to
-    schedule), none is held. A core named in the user's own environment changes nothing."""
+    schedule), each loads Blender on one core (the main process on the first) and is then given
+    every core back. A core named in the user's own environment changes nothing."""
     code = _KEEP_TO_CORES.format(scripts=str(ENTRY.parent), argv=[str(tmp_path), "--out", str(tmp_path / "o"),
                                                                   "--jobs", jobs])
     environment = {name: value for name, value in os.environ.items() if name != "IK_RIGGER_BATCH_CORE"}
@@ -405,15 +408,17 @@ def test_one_process_per_core_keeps_each_to_a_core_of_its_own(jobs, stray, tmp_p
     first, second = seen["two"]
     held = {"1": ([first, second], [[first, second]]), "2": ([first], [[second]]),
             "3": ([first, second], [[first, second]])}[jobs]
-    assert seen == {"two": [first, second], "main": held[0], "workers": held[1], "variable": None}
+    assert seen == {"two": [first, second], "loading": [first], "main": held[0], "workers": held[1],
+                    "variable": None}
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux's affinity calls")
 @pytest.mark.parametrize("value", ["abc", "99999", "", "-1"])
 def test_a_core_that_is_not_one_is_ignored(value):
-    """A worker told a core that is no core (a stray environment variable) runs as it can."""
+    """A worker told a core that is no core (a stray environment variable) runs as it can: once
+    Blender has loaded, on every core it had."""
     code = (f"import os, sys; sys.path.insert(0, {str(ENTRY.parent)!r}); import rig_batch; "
-            "before = os.sched_getaffinity(0); rig_batch.keep_to_one_core([]); "
+            "before = os.sched_getaffinity(0); rig_batch.give_back(rig_batch.keep_to_one_core([])); "
             "print(os.sched_getaffinity(0) == before, 'IK_RIGGER_BATCH_CORE' in os.environ)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "IK_RIGGER_BATCH_CORE": value, pool.WORKER_VARIABLE: "3"})

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .jobs import INPUT_FORMATS, FileResult, Job, UsageError, input_format
-from .saving import interrupts_held, private_folder
+from .saving import interrupts_held, is_temporary, private_folder
 
 
 @dataclass
@@ -76,6 +76,8 @@ def _walk(top: Path, inputs: Inputs, out: Path | None) -> None:
         visited.add((identity.st_dev, identity.st_ino))
         kept = []
         for name in sorted(folders):
+            if is_temporary(name):  # a save's own folder: what it holds is being written, or left by a killed run
+                continue
             child = here / name
             real = Path(os.path.realpath(child))
             try:

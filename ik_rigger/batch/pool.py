@@ -29,6 +29,8 @@ _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
 # A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
 WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
+# The core a worker keeps to, told before it loads Blender (see scripts/rig_batch.py, keep_to_one_core).
+CORE_VARIABLE = "IK_RIGGER_BATCH_CORE"
 
 
 def _result_from_json(data: dict) -> FileResult:
@@ -124,14 +126,15 @@ def _start_worker(command: list[str], core: int | None = None) -> subprocess.Pop
     """One worker Blender, in a session of its own: a Ctrl-C on the terminal reaches only the
     main process, which stops the workers itself, knowing which file each one holds.
 
-    ``core``: the one core it keeps to, set as it starts (long before Blender sizes its
-    thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
+    ``core``: the one core it keeps to, told and set as it starts (long before Blender sizes
+    its thread pools), as a worker started ahead keeps to its own (scripts/rig_batch.py).
     """
     answers, told = os.pipe()
+    environment = {**os.environ, WORKER_VARIABLE: str(told), **({CORE_VARIABLE: str(core)} if core is not None else {})}
     try:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, text=True, bufsize=1, start_new_session=True,
-                                   pass_fds=(told,), env={**os.environ, WORKER_VARIABLE: str(told)})
+                                   pass_fds=(told,), env=environment)
     except BaseException:
         os.close(answers)
         raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 import tempfile
@@ -10,10 +11,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+@functools.cache
+def _c_library() -> ctypes.CDLL:
+    """This process's C library, opened once (each opening looks it up anew)."""
+    return ctypes.CDLL(None)
+
+
 def _flush_c_stdout() -> None:
     """Blender prints through C's stdio, whose buffer must be out before fd 1 changes."""
     if os.name == "posix":
-        ctypes.CDLL(None).fflush(None)
+        _c_library().fflush(None)
 
 
 @contextmanager
