@@ -171,13 +171,16 @@ def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Co
     )
 
 
-# Each part's roles as a set, in which a limb's few made roles are looked up: the hidden chain has hundreds.
-_PART_ROLES = {part.name: frozenset(part.roles) for part in limb_parts.PARTS}
+@functools.lru_cache(maxsize=64)
+def _role_set(roles: tuple[str, ...]) -> frozenset[str]:
+    """A part's roles as a set, in which a limb's few made roles are looked up (the hidden chain has
+    hundreds); made on first use, so a part registered later (``parts.PARTS``) has one too."""
+    return frozenset(roles)
 
 
 def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
     return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or not _PART_ROLES[part.name].isdisjoint(made)))
+                 if part.used(chosen) and (not part.roles or not _role_set(part.roles).isdisjoint(made)))
 
 
 @_takes_armature
