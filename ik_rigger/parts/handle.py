@@ -65,9 +65,9 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 def snap_to_fk(snap: Any) -> list[str]:
     """The handle where the FK pose puts the extremity (through its clone), slid so the bone
-    the IK aims at lands on the FK chain's end. With Follow Handle Rotation the last chain bone
-    takes the IK target's rotation: the handle is turned so the target stands as that bone does
-    in FK (the clone then takes the extremity's turn on it, see ``clone.snap_to_fk``)."""
+    the IK aims at lands on the FK chain's end (``snap.aim``). With Follow Handle Rotation the last
+    chain bone takes the IK target's rotation: the handle is turned so the target stands as that
+    bone does in FK (the clone then takes the extremity's turn on it, see ``clone.snap_to_fk``)."""
     parts, fk, bones = snap.parts, snap.fk, snap.obj.data.bones
     handle, chain = parts.handle, parts.chain
     # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
@@ -84,7 +84,7 @@ def snap_to_fk(snap: Any) -> list[str]:
         pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
     else:
         pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[handle].matrix_local
-    pose.translation += snap.end - (pose @ target).translation
+    pose.translation += snap.aim - (pose @ target).translation
     snap.obj.pose.bones[handle].matrix = pose
     return [handle]
 

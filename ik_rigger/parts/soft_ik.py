@@ -173,12 +173,12 @@ def sent(root: Vector, end: Vector, settings: tuple[float, float, float]) -> Vec
 
 def snap_to_fk(snap: Any) -> list[str]:
     """The handle slid along the root -> end line so soft IK sends the end where the FK chain ends (the
-    handle's hook put the target on that end)."""
+    handle's hook put the target on that end, ``snap.aim``)."""
     settings = _settings(snap.obj, snap.parts)
     if settings is None:
         return []
     name = snap.parts.handle
-    shift = sent(snap.fk[snap.parts.chain[0]].translation, snap.end, settings) - snap.end
+    shift = sent(snap.fk[snap.parts.chain[0]].translation, snap.aim, settings) - snap.aim
     # The handle's location moves it in its parent's frame at rest (the parent is not snapped: its FK pose holds).
     bone = snap.obj.data.bones[name]
     frame = snap.fk[bone.parent.name] @ bone.parent.matrix_local.inverted() @ bone.matrix_local \
