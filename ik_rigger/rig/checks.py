@@ -109,9 +109,11 @@ def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
     A rebuild sets IK Rigger's constraints again in place and appends only new kinds,
     so a user constraint the user put after them stays after them, and decides.
     """
+    stack = list(obj.pose.bones[extremity].constraints)
+    if not stack:  # as most extremities are: nothing to override
+        return
     copies = [planned for planned in limb_plan.constraints if planned.owner == extremity]
     kinds = {planned.kind for planned in copies}
-    stack = list(obj.pose.bones[extremity].constraints)
     # IK Rigger's own constraints there that the rebuild keeps in place.
     staying = [(extremity, constraint.name) in ours and constraint.type in kinds for constraint in stack]
     present = {constraint.type for constraint, mine in zip(stack, staying) if mine}
