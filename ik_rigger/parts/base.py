@@ -138,7 +138,10 @@ class Draft:
 
     def made(self, role: str) -> str | None:
         """The name of the bone of ``role`` an earlier part made, if any."""
-        return next((bone.name for bone in self.bones if bone.role == role), None)
+        for bone in self.bones:  # a loop, not next() over a generator: asked several times per limb
+            if bone.role == role:
+                return bone.name
+        return None
 
     def rest(self, name: str) -> tuple[Vector, Vector, Vector]:
         """A chain bone's head, tail and Z axis at rest as the limb will have it (after its edit, if any)."""
