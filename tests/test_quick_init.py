@@ -33,3 +33,16 @@ def test_refuses_a_default_factory() -> None:
 
     with pytest.raises(TypeError, match="plain defaults"):
         quick_init(Made)
+
+
+def test_refuses_a_post_init() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        size: float = 1.0
+
+        def __post_init__(self) -> None:
+            if self.size < 0.0:
+                raise ValueError("negative")
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        quick_init(Checked)

@@ -31,8 +31,9 @@ def quick_init(cls: type[_Frozen]) -> type[_Frozen]:
     and a limb's plan makes dozens of these. Fields, defaults (plain values only), equality, hash
     and frozenness stay as the dataclass made them."""
     declared = fields(cls)  # type: ignore[arg-type]
-    if any(item.default_factory is not MISSING for item in declared):
-        raise TypeError(f"{cls.__name__}: quick_init takes plain defaults only")
+    if any(item.default_factory is not MISSING or not item.init for item in declared) \
+            or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: quick_init takes plain defaults only, and no __post_init__")
     parameters = ", ".join(item.name if item.default is MISSING else f"{item.name}=_default_{item.name}"
                            for item in declared)
     stores = "".join(f"\n    values['{item.name}'] = {item.name}" for item in declared)
