@@ -13,6 +13,9 @@ the last resort.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import attrgetter
+
 from mathutils import Vector
 
 from . import naming
@@ -89,8 +92,21 @@ def _end_heights(skeleton: Skeleton, up: Vector) -> list[float]:
     """The heights along ``up`` of the segments' ends (``_segments``), without making the segments:
     every head, and the tails that end a segment (one that ends at its child's head ends at a head)."""
     bones, only = skeleton.bones.values(), skeleton.only_children()
-    return [bone.head.dot(up) for bone in bones] + [
-        bone.tail.dot(up) for bone in bones if _lead(bone, only.get(bone.name)) is bone.tail]
+    # Mapped through bound methods, not a comprehension's calls: read once per skeleton, of every bone.
+    heights = list(map(up.dot, map(_HEAD, bones)))
+    heights.extend(map(up.dot, map(_TAIL, filter(_ends_at_tail(only), bones))))
+    return heights
+
+
+_HEAD, _TAIL = attrgetter("head"), attrgetter("tail")
+
+
+def _ends_at_tail(only: dict[str, BoneInfo]) -> Callable[[BoneInfo], bool]:
+    """Whether a bone's segment ends at its tail (``_lead``): it has no only child, or one at its own head."""
+    def ends(bone: BoneInfo) -> bool:
+        child = only.get(bone.name)
+        return child is None or (child.head - bone.head).length <= _EPSILON
+    return ends
 
 
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:

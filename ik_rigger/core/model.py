@@ -8,10 +8,10 @@ them to Blender.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from mathutils import Vector
 
@@ -22,7 +22,30 @@ PALETTE_ORIGIN = "THEME03"  # green: origin and parents
 PALETTE_CLONE = "THEME08"  # teal, as the guide's clone
 PALETTE_MECHANISM = "DEFAULT"  # bones only the rig itself moves, hidden
 
+_Frozen = TypeVar("_Frozen")
 
+
+def quick_init(cls: type[_Frozen]) -> type[_Frozen]:
+    """The frozen dataclass ``cls`` with an ``__init__`` that stores its fields straight into the
+    instance's ``__dict__``: the frozen one guards a setattr per field, about three times as slow,
+    and a limb's plan makes dozens of these. Fields, defaults (plain values only), equality, hash
+    and frozenness stay as the dataclass made them."""
+    declared = fields(cls)  # type: ignore[arg-type]
+    if any(item.default_factory is not MISSING or not item.init for item in declared) \
+            or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__}: quick_init takes plain defaults only, and no __post_init__")
+    parameters = ", ".join(item.name if item.default is MISSING else f"{item.name}=_default_{item.name}"
+                           for item in declared)
+    stores = "".join(f"\n    values['{item.name}'] = {item.name}" for item in declared)
+    namespace: dict[str, Any] = {f"_default_{item.name}": item.default for item in declared}
+    exec(f"def __init__(self, {parameters}):\n    values = self.__dict__{stores}\n", namespace)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
+@quick_init
 @dataclass(frozen=True)
 class Driven:
     """A driver that reads custom properties of bones: Blender evaluates it without Python.
@@ -46,6 +69,7 @@ class Driven:
                        distances=tuple((key, names.get(a, a), names.get(b, b)) for key, a, b in self.distances))
 
 
+@quick_init
 @dataclass(frozen=True)
 class PropertyPlan:
     """A custom property on a made bone's pose bone: a switch animators key (library-overridable).
@@ -66,6 +90,7 @@ class PropertyPlan:
     overrides: bool = False
 
 
+@quick_init
 @dataclass(frozen=True)
 class PoseDriver:
     """A driver on a pose bone's own property (``ik_stretch``), or on a setting of one of its constraints
@@ -89,14 +114,21 @@ class BoneInfo:
     connected: bool = False
 
     @classmethod
-    def read(cls, name: str, parent: str | None, head: Vector, tail: Vector, x_axis: Vector, z_axis: Vector,
-             connected: bool) -> BoneInfo:
-        """``BoneInfo(...)``, made without the frozen dataclass's ``__init__`` (a guarded setattr per
-        field): reading an armature makes hundreds, and that ``__init__`` was a third of the read."""
-        info = object.__new__(cls)
-        info.__dict__.update(name=name, parent=parent, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis,
-                             connected=connected)
-        return info
+    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, Vector, Vector, bool]]
+                 ) -> dict[str, BoneInfo]:
+        """Each bone of ``columns`` (name, parent, head, tail, X axis, Z axis, connected) by name, made
+        without the frozen dataclass's ``__init__`` (a guarded setattr per field) and each field
+        stored straight into the new instance: reading an armature makes hundreds, and either the
+        ``__init__`` or a keyword call per bone was a third of the read."""
+        new = object.__new__
+        found = {}
+        for name, parent, head, tail, x_axis, z_axis, connected in columns:
+            info = new(cls)
+            values = info.__dict__
+            values["name"], values["parent"], values["head"], values["tail"] = name, parent, head, tail
+            values["x_axis"], values["z_axis"], values["connected"] = x_axis, z_axis, connected
+            found[name] = info
+        return found
 
     @property
     def length(self) -> float:
@@ -213,6 +245,7 @@ def bending_indexes(chain: Sequence[str], halves: Collection[str]) -> list[int]:
     return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
 
 
+@quick_init
 @dataclass(frozen=True)
 class NewBone:
     """A bone IK Rigger creates; never deforms."""
@@ -230,6 +263,7 @@ class NewBone:
     roll_like: str | None = None  # a bone whose roll it takes exactly (a clone, its original)
 
 
+@quick_init
 @dataclass(frozen=True)
 class BoneEdit:
     """A user bone moved at rest (only to pre-bend a straight chain)."""
@@ -240,6 +274,7 @@ class BoneEdit:
     z_axis: Vector
 
 
+@quick_init
 @dataclass(frozen=True)
 class ConstraintPlan:
     """A constraint to add to ``owner`` with its settings as (property, value) pairs."""

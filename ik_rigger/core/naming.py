@@ -210,6 +210,9 @@ def clipped(text: str, limit: int) -> str:
 
 def fitted(stem: str, ending: str) -> str:
     """``stem + ending`` within Blender's name limit: the stem gives way, the ending is kept."""
+    whole = stem + ending
+    if len(whole) <= MAX_NAME_BYTES and whole.isascii():  # as most names are: a byte a character
+        return whole
     return clipped(stem, MAX_NAME_BYTES - len(ending.encode("utf-8"))) + ending
 
 
@@ -223,7 +226,12 @@ class NamesInUse:
         self._new: set[str] = set()
 
     def __contains__(self, name: object) -> bool:
-        return name in self._new or any(name in source for source in self._sources)
+        if name in self._new:
+            return True
+        for source in self._sources:  # a loop, not any(): asked for every new name of every limb
+            if name in source:
+                return True
+        return False
 
     def add(self, name: str) -> None:
         self._new.add(name)

@@ -28,6 +28,7 @@ from ..core.model import (
     Skeleton,
     automatic_extremity,
     bending_indexes,
+    quick_init,
 )
 from ..core.notes import is_warning
 from ..parts.base import Draft
@@ -36,6 +37,7 @@ from ..parts.pole import ROLE_POLE
 from .options import LimbOptions, check_kinds, check_values, schema
 
 
+@quick_init
 @dataclass(frozen=True)
 class LimbPlan:
     """Everything one limb needs, before anything is written to Blender."""
@@ -205,11 +207,15 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
                    "such limbs by itself).")
 
 
+# The options that name a bone: each limb's planning checks only these.
+_BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
+
+
 def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
-    for declared in schema():
+    for declared in _BONE_OPTIONS:
         name, when = getattr(options, declared.name), declared.option.shown_when
-        if not declared.option.bone or name in skeleton or (when is not None and getattr(options, when[0]) != when[1]):
+        if name in skeleton or (when is not None and getattr(options, when[0]) != when[1]):
             continue
         other = f", or change {when[0]}" if when is not None else ""
         # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mathutils import Vector
@@ -137,7 +138,10 @@ class Draft:
 
     def made(self, role: str) -> str | None:
         """The name of the bone of ``role`` an earlier part made, if any."""
-        return next((bone.name for bone in self.bones if bone.role == role), None)
+        for bone in self.bones:  # a loop, not next() over a generator: asked several times per limb
+            if bone.role == role:
+                return bone.name
+        return None
 
     def rest(self, name: str) -> tuple[Vector, Vector, Vector]:
         """A chain bone's head, tail and Z axis at rest as the limb will have it (after its edit, if any)."""
@@ -151,15 +155,20 @@ class Draft:
     def last(self) -> str:
         return self.chain[-1]
 
+    @cached_property
+    def _bending(self) -> list[int]:
+        # Read by several parts per limb; the chain and its halves are set once, when the chain is read.
+        return bending_indexes(self.chain, self.halves)
+
     @property
     def segments(self) -> list[str]:
         """The chain bones that begin a segment: all but the second halves of split ones."""
-        return [self.chain[index] for index in bending_indexes(self.chain, self.halves)[:-1]]
+        return [self.chain[index] for index in self._bending[:-1]]
 
     @property
     def bending_joints(self) -> list[Vector]:
         """The joints where the chain bends (each segment's head) and its end."""
-        return [self.joints[index] for index in bending_indexes(self.chain, self.halves)]
+        return [self.joints[index] for index in self._bending]
 
     @property
     def middle(self) -> tuple[str, Vector]:

@@ -81,9 +81,10 @@ def plan(draft: Draft) -> None:
         ("owner_space", "POSE"), ("target_space", "POSE"))))
     draft.properties.append(PropertyPlan(draft.handle, STRETCH, 0.0, 0.0, 1.0, STRETCH_DESCRIPTION))
     still = unstretched(draft)
-    draft.notes.extend(f"'{name}' does not stretch: {why}" for name, why in still.items())
-    draft.drivers.extend(PoseDriver(name, "ik_stretch", Driven(((STRETCH, draft.handle),)))
-                         for name in draft.chain if name not in still)
+    if still:
+        draft.notes.extend(f"'{name}' does not stretch: {why}" for name, why in still.items())
+    driven = Driven(((STRETCH, draft.handle),))  # frozen: every bone's driver reads the same switch
+    draft.drivers.extend(PoseDriver(name, "ik_stretch", driven) for name in draft.chain if name not in still)
 
 
 def unstretched(draft: Draft) -> dict[str, str]:

@@ -35,7 +35,7 @@ from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
 from . import edit_pass, modes, pose_pass, readers, records, shapes
-from .checks import check_armature, check_limb, overridden_by_ik, solver_constraints
+from .checks import check_armature, check_limb, constraint_stacks, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .motion import Motion, not_prebent
 from .orient import keep_bone_children
@@ -171,7 +171,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     used = {bone: rig.limbs[index].name for index, parts in enumerate(resolved) if index not in rebuilt_indexes
             for bone in parts.bones()}
     ours = {pair for parts in resolved for pair in parts.constraints}
-    solvers = solver_constraints(obj)
+    stacks = constraint_stacks(obj)
+    solvers = solver_constraints(stacks)
     # Made bones keep their names through a rebuild, so no new bone may take one.
     taken: set[str] = set(made_all)
     plans = []
@@ -188,8 +189,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
                 used[bone] = last
-        check_limb(obj, skeleton, limb_plan, options, ours, solvers)
-        told = tuple(overridden_by_ik(obj, limb_plan, ours))
+        check_limb(skeleton, limb_plan, options, ours, stacks, solvers)
+        told = tuple(overridden_by_ik(stacks, limb_plan, ours))
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()

@@ -46,19 +46,26 @@ def check_armature(obj: bpy.types.Object) -> None:
                                "on every axis, then try again.")
 
 
-def solver_constraints(obj: bpy.types.Object) -> list[tuple[str, bpy.types.Constraint]]:
-    """Every IK and Spline IK constraint on ``obj``'s bones, with its bone: read once per build."""
-    # Most bones have no constraint: an empty stack is passed over without starting to iterate it.
-    return [(pose_bone.name, constraint) for pose_bone in obj.pose.bones if (stack := pose_bone.constraints)
-            for constraint in stack if constraint.type in IK_TYPES]
+def constraint_stacks(obj: bpy.types.Object) -> dict[str, list[bpy.types.Constraint]]:
+    """Each of ``obj``'s bones that has constraints, with them in order: read once per build, so
+    the checks of each limb need not look its bones up again."""
+    # Most bones have no constraint: an empty stack is passed over without its bone's name read.
+    return {pose_bone.name: list(stack) for pose_bone in obj.pose.bones if (stack := pose_bone.constraints)}
 
 
-def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions,
-               ours: Collection[tuple[str, str]], solvers: list[tuple[str, bpy.types.Constraint]]) -> None:
+def solver_constraints(stacks: dict[str, list[bpy.types.Constraint]]) -> list[tuple[str, bpy.types.Constraint]]:
+    """Every IK and Spline IK constraint of ``stacks`` (``constraint_stacks``), with its bone."""
+    return [(bone, constraint) for bone, stack in stacks.items() for constraint in stack
+            if constraint.type in IK_TYPES]
+
+
+def check_limb(skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions, ours: Collection[tuple[str, str]],
+               stacks: dict[str, list[bpy.types.Constraint]], solvers: list[tuple[str, bpy.types.Constraint]]) -> None:
     """Refuse a planned limb that would fight constraints already on the armature.
 
     ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild
-    replaces; ``solvers`` the armature's IK and Spline IK constraints (``solver_constraints``).
+    replaces; ``stacks`` the armature's constraints by bone (``constraint_stacks``), ``solvers``
+    its IK and Spline IK constraints (``solver_constraints``).
     Another IK or Spline IK that moves a chain bone or the extremity is always refused:
     the two solvers would pull the same bone. The extremity's own constraints that IK
     Rigger's copy constraints would come after and override are refused unless
@@ -70,7 +77,7 @@ def check_limb(obj: bpy.types.Object, skeleton: Skeleton, limb_plan: LimbPlan, o
         if (owner, constraint.name) not in ours:
             _check_ik(skeleton, owner, constraint, guarded)
     if limb_plan.extremity and not options.keep_extremity_constraints:
-        _check_extremity(obj, limb_plan, limb_plan.extremity, ours)
+        _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
 
 
 def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
@@ -102,16 +109,17 @@ def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, 
                    "again.")
 
 
-def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
+def _check_extremity(stack: list[bpy.types.Constraint], limb_plan: LimbPlan, extremity: str,
                      ours: Collection[tuple[str, str]]) -> None:
     """Refuse a user constraint on the extremity that one of IK Rigger's copies would come after and override.
 
     A rebuild sets IK Rigger's constraints again in place and appends only new kinds,
     so a user constraint the user put after them stays after them, and decides.
     """
+    if not stack:  # as most extremities are: nothing to override
+        return
     copies = [planned for planned in limb_plan.constraints if planned.owner == extremity]
     kinds = {planned.kind for planned in copies}
-    stack = list(obj.pose.bones[extremity].constraints)
     # IK Rigger's own constraints there that the rebuild keeps in place.
     staying = [(extremity, constraint.name) in ours and constraint.type in kinds for constraint in stack]
     present = {constraint.type for constraint, mine in zip(stack, staying) if mine}
@@ -130,13 +138,14 @@ def _check_extremity(obj: bpy.types.Object, limb_plan: LimbPlan, extremity: str,
                 "delete it; or set the extremity to none.")
 
 
-def overridden_by_ik(obj: bpy.types.Object, limb_plan: LimbPlan, ours: Collection[tuple[str, str]]) -> list[str]:
+def overridden_by_ik(stacks: dict[str, list[bpy.types.Constraint]], limb_plan: LimbPlan,
+                     ours: Collection[tuple[str, str]]) -> list[str]:
     """Warnings on the chain bones' own constraints that turn them: IK decides how a chain turns
     while it is on, over a Copy Rotation, a Child Of or a Limit Rotation alike (Blender's IK
     limits are the chain's own); at FK they apply as before. Nothing of them changes."""
     notes: list[str] = []
     for bone in limb_plan.chain:
-        for constraint in obj.pose.bones[bone].constraints:
+        for constraint in stacks.get(bone, ()):
             if ((bone, constraint.name) in ours or constraint.mute or constraint.influence == 0.0
                     or constraint.type in IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
                 continue

@@ -38,8 +38,7 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     z_axes = map(Vector.normalized, map(Vector, zip(matrices[8::16], matrices[9::16], matrices[10::16])))
     parents = [parent.name if (parent := bone.parent) is not None else None for bone in bones]
     # The names from one keys() call, not an RNA read per bone.
-    read = dict(zip(names, map(BoneInfo.read, names, parents, head_vectors, tail_vectors, x_axes, z_axes,
-                                 connected)))
+    read = BoneInfo.read_all(zip(names, parents, head_vectors, tail_vectors, x_axes, z_axes, connected))
     # The world's up and Blender's front seen from inside the armature: imported
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
