@@ -105,9 +105,40 @@ def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[Detec
         return None
     roots = [skeleton[limb.chain[0]].head for limb in group]
     scale = max(skeleton[limb.chain[0]].length for limb in group)
-    if any((one - two).length <= 0.01 * scale for index, one in enumerate(roots) for two in roots[index + 1:]):
+    if _any_within(roots, 0.01 * scale):
         return None
     return [replace(limb, pair=number) for limb, number in zip(group, numbers)]
+
+
+def _any_within(points: list[Vector], distance: float) -> bool:
+    """Whether two of ``points`` lie ``distance`` or less apart. Each point is compared with those in
+    its cell of a grid at least ``distance`` wide and the cells around it, not with every other point:
+    a body of a thousand legs numbers 500 on a side."""
+    size = distance if distance > 0.0 else 1.0
+    cells: dict[tuple[int, int, int], list[Vector]] = {}
+    for point in points:
+        cell = (math.floor(point.x / size), math.floor(point.y / size), math.floor(point.z / size))
+        for near in _NEIGHBOURS:
+            for other in cells.get((cell[0] + near[0], cell[1] + near[1], cell[2] + near[2]), ()):
+                if (point - other).length <= distance:
+                    return True
+        cells.setdefault(cell, []).append(point)
+    return False
+
+
+_NEIGHBOURS = tuple((x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1))
+
+
+def _outermost(found: list[DetectedLimb]) -> list[DetectedLimb]:
+    """The limbs whose chain is inside no other's (Leg1 > Leg2 within Leg1 > Leg2 > Leg3 is part of that
+    limb). Only the chains that hold a limb's first bone can hold it all: those alone are compared."""
+    holding: dict[str, list[frozenset[str]]] = {}
+    for limb in found:
+        bones = frozenset(limb.chain)
+        for bone in limb.chain:
+            holding.setdefault(bone, []).append(bones)
+    return [limb for limb in found
+            if not any(set(limb.chain) < other for other in holding.get(limb.chain[0], ()))]
 
 
 def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
@@ -153,8 +184,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
             found.append(result)
         else:
             skipped.append(result)
-    # A chain inside another found one (Leg1 > Leg2 within Leg1 > Leg2 > Leg3) is part of that limb.
-    found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
+    found = _outermost(found)
     limbs, rivals = _drop_ambiguous(skeleton, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])
