@@ -4,6 +4,7 @@ creature pays for it before the build, once per leg."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from test_growth import creature
 from ik_rigger.core import detect
 from ik_rigger.core.detect import detect_limbs
 from ik_rigger.core.model import BoneInfo, Skeleton
+from ik_rigger.limb.options import LimbOptions
+from ik_rigger.limb.requests import detected_requests
 
 DETECT = str(Path(detect.__file__).resolve())
 
@@ -71,3 +74,20 @@ def test_a_skeleton_of_one_bone_has_no_limbs():
     skeleton = Skeleton({"root": BoneInfo("root", None, Vector(), Vector((0, 1, 0)), Vector((1, 0, 0)),
                                           Vector((0, 0, 1)))})
     assert not detect_limbs(skeleton).limbs
+
+
+def test_detected_options_are_the_defaults_with_what_detection_found():
+    """Made without ``dataclasses.replace``, each request's options are what it would make, equal and
+    hashed alike, of the options' own class, the defaults left as they were."""
+    skeleton = creature(4)
+    defaults = LimbOptions(shapes=False, max_stretch=1.2)
+    requests, detection = detected_requests(skeleton, defaults)
+    assert len(requests) == len(detection.limbs) == 8
+    for (last, options), limb in zip(requests, detection.limbs):
+        expected = replace(defaults, chain_length=len(limb.chain), extremity_mode="BONE",
+                           extremity_name=limb.extremity)
+        assert last == limb.last and type(options) is LimbOptions
+        assert options == expected and hash(options) == hash(expected)
+    assert defaults == LimbOptions(shapes=False, max_stretch=1.2)
+    assert [limb.pair for limb in detection.limbs] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert not hasattr(LimbOptions, "__post_init__")  # nothing checked on being made, which the copy would skip

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
 
 from mathutils import Vector
 
@@ -107,7 +106,15 @@ def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[Detec
     scale = max(skeleton[limb.chain[0]].length for limb in group)
     if _any_within(roots, 0.01 * scale):
         return None
-    return [replace(limb, pair=number) for limb, number in zip(group, numbers)]
+    return [_numbered(limb, number) for limb, number in zip(group, numbers)]
+
+
+def _numbered(limb: DetectedLimb, pair: int | None) -> DetectedLimb:
+    """``replace(limb, pair=pair)`` without the frozen dataclass's ``__init__`` (a guarded setattr per field):
+    a many-legged body numbers every leg."""
+    numbered = object.__new__(DetectedLimb)
+    numbered.__dict__.update(limb.__dict__, pair=pair)
+    return numbered
 
 
 def _any_within(points: list[Vector], distance: float) -> bool:
