@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import product
 
 from mathutils import Vector
 
@@ -119,21 +120,22 @@ def _numbered(limb: DetectedLimb, pair: int | None) -> DetectedLimb:
 
 def _any_within(points: list[Vector], distance: float) -> bool:
     """Whether two of ``points`` lie ``distance`` or less apart. Each point is compared with those in
-    its cell of a grid at least ``distance`` wide and the cells around it, not with every other point:
-    a body of a thousand legs numbers 500 on a side."""
-    size = distance if distance > 0.0 else 1.0
+    the cells near it of a grid twice ``distance`` wide, not with every other point (a body of a thousand
+    legs numbers 500 on a side): on each axis its own cell and the one on the side it is nearer, the
+    only two the span ``distance`` either side of it reaches."""
+    size = 2.0 * distance if distance > 0.0 else 1.0
     cells: dict[tuple[int, int, int], list[Vector]] = {}
     for point in points:
-        cell = (math.floor(point.x / size), math.floor(point.y / size), math.floor(point.z / size))
-        for near in _NEIGHBOURS:
-            for other in cells.get((cell[0] + near[0], cell[1] + near[1], cell[2] + near[2]), ()):
+        near = []
+        for value in (point.x / size, point.y / size, point.z / size):
+            cell = math.floor(value)
+            near.append((cell, cell - 1 if value - cell < 0.5 else cell + 1))
+        for key in product(*near):
+            for other in cells.get(key, ()):
                 if (point - other).length <= distance:
                     return True
-        cells.setdefault(cell, []).append(point)
+        cells.setdefault((near[0][0], near[1][0], near[2][0]), []).append(point)
     return False
-
-
-_NEIGHBOURS = tuple((x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1))
 
 
 def _outermost(found: list[DetectedLimb]) -> list[DetectedLimb]:
