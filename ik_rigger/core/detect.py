@@ -124,7 +124,7 @@ def _any_within(points: list[Vector], distance: float) -> bool:
     legs numbers 500 on a side): on each axis its own cell and the one on the side it is nearer, the
     only two the span ``distance`` either side of it reaches."""
     size = 2.0 * distance if distance > 0.0 else 1.0
-    cells: dict[tuple[int, int, int], list[Vector]] = {}
+    cells: dict[tuple[int, ...], list[Vector]] = {}
     for point in points:
         near = []
         for value in (point.x / size, point.y / size, point.z / size):
