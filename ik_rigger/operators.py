@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
@@ -14,7 +13,7 @@ from . import api
 from .core.chain import ChainSpec
 from .core.errors import RigError
 from .core.notes import is_warning
-from .limb.options import BOTH_SIDES
+from .limb.options import BOTH_SIDES, schema
 from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings, blender_property
 from .rig import records
@@ -55,6 +54,18 @@ def report_notes(operator: bpy.types.Operator, messages: Iterable[str], about: s
         operator.report({"WARNING"} if is_warning(message) else {"INFO"}, f"{about}: {text}" if about else text)
 
 
+# The build options' names, each an operator property of the build operators (``props.LimbSettings``).
+_OPTION_NAMES = tuple(declared.name for declared in schema())
+
+
+def given_options(operator: bpy.types.Operator) -> dict[str, object]:
+    """The build options the call set or the redo panel changed (``is_property_set``), each read alone: the
+    others are at their defaults, the options' own (``props.blender_property``). Reading every one of an
+    operator's thirty took Auto-Rig a tenth of a millisecond, as long as finding a metarig's limbs."""
+    properties = operator.properties
+    return {name: getattr(operator, name) for name in _OPTION_NAMES if properties.is_property_set(name)}
+
+
 def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
     operator.report({"ERROR"}, error.message)
     return {"CANCELLED"}
@@ -92,8 +103,7 @@ Run it again on a rigged limb to update it in place"""
                 last = chain[-1]
         try:
             # Only what the call sets (or the redo panel changed): a rigged limb keeps the rest of its options.
-            given = {name: value for name, value in asdict(self.to_options()).items()
-                     if self.properties.is_property_set(name)}
+            given = given_options(self)
             built = api.build(obj, last, both_sides=self.both_sides, **given)
         except RigError as error:
             return report_error(self, error)
@@ -120,7 +130,7 @@ Limbs it is not sure of are skipped and listed, never guessed"""
         skipped: list[tuple[str, str]] = []
         notes: list[str] = []
         try:
-            built = api.auto_rig(obj, skipped=skipped, notes=notes, **asdict(self.to_options()))
+            built = api.auto_rig(obj, skipped=skipped, notes=notes, **given_options(self))
         except RigError as error:
             for bone, reason in skipped:
                 self.report({"WARNING"}, f"Skipped '{bone}': {reason}")

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from itertools import product
 
 from mathutils import Vector
 
@@ -105,9 +105,49 @@ def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[Detec
         return None
     roots = [skeleton[limb.chain[0]].head for limb in group]
     scale = max(skeleton[limb.chain[0]].length for limb in group)
-    if any((one - two).length <= 0.01 * scale for index, one in enumerate(roots) for two in roots[index + 1:]):
+    if _any_within(roots, 0.01 * scale):
         return None
-    return [replace(limb, pair=number) for limb, number in zip(group, numbers)]
+    return [_numbered(limb, number) for limb, number in zip(group, numbers)]
+
+
+def _numbered(limb: DetectedLimb, pair: int | None) -> DetectedLimb:
+    """``replace(limb, pair=pair)`` without the frozen dataclass's ``__init__`` (a guarded setattr per field):
+    a many-legged body numbers every leg."""
+    numbered = object.__new__(DetectedLimb)
+    numbered.__dict__.update(limb.__dict__, pair=pair)
+    return numbered
+
+
+def _any_within(points: list[Vector], distance: float) -> bool:
+    """Whether two of ``points`` lie ``distance`` or less apart. Each point is compared with those in
+    the cells near it of a grid twice ``distance`` wide, not with every other point (a body of a thousand
+    legs numbers 500 on a side): on each axis its own cell and the one on the side it is nearer, the
+    only two the span ``distance`` either side of it reaches."""
+    size = 2.0 * distance if distance > 0.0 else 1.0
+    cells: dict[tuple[int, ...], list[Vector]] = {}
+    for point in points:
+        near = []
+        for value in (point.x / size, point.y / size, point.z / size):
+            cell = math.floor(value)
+            near.append((cell, cell - 1 if value - cell < 0.5 else cell + 1))
+        for key in product(*near):
+            for other in cells.get(key, ()):
+                if (point - other).length <= distance:
+                    return True
+        cells.setdefault((near[0][0], near[1][0], near[2][0]), []).append(point)
+    return False
+
+
+def _outermost(found: list[DetectedLimb]) -> list[DetectedLimb]:
+    """The limbs whose chain is inside no other's (Leg1 > Leg2 within Leg1 > Leg2 > Leg3 is part of that
+    limb). Only the chains that hold a limb's first bone can hold it all: those alone are compared."""
+    holding: dict[str, list[frozenset[str]]] = {}
+    for limb in found:
+        bones = frozenset(limb.chain)
+        for bone in limb.chain:
+            holding.setdefault(bone, []).append(bones)
+    return [limb for limb in found
+            if not any(set(limb.chain) < other for other in holding.get(limb.chain[0], ()))]
 
 
 def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
@@ -153,8 +193,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
             found.append(result)
         else:
             skipped.append(result)
-    # A chain inside another found one (Leg1 > Leg2 within Leg1 > Leg2 > Leg3) is part of that limb.
-    found = [limb for limb in found if not any(set(limb.chain) < set(other.chain) for other in found)]
+    found = _outermost(found)
     limbs, rivals = _drop_ambiguous(skeleton, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])

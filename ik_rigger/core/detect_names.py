@@ -46,8 +46,9 @@ class Name:
     index: int | None  # the first number glued to a word: 2 for "Leg02_016"
     copy: bool = False  # a COLLADA copy of a name ("arm_joint_L__4_"), whose number tells no order
 
-    @property
+    @functools.cached_property
     def base(self) -> str:
+        """The words run together (``upperarm``): looked up a score of times for each limb found, so joined once."""
         return "".join(self.words)
 
     def contains(self, vocabulary: frozenset[str]) -> bool:

@@ -26,11 +26,18 @@ def detected_requests(
     for limb in detection.limbs:
         if taken & set(limb.chain):
             continue
-        options = replace(defaults, chain_length=len(limb.chain),
-                          extremity_mode="BONE" if limb.extremity else "NONE",
-                          extremity_name=limb.extremity or "")
-        requests.append((limb.last, options))
+        requests.append((limb.last, _detected_options(defaults, len(limb.chain), limb.extremity)))
     return requests, detection
+
+
+def _detected_options(defaults: LimbOptions, chain_length: int, extremity: str | None) -> LimbOptions:
+    """``defaults`` with the chain length and extremity detection found: ``replace(defaults, ...)``, made
+    without the frozen dataclass's ``__init__`` (a guarded setattr for each of its thirty fields), which took
+    a fifth of detecting a many-legged body's legs. The options check nothing on being made."""
+    options = object.__new__(type(defaults))
+    options.__dict__.update(defaults.__dict__, chain_length=chain_length,
+                            extremity_mode="BONE" if extremity else "NONE", extremity_name=extremity or "")
+    return options
 
 
 def mirrored(skeleton: Skeleton, last: str, options: LimbOptions) -> tuple[str, LimbOptions] | None:
