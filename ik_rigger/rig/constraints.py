@@ -7,16 +7,31 @@ import bpy
 from ..core.model import ConstraintPlan
 
 
-def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan) -> bpy.types.Constraint:
+def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan,
+                   like: bpy.types.Constraint | None = None) -> bpy.types.Constraint:
     """Add ``planned`` to its owner bone, after the bone's own constraints.
 
     Blender keeps constraint names unique per bone, so the returned constraint's
     name may differ from the planned one when the user has one of that name.
+    ``like``: a constraint of the same kind, already named as planned, to copy rather
+    than name a new one (``template_key``).
     """
-    constraint = obj.pose.bones[planned.owner].constraints.new(planned.kind)
-    constraint.name = planned.name
+    constraints = obj.pose.bones[planned.owner].constraints
+    if like is not None:
+        # Naming a constraint rewrites every animation path of the file that names the old name, a
+        # walk over all of the file's data each time; a copy takes its name (made unique on its bone).
+        constraint = constraints.copy(like)
+    else:
+        constraint = constraints.new(planned.kind)
+        constraint.name = planned.name
     configure(obj, constraint, planned)
     return constraint
+
+
+def template_key(planned: ConstraintPlan) -> tuple:
+    """What two planned constraints share when one made by ``add_constraint`` may be copied for the
+    other: kind, name and which settings are planned (``configure`` then sets every one the plan has)."""
+    return planned.kind, planned.name, tuple(key for key, _ in planned.settings)
 
 
 def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan) -> None:

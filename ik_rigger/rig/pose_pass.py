@@ -19,7 +19,7 @@ from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from . import drivers, records, shapes
 from . import joints as pose_joints
-from .constraints import add_constraint, configure
+from .constraints import add_constraint, configure, template_key
 from .journal import Journal
 from .records import Rebuilt
 
@@ -316,12 +316,16 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
     made: dict[int, list[str]] = {}
+    templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
     for index, limb_plan in enumerate(plans):
         if index in rebuilt:
             continue
         names = made[index] = []
         for planned in limb_plan.constraints:
-            constraint = add_constraint(obj, planned)
+            key = template_key(planned)
+            constraint = add_constraint(obj, planned, templates.get(key))
+            if key not in templates and constraint.name == planned.name:
+                templates[key] = constraint
             journal.data(lambda owner=planned.owner, name=constraint.name: remove_constraint(obj, owner, name))
             names.append(constraint.name)
     return made
