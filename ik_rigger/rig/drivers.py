@@ -39,8 +39,10 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
     """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
     Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger."""
     driver = owner.driver_add(path).driver
-    for variable in list(driver.variables):
-        driver.variables.remove(variable)
+    variables = driver.variables
+    if len(variables):  # a driver made just now has none
+        for variable in list(variables):
+            variables.remove(variable)
     for key, bone in driven.variables:
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:

@@ -211,10 +211,12 @@ def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: in
     pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
 
 
-def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool = True) -> None:
-    """Log a chain bone's colour, IK stretch and (``ik``: when they may change) IK locks and limits."""
+def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool = True,
+                   looks: tuple[str, float] | None = None) -> None:
+    """Log a chain bone's colour, IK stretch and (``ik``: when they may change) IK locks and limits;
+    ``looks``: its colour and stretch, when the caller has just read them."""
     pose_bone = obj.pose.bones[name]
-    palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+    palette, stretch = looks if looks is not None else (pose_bone.color.palette, pose_bone.ik_stretch)
     settings = pose_joints.ik_settings(pose_bone) if ik else {}
 
     def undo() -> None:
@@ -260,12 +262,13 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     limb.chain_states.clear()
     for name in chain:
         pose_bone = pose_bones[name]
+        looks = (pose_bone.color.palette, pose_bone.ik_stretch)
         if name in old_chain:
             palette, stretch, settings = old_states.get(name, (*default, ""))
         else:
-            palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
+            (palette, stretch), settings = looks, ""
         hinge = hinges.get(name)
-        _log_pose_bone(journal, obj, name, ik=hinge is not None or bool(settings))
+        _log_pose_bone(journal, obj, name, ik=hinge is not None or bool(settings), looks=looks)
         if hinge is not None and not settings:
             settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
         elif hinge is None and settings:
@@ -357,7 +360,13 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
+    fresh = entry is None
+    made_now = {new.name for new in limb_plan.new_bones} if fresh else set()
     for planned in limb_plan.properties:
+        if planned.bone in made_now:  # a bone just made has no property to read first
+            records.ensure_property(obj, planned, fresh=True)
+            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+            continue
         before = obj.pose.bones[planned.bone].get(planned.key)
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
@@ -366,7 +375,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
                 planned.key, before))
     added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
-        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))
+        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)), fresh=fresh)
     hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
