@@ -72,3 +72,25 @@ def test_copies_follow_their_own_limb(user_side: str) -> None:
     left = obj.pose.bones[f"foot.{user_side}"].constraints
     assert [(constraint.name, constraint.type) for constraint in left] == [(CONSTRAINT_COPY_ROTATION,
                                                                               "LIMIT_ROTATION")]
+
+
+def test_copied_drivers_read_their_own_handle() -> None:
+    """The second leg's drivers are copies of the first's: each reads its own handle's switches. IK off
+    on one handle leaves that leg at rest while the other reaches its moved handle."""
+    obj = make_armature(both_legs())
+    api.build_many(obj, [(f"shin.{side}", api.options()) for side in "LR"])
+    handles = {side: obj.ik_rigger.limb_of(f"shin.{side}").handle for side in "LR"}
+    for curve in obj.animation_data.drivers:
+        side = "L" if ".L" in curve.data_path else "R"
+        read = {target.data_path for variable in curve.driver.variables for target in variable.targets
+                if target.data_path}
+        assert read and all(handles[side] in path for path in read), (curve.data_path, read)
+    rested = evaluate(obj)
+    obj.pose.bones[handles["R"]]["ik_fk"] = 0.0
+    for side in "LR":
+        _pose_handle(obj, handles[side], Vector((0.0, -0.1, 0.15)), Euler((0.0, 0.0, 0.0)))
+    posed = evaluate(obj)
+    length = obj.data.bones["shin.L"].length
+    assert (posed["shin.L"].translation - rested["shin.L"].translation).length > 0.05 * length
+    for name in ("thigh.R", "shin.R", "foot.R"):
+        assert rotation_degrees(posed[name], rested[name]) < 0.01, name

@@ -396,7 +396,17 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
         pose_bone = obj.pose.bones[planned.bone]
         _log_driver(obj, planned.bone, planned.path, journal)
         owner_path, _, key = planned.path.rpartition(".")
-        drivers.drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven)
+        _drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven, journal)
+
+
+def _drive(obj: bpy.types.Object, owner, key: str, driven, journal: Journal) -> None:
+    """``drivers.drive`` for the build: a property no driver drove when the build began, nor one of
+    the build's own since, gets a copy of a driver of the same shape the build made."""
+    path = owner.path_from_id(key)
+    made_paths = journal.read.setdefault("made paths", set())
+    fresh = path not in _driven_before(obj, journal) and path not in made_paths
+    made_paths.add(path)
+    drivers.drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None)
 
 
 def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
@@ -476,7 +486,7 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
-            drivers.drive(obj, constraint, "influence", planned.influence)
+            _drive(obj, constraint, "influence", planned.influence, journal)
         added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]
