@@ -24,7 +24,7 @@ def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan,
     else:
         constraint = constraints.new(planned.kind)
         constraint.name = planned.name
-    configure(obj, constraint, planned)
+    configure(obj, constraint, planned, copied=like is not None)
     return constraint
 
 
@@ -34,18 +34,24 @@ def template_key(planned: ConstraintPlan) -> tuple:
     return planned.kind, planned.name, tuple(key for key, _ in planned.settings)
 
 
-def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan) -> None:
-    """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``."""
+def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan,
+              copied: bool = False) -> None:
+    """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``.
+    ``copied``: a copy of one aiming at ``obj`` too (``add_constraint``'s ``like``), whose target is
+    left as it is; setting it again checks the constraint anew (the subtarget's setting does)."""
     if planned.kind == "ARMATURE":
         # One bone the owner follows fully (an Armature constraint's targets have no single subtarget).
         constraint.targets.clear()
         target = constraint.targets.new()
         target.target, target.subtarget, target.weight = obj, planned.subtarget, 1.0
     else:
-        constraint.target = obj
+        if not copied or constraint.target != obj:
+            constraint.target = obj
         constraint.subtarget = planned.subtarget
     if planned.kind == "IK":
-        constraint.pole_target = obj if planned.pole_subtarget else None
+        pole = obj if planned.pole_subtarget else None
+        if not copied or constraint.pole_target != pole:
+            constraint.pole_target = pole
         constraint.pole_subtarget = planned.pole_subtarget
     for key, value in planned.settings:
         # Setting one checks the constraint again and tags the armature, a look costs far less: a value
