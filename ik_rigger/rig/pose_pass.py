@@ -379,8 +379,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
-        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal,
-                           set(entry.parts.made.values()) if entry is not None else ())
+        shapes.give_shapes(obj, made, journal, set(entry.parts.made.values()) if entry is not None else ())
     else:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options, fresh=entry is None)
