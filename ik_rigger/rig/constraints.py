@@ -7,30 +7,51 @@ import bpy
 from ..core.model import ConstraintPlan
 
 
-def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan) -> bpy.types.Constraint:
+def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan,
+                   like: bpy.types.Constraint | None = None) -> bpy.types.Constraint:
     """Add ``planned`` to its owner bone, after the bone's own constraints.
 
     Blender keeps constraint names unique per bone, so the returned constraint's
     name may differ from the planned one when the user has one of that name.
+    ``like``: a constraint of the same kind, already named as planned, to copy rather
+    than name a new one (``template_key``).
     """
-    constraint = obj.pose.bones[planned.owner].constraints.new(planned.kind)
-    constraint.name = planned.name
-    configure(obj, constraint, planned)
+    constraints = obj.pose.bones[planned.owner].constraints
+    if like is not None:
+        # Naming a constraint rewrites every animation path of the file that names the old name, a
+        # walk over all of the file's data each time; a copy takes its name (made unique on its bone).
+        constraint = constraints.copy(like)
+    else:
+        constraint = constraints.new(planned.kind)
+        constraint.name = planned.name
+    configure(obj, constraint, planned, copied=like is not None)
     return constraint
 
 
-def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan) -> None:
-    """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``."""
+def template_key(planned: ConstraintPlan) -> tuple:
+    """What two planned constraints share when one made by ``add_constraint`` may be copied for the
+    other: kind, name and which settings are planned (``configure`` then sets every one the plan has)."""
+    return planned.kind, planned.name, tuple(key for key, _ in planned.settings)
+
+
+def configure(obj: bpy.types.Object, constraint: bpy.types.Constraint, planned: ConstraintPlan,
+              copied: bool = False) -> None:
+    """Give ``constraint`` the targets and settings ``planned`` has, aiming at bones of ``obj``.
+    ``copied``: a copy of one aiming at ``obj`` too (``add_constraint``'s ``like``), whose target is
+    left as it is; setting it again checks the constraint anew (the subtarget's setting does)."""
     if planned.kind == "ARMATURE":
         # One bone the owner follows fully (an Armature constraint's targets have no single subtarget).
         constraint.targets.clear()
         target = constraint.targets.new()
         target.target, target.subtarget, target.weight = obj, planned.subtarget, 1.0
     else:
-        constraint.target = obj
+        if not copied or constraint.target != obj:
+            constraint.target = obj
         constraint.subtarget = planned.subtarget
     if planned.kind == "IK":
-        constraint.pole_target = obj if planned.pole_subtarget else None
+        pole = obj if planned.pole_subtarget else None
+        if not copied or constraint.pole_target != pole:
+            constraint.pole_target = pole
         constraint.pole_subtarget = planned.pole_subtarget
     for key, value in planned.settings:
         # Setting one checks the constraint again and tags the armature, a look costs far less: a value

@@ -35,12 +35,52 @@ def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key:
     add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
 
 
-def drive(obj: bpy.types.Object, owner, path: str, driven: Driven) -> None:
+def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | None = None) -> None:
     """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
-    Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger."""
-    driver = owner.driver_add(path).driver
-    for variable in list(driver.variables):
-        driver.variables.remove(variable)
+    Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger.
+
+    ``made``: for a property no driver drives yet, the drivers a build made so far, by their shape
+    (``_shape``); a driver of a shape made before is a copy of that one with its own paths. Blender
+    looks for a driver already there along all of the object's before adding one (a build's drivers
+    times the object's), and a copy, made without that look, carries its settings and variables.
+    """
+    if made is not None:
+        shape = _shape(path, driven)
+        like = made.get(shape)
+        if like is not None:
+            _copy(obj, like, owner.path_from_id(path), driven)
+            return
+        made[shape] = owner.driver_add(path)
+        _fill(obj, made[shape].driver, driven)
+        return
+    _fill(obj, owner.driver_add(path).driver, driven)
+
+
+def _shape(path: str, driven: Driven) -> tuple:
+    """What two drivers share when one may be copied for the other: all but the bones they read."""
+    return (path, tuple(key for key, _ in driven.variables), driven.object_paths,
+            tuple(name for name, _, _ in driven.distances), driven.scales, driven.expression)
+
+
+def _copy(obj: bpy.types.Object, like: bpy.types.FCurve, full_path: str, driven: Driven) -> None:
+    """A copy of the driver ``like`` (of ``driven``'s shape) on ``full_path``, reading ``driven``'s bones."""
+    curve = obj.animation_data.drivers.from_existing(src_driver=like)
+    curve.data_path = full_path
+    variables = curve.driver.variables
+    for variable, (key, bone) in zip(variables, driven.variables):
+        variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"]["{key}"]'
+    first = len(driven.variables) + len(driven.object_paths)
+    for index, (_, one, other) in enumerate(driven.distances):
+        targets = variables[first + index].targets
+        targets[0].bone_target, targets[1].bone_target = one, other
+
+
+def _fill(obj: bpy.types.Object, driver: bpy.types.Driver, driven: Driven) -> None:
+    """Give ``driver`` the variables and expression of ``driven``, in place of any it has."""
+    variables = driver.variables
+    if len(variables):  # a driver made just now has none
+        for variable in list(variables):
+            variables.remove(variable)
     for key, bone in driven.variables:
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:

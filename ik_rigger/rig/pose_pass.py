@@ -19,7 +19,7 @@ from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from . import drivers, records, shapes
 from . import joints as pose_joints
-from .constraints import add_constraint, configure
+from .constraints import add_constraint, configure, template_key
 from .journal import Journal
 from .records import Rebuilt
 
@@ -211,10 +211,12 @@ def _recreate_constraint(obj: bpy.types.Object, owner: str, kind: str, index: in
     pose_bone.constraints.move(len(pose_bone.constraints) - 1, index)
 
 
-def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool = True) -> None:
-    """Log a chain bone's colour, IK stretch and (``ik``: when they may change) IK locks and limits."""
+def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool = True,
+                   looks: tuple[str, float] | None = None) -> None:
+    """Log a chain bone's colour, IK stretch and (``ik``: when they may change) IK locks and limits;
+    ``looks``: its colour and stretch, when the caller has just read them."""
     pose_bone = obj.pose.bones[name]
-    palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+    palette, stretch = looks if looks is not None else (pose_bone.color.palette, pose_bone.ik_stretch)
     settings = pose_joints.ik_settings(pose_bone) if ik else {}
 
     def undo() -> None:
@@ -260,12 +262,13 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
     limb.chain_states.clear()
     for name in chain:
         pose_bone = pose_bones[name]
+        looks = (pose_bone.color.palette, pose_bone.ik_stretch)
         if name in old_chain:
             palette, stretch, settings = old_states.get(name, (*default, ""))
         else:
-            palette, stretch, settings = pose_bone.color.palette, pose_bone.ik_stretch, ""
+            (palette, stretch), settings = looks, ""
         hinge = hinges.get(name)
-        _log_pose_bone(journal, obj, name, ik=hinge is not None or bool(settings))
+        _log_pose_bone(journal, obj, name, ik=hinge is not None or bool(settings), looks=looks)
         if hinge is not None and not settings:
             settings = pose_joints.dumps(pose_joints.ik_settings(pose_bone))
         elif hinge is None and settings:
@@ -316,12 +319,16 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
     made: dict[int, list[str]] = {}
+    templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
     for index, limb_plan in enumerate(plans):
         if index in rebuilt:
             continue
         names = made[index] = []
         for planned in limb_plan.constraints:
-            constraint = add_constraint(obj, planned)
+            key = template_key(planned)
+            constraint = add_constraint(obj, planned, templates.get(key))
+            if key not in templates and constraint.name == planned.name:
+                templates[key] = constraint
             journal.data(lambda owner=planned.owner, name=constraint.name: remove_constraint(obj, owner, name))
             names.append(constraint.name)
     return made
@@ -353,7 +360,13 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     limb.handle = limb_plan.handle
     limb.pole = limb_plan.pole or ""
     limb.clone = limb_plan.clone or ""
+    fresh = entry is None
+    made_now = {new.name for new in limb_plan.new_bones} if fresh else set()
     for planned in limb_plan.properties:
+        if planned.bone in made_now:  # a bone just made has no property to read first
+            records.ensure_property(obj, planned, fresh=True)
+            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+            continue
         before = obj.pose.bones[planned.bone].get(planned.key)
         if records.ensure_property(obj, planned):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
@@ -362,12 +375,11 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
                 planned.key, before))
     added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
-        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)))
+        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)), fresh=fresh)
     hide_made_bones(obj, limb_plan.new_bones)
     made = {new.role: new.name for new in limb_plan.new_bones}
     if options.shapes:
-        shapes.give_shapes(obj, made, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal,
-                           set(entry.parts.made.values()) if entry is not None else ())
+        shapes.give_shapes(obj, made, journal, set(entry.parts.made.values()) if entry is not None else ())
     else:
         shapes.take_shapes(obj, made.values(), journal)
     limb.set_options(options, fresh=entry is None)
@@ -383,7 +395,17 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
         pose_bone = obj.pose.bones[planned.bone]
         _log_driver(obj, planned.bone, planned.path, journal)
         owner_path, _, key = planned.path.rpartition(".")
-        drivers.drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven)
+        _drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven, journal)
+
+
+def _drive(obj: bpy.types.Object, owner, key: str, driven, journal: Journal) -> None:
+    """``drivers.drive`` for the build: a property no driver drove when the build began, nor one of
+    the build's own since, gets a copy of a driver of the same shape the build made."""
+    path = owner.path_from_id(key)
+    made_paths = journal.read.setdefault("made paths", set())
+    fresh = path not in _driven_before(obj, journal) and path not in made_paths
+    made_paths.add(path)
+    drivers.drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None)
 
 
 def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
@@ -463,7 +485,7 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
-            drivers.drive(obj, constraint, "influence", planned.influence)
+            _drive(obj, constraint, "influence", planned.influence, journal)
         added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]

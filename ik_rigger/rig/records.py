@@ -104,11 +104,14 @@ def inventory(limb) -> Inventory:
                      tuple((item.name, item.constraint) for item in limb.constraints))
 
 
-def store_inventory(limb, listed: Inventory) -> None:
+def store_inventory(limb, listed: Inventory, fresh: bool = False) -> None:
     """Write a limb record's inventory, when it changed, as one value; a record of version 1 drops its
-    collections for it."""
+    collections for it. ``fresh``: the record was just made, empty, so nothing need be read."""
     text = json.dumps({"chain": list(listed.chain), "made": [list(pair) for pair in listed.made],
                        "constraints": [list(pair) for pair in listed.constraints]}, ensure_ascii=False)
+    if fresh:
+        limb.inventory = text
+        return
     if limb.inventory != text:
         limb.inventory = text
     for legacy in _LEGACY_COLLECTIONS:
@@ -383,11 +386,12 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def ensure_property(obj: bpy.types.Object, planned: PropertyPlan) -> bool:
+def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = False) -> bool:
     """Give the made bone's pose bone the planned custom property, if it has none yet (a rebuild keeps
-    the value and keys it has, with the range brought up to date); returns whether it was added."""
+    the value and keys it has, with the range brought up to date); returns whether it was added.
+    ``fresh``: the bone was just made, so it has none."""
     pose_bone = obj.pose.bones[planned.bone]
-    added = pose_bone.get(planned.key) is None
+    added = fresh or pose_bone.get(planned.key) is None
     if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
     ui = pose_bone.id_properties_ui(planned.key)

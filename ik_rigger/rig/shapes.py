@@ -74,11 +74,16 @@ def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
     bpy.data.meshes.remove(mesh)
 
 
-def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Scene, journal: Journal,
-                kept: Container[str]) -> None:
+def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, kept: Container[str]) -> None:
     """Pose or Object mode: the made controls (role -> bone) get their custom shapes. Only those in
-    ``kept`` (a rebuilt limb's own) had one before to give back: a rollback deletes the others."""
-    declared = parts.shapes()  # what each control looks like (role -> shape), as the parts declare
+    ``kept`` (a rebuilt limb's own) had one before to give back: a rollback deletes the others. A shape
+    made anew goes to a collection in the object's first scene (else the context's)."""
+    # What each control looks like (role -> shape), as the parts declare, and the objects found for
+    # them: read once per build, for all of its limbs.
+    declared = journal.read.get("shapes")
+    if declared is None:
+        declared = journal.read["shapes"] = parts.shapes()
+    found = journal.read.setdefault("shape objects", {})
     for role, name in made.items():
         if role not in declared:
             continue
@@ -92,7 +97,9 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], scene: bpy.types.Sc
                     restored.custom_shape, restored.custom_shape_scale_xyz = before
 
             journal.data(undo)
-        pose_bone.custom_shape = shape(role, scene, journal)
+        if role not in found:  # users_scene walks every scene: asked only when a shape is looked up
+            found[role] = shape(role, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
+        pose_bone.custom_shape = found[role]
         size = declared[role].size
         pose_bone.custom_shape_scale_xyz = (size, size, size)
 
