@@ -22,6 +22,7 @@ from . import joints as pose_joints
 from .constraints import add_constraint, configure, template_key
 from .journal import Journal
 from .records import Rebuilt
+from .visibility import hide_in_pose
 
 # What a constraint IK Rigger adds may have changed by a rebuild, beyond its planned settings.
 _CONSTRAINT_BASICS = ("name", "target", "subtarget", "pole_target", "pole_subtarget", "influence", "mute",
@@ -119,13 +120,10 @@ def _left_out(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt, journa
 
 
 def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
-    """Object or Pose mode: hide the planned hidden bones where animators see them. Blender 4.2 keeps
-    a bone's hidden state in Pose mode apart from the edit bone's (5.x has one for both)."""
-    bones = obj.data.bones
+    """Object or Pose mode: hide the planned hidden bones where animators see them, in Pose mode
+    (``visibility``: Blender 4.2 and 5.x keep that state in different places)."""
     for new in planned:
-        bone = bones[new.name]
-        if bone.hide != new.hidden:  # a change costs more than a look
-            bone.hide = new.hidden
+        hide_in_pose(obj, new.name, new.hidden)
 
 
 def log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
