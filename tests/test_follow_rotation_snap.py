@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import random
 
-import bpy
 import pytest
 from helpers import evaluate
 from mathutils import Euler
-from test_soft_ik import Leg, assert_same, build, set_switch
+from test_soft_ik import Leg, assert_fk_to_ik_bake_plays, assert_same, build, set_switch
 
 from ik_rigger import api
 
@@ -46,17 +45,4 @@ def test_snap_ik_to_fk_follows_a_flexed_ankle(skeleton, kind, options):
 @pytest.mark.parametrize("skeleton, kind", [("metarig", "leg"), ("fox", "leg")])
 def test_baking_fk_to_ik_plays_a_flexed_ankle(skeleton, kind):
     leg = build(skeleton, kind, use_rotation=True, animation="FK")
-    bones = leg.obj.pose.bones
-    scene = bpy.context.scene
-    for frame in range(1, 5):
-        flexed(leg, frame, 0.5)
-        for name in [*leg.chain, leg.limb.extremity]:
-            bones[name].keyframe_insert("rotation_euler", frame=frame)
-    fk = {}
-    for frame in range(1, 5):
-        scene.frame_set(frame)
-        fk[frame] = evaluate(leg.obj)
-    api.bake(leg.obj, "FK_TO_IK", range(1, 5), switch=True)
-    for frame in range(1, 5):
-        scene.frame_set(frame)
-        assert_same(leg, fk[frame], evaluate(leg.obj), f"frame {frame}")
+    assert_fk_to_ik_bake_plays(leg, lambda frame: flexed(leg, frame, 0.5), [*leg.chain, leg.limb.extremity])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,6 +248,24 @@ def fk_pose(leg: Leg, bend: float, turn: float = 0.15) -> None:
     bones[leg.chain[0]].rotation_euler = Euler((turn, 0.0, 0.5 * turn))
     bones[leg.chain[1]].rotation_euler = Euler((bend, 0.0, 0.0))
     set_switch(leg, ik_fk=0.0)
+
+
+def assert_fk_to_ik_bake_plays(leg: Leg, pose: Callable[[int], None], keyed: list[str], frames: int = 4) -> None:
+    """Key FK on frames 1 to ``frames`` (``pose(frame)`` then ``keyed``'s rotations), bake FK to IK with
+    the switch, and the IK plays each frame as FK did."""
+    bones, scene = leg.obj.pose.bones, bpy.context.scene
+    for frame in range(1, frames + 1):
+        pose(frame)
+        for name in keyed:
+            bones[name].keyframe_insert("rotation_euler", frame=frame)
+    fk = {}
+    for frame in range(1, frames + 1):
+        scene.frame_set(frame)
+        fk[frame] = evaluate(leg.obj)
+    api.bake(leg.obj, "FK_TO_IK", range(1, frames + 1), switch=True)
+    for frame in range(1, frames + 1):
+        scene.frame_set(frame)
+        assert_same(leg, fk[frame], evaluate(leg.obj), f"frame {frame}")
 
 
 def assert_same(leg: Leg, expected: dict[str, Matrix], shown: dict[str, Matrix], what: str) -> None:

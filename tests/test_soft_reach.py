@@ -5,10 +5,9 @@ FK of Rigify's leg at its own rest bend 4 degrees off); Maximum Stretch still ca
 
 from __future__ import annotations
 
-import bpy
 import pytest
 from helpers import evaluate
-from test_soft_ik import assert_same, build, end_of, fk_pose, place, set_switch
+from test_soft_ik import assert_fk_to_ik_bake_plays, assert_same, build, end_of, fk_pose, place, set_switch
 
 from ik_rigger import api
 
@@ -27,20 +26,8 @@ def test_snap_ik_to_fk_matches_a_straight_fk_pose_on_a_stretching_limb(skeleton,
 
 def test_baking_a_straightening_fk_motion_to_ik_plays_it():
     leg = build(soft_ik=0.2, max_stretch=1.5, animation="FK")
-    bones = leg.obj.pose.bones
-    scene = bpy.context.scene
-    fk = {}
-    for frame, bend in enumerate((0.2, 0.0, -0.1, -0.15), start=1):
-        fk_pose(leg, bend)
-        for name in leg.chain:
-            bones[name].keyframe_insert("rotation_euler", frame=frame)
-    for frame in range(1, 5):
-        scene.frame_set(frame)
-        fk[frame] = evaluate(leg.obj)
-    api.bake(leg.obj, "FK_TO_IK", range(1, 5), switch=True)
-    for frame in range(1, 5):
-        scene.frame_set(frame)
-        assert_same(leg, fk[frame], evaluate(leg.obj), f"frame {frame}")
+    bends = (0.2, 0.0, -0.1, -0.15)
+    assert_fk_to_ik_bake_plays(leg, lambda frame: fk_pose(leg, bends[frame - 1]), list(leg.chain))
 
 
 @pytest.mark.parametrize("stretch", [0.0, 0.5, 1.0])
