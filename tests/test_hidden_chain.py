@@ -28,7 +28,7 @@ from helpers import (
 )
 from mathutils import Euler, Matrix, Vector
 from test_imported import Character, Limb, check_character
-from test_motion_fidelity import assert_plays_as_before, deforms, play_alone
+from test_motion_fidelity import assert_plays_as_before, at_rest, deforms, play_alone
 from test_pipeline import as_matrix, frames_here, play_elsewhere
 
 from ik_rigger import api
@@ -186,10 +186,7 @@ def test_snapping_is_exact_both_ways_on_a_hidden_chain(filename):
 def test_every_clip_plays_the_same_on_a_hidden_chain_and_after_remove(filename, animation):
     """As test_motion_fidelity's Fix Bone Orientation, within the same bounds, the bones untouched."""
     obj = import_gltf(filename)
-    bpy.context.view_layer.update()
-    heads = [obj.matrix_world @ bone.head_local for bone in obj.data.bones]
-    height = max(max(head[axis] for head in heads) - min(head[axis] for head in heads) for axis in range(3))
-    points = {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones}
+    height, points = at_rest(obj)
     playing = obj.animation_data.action
     before = deforms(obj)
     play_alone(obj, playing)

@@ -10,7 +10,7 @@ from pathlib import Path
 import bpy
 import pytest
 from helpers import DATA, all_fcurves, evaluate_world, rotation_degrees
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 from test_bake import MOCAP_LIMBS, played
 
 from ik_rigger import api
@@ -115,11 +115,23 @@ def played_in_world(obj: bpy.types.Object, frames=None) -> dict[int, dict[str, M
     return shown
 
 
+def extent(points: list[Vector]) -> float:
+    """The largest of the points' spans along X, Y and Z: a character's height, whichever axis is up."""
+    return max(max(point[axis] for point in points) - min(point[axis] for point in points) for axis in range(3))
+
+
+def at_rest(obj: bpy.types.Object) -> tuple[float, dict[str, tuple[Vector, Vector]]]:
+    """The character's height in the world (``extent`` of its bones' heads) and each bone's rest head and
+    tail, for ``assert_plays_as_before``."""
+    bpy.context.view_layer.update()
+    height = extent([obj.matrix_world @ bone.head_local for bone in obj.data.bones])
+    return height, {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones}
+
+
 def worst(obj: bpy.types.Object, before: dict[int, dict[str, Matrix]]) -> tuple[float, float]:
     """The largest move (of the character's height) and turn (degrees) of any deforming bone on any frame."""
     after = played_in_world(obj, before)
-    heads = [matrix.translation for matrix in before[min(before)].values()]
-    height = max(max(head[axis] for head in heads) - min(head[axis] for head in heads) for axis in range(3))
+    height = extent([matrix.translation for matrix in before[min(before)].values()])
     moved = max((matrix.translation - after[frame][name].translation).length / height
                 for frame, poses in before.items() for name, matrix in poses.items())
     turned = max(rotation_degrees(matrix, after[frame][name])
@@ -213,10 +225,7 @@ def test_every_clip_of_a_gltf_file_plays_the_same_after_remove(filename, animati
     bpy.ops.import_scene.gltf(filepath=str(DATA / filename))
     obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
     bpy.context.view_layer.objects.active = obj
-    bpy.context.view_layer.update()
-    heads = [obj.matrix_world @ bone.head_local for bone in obj.data.bones]
-    height = max(max(head[axis] for head in heads) - min(head[axis] for head in heads) for axis in range(3))
-    points = {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones}
+    height, points = at_rest(obj)
     playing = obj.animation_data.action
     before = deforms(obj)
     play_alone(obj, playing)

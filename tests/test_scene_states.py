@@ -3,6 +3,8 @@ characters posed and unkeyed, made bones duplicated by hand. Every operation is 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import bpy
 import pytest
 from helpers import chain_length, evaluate, leg_bones, make_armature
@@ -150,19 +152,25 @@ def test_a_rig_linked_from_a_library_is_never_written(tmp_path):
     assert obj.pose.bones[handle]["ik_fk"] == 1.0 and _keys(obj) == keys
 
 
-def test_keys_are_never_written_into_an_action_linked_from_a_library(tmp_path):
-    obj, _chain, _ik = _ik_motion()
+def _played_from_a_library(obj: bpy.types.Object, name: str, library: Path) -> bpy.types.Action:
+    """``obj``'s action, named ``name``, written to ``library`` and played from there, linked, in the
+    same slot: returns the linked action."""
     action = obj.animation_data.action
-    action.name = "Shot"
-    library = str(tmp_path / "shots.blend")
-    bpy.data.libraries.write(library, {action}, fake_user=True)
-    with bpy.data.libraries.load(library, link=True) as (_source, target):
-        target.actions = ["Shot"]
+    action.name = name
+    bpy.data.libraries.write(str(library), {action}, fake_user=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_source, target):
+        target.actions = [name]
     linked = target.actions[0]
     slot = obj.animation_data.action_slot if hasattr(obj.animation_data, "action_slot") else None
     obj.animation_data.action = linked
     if slot is not None:
         obj.animation_data.action_slot = linked.slots[slot.identifier]
+    return linked
+
+
+def test_keys_are_never_written_into_an_action_linked_from_a_library(tmp_path):
+    obj, _chain, _ik = _ik_motion()
+    linked = _played_from_a_library(obj, "Shot", tmp_path / "shots.blend")
     keys = _keys_of_action(linked)
     pose = {bone.name: bone.matrix_basis.copy() for bone in obj.pose.bones}
     for call in (lambda: api.bake(obj, "IK_TO_FK", range(1, 26)), lambda: api.snap_limb(obj, "shin.L", "FK", key=True)):
@@ -225,17 +233,7 @@ def test_a_walk_linked_from_a_library_is_kept_in_a_local_action(tmp_path):
 def test_removing_a_limb_whose_action_is_linked_keeps_the_motion_in_a_local_action(tmp_path):
     obj, chain = animated_leg()
     api.build(obj, "shin.L", both_sides=False)
-    rigged = obj.animation_data.action
-    rigged.name = "RiggedWalk"
-    library = str(tmp_path / "rigged_walks.blend")
-    bpy.data.libraries.write(library, {rigged}, fake_user=True)
-    with bpy.data.libraries.load(library, link=True) as (_source, target):
-        target.actions = ["RiggedWalk"]
-    linked = target.actions[0]
-    slot = obj.animation_data.action_slot if hasattr(obj.animation_data, "action_slot") else None
-    obj.animation_data.action = linked
-    if slot is not None:
-        obj.animation_data.action_slot = linked.slots[slot.identifier]
+    linked = _played_from_a_library(obj, "RiggedWalk", tmp_path / "rigged_walks.blend")
     expected = played(obj, range(1, 26))
     keys = _keys_of_action(linked)
     messages = api.remove(obj, "shin.L")
