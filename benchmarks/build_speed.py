@@ -119,7 +119,10 @@ TARGETED = {"api_over_floor": "api", "operator_over_floor_operator": "operator",
 def signature(obj: bpy.types.Object, original: set[str]) -> Signature:
     """What a rig is made of: the new bones at rest, every constraint's settings, the bones with a shape
     and the drivers of constraints' influence and bones' IK stretch (kind, expression, and each
-    variable's name, kind and what it reads)."""
+    variable's name, kind and what it reads); and its looks: the bone collections (shown or not, and
+    their bones), each bone's colours, hiding and selectability where any differs from Blender's
+    defaults, and the pose bones' custom properties with their slider settings (the description
+    apart) and whether a library override may set them."""
     bones = {bone.name: (bone.parent.name if bone.parent else None, bone.use_deform,
                          tuple(value for row in bone.matrix_local for value in row))
              for bone in obj.data.bones if bone.name not in original}
@@ -140,7 +143,30 @@ def signature(obj: bpy.types.Object, original: set[str]) -> Signature:
                       tuple(sorted((variable.name, variable.type, variable.targets[0].id_type,
                                     variable.targets[0].data_path) for variable in curve.driver.variables)))
                for name, curve in curves.items() if curve is not None}
-    return {"bones": bones, "constraints": constraints, "shapes": shaped, "drivers": drivers}
+    return {"bones": bones, "constraints": constraints, "shapes": shaped, "drivers": drivers, **_looks(obj)}
+
+
+def _looks(obj: bpy.types.Object) -> Signature:
+    """``signature``'s looks of the rig: collections, colours, hiding, selectability and switches."""
+    collections = {collection.name: (collection.is_visible, tuple(sorted(bone.name for bone in collection.bones)))
+                   for collection in obj.data.collections_all}
+    looks = {}
+    properties = {}
+    for pose_bone in obj.pose.bones:
+        bone = pose_bone.bone
+        look = (bone.color.palette, pose_bone.color.palette, bone.hide, getattr(pose_bone, "hide", False),
+                bone.hide_select)
+        if look != ("DEFAULT", "DEFAULT", False, False, False):
+            looks[pose_bone.name] = look
+        for key in pose_bone.keys():
+            # IK Rigger's own records, as "_RNA_UI" was Blender's; and groups (Rigify's parameters): no sliders.
+            if key.startswith("_") or not isinstance(pose_bone[key], (int, float)):
+                continue
+            ui = pose_bone.id_properties_ui(key).as_dict()
+            ui.pop("description", None)
+            properties[f"{pose_bone.name}:{key}"] = (
+                pose_bone[key], tuple(sorted(ui.items())), pose_bone.is_property_overridable_library(f'["{key}"]'))
+    return {"collections": collections, "looks": looks, "properties": properties}
 
 
 def compare(reference: Signature, other: Signature) -> dict[str, object]:
@@ -149,9 +175,12 @@ def compare(reference: Signature, other: Signature) -> dict[str, object]:
     matrix_gap = 0.0
     angle_gap = 0.0
     # Drivers too: a floor making fewer of them would make less work than IK Rigger's rig.
-    for kind in ("bones", "constraints", "shapes", "drivers"):
+    for kind in ("bones", "constraints", "shapes", "drivers", "collections", "looks", "properties"):
         if reference[kind].keys() != other[kind].keys():
             problems.append(f"{kind} differ: {sorted(reference[kind].keys() ^ other[kind].keys())}")
+    for kind in ("collections", "looks", "properties"):
+        problems.extend(f"{kind[:-1]} {name}: differs" for name in reference[kind].keys() & other[kind].keys()
+                        if reference[kind][name] != other[kind][name])
     for name in reference["bones"].keys() & other["bones"].keys():
         (parent_a, deform_a, matrix_a), (parent_b, deform_b, matrix_b) = reference["bones"][name], other["bones"][name]
         if (parent_a, deform_a) != (parent_b, deform_b):

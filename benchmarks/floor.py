@@ -11,9 +11,15 @@ this is the price of its planning, checks, records and drivers.
 
 It makes the drivers IK Rigger makes, as plain Blender drivers: the handle's ``ik_fk`` times
 its ``ik_weight`` driving the IK's influence, its ``ik_fk`` the Copy Rotation's, and with
-stretch its ``stretch`` each chain bone's IK stretch (the switches are plain custom
-properties: no slider range or description). ``drivers=False`` leaves them out, for the
+stretch its ``stretch`` each chain bone's IK stretch. ``drivers=False`` leaves them out, for the
 evaluation's diagnostic rigs alone.
+
+And it gives the rig IK Rigger's looks, which an animator sees as much as the bones: the
+controls (handle, pole, pole line) in a shown bone collection and the mechanism (stretch
+target, reach point, clone) in a hidden one, the bones' colours (blue controls, teal clone, red
+chain), the mechanism hidden in Pose mode where each Blender keeps that (``Bone.hide`` in 4.2,
+``PoseBone.hide`` in 5.x), and the switches as 0-1 sliders with a default and a description,
+overridable in a library override.
 
 IK Rigger's options have switches here too. Without stretch (``stretch=False``, IK Rigger's
 Maximum Stretch of 1) the IK aims at the handle and there is no target, reach point, stretch
@@ -47,6 +53,11 @@ POLE_LENGTH = 0.1
 MAX_STRETCH = 1.5  # of the chain's length: how far a stretched chain may reach
 # The floor's switches for a plain script's rig: IK Rigger's options shapes=False, pole_line=False, max_stretch=1.
 PLAIN = {"stretch": False, "shapes": False, "pole_lines": False}
+# IK Rigger's looks: its bone collections' names and its colours (Blender's theme palettes).
+CONTROLS, MECHANISM = "IK Controls", "IK Mechanism"
+BLUE, TEAL, RED = "THEME04", "THEME08", "THEME01"
+# Where Pose mode reads a bone's hiding: PoseBone.hide in 5.x, Bone.hide in 4.2 (EditBone.hide is Edit mode's there).
+_POSE_HIDE = "hide" in bpy.types.PoseBone.bl_rna.properties
 
 
 def _split_side(name: str) -> tuple[str, str]:
@@ -83,6 +94,7 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
     bpy.ops.object.mode_set(mode="EDIT")
     edit_bones = obj.data.edit_bones
     above = edit_bones[origin] if origin else None
+    controls, mechanism = _collections(obj.data)
     wiring = []
     for first_name, last_name, end_name in limbs:
         first, last, end = edit_bones[first_name], edit_bones[last_name], edit_bones[end_name]
@@ -100,6 +112,7 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         handle.head, handle.tail, handle.roll = end.head, end.tail, end.roll
         handle.parent = control_parent
         handle.use_deform = False
+        _look(handle, controls, BLUE)
 
         pole = edit_bones.new(f"{base}_IK_pole{side}")
         pole.head = last.head + bend * POLE_DISTANCE * length
@@ -107,17 +120,24 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
         pole.align_roll(along.normalized())
         pole.parent = control_parent
         pole.use_deform = False
+        _look(pole, controls, BLUE)
 
         line = _pole_line(edit_bones, f"{base}_IK_pole_line{side}", last, pole, along) if pole_lines else None
+        if line is not None:
+            _look(line, controls, BLUE)
 
         # Without stretch the IK aims at the handle itself.
         target, reach = (_stretch_bones(edit_bones, handle, (first, last, end), knee, along, length) if stretch
                          else (handle, None))
+        if reach is not None:
+            mechanism.assign(target)
+            mechanism.assign(reach)
 
         clone = edit_bones.new(f"{end_base}_IK_clone{side}")
         clone.head, clone.tail, clone.roll = end.head, end.tail, end.roll
         clone.parent = handle
         clone.use_deform = False
+        _look(clone, mechanism, TEAL)
 
         angle = _pole_angle(first.head, first.tail, first.x_axis, last.tail, pole.head)
         wiring.append((first_name, last_name, end_name, handle.name, target.name, pole.name, clone.name,
@@ -126,6 +146,10 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
     for first_name, last_name, end_name, handle_name, target, pole, clone, line, reach, length, angle in wiring:
+        pose_bones[first_name].color.palette = pose_bones[last_name].color.palette = RED
+        if reach is not None:
+            for hidden in (pose_bones[target], pose_bones[reach]):
+                (hidden if _POSE_HIDE else hidden.bone).hide = True
         ik = pose_bones[last_name].constraints.new("IK")
         ik.target = obj
         ik.subtarget = target
@@ -156,6 +180,29 @@ def rig_limbs(obj: bpy.types.Object, limbs: tuple[tuple[str, str, str], ...] | l
             _drive(obj, pose_bones[handle_name], ik, copy, (first_name, last_name) if stretch else ())
     if shapes:
         _shapes(obj, wiring)
+
+
+def _collections(armature: bpy.types.Armature) -> tuple[bpy.types.BoneCollection, bpy.types.BoneCollection]:
+    """The controls' bone collection, shown, and the mechanism's, hidden."""
+    controls = armature.collections.new(CONTROLS)
+    mechanism = armature.collections.new(MECHANISM)
+    mechanism.is_visible = False
+    return controls, mechanism
+
+
+def _look(bone, collection: bpy.types.BoneCollection, palette: str) -> None:
+    """An edit bone into its collection, in its colour."""
+    collection.assign(bone)
+    bone.color.palette = palette
+
+
+def _switch(handle: bpy.types.PoseBone, key: str, value: float, description: str) -> None:
+    """One of the handle's switches: a custom property shown as a 0-1 slider, overridable in a library
+    override (IK Rigger's descriptions are longer; the text costs the same)."""
+    handle[key] = value
+    handle.id_properties_ui(key).update(min=0.0, max=1.0, soft_min=0.0, soft_max=1.0, default=value,
+                                        subtype="FACTOR", description=description)
+    handle.property_overridable_library_set(f'["{key}"]', True)
 
 
 def _pole_line(edit_bones, name: str, last, pole, along: Vector):
@@ -195,12 +242,12 @@ def _drive(obj: bpy.types.Object, handle: bpy.types.PoseBone, ik: bpy.types.Cons
            copy: bpy.types.Constraint, stretched: tuple[str, ...]) -> None:
     """The handle's switches driving the IK's influence (``ik_fk * ik_weight``), the Copy Rotation's
     (``ik_fk``) and the IK stretch of the ``stretched`` chain bones (``stretch``)."""
-    handle["ik_fk"] = 1.0
-    handle["ik_weight"] = 1.0
+    _switch(handle, "ik_fk", 1.0, "IK/FK switch: 1 is IK, 0 is FK")
+    _switch(handle, "ik_weight", 1.0, "How strongly the IK pulls the chain toward this handle")
     drive_influence(obj, ik, handle.name, ("ik_fk", "ik_weight"))
     drive_influence(obj, copy, handle.name, ("ik_fk",))
     if stretched:
-        handle["stretch"] = 0.0
+        _switch(handle, "stretch", 0.0, "How far the chain bones stretch to reach this handle")
         pose_bones = obj.pose.bones
         for name in stretched:
             _drive_by(obj, pose_bones[name], "ik_stretch", handle.name, ("stretch",))

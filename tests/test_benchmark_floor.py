@@ -101,3 +101,33 @@ def test_the_floor_operator_makes_ik_riggers_rig_on_the_creature(options):
     assert theirs.mode == "POSE"
     found = build_speed.compare(build_speed.signature(theirs, original), build_speed.signature(ours, original))
     assert found["same"], found["problems"]
+
+
+def _undo_a_look(obj: bpy.types.Object, look: str) -> None:
+    """Take one of IK Rigger's looks off the floor's rig: what a floor that did not make it would leave."""
+    pose_bone = obj.pose.bones["foot_IK.L"]
+    if look == "collections":
+        obj.data.collections.remove(obj.data.collections_all[floor.MECHANISM])
+    elif look == "colour":
+        pose_bone.bone.color.palette = "DEFAULT"
+    elif look == "chain colour":
+        obj.pose.bones["shin.L"].color.palette = "DEFAULT"
+    elif look == "slider":
+        pose_bone.id_properties_ui("ik_fk").clear()
+    elif look == "overridable":
+        pose_bone.property_overridable_library_set('["ik_weight"]', False)
+    elif look == "hidden":
+        hidden = obj.pose.bones["foot_IK_target.L"]
+        owner = hidden if "hide" in bpy.types.PoseBone.bl_rna.properties else hidden.bone
+        owner.hide = False
+
+
+@pytest.mark.parametrize("look", ["collections", "colour", "chain colour", "slider", "overridable", "hidden"])
+def test_a_floor_without_ik_riggers_looks_is_not_ik_riggers_rig(look):
+    """The comparison counts what an animator sees of the rig too: the floor makes IK Rigger's bone
+    collections, colours, hidden mechanism and sliders, and a floor leaving any out is told apart."""
+    ours, theirs, original = rigged_metarigs({}, {})
+    assert build_speed.compare(build_speed.signature(theirs, original), build_speed.signature(ours, original))["same"]
+    _undo_a_look(theirs, look)
+    found = build_speed.compare(build_speed.signature(theirs, original), build_speed.signature(ours, original))
+    assert not found["same"], look
