@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from itertools import islice
 from typing import Any, TypeVar
 
 from mathutils import Vector
@@ -156,7 +155,8 @@ class Skeleton:
     # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)
     # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # Measures of the whole body (``core.body``), taken once per skeleton.
+    # Measures of the whole body (``core.body``) and detection's reading of its names by chain
+    # (``core.detect.chains_of``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
     # (``children``, ``only_children``) rather than scanned for at each.
@@ -199,9 +199,15 @@ class Skeleton:
 
     def lineage(self, name: str, count: int) -> list[str]:
         """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""
-        if name not in self.bones:
+        bones = self.bones
+        if name not in bones:
             return []
-        return [name, *islice(self.ancestors(name), count - 1)]
+        found = [name]
+        parent = bones[name].parent
+        while parent is not None and len(found) < count:  # a loop, not a generator: asked for every limb
+            found.append(parent)
+            parent = bones[parent].parent
+        return found
 
     def without(self, names: Collection[str]) -> Skeleton:
         """The skeleton less the named bones (a limb's made bones, when planning its rebuild); itself,
@@ -226,7 +232,7 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     whose tail points off its joint, its only child when that starts well away from
     the bone's head (at the next joint, not a kneecap beside the knee).
     """
-    bone = skeleton[last]
+    bone = skeleton.bones[last]
     children = skeleton.children(last)
     connected = [child for child in children if child.connected]
     if connected:
@@ -242,6 +248,8 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
 def bending_indexes(chain: Sequence[str], halves: Collection[str]) -> list[int]:
     """Indexes of a chain's joints (its heads, then its end) where it may bend: all but the heads of
     ``halves``, the second halves of segments split in two."""
+    if not halves:  # as most chains have none
+        return list(range(len(chain) + 1))
     return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
 
 
