@@ -80,12 +80,13 @@ def split_halves(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector
 
 
 def chains_of(skeleton: Skeleton) -> Chains:
-    """The skeleton's ``Chains`` (its names read), made once per skeleton: planning asks for each limb's
-    halves, and whether its first bone is a second half, against the same skeleton."""
-    chains = skeleton.measures.get("chains")
-    if chains is None:
-        chains = skeleton.measures["chains"] = Chains(skeleton, Names(skeleton))
-    return chains
+    """The skeleton's bones as their names link them (``Chains``), its names read once per skeleton:
+    planning asks for each limb's halves, and whether its first bone is a second half. The reader is
+    kept in the skeleton's measures, the ``Chains`` (which holds the skeleton) is not: no cycle."""
+    names = skeleton.measures.get("names")
+    if names is None:
+        names = skeleton.measures["names"] = Names(skeleton)
+    return Chains(skeleton, names)
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.

@@ -113,21 +113,24 @@ class BoneInfo:
     connected: bool = False
 
     @classmethod
-    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, Vector, Vector, bool]]
-                 ) -> dict[str, BoneInfo]:
-        """Each bone of ``columns`` (name, parent, head, tail, X axis, Z axis, connected) by name, made
-        without the frozen dataclass's ``__init__`` (a guarded setattr per field) and each field
-        stored straight into the new instance: reading an armature makes hundreds, and either the
-        ``__init__`` or a keyword call per bone was a third of the read."""
+    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, bool]],
+                 matrices: Sequence[float]) -> dict[str, BoneInfo]:
+        """Each bone of ``columns`` (name, parent, head, tail, connected) by name, its axes read from
+        ``matrices`` (each bone's 4x4 rest matrix, column by column, in the columns' order) on first use:
+        reading an armature makes hundreds, and planning asks the axes of a few bones of each limb.
+        Made without the frozen dataclass's ``__init__`` (a guarded setattr per field), each field
+        stored straight into the new instance: either the ``__init__`` or a keyword call per bone was
+        a third of the read."""
         new = object.__new__
         found = {}
-        for name, parent, head, tail, x_axis, z_axis, connected in columns:
+        for at, (name, parent, head, tail, connected) in enumerate(columns):
             info = new(cls)
             values = info.__dict__
             values["name"], values["parent"], values["head"], values["tail"] = name, parent, head, tail
-            values["x_axis"], values["z_axis"], values["connected"] = x_axis, z_axis, connected
+            values["connected"], values["_rest"] = connected, (matrices, 16 * at)
             found[name] = info
         return found
+
 
     @property
     def length(self) -> float:
@@ -136,6 +139,28 @@ class BoneInfo:
     @property
     def direction(self) -> Vector:
         return self.tail - self.head
+
+
+class _RestAxis:
+    """A read bone's X or Z axis (``BoneInfo.read_all``), made from its rest matrix on first use and kept
+    in the instance. A non-data descriptor: a bone made with its axes holds them in the instance, which
+    wins; the dataclass's fields, equality and ``replace`` read the axes as attributes all the same."""
+
+    def __init__(self, name: str, column: int) -> None:
+        self.name, self.column = name, column
+
+    def __get__(self, bone: BoneInfo | None, owner: type | None = None) -> Any:
+        if bone is None:
+            return self
+        matrices, at = bone.__dict__["_rest"]
+        start = at + self.column
+        axis = bone.__dict__[self.name] = Vector(matrices[start:start + 3]).normalized()
+        return axis
+
+
+# Set once the dataclass is made, so that it takes them for no default (X at 0..2, Z at 8..10 of each 16).
+for _name, _column in (("x_axis", 0), ("z_axis", 8)):
+    setattr(BoneInfo, _name, _RestAxis(_name, _column))
 
 
 @dataclass(frozen=True)
@@ -155,7 +180,7 @@ class Skeleton:
     # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)
     # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # Measures of the whole body (``core.body``) and detection's reading of its names by chain
+    # Measures of the whole body (``core.body``) and detection's reader of its names
     # (``core.detect.chains_of``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
