@@ -136,12 +136,13 @@ def ground_above(skeleton: Skeleton, name: str) -> str | None:
     no limb hangs from are never asked.
     """
     found = skeleton.measures.setdefault("ground_above", {})
+    bones = skeleton.bones
     walked = []
     bone: str | None = name
     while bone is not None and bone not in found:
         walked.append(bone)
-        parent = skeleton[bone].parent
-        if parent is not None and at_ground(skeleton, skeleton[parent].head):
+        parent = bones[bone].parent
+        if parent is not None and at_ground(skeleton, bones[parent].head):
             found[bone] = parent
             break
         bone = parent

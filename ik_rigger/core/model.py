@@ -220,7 +220,15 @@ class Skeleton:
 
     def is_below(self, name: str, ancestor: str) -> bool:
         """True when ``name`` is ``ancestor`` or one of its descendants."""
-        return name == ancestor or ancestor in self.ancestors(name)
+        if name == ancestor:
+            return True
+        bones = self.bones
+        parent = bones[name].parent
+        while parent is not None:  # a loop, not a generator: asked several times for every limb
+            if parent == ancestor:
+                return True
+            parent = bones[parent].parent
+        return False
 
     def lineage(self, name: str, count: int) -> list[str]:
         """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""

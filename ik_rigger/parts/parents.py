@@ -81,7 +81,7 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
         if kept is not None and (kept.bone is None or _may_follow(skeleton, chain, kept.bone)):
             return kept.bone
         carrier = _past_helpers(skeleton, chain[0], chain)  # the shoulder above 肩C, the lower body above 腰キャンセル
-        if carrier is None or skeleton[carrier].parent is None or not body.at_ground(skeleton, end):
+        if carrier is None or skeleton.bones[carrier].parent is None or not body.at_ground(skeleton, end):
             return _past_helpers(skeleton, carrier, chain) if carrier else None
         return body.ground_above(skeleton, carrier)
     name = options.handle_parent
@@ -125,7 +125,7 @@ def check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, 
         raise RigError(
             f"is part of the chain {chain[0]} > {chain[-1]} or below it; parenting the {what} to it would make a "
             "dependency cycle", bone=name, hint="Pick a bone above the chain's parent, such as the root or origin.")
-    root_parent = skeleton[chain[0]].parent
+    root_parent = skeleton.bones[chain[0]].parent
     if not follows_body and root_parent and root_parent in lineage:
         raise RigError(
             f"moves with the chain's parent '{root_parent}', so the {what} would drag the limb along with the body",
@@ -151,7 +151,8 @@ def plan(draft: Draft) -> None:
     """The handle's parent (the guide's Origin, by the options), and the socket the controls hang from
     when switching is on; else they hang from the origin itself."""
     skeleton, extremity = draft.skeleton, draft.extremity
-    end = skeleton[extremity].head if extremity else skeleton[draft.last].tail
+    bones = skeleton.bones
+    end = bones[extremity].head if extremity else bones[draft.chain[-1]].tail
     draft.handle_parent = resolve_origin(skeleton, draft.chain, end, draft.options, draft.kept.get(PART.name))
     draft.controls_parent = draft.handle_parent
     if not draft.options.parent_switch:
