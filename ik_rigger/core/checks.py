@@ -45,8 +45,9 @@ def check_chain(skeleton: Skeleton, chain: Sequence[str]) -> None:
     joints = [bone.head for bone in bones] + [bones[-1].tail]
     gaps = [b - a for a, b in zip(joints, joints[1:])]
     # Each length measured once: every limb of a build is checked.
-    lengths = [(bone.tail - bone.head).length for bone in bones]
     segments = [gap.length for gap in gaps]
+    # The last bone's own length is its segment's: both are its tail less its head.
+    lengths = [(bone.tail - bone.head).length for bone in bones[:-1]] + [segments[-1]]
     # The larger of the two sums: a chain of tiny bones spread far apart still has a size.
     average = max(sum(lengths), sum(segments)) / len(bones)
     short = SHORT_FRACTION * average

@@ -194,8 +194,10 @@ class Skeleton:
     def __getitem__(self, name: str) -> BoneInfo:
         return self.bones[name]
 
-    def children(self, name: str) -> list[BoneInfo]:
-        return list(self._children_index().get(name, ()))
+    def children(self, name: str) -> Sequence[BoneInfo]:
+        """The bones whose parent is ``name``, in the skeleton's order: the index's own, not a copy
+        (planning asks for several of each limb), so to be read only."""
+        return self._children_index().get(name, ())
 
     def only_children(self) -> dict[str, BoneInfo]:
         """Each bone that has a single child, to that child."""

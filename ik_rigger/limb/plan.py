@@ -219,9 +219,10 @@ _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 
 def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
+    bones = skeleton.bones
     for declared in _BONE_OPTIONS:
         name, when = getattr(options, declared.name), declared.option.shown_when
-        if name in skeleton or (when is not None and getattr(options, when[0]) != when[1]):
+        if name in bones or (when is not None and getattr(options, when[0]) != when[1]):
             continue
         other = f", or change {when[0]}" if when is not None else ""
         # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option
