@@ -243,12 +243,17 @@ _PASSED: set[tuple[tuple[Any, ...], tuple[type, ...]]] = set()
 # The options' values in their fields' order, read in one call: hashing and comparing the frozen
 # dataclass itself reads its thirty fields one by one in Python, which took as long as planning a part.
 _VALUES = attrgetter(*(entry.name for entry in fields(LimbOptions)))
+# The options that passed last, themselves: a script mostly hands every limb the same options.
+_LAST_PASSED: list[LimbOptions] = []
 
 
 def _check_options(options: LimbOptions, last: str) -> None:
+    if _LAST_PASSED and _LAST_PASSED[0] is options:
+        return
     values = _VALUES(options)
     key = (values, tuple(map(type, values)))
     if key in _PASSED:
+        _LAST_PASSED[:] = [options]
         return
     check_kinds(options, last)
     if options.chain_length > MAX_CHAIN_BONES:
@@ -258,3 +263,4 @@ def _check_options(options: LimbOptions, last: str) -> None:
     if len(_PASSED) >= 256:
         _PASSED.clear()
     _PASSED.add(key)
+    _LAST_PASSED[:] = [options]
