@@ -88,14 +88,25 @@ def _feet_limit(heights: list[float]) -> float | None:
     return min(heights) + FEET_HEIGHT * (max(heights) - min(heights))
 
 
-def _end_heights(skeleton: Skeleton, up: Vector) -> list[float]:
-    """The heights along ``up`` of the segments' ends (``_segments``), without making the segments:
-    every head, and the tails that end a segment (one that ends at its child's head ends at a head)."""
-    bones, only = skeleton.bones.values(), skeleton.only_children()
+def _end_extremes(skeleton: Skeleton, up: Vector) -> list[float]:
+    """The lowest and highest along ``up`` of the segments' ends (``_segments``), without making the
+    segments (none for no bones): every head, and the tails that end a segment (one that ends at its
+    child's head ends at a head). Only a tail beyond the heads' span is asked whether it ends one."""
+    bones = skeleton.bones.values()
     # Mapped through bound methods, not a comprehension's calls: read once per skeleton, of every bone.
     heights = list(map(up.dot, map(_HEAD, bones)))
-    heights.extend(map(up.dot, map(_TAIL, filter(_ends_at_tail(only), bones))))
-    return heights
+    if not heights:
+        return []
+    low, high = min(heights), max(heights)
+    ends_at_tail = None
+    for bone, height in zip(bones, map(up.dot, map(_TAIL, bones))):
+        if low <= height <= high:
+            continue
+        if ends_at_tail is None:
+            ends_at_tail = _ends_at_tail(skeleton.only_children())
+        if ends_at_tail(bone):
+            low, high = min(low, height), max(high, height)
+    return [low, high]
 
 
 _HEAD, _TAIL = attrgetter("head"), attrgetter("tail")
@@ -112,7 +123,7 @@ def _ends_at_tail(only: dict[str, BoneInfo]) -> Callable[[BoneInfo], bool]:
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
     if "feet_limit" not in skeleton.measures:
-        skeleton.measures["feet_limit"] = _feet_limit(_end_heights(skeleton, skeleton.up))
+        skeleton.measures["feet_limit"] = _feet_limit(_end_extremes(skeleton, skeleton.up))
     limit = skeleton.measures["feet_limit"]
     return limit is not None and point.dot(skeleton.up) <= limit
 
@@ -125,12 +136,13 @@ def ground_above(skeleton: Skeleton, name: str) -> str | None:
     no limb hangs from are never asked.
     """
     found = skeleton.measures.setdefault("ground_above", {})
+    bones = skeleton.bones
     walked = []
     bone: str | None = name
     while bone is not None and bone not in found:
         walked.append(bone)
-        parent = skeleton[bone].parent
-        if parent is not None and at_ground(skeleton, skeleton[parent].head):
+        parent = bones[bone].parent
+        if parent is not None and at_ground(skeleton, bones[parent].head):
             found[bone] = parent
             break
         bone = parent

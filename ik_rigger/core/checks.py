@@ -41,17 +41,22 @@ def check_chain(skeleton: Skeleton, chain: Sequence[str]) -> None:
     ``chain`` is root first, as ``plan.chain_ending_at`` gives it. The joints are the
     chain bones' heads and the last bone's tail, as IK Rigger plans them.
     """
-    bones = [skeleton[name] for name in chain]
+    bones = [skeleton.bones[name] for name in chain]
     joints = [bone.head for bone in bones] + [bones[-1].tail]
     gaps = [b - a for a, b in zip(joints, joints[1:])]
+    # Each length measured once: every limb of a build is checked.
+    segments = [gap.length for gap in gaps]
+    # The last bone's own length is its segment's: both are its tail less its head.
+    lengths = [(bone.tail - bone.head).length for bone in bones[:-1]] + [segments[-1]]
     # The larger of the two sums: a chain of tiny bones spread far apart still has a size.
-    average = max(sum(bone.length for bone in bones), sum(gap.length for gap in gaps)) / len(bones)
+    average = max(sum(lengths), sum(segments)) / len(bones)
     short = SHORT_FRACTION * average
+    stub = STUB_FRACTION * average
     for index, bone in enumerate(bones):
-        segment = gaps[index].length
-        if bone.length <= STUB_FRACTION * average or (bone.length <= short and segment <= short):
+        length, segment = lengths[index], segments[index]
+        if length <= stub or (length <= short and segment <= short):
             raise RigError(
-                f"is {bone.length:.3g} long, too short for IK next to the chain's other bones "
+                f"is {length:.3g} long, too short for IK next to the chain's other bones "
                 f"({average:.3g} on average)", bone=bone.name,
                 hint="In Edit Mode, move its tail away from its head to give it a real length, then try again.")
         if segment <= short:

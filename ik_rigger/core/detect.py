@@ -57,7 +57,7 @@ from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND
 from .model import Skeleton
 
 __all__ = ["ARM", "FRONT", "HIND", "LEG", "MID_FRONT", "MID_HIND", "DetectedLimb", "Detection", "Skipped",
-           "detect_limbs", "split_halves"]
+           "chains_of", "detect_limbs", "split_halves"]
 
 _KIND_ORDER = {LEG: 0, ARM: 1}
 _POSITION_ORDER = {None: 0, FRONT: 1, MID_FRONT: 2, MID_HIND: 3, HIND: 4}
@@ -72,11 +72,21 @@ def split_halves(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector
     chain's heads and its end. IK must keep such a bone in line with its first half, or the
     limb would bend halfway along the thigh or forearm.
     """
-    chains = Chains(skeleton, Names(skeleton))
+    chains = chains_of(skeleton)
     return frozenset(
         second for index, (first, second) in enumerate(zip(chain, chain[1:]), start=1)
         if chains.second_half(first, second)
         and math.degrees(in_line_angle(joints[index - 1], joints[index], joints[index + 1])) <= HALF_MAX_DEGREES)
+
+
+def chains_of(skeleton: Skeleton) -> Chains:
+    """The skeleton's bones as their names link them (``Chains``), its names read once per skeleton:
+    planning asks for each limb's halves, and whether its first bone is a second half. The reader is
+    kept in the skeleton's measures, the ``Chains`` (which holds the skeleton) is not: no cycle."""
+    names = skeleton.measures.get("names")
+    if names is None:
+        names = skeleton.measures["names"] = Names(skeleton)
+    return Chains(skeleton, names)
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.

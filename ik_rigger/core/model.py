@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from itertools import islice
 from typing import Any, TypeVar
 
 from mathutils import Vector
@@ -114,21 +113,24 @@ class BoneInfo:
     connected: bool = False
 
     @classmethod
-    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, Vector, Vector, bool]]
-                 ) -> dict[str, BoneInfo]:
-        """Each bone of ``columns`` (name, parent, head, tail, X axis, Z axis, connected) by name, made
-        without the frozen dataclass's ``__init__`` (a guarded setattr per field) and each field
-        stored straight into the new instance: reading an armature makes hundreds, and either the
-        ``__init__`` or a keyword call per bone was a third of the read."""
+    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, bool]],
+                 matrices: Sequence[float]) -> dict[str, BoneInfo]:
+        """Each bone of ``columns`` (name, parent, head, tail, connected) by name, its axes read from
+        ``matrices`` (each bone's 4x4 rest matrix, column by column, in the columns' order) on first use:
+        reading an armature makes hundreds, and planning asks the axes of a few bones of each limb.
+        Made without the frozen dataclass's ``__init__`` (a guarded setattr per field), each field
+        stored straight into the new instance: either the ``__init__`` or a keyword call per bone was
+        a third of the read."""
         new = object.__new__
         found = {}
-        for name, parent, head, tail, x_axis, z_axis, connected in columns:
+        for at, (name, parent, head, tail, connected) in enumerate(columns):
             info = new(cls)
             values = info.__dict__
             values["name"], values["parent"], values["head"], values["tail"] = name, parent, head, tail
-            values["x_axis"], values["z_axis"], values["connected"] = x_axis, z_axis, connected
+            values["connected"], values["_rest"] = connected, (matrices, 16 * at)
             found[name] = info
         return found
+
 
     @property
     def length(self) -> float:
@@ -137,6 +139,28 @@ class BoneInfo:
     @property
     def direction(self) -> Vector:
         return self.tail - self.head
+
+
+class _RestAxis:
+    """A read bone's X or Z axis (``BoneInfo.read_all``), made from its rest matrix on first use and kept
+    in the instance. A non-data descriptor: a bone made with its axes holds them in the instance, which
+    wins; the dataclass's fields, equality and ``replace`` read the axes as attributes all the same."""
+
+    def __init__(self, name: str, column: int) -> None:
+        self.name, self.column = name, column
+
+    def __get__(self, bone: BoneInfo | None, owner: type | None = None) -> Any:
+        if bone is None:
+            return self
+        matrices, at = bone.__dict__["_rest"]
+        start = at + self.column
+        axis = bone.__dict__[self.name] = Vector(matrices[start:start + 3]).normalized()
+        return axis
+
+
+# Set once the dataclass is made, so that it takes them for no default (X at 0..2, Z at 8..10 of each 16).
+for _name, _column in (("x_axis", 0), ("z_axis", 8)):
+    setattr(BoneInfo, _name, _RestAxis(_name, _column))
 
 
 @dataclass(frozen=True)
@@ -156,7 +180,8 @@ class Skeleton:
     # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)
     # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # Measures of the whole body (``core.body``), taken once per skeleton.
+    # Measures of the whole body (``core.body``) and detection's reader of its names
+    # (``core.detect.chains_of``), taken once per skeleton.
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
     # (``children``, ``only_children``) rather than scanned for at each.
@@ -169,8 +194,10 @@ class Skeleton:
     def __getitem__(self, name: str) -> BoneInfo:
         return self.bones[name]
 
-    def children(self, name: str) -> list[BoneInfo]:
-        return list(self._children_index().get(name, ()))
+    def children(self, name: str) -> Sequence[BoneInfo]:
+        """The bones whose parent is ``name``, in the skeleton's order: the index's own, not a copy
+        (planning asks for several of each limb), so to be read only."""
+        return self._children_index().get(name, ())
 
     def only_children(self) -> dict[str, BoneInfo]:
         """Each bone that has a single child, to that child."""
@@ -195,13 +222,27 @@ class Skeleton:
 
     def is_below(self, name: str, ancestor: str) -> bool:
         """True when ``name`` is ``ancestor`` or one of its descendants."""
-        return name == ancestor or ancestor in self.ancestors(name)
+        if name == ancestor:
+            return True
+        bones = self.bones
+        parent = bones[name].parent
+        while parent is not None:  # a loop, not a generator: asked several times for every limb
+            if parent == ancestor:
+                return True
+            parent = bones[parent].parent
+        return False
 
     def lineage(self, name: str, count: int) -> list[str]:
         """``name`` and its ancestors, nearest first, at most ``count`` bones (none for an unknown name)."""
-        if name not in self.bones:
+        bones = self.bones
+        if name not in bones:
             return []
-        return [name, *islice(self.ancestors(name), count - 1)]
+        found = [name]
+        parent = bones[name].parent
+        while parent is not None and len(found) < count:  # a loop, not a generator: asked for every limb
+            found.append(parent)
+            parent = bones[parent].parent
+        return found
 
     def without(self, names: Collection[str]) -> Skeleton:
         """The skeleton less the named bones (a limb's made bones, when planning its rebuild); itself,
@@ -226,7 +267,7 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     whose tail points off its joint, its only child when that starts well away from
     the bone's head (at the next joint, not a kneecap beside the knee).
     """
-    bone = skeleton[last]
+    bone = skeleton.bones[last]
     children = skeleton.children(last)
     connected = [child for child in children if child.connected]
     if connected:
@@ -242,6 +283,8 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
 def bending_indexes(chain: Sequence[str], halves: Collection[str]) -> list[int]:
     """Indexes of a chain's joints (its heads, then its end) where it may bend: all but the heads of
     ``halves``, the second halves of segments split in two."""
+    if not halves:  # as most chains have none
+        return list(range(len(chain) + 1))
     return [index for index in range(len(chain) + 1) if index == len(chain) or chain[index] not in halves]
 
 

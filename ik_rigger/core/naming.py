@@ -18,7 +18,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 LEFT = "L"
 RIGHT = "R"
@@ -98,9 +98,9 @@ LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowe
               "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna")
 
 
-@dataclass(frozen=True)
-class SideName:
-    """A bone name split into its parts; ``side_text`` is the side marker as written."""
+class SideName(NamedTuple):
+    """A bone name split into its parts; ``side_text`` is the side marker as written. A named tuple,
+    hashed and compared in C: detection's reading of names is cached by it."""
 
     namespace: str
     prefix: str
@@ -258,7 +258,12 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     gets a number after the tag, still before the side suffix.
     """
     parts = split_side(name, known_names)
-    return unique_name(parts.namespace + parts.prefix + parts.base, f"_{tag}", parts.suffix, taken)
+    stem = parts.namespace + parts.prefix + parts.base
+    # As unique_name's first try: a new bone's name is almost always free, and short enough.
+    first = f"{stem}_{tag}{parts.suffix}"
+    if len(first) <= MAX_NAME_BYTES and first.isascii() and first not in taken:
+        return first
+    return unique_name(stem, f"_{tag}", parts.suffix, taken)
 
 
 _ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna")

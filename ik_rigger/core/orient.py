@@ -86,9 +86,13 @@ def runs_joint_to_joint(skeleton: Skeleton, chain: Sequence[str], joints: Sequen
     """Whether Blender's IK can run on the chain's bones themselves: each points at its next joint (a
     gap before it, or a bone reaching past it, IK carries as it is) and the last one's tail, which IK
     moves to the handle, lies on the chain's end."""
-    *inner, last = chain
-    return _on_joint(skeleton[last].tail, joints[-2], joints[-1]) and all(
-        _on_line(skeleton[name].tail, joints[index], joints[index + 1]) for index, name in enumerate(inner))
+    bones = skeleton.bones
+    if not _on_joint(bones[chain[-1]].tail, joints[-2], joints[-1]):
+        return False
+    for index in range(len(chain) - 1):  # a loop, not all() over a generator: asked for every limb
+        if not _on_line(bones[chain[index]].tail, joints[index], joints[index + 1]):
+            return False
+    return True
 
 
 def _on_line(tail: Vector, head: Vector, joint: Vector) -> bool:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from mathutils import Vector
@@ -142,7 +143,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     # Checked and read as it will be solved: each tail on its next joint, the last on the
     # extremity's head (Blender's IK moves the last bone's tail). The chain part makes it so,
     # turning the bones (fix_orientation) or on a hidden chain of the rig's own (parts.hidden).
-    ends = [*(skeleton[name].head for name in chain), skeleton[extremity].head if extremity else skeleton[last].tail]
+    bones = skeleton.bones
+    ends = [bones[name].head for name in chain]
+    ends.append(bones[extremity].head if extremity else bones[last].tail)
     # A chain whose joints coincide is refused below as its bones are, with what to do.
     hidden = (not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends)
               and all((after - before).length > 0.0 for before, after in zip(ends, ends[1:])))
@@ -154,10 +157,11 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     known = read.bones  # asked by name only
     side = naming.split_side(last, known).side
 
-    joints = [read[name].head.copy() for name in chain] + [read[last].tail.copy()]
+    joints = [known[name].head.copy() for name in chain]
+    joints.append(known[last].tail.copy())
     # Which bones are halves is read off the joints, the extremity's head ending the last segment:
     # an imported last bone's tail may point anywhere.
-    halves = detect.split_halves(read, chain, joints[:-1] + [read[extremity].head if extremity else joints[-1]])
+    halves = detect.split_halves(read, chain, joints[:-1] + [known[extremity].head if extremity else joints[-1]])
     bending = bending_indexes(chain, halves)
     if len(bending) < 3:
         raise RigError(f"ends a chain that is one segment split in two bones ({' > '.join(chain)}), so IK has no "
@@ -197,9 +201,11 @@ def _taking_in_segment_above(skeleton: Skeleton, chain: tuple[str, ...]) -> int:
 def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], length: int) -> None:
     """Refuse a chain that starts halfway along a segment split in two: IK would bend it there."""
     first = chain[0]
-    parent = skeleton[first].parent
-    if parent is None or not detect.split_halves(
-            skeleton, (parent, first), [skeleton[parent].head, skeleton[first].head, skeleton[chain[1]].head]):
+    bones = skeleton.bones
+    parent = bones[first].parent
+    # Most chains start at a bone whose name makes it no second half: the joints are not even read.
+    if parent is None or not detect.chains_of(skeleton).second_half(parent, first) or not detect.split_halves(
+            skeleton, (parent, first), [bones[parent].head, bones[first].head, bones[chain[1]].head]):
         return
     raise RigError(f"is the second half of the segment that '{parent}' begins, so a chain starting there would bend "
                    "halfway along that segment", bone=first,
@@ -213,9 +219,10 @@ _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 
 def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
+    bones = skeleton.bones
     for declared in _BONE_OPTIONS:
         name, when = getattr(options, declared.name), declared.option.shown_when
-        if name in skeleton or (when is not None and getattr(options, when[0]) != when[1]):
+        if name in bones or (when is not None and getattr(options, when[0]) != when[1]):
             continue
         other = f", or change {when[0]}" if when is not None else ""
         # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option
@@ -232,12 +239,21 @@ def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
 # Options that passed every check, with their values' types (True equals 1, 2.0 equals 2): a build
 # mostly asks one set of options for every limb, and a rebuild the same again. A value equal to
 # none (NaN) is never found here, so it is checked each time.
-_PASSED: set[tuple[LimbOptions, tuple[type, ...]]] = set()
+_PASSED: set[tuple[tuple[Any, ...], tuple[type, ...]]] = set()
+# The options' values in their fields' order, read in one call: hashing and comparing the frozen
+# dataclass itself reads its thirty fields one by one in Python, which took as long as planning a part.
+_VALUES = attrgetter(*(entry.name for entry in fields(LimbOptions)))
+# The options that passed last, themselves: a script mostly hands every limb the same options.
+_LAST_PASSED: list[LimbOptions] = []
 
 
 def _check_options(options: LimbOptions, last: str) -> None:
-    key = (options, tuple(map(type, vars(options).values())))
+    if _LAST_PASSED and _LAST_PASSED[0] is options:
+        return
+    values = _VALUES(options)
+    key = (values, tuple(map(type, values)))
     if key in _PASSED:
+        _LAST_PASSED[:] = [options]
         return
     check_kinds(options, last)
     if options.chain_length > MAX_CHAIN_BONES:
@@ -247,3 +263,4 @@ def _check_options(options: LimbOptions, last: str) -> None:
     if len(_PASSED) >= 256:
         _PASSED.clear()
     _PASSED.add(key)
+    _LAST_PASSED[:] = [options]

@@ -173,8 +173,9 @@ class Draft:
     @property
     def middle(self) -> tuple[str, Vector]:
         """The middle segment's first bone and its head: the knee or elbow of a leg or an arm."""
-        index = len(self.segments) // 2
-        return self.segments[index], self.bending_joints[index]
+        bending = self._bending  # its last is the chain's end: the others begin the segments
+        joint = bending[(len(bending) - 1) // 2]
+        return self.chain[joint], self.joints[joint]
 
     @property
     def end_bone(self) -> str:

@@ -68,11 +68,12 @@ class Options:
 def plan(draft: Draft) -> None:
     """The chain's own changes: its bones' orientation fixed, a straight chain pre-bent, halves kept in line."""
     chain, joints, original = draft.chain, draft.joints, draft.skeleton
-    draft.notes.extend(
-        f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it in "
-        "line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
-        if name in draft.halves)
-    draft.hinges.extend(Hinge.in_line(name) for name in chain if name in draft.halves)
+    if draft.halves:  # most chains have none
+        draft.notes.extend(
+            f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it "
+            "in line (its IK stiffness on X and Z at the most), so the limb bends at its joints" for name in chain
+            if name in draft.halves)
+        draft.hinges.extend(Hinge.in_line(name) for name in chain if name in draft.halves)
     if draft.options.fix_orientation:
         turned = orient.orientation_edits(original, chain, joints, draft.bend)
         draft.skeleton = orient.applied(original, turned)

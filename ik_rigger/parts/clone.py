@@ -42,7 +42,7 @@ def plan(draft: Draft) -> None:
     if extremity is None:
         return
     clone = draft.new_name(extremity, TAG_CLONE)
-    bone = draft.skeleton[extremity]
+    bone = draft.skeleton.bones[extremity]
     draft.bones.append(NewBone(ROLE_CLONE, clone, bone.head, bone.tail, bone.z_axis, draft.follow, PALETTE_CLONE,
                                naming.COLLECTION_MECHANISM, roll_like=extremity))
     # An extremity whose head is off the chain's end would swing about it as the

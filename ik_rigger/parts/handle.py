@@ -39,7 +39,7 @@ def switch(handle: str) -> Driven:
 
 def plan(draft: Draft) -> None:
     if draft.extremity:
-        end = draft.skeleton[draft.extremity]
+        end = draft.skeleton.bones[draft.extremity]
         vector, z_axis = end.direction, end.z_axis
     else:
         # Turned as the last bone is at rest once the chain is planned (a straight chain's pre-bend turns it),

@@ -81,7 +81,7 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
         if kept is not None and (kept.bone is None or _may_follow(skeleton, chain, kept.bone)):
             return kept.bone
         carrier = _past_helpers(skeleton, chain[0], chain)  # the shoulder above 肩C, the lower body above 腰キャンセル
-        if carrier is None or skeleton[carrier].parent is None or not body.at_ground(skeleton, end):
+        if carrier is None or skeleton.bones[carrier].parent is None or not body.at_ground(skeleton, end):
             return _past_helpers(skeleton, carrier, chain) if carrier else None
         return body.ground_above(skeleton, carrier)
     name = options.handle_parent
@@ -92,10 +92,16 @@ def resolve_origin(skeleton: Skeleton, chain: tuple[str, ...], end: Vector, opti
 def _past_helpers(skeleton: Skeleton, bone: str, chain: tuple[str, ...]) -> str | None:
     """The parent of ``bone``, or past parents that start where ``bone`` does (helpers at its
     joint), the first that starts elsewhere; the parent itself when all of them start there."""
-    parent = skeleton[bone].parent
-    joint = skeleton[bone].head
-    near = geometry.SAME_JOINT * (skeleton[chain[0]].tail - skeleton[chain[0]].head).length
-    return next((above for above in skeleton.ancestors(bone) if (skeleton[above].head - joint).length > near), parent)
+    bones = skeleton.bones
+    root = bones[chain[0]]
+    near = geometry.SAME_JOINT * (root.tail - root.head).length
+    joint = bones[bone].head
+    above = parent = bones[bone].parent
+    while above is not None:
+        if (bones[above].head - joint).length > near:
+            return above
+        above = bones[above].parent
+    return parent
 
 
 def _may_follow(skeleton: Skeleton, chain: tuple[str, ...], bone: str) -> bool:
@@ -113,12 +119,14 @@ def check_control_parent(skeleton: Skeleton, chain: tuple[str, ...], name: str, 
     if name not in skeleton:
         raise RigError(f"is not a bone of this armature, so the {what} cannot be parented to it", bone=name,
                        hint="Pick an existing bone above the chain, or leave the parent automatic.")
-    if any(skeleton.is_below(name, bone) for bone in chain):
+    # The bone and its ancestors, walked once for every question below (each is_below would walk them again).
+    lineage = {name, *skeleton.ancestors(name)}
+    if not lineage.isdisjoint(chain):
         raise RigError(
             f"is part of the chain {chain[0]} > {chain[-1]} or below it; parenting the {what} to it would make a "
             "dependency cycle", bone=name, hint="Pick a bone above the chain's parent, such as the root or origin.")
-    root_parent = skeleton[chain[0]].parent
-    if not follows_body and root_parent and skeleton.is_below(name, root_parent):
+    root_parent = skeleton.bones[chain[0]].parent
+    if not follows_body and root_parent and root_parent in lineage:
         raise RigError(
             f"moves with the chain's parent '{root_parent}', so the {what} would drag the limb along with the body",
             bone=name, hint=f"Pick a bone above '{root_parent}', such as the root or origin.")
@@ -143,7 +151,8 @@ def plan(draft: Draft) -> None:
     """The handle's parent (the guide's Origin, by the options), and the socket the controls hang from
     when switching is on; else they hang from the origin itself."""
     skeleton, extremity = draft.skeleton, draft.extremity
-    end = skeleton[extremity].head if extremity else skeleton[draft.last].tail
+    bones = skeleton.bones
+    end = bones[extremity].head if extremity else bones[draft.chain[-1]].tail
     draft.handle_parent = resolve_origin(skeleton, draft.chain, end, draft.options, draft.kept.get(PART.name))
     draft.controls_parent = draft.handle_parent
     if not draft.options.parent_switch:

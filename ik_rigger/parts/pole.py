@@ -50,7 +50,7 @@ def plan(draft: Draft) -> None:
                                (joints[-1] - joints[0]).normalized(), parent, PALETTE_CONTROL,
                                naming.COLLECTION_CONTROLS))
     if options.pole_angle_auto:
-        root = draft.skeleton[chain[0]]
+        root = draft.skeleton.bones[chain[0]]
         edit = draft.edited.get(chain[0])
         head, tail = (edit.head, edit.tail) if edit else (root.head, root.tail)
         draft.pole_angle = geometry.pole_angle(head, tail, _rest_x_axis(root, edit), joints[-1], position)

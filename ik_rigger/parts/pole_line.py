@@ -24,8 +24,10 @@ class Options:
 
 
 def plan(draft: Draft) -> None:
+    if not draft.options.pole_line:
+        return
     pole = next((bone for bone in draft.bones if bone.role == ROLE_POLE), None)
-    if pole is None or not draft.options.pole_line:
+    if pole is None:
         return
     middle, knee = draft.middle
     line = draft.new_name(middle, TAG_POLE_LINE)

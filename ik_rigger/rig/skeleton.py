@@ -30,15 +30,13 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     bones.foreach_get("matrix_local", matrices)  # column by column
     bones.foreach_get("use_connect", connected)
     names = bones.keys()
-    # Vectors straight from runs of the flat columns, the axes from strided columns (x at 0..2,
-    # z at 8..10 of each 16): slicing each bone's floats costs more.
+    # Vectors straight from runs of the flat columns: slicing each bone's floats costs more. The
+    # axes are read from the matrices for the few bones planning asks (``BoneInfo.read_all``).
     head_vectors = map(Vector, zip(*[iter(heads)] * 3))
     tail_vectors = map(Vector, zip(*[iter(tails)] * 3))
-    x_axes = map(Vector.normalized, map(Vector, zip(matrices[0::16], matrices[1::16], matrices[2::16])))
-    z_axes = map(Vector.normalized, map(Vector, zip(matrices[8::16], matrices[9::16], matrices[10::16])))
     parents = [parent.name if (parent := bone.parent) is not None else None for bone in bones]
     # The names from one keys() call, not an RNA read per bone.
-    read = BoneInfo.read_all(zip(names, parents, head_vectors, tail_vectors, x_axes, z_axes, connected))
+    read = BoneInfo.read_all(zip(names, parents, head_vectors, tail_vectors, connected), matrices)
     # The world's up and Blender's front seen from inside the armature: imported
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
