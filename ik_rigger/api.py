@@ -160,14 +160,16 @@ def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     )
 
 
-def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str]) -> Limb:
-    """A limb just built, read from its plan: what ``_limb`` would find, without looking for it."""
+def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str],
+           used: Sequence[limb_parts.Part] | None = None) -> Limb:
+    """A limb just built, read from its plan: what ``_limb`` would find, without looking for it.
+    ``used``: the parts ``chosen`` uses, when the caller has them."""
     made = {new.role: new.name for new in plan.new_bones}
     handle = obj.pose.bones[plan.handle]
     return Limb(
         name=plan.chain[-1], chain=tuple(plan.chain), extremity=plan.extremity,
-        side=naming.split_side(plan.chain[-1], names).side, parts=_parts_used(chosen, made), bones=made,
-        missing=(), ik_fk=float(handle.get(records.IK_FK, 1.0)), notes=tuple(plan.notes),
+        side=naming.split_side(plan.chain[-1], names).side, parts=_parts_used(chosen, made, used),
+        bones=made, missing=(), ik_fk=float(handle.get(records.IK_FK, 1.0)), notes=tuple(plan.notes),
     )
 
 
@@ -178,9 +180,17 @@ def _role_set(roles: tuple[str, ...]) -> frozenset[str]:
     return frozenset(roles)
 
 
-def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
-    return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or not _role_set(part.roles).isdisjoint(made)))
+def _used_parts(chosen: LimbOptions) -> list[limb_parts.Part]:
+    """The parts the options ``chosen`` use, in ``PARTS``' order."""
+    return [part for part in limb_parts.PARTS if part.used(chosen)]
+
+
+def _parts_used(chosen: LimbOptions, made: dict[str, str],
+                used: Sequence[limb_parts.Part] | None = None) -> tuple[str, ...]:
+    """The names of the parts a limb is made of: those its options use that need no made bone or have one
+    (``used``: the parts ``chosen`` uses, when the caller has them)."""
+    return tuple(part.name for part in (_used_parts(chosen) if used is None else used)
+                 if not part.roles or not _role_set(part.roles).isdisjoint(made))
 
 
 @_takes_armature
@@ -247,8 +257,14 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
     them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
     plans = build_limbs(obj, requests, skeleton)
+    # The parts each set of options uses, asked once per set: a build's limbs mostly share one.
+    used: dict[int, list[limb_parts.Part]] = {}
+    for _, chosen in requests:
+        if id(chosen) not in used:
+            used[id(chosen)] = _used_parts(chosen)
     # The bones looked up by name where a name's side depends on the others: no set of them all to make.
-    return [_built(obj, plan, chosen, obj.data.bones) for plan, (_, chosen) in zip(plans, requests)]
+    bones = obj.data.bones
+    return [_built(obj, plan, chosen, bones, used[id(chosen)]) for plan, (_, chosen) in zip(plans, requests)]
 
 
 @_takes_armature

@@ -114,10 +114,28 @@ class LimbSettings:
         Blender copies every stored one on each update of the object. ``fresh``: these
         settings were just made, each at its default, so they need not be read.
         """
-        for declared in options.schema():
-            value = getattr(values, declared.name)
-            if value != (declared.default if fresh else getattr(self, declared.name)):
-                setattr(self, declared.name, value)
+        if fresh:
+            for name, value in _changed(values):
+                setattr(self, name, value)
+            return
+        for name, _ in _DEFAULTS:
+            value = getattr(values, name)
+            if value != getattr(self, name):
+                setattr(self, name, value)
+
+
+# Each option's name and default, in the schema's order, read once.
+_DEFAULTS = tuple((declared.name, declared.default) for declared in options.schema())
+# The last options ``_changed`` read and what it found: a build's limbs mostly share one set.
+_LAST_CHANGED: list = [None, ()]
+
+
+def _changed(values: options.LimbOptions) -> tuple[tuple[str, object], ...]:
+    """The options ``values`` has at other than their defaults, as (name, value)."""
+    if _LAST_CHANGED[0] is not values:  # options are frozen: the same object has the same values
+        _LAST_CHANGED[:] = [values, tuple((name, value) for name, default in _DEFAULTS
+                                          if (value := getattr(values, name)) != default)]
+    return _LAST_CHANGED[1]
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):

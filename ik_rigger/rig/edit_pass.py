@@ -75,28 +75,37 @@ def log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.Edi
     journal.edit(lambda edit_bones: _restore_edit_state(armature, name, state))
 
 
-def new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
-    """Edit mode: a new bone named exactly ``name``, logged so a rollback deletes it."""
-    bone = edit_bones.new(name)
-    made = bone.name
-    journal.edit(lambda bones: bones.remove(bones[made]) if made in bones else None)
-    if made != name:
-        # Names are planned unique and within Blender's limit: a difference is a bug.
-        raise RuntimeError(f"Blender named the new bone '{made}' instead of '{name}'")
-    return bone
+def _new_bones(journal: Journal, edit_bones, names: Sequence[str]) -> dict[str, bpy.types.EditBone]:
+    """Edit mode: new bones named exactly ``names``, logged (by one undo for them all) so a rollback
+    deletes them."""
+    made_names: list[str] = []
+    journal.edit(lambda bones: [bones.remove(bones[made]) for made in reversed(made_names) if made in bones])
+    made = {}
+    for name in names:
+        bone = made[name] = edit_bones.new(name)
+        made_names.append(bone.name)
+        if made_names[-1] != name:
+            # Names are planned unique and within Blender's limit: a difference is a bug.
+            raise RuntimeError(f"Blender named the new bone '{made_names[-1]}' instead of '{name}'")
+    return made
 
 
-def _new_uid(obj: bpy.types.Object, journal: Journal, uids: set[str]) -> str:
-    """A limb uid no limb has (``uids``: every limb's, read once per build), taken into ``uids``."""
+def _new_uids(obj: bpy.types.Object, journal: Journal, count: int) -> list[str]:
+    """``count`` limb uids no limb has, taken at once (the record's next number read and written once)."""
     rig = obj.ik_rigger
-    number = rig.next_uid
-    while str(number) in uids:
+    if not count:
+        return []
+    taken = {limb.uid for limb in rig.limbs}
+    before = number = rig.next_uid
+    uids = []
+    for _ in range(count):
+        while str(number) in taken:
+            number += 1
+        uids.append(str(number))
         number += 1
-    before = rig.next_uid
-    rig.next_uid = number + 1
+    rig.next_uid = number
     journal.data(lambda: setattr(obj.ik_rigger, "next_uid", before))
-    uids.add(str(number))
-    return str(number)
+    return uids
 
 
 def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict[str, bpy.types.EditBone]:
@@ -109,7 +118,7 @@ def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict
     own values back, exactly (read in the same single precision Blender keeps them in).
     """
     start = len(edit_bones)
-    made = {new.name: new_bone(journal, edit_bones, new.name) for new in planned}
+    made = _new_bones(journal, edit_bones, [new.name for new in planned])
     if not made:
         return made
     count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
@@ -253,10 +262,10 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
                                             for new in limb_plan.new_bones if new.name not in reused])
     if known is not None:
         known.update(made)
-    taken_uids = {limb.uid for limb in obj.ik_rigger.limbs}
+    new_uids = iter(_new_uids(obj, journal, len(plans) - len(rebuilt)))
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
-        uid = entry.uid if entry is not None else _new_uid(obj, journal, taken_uids)
+        uid = entry.uid if entry is not None else next(new_uids)
         uids.append(uid)
         reused = reuses[index]
         placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made)

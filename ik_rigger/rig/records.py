@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 import bpy
 
@@ -107,8 +108,7 @@ def inventory(limb) -> Inventory:
 def store_inventory(limb, listed: Inventory, fresh: bool = False) -> None:
     """Write a limb record's inventory, when it changed, as one value; a record of version 1 drops its
     collections for it. ``fresh``: the record was just made, empty, so nothing need be read."""
-    text = json.dumps({"chain": list(listed.chain), "made": [list(pair) for pair in listed.made],
-                       "constraints": [list(pair) for pair in listed.constraints]}, ensure_ascii=False)
+    text = _inventory_text(listed)
     if fresh:
         limb.inventory = text
         return
@@ -117,6 +117,18 @@ def store_inventory(limb, listed: Inventory, fresh: bool = False) -> None:
     for legacy in _LEGACY_COLLECTIONS:
         if limb.is_property_set(legacy):
             limb.property_unset(legacy)
+
+
+def _inventory_text(listed: Inventory) -> str:
+    """``json.dumps`` of the inventory (``ensure_ascii=False``), written out: its layout is fixed, and
+    the standard encoder, set up anew on each call, costs a build of many limbs several times more."""
+    quote = encode_basestring
+
+    def pairs(items: tuple[tuple[str, str], ...]) -> str:
+        return ", ".join([f"[{quote(first)}, {quote(second)}]" for first, second in items])
+
+    return (f'{{"chain": [{", ".join([quote(name) for name in listed.chain])}], "made": [{pairs(listed.made)}], '
+            f'"constraints": [{pairs(listed.constraints)}]}}')
 
 
 # The collections a record of version 1 listed its inventory in.
@@ -386,11 +398,13 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = False) -> bool:
+def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = False,
+                    pose_bone: bpy.types.PoseBone | None = None) -> bool:
     """Give the made bone's pose bone the planned custom property, if it has none yet (a rebuild keeps
     the value and keys it has, with the range brought up to date); returns whether it was added.
-    ``fresh``: the bone was just made, so it has none."""
-    pose_bone = obj.pose.bones[planned.bone]
+    ``fresh``: the bone was just made, so it has none; ``pose_bone``: the bone's, when the caller has it."""
+    if pose_bone is None:
+        pose_bone = obj.pose.bones[planned.bone]
     added = fresh or pose_bone.get(planned.key) is None
     if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
