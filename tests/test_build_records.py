@@ -34,11 +34,11 @@ def _written(obj: bpy.types.Object) -> dict:
         handle = obj.pose.bones[limb.handle]
         switches = {key: (handle[key], handle.id_properties_ui(key).as_dict(),
                           handle.is_property_overridable_library(f'["{key}"]')) for key in handle.keys()}
-        bones = {name: (obj.pose.bones[name].color.palette, obj.pose.bones[name].ik_stretch,
-                        tuple(getattr(obj.pose.bones[name], f"{prefix}_{axis}") for prefix in ("lock_ik", "use_ik_limit")
+        bones = {name: (bone.color.palette, bone.ik_stretch,
+                        tuple(getattr(bone, f"{prefix}_{axis}") for prefix in ("lock_ik", "use_ik_limit")
                               for axis in "xyz"),
-                        visibility.hidden_in_pose(obj, name), obj.pose.bones[name].custom_shape)
-                 for name in (*listed.chain, *(made for made, _ in listed.made))}
+                        visibility.hidden_in_pose(obj, name), bone.custom_shape)
+                 for name in (*listed.chain, *(made for made, _ in listed.made)) if (bone := obj.pose.bones[name])}
         written[limb.name] = {
             "record": (limb.uid, limb.extremity, limb.handle, limb.pole, limb.clone, listed,
                        [(item.name, item.palette, item.ik_stretch, json.loads(item.ik_settings or "{}"))

@@ -1,6 +1,7 @@
 """Drivers IK Rigger makes: each a plain average or a simple expression Blender evaluates without
 Python, reading made bones' switches, bone distances and the armature's scale, so a rig plays with
-auto-run off and without IK Rigger; and how to find and remove them again."""
+auto-run off and without IK Rigger; how to find and remove them again; and how a build logs the drivers
+it replaces, to give them back on a rollback."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key:
     add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
 
 
-def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | None = None) -> None:
+def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | None = None,
+          full_path: str | None = None) -> None:
     """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
     Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger.
 
@@ -44,12 +46,13 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
     (``_shape``); a driver of a shape made before is a copy of that one with its own paths. Blender
     looks for a driver already there along all of the object's before adding one (a build's drivers
     times the object's), and a copy, made without that look, carries its settings and variables.
+    ``full_path``: ``owner.path_from_id(path)``, when the caller has it.
     """
     if made is not None:
         shape = _shape(path, driven)
         like = made.get(shape)
         if like is not None:
-            _copy(obj, like, owner.path_from_id(path), driven)
+            _copy(obj, like, full_path or owner.path_from_id(path), driven)
             return
         made[shape] = owner.driver_add(path)
         _fill(obj, made[shape].driver, driven)
@@ -59,8 +62,8 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
 
 def _shape(path: str, driven: Driven) -> tuple:
     """What two drivers share when one may be copied for the other: all but the bones they read."""
-    return (path, tuple(key for key, _ in driven.variables), driven.object_paths,
-            tuple(name for name, _, _ in driven.distances), driven.scales, driven.expression)
+    return (path, tuple([key for key, _ in driven.variables]), driven.object_paths,
+            tuple([name for name, _, _ in driven.distances]), driven.scales, driven.expression)
 
 
 def _copy(obj: bpy.types.Object, like: bpy.types.FCurve, full_path: str, driven: Driven) -> None:
@@ -141,6 +144,7 @@ def driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
 
 
 def set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
+    """Give ``driver`` the type, expression and variables ``driver_of`` read, in place of its own."""
     for variable in list(driver.variables):
         driver.variables.remove(variable)
     for name, variable_type, targets in variables:
@@ -155,19 +159,24 @@ def set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
     driver.expression = expression
 
 
-def drive_in_build(obj: bpy.types.Object, owner, key: str, driven, journal: Journal) -> None:
+def drive_in_build(obj: bpy.types.Object, owner, key: str, driven, journal: Journal, path: str | None = None) -> None:
     """``drive`` for the build: a property no driver drove when the build began, nor one of
-    the build's own since, gets a copy of a driver of the same shape the build made."""
-    path = owner.path_from_id(key)
+    the build's own since, gets a copy of a driver of the same shape the build made. ``path``:
+    ``owner.path_from_id(key)``, when the caller has it (``log_driver`` returns it)."""
+    if path is None:
+        path = owner.path_from_id(key)
     made_paths = journal.read.setdefault("made paths", set())
     fresh = path not in driven_before(obj, journal) and path not in made_paths
     made_paths.add(path)
-    drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None)
+    drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None, path)
 
 
-def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
-    """Log a pose bone property's driver (or its having none) and value, to give them back on undo."""
-    pose_bone = obj.pose.bones[bone]
+def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal,
+               pose_bone: bpy.types.PoseBone | None = None) -> str:
+    """Log a pose bone property's driver (or its having none) and value, to give them back on undo;
+    returns the property's path from the object. ``pose_bone``: the bone's, when the caller has it."""
+    if pose_bone is None:
+        pose_bone = obj.pose.bones[bone]
     # A path into one of the bone's constraints ('constraints["name"].distance') names its owner first.
     owner_path, _, key = path.rpartition(".")
     full_path = f"{pose_bone.path_from_id()}.{path}"
@@ -186,6 +195,7 @@ def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) ->
             set_driver(owner.driver_add(key).driver, *before)
 
     journal.data(undo)
+    return full_path
 
 
 def driven_before(obj: bpy.types.Object, journal: Journal) -> set[str]:

@@ -198,7 +198,9 @@ def _give_back(obj: bpy.types.Object, name: str, palette: str, stretch: float, s
     pose_joints.set_ik_settings(restored, settings)
 
 
-def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> None:
+def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> int:
+    """Log the limb record at ``index`` (None: the one about to be added, whose index is returned) and
+    the active limb, to give them back on a rollback."""
     rig = obj.ik_rigger
     active = rig.active_limb_index
     if index is None:
@@ -209,7 +211,7 @@ def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> N
             obj.ik_rigger.active_limb_index = active
 
         journal.data(undo_added)
-        return
+        return added
     saved = rig.limbs[index].id_properties_ensure().to_dict()
 
     def undo_changed() -> None:
@@ -219,6 +221,7 @@ def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> N
         obj.ik_rigger.active_limb_index = active
 
     journal.data(undo_changed)
+    return index
 
 
 def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebuilt | None,
@@ -282,7 +285,8 @@ def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges:
     journal.data(undo)
     for name in chain:
         pose_bone = pose_bones[name]
-        palette, stretch = pose_bone.color.palette, pose_bone.ik_stretch
+        color = pose_bone.color
+        palette, stretch = color.palette, pose_bone.ik_stretch
         hinge = hinges.get(name)
         settings = pose_joints.ik_settings(pose_bone) if hinge is not None else {}
         before.append((name, palette, stretch, settings))
@@ -294,7 +298,7 @@ def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges:
             state = limb.chain_states.add()
             state.name = name
             state.palette, state.ik_stretch, state.ik_settings = palette, stretch, stored
-        pose_bone.color.palette = PALETTE_CHAIN
+        color.palette = PALETTE_CHAIN
 
 
 def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, joints.Hinge], rebuilt: bool,
@@ -345,13 +349,13 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     a new limb's constraints ``new_constraints`` made, in its plan's order."""
     rig = obj.ik_rigger
     fresh = entry is None
-    _log_record(journal, obj, entry.index if entry is not None else None)
+    index = _log_record(journal, obj, entry.index if entry is not None else None)
     if entry is None:
         limb = rig.limbs.add()
         limb.uid = uid
-        rig.active_limb_index = len(rig.limbs) - 1
+        rig.active_limb_index = index
     else:
-        limb = rig.limbs[entry.index]
+        limb = rig.limbs[index]
     limb.name = limb_plan.chain[-1]
     hinged = {hinge.bone: hinge for hinge in hinges}
     _chain_states(obj, limb, limb_plan.chain, entry, hinged, journal)
@@ -370,7 +374,7 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     _properties(obj, limb_plan, fresh, journal)
     added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
-        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)), fresh=fresh)
+        [(new.name, new.role) for new in limb_plan.new_bones]), tuple(added)), fresh=fresh)
     hide_made_bones(obj, limb_plan.new_bones, fresh)
     if options.shapes:
         shapes.give_shapes(obj, {new.role: new.name for new in limb_plan.new_bones}, journal,
@@ -410,10 +414,10 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
     ``stretch``), each logged with the driver it replaces."""
     for planned in limb_plan.drivers:
         pose_bone = obj.pose.bones[planned.bone]
-        drivers.log_driver(obj, planned.bone, planned.path, journal)
+        path = drivers.log_driver(obj, planned.bone, planned.path, journal, pose_bone)
         owner_path, _, key = planned.path.rpartition(".")
         drivers.drive_in_build(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key,
-                               planned.driven, journal)
+                               planned.driven, journal, path)
 
 
 def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal: Journal) -> None:

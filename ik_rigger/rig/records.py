@@ -123,12 +123,9 @@ def _inventory_text(listed: Inventory) -> str:
     """``json.dumps`` of the inventory (``ensure_ascii=False``), written out: its layout is fixed, and
     the standard encoder, set up anew on each call, costs a build of many limbs several times more."""
     quote = encode_basestring
-
-    def pairs(items: tuple[tuple[str, str], ...]) -> str:
-        return ", ".join([f"[{quote(first)}, {quote(second)}]" for first, second in items])
-
-    return (f'{{"chain": [{", ".join([quote(name) for name in listed.chain])}], "made": [{pairs(listed.made)}], '
-            f'"constraints": [{pairs(listed.constraints)}]}}')
+    made = ", ".join([f"[{quote(name)}, {quote(role)}]" for name, role in listed.made])
+    constraints = ", ".join([f"[{quote(owner)}, {quote(name)}]" for owner, name in listed.constraints])
+    return f'{{"chain": [{", ".join(map(quote, listed.chain))}], "made": [{made}], "constraints": [{constraints}]}}'
 
 
 # The collections a record of version 1 listed its inventory in.
