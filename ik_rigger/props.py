@@ -7,6 +7,8 @@ survive save and reload and let rebuild, remove and the panel find their bones.
 
 # No "from __future__ import annotations": Blender reads these property annotations
 # as objects, and a postponed one is evaluated without this module's imports.
+import operator
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -126,16 +128,22 @@ class LimbSettings:
 
 # Each option's name and default, in the schema's order, read once.
 _DEFAULTS = tuple((declared.name, declared.default) for declared in options.schema())
-# The last options ``_changed`` read and what it found: a build's limbs mostly share one set.
-_LAST_CHANGED: list = [None, ()]
+_VALUES = operator.attrgetter(*(name for name, _ in _DEFAULTS))  # all of a set's values in one call
+# Which options (by position) differ from their defaults, by the options' values: a build's limbs mostly
+# have the same, and comparing each is most of the cost of storing them.
+_DIFFERING: dict[tuple, tuple[int, ...]] = {}
 
 
-def _changed(values: options.LimbOptions) -> tuple[tuple[str, object], ...]:
+def _changed(values: options.LimbOptions) -> list[tuple[str, object]]:
     """The options ``values`` has at other than their defaults, as (name, value)."""
-    if _LAST_CHANGED[0] is not values:  # options are frozen: the same object has the same values
-        _LAST_CHANGED[:] = [values, tuple((name, value) for name, default in _DEFAULTS
-                                          if (value := getattr(values, name)) != default)]
-    return _LAST_CHANGED[1]
+    read = _VALUES(values)
+    differing = _DIFFERING.get(read)
+    if differing is None:
+        if len(_DIFFERING) >= 64:
+            _DIFFERING.clear()
+        differing = _DIFFERING[read] = tuple(position for position, ((_, default), value)
+                                             in enumerate(zip(_DEFAULTS, read)) if value != default)
+    return [(_DEFAULTS[position][0], read[position]) for position in differing]
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):

@@ -105,3 +105,19 @@ def test_the_inventory_is_the_json_the_records_always_held(names):
     records.store_inventory(limb, listed, fresh=True)
     assert limb.inventory == expected
     assert records.inventory(limb) == listed
+
+
+@pytest.mark.parametrize("given", [{}, {"shapes": False, "pole_line": False, "max_stretch": 1.0},
+                                   {"chain_length": 3, "hinge_joints": True, "pole_distance": 2.5, "shapes": False}])
+def test_a_new_record_stores_only_the_options_that_differ_and_reads_them_all_back(given):
+    """Options are compared with their defaults once per set of values: each new record, of equal and of
+    other values alike, stores those that differ and reads back every one."""
+    obj = make_armature(both_legs())
+    for _ in range(2):
+        for values in (api.options(**given), api.options()):
+            limb = obj.ik_rigger.limbs.add()
+            limb.set_options(values, fresh=True)
+            assert limb.to_options() == values
+            differing = {name for name, value in vars(values).items() if value != getattr(api.options(), name)}
+            assert {name for name in vars(values) if limb.is_property_set(name)} == differing
+            assert differing == (set(given) if values != api.options() else set())

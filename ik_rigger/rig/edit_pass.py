@@ -140,7 +140,8 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
                      made_already: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
-    with their rig's ``uid`` and role, then parented. Returns them by name. ``collections`` keeps
+    with their rig's ``uid`` and role, then parented, and those planned to take another bone's roll
+    (``roll_like``) given it. Returns them by name. ``collections`` keeps
     IK Rigger's bone collections by name across the calls of one build; ``known``, the armature's
     edit bones by name when the build indexed them (``bone_stage``); ``made_already``, the new
     bones ``make_bones`` made and placed for the whole build (else they are made here)."""
@@ -151,6 +152,9 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     if made_already is None:
         made_already = make_bones(journal, edit_bones, [new for new in planned if new.name not in reused])
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
+    # A bone that takes another's roll (``roll_like``) gets no roll of its own first, unless a bone here
+    # takes its roll in turn.
+    copied = {new.roll_like for new in planned}
     for new in planned:
         made = new.name not in reused
         if made:
@@ -165,7 +169,8 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
                 collection.unassign(bone)
             bone.head = new.head
             bone.tail = new.tail
-        bone.align_roll(new.z_axis)
+        if new.roll_like is None or new.name in copied:
+            bone.align_roll(new.z_axis)
         bone.use_deform = False
         if not made or new.palette != "DEFAULT":
             bone.color.palette = new.palette
@@ -183,6 +188,9 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             placed[new.name].parent = placed.get(new.parent) or _find(edit_bones, known, new.parent)
         elif new.name in reused:
             placed[new.name].parent = None
+    for new in planned:
+        if new.roll_like is not None:
+            placed[new.name].roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
     return placed
 
 
@@ -270,11 +278,8 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
         reused = reuses[index]
         placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made)
         for new in limb_plan.new_bones:
-            bone = placed[new.name]
-            if new.roll_like is not None:
-                bone.roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
             if not new.selectable or new.name in reused:  # Blender makes a bone selectable
-                bone.hide_select = not new.selectable
+                placed[new.name].hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:

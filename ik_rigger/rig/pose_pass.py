@@ -328,6 +328,13 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     """
     made: dict[int, list[str]] = {}
     templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
+    added: list[tuple[str, str]] = []  # (owner, name) of each, removed by one undo
+
+    def undo() -> None:
+        for owner, name in reversed(added):
+            remove_constraint(obj, owner, name)
+
+    journal.data(undo)
     for index, limb_plan in enumerate(plans):
         if index in rebuilt:
             continue
@@ -337,7 +344,7 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
             constraint = add_constraint(obj, planned, templates.get(key))
             if key not in templates and constraint.name == planned.name:
                 templates[key] = constraint
-            journal.data(lambda owner=planned.owner, name=constraint.name: remove_constraint(obj, owner, name))
+            added.append((planned.owner, constraint.name))
             names.append(constraint.name)
     return made
 
@@ -362,15 +369,18 @@ def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: 
     _made_hinges(obj, limb_plan, hinged, not fresh, journal)
     if not fresh:  # a new record has no pre-bent bones, nor names but its own to write
         limb.prebent.clear()
-    for name in limb_plan.chain:
+    for name in limb_plan.chain if originals else ():
         if name in originals:
             rest = limb.prebent.add()
             rest.name = name
             rest.head, rest.tail, rest.roll = originals[name]
-    for attribute, bone in (("extremity", limb_plan.extremity), ("handle", limb_plan.handle),
-                            ("pole", limb_plan.pole), ("clone", limb_plan.clone)):
-        if bone or not fresh:
-            setattr(limb, attribute, bone or "")
+    if limb_plan.extremity or not fresh:
+        limb.extremity = limb_plan.extremity or ""
+    limb.handle = limb_plan.handle
+    if limb_plan.pole or not fresh:
+        limb.pole = limb_plan.pole or ""
+    if limb_plan.clone or not fresh:
+        limb.clone = limb_plan.clone or ""
     _properties(obj, limb_plan, fresh, journal)
     added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
@@ -395,8 +405,11 @@ def _properties(obj: bpy.types.Object, limb_plan: LimbPlan, fresh: bool, journal
     if made_now:
         journal.data(lambda: [obj.pose.bones[planned.bone].pop(planned.key, None) for planned in reversed(added)])
     pose_bones = obj.pose.bones
+    found: dict[str, bpy.types.PoseBone] = {}  # a bone's properties are planned together: looked up once
     for planned in limb_plan.properties:
-        pose_bone = pose_bones[planned.bone]
+        pose_bone = found.get(planned.bone)
+        if pose_bone is None:
+            pose_bone = found[planned.bone] = pose_bones[planned.bone]
         if planned.bone in made_now:
             added.append(planned)
             records.ensure_property(obj, planned, fresh=True, pose_bone=pose_bone)
