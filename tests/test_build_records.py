@@ -4,6 +4,7 @@ hiding) is what a rebuild of it writes, and a new limb's build that fails gives 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import bpy
 import pytest
@@ -121,3 +122,15 @@ def test_a_new_record_stores_only_the_options_that_differ_and_reads_them_all_bac
             differing = {name for name, value in vars(values).items() if value != getattr(api.options(), name)}
             assert {name for name in vars(values) if limb.is_property_set(name)} == differing
             assert differing == (set(given) if values != api.options() else set())
+
+
+def test_the_limbs_a_build_returns_are_those_it_lists_afterwards():
+    """``build_many`` tells what it built from its plans, asking each set of options once which parts it
+    uses: the same limbs ``limbs`` finds on the rig, whatever the options, shared or each limb's own."""
+    obj = make_armature(both_legs())
+    plain = {"shapes": False, "pole_line": False, "max_stretch": 1.0}
+    for requests in ([("shin.L", api.options(**plain)), ("shin.R", api.options(**plain))],
+                     [("shin.L", api.options(foot_roll=True)), ("shin.R", api.options(use_pole=False))]):
+        built = api.build_many(obj, requests)
+        assert [replace(limb, notes=()) for limb in built] == api.limbs(obj)
+        assert built[0].parts != built[1].parts or requests[0][1] == requests[1][1]
