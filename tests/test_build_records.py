@@ -11,7 +11,7 @@ import pytest
 from helpers import both_legs, make_armature, same, snapshot
 
 from ik_rigger import api
-from ik_rigger.rig import build, records, visibility
+from ik_rigger.rig import build, drivers, records, visibility
 
 OPTIONS = {"hinge_joints": True, "shapes": False}  # stretch on: its target and reach are hidden
 
@@ -134,3 +134,25 @@ def test_the_limbs_a_build_returns_are_those_it_lists_afterwards():
         built = api.build_many(obj, requests)
         assert [replace(limb, notes=()) for limb in built] == api.limbs(obj)
         assert built[0].parts != built[1].parts or requests[0][1] == requests[1][1]
+
+
+def test_a_constraint_settings_path_is_the_one_blender_gives():
+    """The build writes a constraint's influence path itself (Blender's own looks for the constraint's bone
+    along all of them): it is the path Blender gives, whatever the names hold, and its driver drives."""
+    obj = make_armature(both_legs())
+    api.build(obj, "shin.L")
+    pose_bone = obj.pose.bones["thigh.L"]
+    for bone, name in (("thigh.L", "Limit"), ('thi"gh\\ü', 'Li"mit\\')):
+        pose_bone.name = bone
+        constraint = pose_bone.constraints.new("LIMIT_ROTATION")
+        constraint.name = name
+        assert drivers.constraint_path(pose_bone.name, constraint.name, "influence") == constraint.path_from_id(
+            "influence")
+    parts = records.resolve(obj, obj.ik_rigger.limbs[0])
+    paths = {drivers.constraint_path(owner.name, constraint.name, "influence"): constraint.type
+             for owner, constraint in records.constraints_of(obj, parts)}
+    driven = {curve.data_path for curve in obj.animation_data.drivers if curve.data_path.endswith(".influence")}
+    assert driven <= set(paths) and {paths[path] for path in driven} == {"IK", "COPY_ROTATION"}
+    obj.pose.bones[parts.handle]["ik_fk"] = 0.25
+    bpy.context.view_layer.update()
+    assert records.ik_constraint(obj, parts).influence == pytest.approx(0.25)

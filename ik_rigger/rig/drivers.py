@@ -171,6 +171,12 @@ def drive_in_build(obj: bpy.types.Object, owner, key: str, driven, journal: Jour
     drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None, path)
 
 
+def constraint_path(owner: str, name: str, key: str) -> str:
+    """The path from the armature object of the setting ``key`` of the constraint ``name`` on the pose bone
+    ``owner``, as ``path_from_id`` gives it: which looks for the constraint's bone along all of them."""
+    return f'pose.bones["{quoted(owner)}"].constraints["{quoted(name)}"].{key}'
+
+
 def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal,
                pose_bone: bpy.types.PoseBone | None = None) -> str:
     """Log a pose bone property's driver (or its having none) and value, to give them back on undo;

@@ -317,16 +317,17 @@ def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, j
 
 
 def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: dict[int, Rebuilt],
-                    journal: Journal) -> dict[int, list[str]]:
+                    journal: Journal) -> dict[int, list[bpy.types.Constraint]]:
     """Object or Pose mode: every new limb's constraints, made and named before the build adds any
-    driver; returns each limb's (by index) constraint names, in its plan's order.
+    driver; returns each limb's (by index) constraints, in its plan's order (the pose pass adds and
+    removes no other constraint of those bones before it drives them).
 
     Naming a new constraint rewrites every animation path of the file that would name it (Blender
     renames the old name's paths), so each costs as much as the drivers already there: named
     between the drivers of the limbs before, a thousand limbs' constraints cost a thousand times
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
-    made: dict[int, list[str]] = {}
+    made: dict[int, list[bpy.types.Constraint]] = {}
     templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
     added: list[tuple[str, str]] = []  # (owner, name) of each, removed by one undo
 
@@ -338,22 +339,22 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     for index, limb_plan in enumerate(plans):
         if index in rebuilt:
             continue
-        names = made[index] = []
+        limb_made = made[index] = []
         for planned in limb_plan.constraints:
             key = template_key(planned)
             constraint = add_constraint(obj, planned, templates.get(key))
             if key not in templates and constraint.name == planned.name:
                 templates[key] = constraint
             added.append((planned.owner, constraint.name))
-            names.append(constraint.name)
+            limb_made.append(constraint)
     return made
 
 
 def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
                             entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal,
-                            premade: list[str] | None = None) -> None:
-    """Object or Pose mode: the constraint stage for one limb, then its record. ``premade``: the names of
-    a new limb's constraints ``new_constraints`` made, in its plan's order."""
+                            premade: list[bpy.types.Constraint] | None = None) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record. ``premade``: a new limb's
+    constraints ``new_constraints`` made, in its plan's order."""
     rig = obj.ik_rigger
     fresh = entry is None
     index = _log_record(journal, obj, entry.index if entry is not None else None)
@@ -448,7 +449,7 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
 
 
 def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | None, journal: Journal,
-                 premade: list[str] | None = None) -> list[tuple[str, str]]:
+                 premade: list[bpy.types.Constraint] | None = None) -> list[tuple[str, str]]:
     """A rebuilt limb's constraints are set again in place; new ones added (or, in ``premade``, taken as
     ``new_constraints`` made them), unwanted ones removed; each planned influence driven.
     Returns the limb's constraints as (owner, name)."""
@@ -465,7 +466,7 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
         key = (planned.owner, planned.kind, planned.name)
         name = existing.pop(key, None)
         if premade is not None:
-            constraint = pose_bones[planned.owner].constraints[premade[position]]
+            constraint = premade[position]
         elif name is not None:
             constraint = pose_bones[planned.owner].constraints[name]
             state = _constraint_state(constraint, planned)
@@ -475,7 +476,8 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
-            drivers.drive_in_build(obj, constraint, "influence", planned.influence, journal)
+            drivers.drive_in_build(obj, constraint, "influence", planned.influence, journal,
+                                   drivers.constraint_path(planned.owner, constraint.name, "influence"))
         added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]
