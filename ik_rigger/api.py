@@ -32,7 +32,7 @@ import bpy
 from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
-from .core.model import Skeleton
+from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
 from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys
 from .limb.plan import LimbPlan
@@ -99,6 +99,7 @@ def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     return posed
 
 
+@quick_init  # one per limb a build returns
 @dataclass(frozen=True)
 class Limb:
     """One rigged limb as it is now (after any renames)."""

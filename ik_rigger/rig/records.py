@@ -28,7 +28,7 @@ import bpy
 from .. import parts as limb_parts
 from ..core import geometry
 from ..core.errors import RigError
-from ..core.model import PropertyPlan
+from ..core.model import PropertyPlan, quick_init
 from ..limb.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
 from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE
@@ -82,6 +82,7 @@ def marker(bone: bpy.types.Bone | bpy.types.EditBone) -> tuple[str, str] | None:
         return None
 
 
+@quick_init  # one per limb a build writes
 @dataclass(frozen=True)
 class Inventory:
     """What a limb's record lists, as last seen: its chain (root first), the bones made for it
