@@ -233,7 +233,7 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
         return
     pose_bones = obj.pose.bones
     default = ("DEFAULT", 0.0)
-    old_chain = records.inventory(limb).chain if entry is not None else ()
+    old_chain = records.inventory(limb).chain
     old_states = {item.name: (item.palette, item.ik_stretch, item.ik_settings) for item in limb.chain_states}
     limb.chain_states.clear()
     for name in chain:
