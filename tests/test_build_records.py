@@ -156,3 +156,34 @@ def test_a_constraint_settings_path_is_the_one_blender_gives():
     obj.pose.bones[parts.handle]["ik_fk"] = 0.25
     bpy.context.view_layer.update()
     assert records.ik_constraint(obj, parts).influence == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("where", ["ensure_property", "store_inventory", "hide_in_pose"])
+def test_a_build_failing_part_way_through_a_limb_gives_back_everything(monkeypatch, where):
+    """One undo gives back each new limb's chain, switches and constraints, logged before the first of
+    them changes: a failure part way through the second limb's record leaves nothing of either."""
+    from ik_rigger.rig import pose_pass
+
+    obj = make_armature(both_legs())
+    _coloured(obj)
+    before = snapshot(obj)
+    rig = obj.ik_rigger
+    numbers = (rig.next_uid, rig.active_limb_index, len(rig.limbs))
+    owner = {"ensure_property": records, "store_inventory": records, "hide_in_pose": pose_pass}[where]
+    real = getattr(owner, where)
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == {"ensure_property": 4, "store_inventory": 2, "hide_in_pose": 3}[where]:  # the 2nd limb
+            raise RuntimeError("injected part way")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, where, failing)
+    with pytest.raises(RuntimeError, match="injected"):
+        api.build(obj, "shin.L", both_sides=True, **OPTIONS)
+    monkeypatch.undo()
+    assert same(snapshot(obj), before)
+    assert (rig.next_uid, rig.active_limb_index, len(rig.limbs)) == numbers
+    assert not (obj.animation_data and obj.animation_data.drivers)
+    assert not any(pose_bone.keys() for pose_bone in obj.pose.bones)
