@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import operator
 import warnings
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
@@ -31,7 +32,7 @@ import bpy
 from . import parts as limb_parts
 from .core import naming
 from .core.errors import RigError
-from .core.model import Skeleton
+from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
 from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys
 from .limb.plan import LimbPlan
@@ -98,6 +99,7 @@ def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     return posed
 
 
+@quick_init  # one per limb a build returns
 @dataclass(frozen=True)
 class Limb:
     """One rigged limb as it is now (after any renames)."""
@@ -133,6 +135,7 @@ def options(**values: object) -> LimbOptions:
 
 
 _OPTION_NAMES = frozenset(field.name for field in fields(LimbOptions))
+_option_values = operator.attrgetter(*sorted(_OPTION_NAMES))  # every value of a set of options, in one call
 
 
 def _options(given: dict[str, object], base: LimbOptions | None = None) -> tuple[LimbOptions, list[str]]:
@@ -160,27 +163,46 @@ def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     )
 
 
-def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str]) -> Limb:
-    """A limb just built, read from its plan: what ``_limb`` would find, without looking for it."""
+def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str],
+           used: Sequence[tuple[str, frozenset[str] | None]] | None = None) -> Limb:
+    """A limb just built, read from its plan: what ``_limb`` would find, without looking for it.
+    ``used``: the parts ``chosen`` uses, when the caller has them."""
     made = {new.role: new.name for new in plan.new_bones}
     handle = obj.pose.bones[plan.handle]
     return Limb(
         name=plan.chain[-1], chain=tuple(plan.chain), extremity=plan.extremity,
-        side=naming.split_side(plan.chain[-1], names).side, parts=_parts_used(chosen, made), bones=made,
-        missing=(), ik_fk=float(handle.get(records.IK_FK, 1.0)), notes=tuple(plan.notes),
+        side=naming.split_side(plan.chain[-1], names).side, parts=_parts_used(chosen, made, used),
+        bones=made, missing=(), ik_fk=float(handle.get(records.IK_FK, 1.0)), notes=tuple(plan.notes),
     )
 
 
-@functools.lru_cache(maxsize=64)
+# Each part's roles as a set, by the roles' identity (kept with it): hashing the hidden chain's hundreds
+# of roles for a cache would cost as much as the look-up saves.
+_ROLE_SETS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
 def _role_set(roles: tuple[str, ...]) -> frozenset[str]:
     """A part's roles as a set, in which a limb's few made roles are looked up (the hidden chain has
     hundreds); made on first use, so a part registered later (``parts.PARTS``) has one too."""
-    return frozenset(roles)
+    found = _ROLE_SETS.get(id(roles))
+    if found is None or found[0] is not roles:
+        found = _ROLE_SETS[id(roles)] = (roles, frozenset(roles))
+    return found[1]
 
 
-def _parts_used(chosen: LimbOptions, made: dict[str, str]) -> tuple[str, ...]:
-    return tuple(part.name for part in limb_parts.PARTS
-                 if part.used(chosen) and (not part.roles or not _role_set(part.roles).isdisjoint(made)))
+def _used_parts(chosen: LimbOptions) -> list[tuple[str, frozenset[str] | None]]:
+    """The parts the options ``chosen`` use, in ``PARTS``' order: each one's name and roles (None: it
+    makes no bone)."""
+    return [(part.name, _role_set(part.roles) if part.roles else None) for part in limb_parts.PARTS
+            if part.used(chosen)]
+
+
+def _parts_used(chosen: LimbOptions, made: dict[str, str],
+                used: Sequence[tuple[str, frozenset[str] | None]] | None = None) -> tuple[str, ...]:
+    """The names of the parts a limb is made of: those its options use that need no made bone or have one
+    (``used``: ``_used_parts(chosen)``, when the caller has it)."""
+    return tuple([name for name, roles in (_used_parts(chosen) if used is None else used)
+                  if roles is None or not roles.isdisjoint(made)])
 
 
 @_takes_armature
@@ -247,8 +269,18 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
     them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
     plans = build_limbs(obj, requests, skeleton)
+    # The parts each set of options uses, asked once per set of values: a build's limbs mostly share one.
+    used: dict[tuple, list[tuple[str, frozenset[str] | None]]] = {}
     # The bones looked up by name where a name's side depends on the others: no set of them all to make.
-    return [_built(obj, plan, chosen, obj.data.bones) for plan, (_, chosen) in zip(plans, requests)]
+    bones = obj.data.bones
+    built = []
+    for plan, (_, chosen) in zip(plans, requests):
+        values = _option_values(chosen)
+        parts = used.get(values)
+        if parts is None:
+            parts = used[values] = _used_parts(chosen)
+        built.append(_built(obj, plan, chosen, bones, parts))
+    return built
 
 
 @_takes_armature

@@ -7,6 +7,8 @@ survive save and reload and let rebuild, remove and the panel find their bones.
 
 # No "from __future__ import annotations": Blender reads these property annotations
 # as objects, and a postponed one is evaluated without this module's imports.
+import operator
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -114,10 +116,34 @@ class LimbSettings:
         Blender copies every stored one on each update of the object. ``fresh``: these
         settings were just made, each at its default, so they need not be read.
         """
-        for declared in options.schema():
-            value = getattr(values, declared.name)
-            if value != (declared.default if fresh else getattr(self, declared.name)):
-                setattr(self, declared.name, value)
+        if fresh:
+            for name, value in _changed(values):
+                setattr(self, name, value)
+            return
+        for name, _ in _DEFAULTS:
+            value = getattr(values, name)
+            if value != getattr(self, name):
+                setattr(self, name, value)
+
+
+# Each option's name and default, in the schema's order, read once.
+_DEFAULTS = tuple((declared.name, declared.default) for declared in options.schema())
+_VALUES = operator.attrgetter(*(name for name, _ in _DEFAULTS))  # all of a set's values in one call
+# Which options (by position) differ from their defaults, by the options' values: a build's limbs mostly
+# have the same, and comparing each is most of the cost of storing them.
+_DIFFERING: dict[tuple, tuple[int, ...]] = {}
+
+
+def _changed(values: options.LimbOptions) -> list[tuple[str, object]]:
+    """The options ``values`` has at other than their defaults, as (name, value)."""
+    read = _VALUES(values)
+    differing = _DIFFERING.get(read)
+    if differing is None:
+        if len(_DIFFERING) >= 64:
+            _DIFFERING.clear()
+        differing = _DIFFERING[read] = tuple(position for position, ((_, default), value)
+                                             in enumerate(zip(_DEFAULTS, read)) if value != default)
+    return [(_DEFAULTS[position][0], read[position]) for position in differing]
 
 
 class IKRIG_PG_limb(LimbSettings, bpy.types.PropertyGroup):

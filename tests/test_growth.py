@@ -83,9 +83,9 @@ def test_every_new_constraint_is_named_before_the_first_driver(monkeypatch):
     seen: list[int] = []
     real = drivers.drive
 
-    def counted(obj_, owner, path, driven, made=None) -> None:
+    def counted(obj_, owner, path, driven, *rest) -> None:
         seen.append(sum(len(pose_bone.constraints) for pose_bone in obj_.pose.bones))
-        real(obj_, owner, path, driven, made)
+        real(obj_, owner, path, driven, *rest)
 
     monkeypatch.setattr(drivers, "drive", counted)
     api.build_many(obj, [("shin.L", api.options()), ("shin.R", api.options())])

@@ -1,6 +1,7 @@
 """Drivers IK Rigger makes: each a plain average or a simple expression Blender evaluates without
 Python, reading made bones' switches, bone distances and the armature's scale, so a rig plays with
-auto-run off and without IK Rigger; and how to find and remove them again."""
+auto-run off and without IK Rigger; how to find and remove them again; and how a build logs the drivers
+it replaces, to give them back on a rollback."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ..core.model import Driven
 from ..parts.handle import switch
 from ..parts.ik import influence
 from ..parts.stretch import STRETCH
+from .journal import Journal
 from .records import quoted
 
 
@@ -35,7 +37,8 @@ def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key:
     add_variable(driver, key, obj, f'pose.bones["{quoted(bone)}"]["{key}"]')
 
 
-def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | None = None) -> None:
+def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | None = None,
+          full_path: str | None = None) -> None:
     """Drive ``owner``'s ``path`` by made bones' custom properties: an average, or a simple expression
     Blender evaluates without Python, so the drivers run with auto-run off and without IK Rigger.
 
@@ -43,12 +46,13 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
     (``_shape``); a driver of a shape made before is a copy of that one with its own paths. Blender
     looks for a driver already there along all of the object's before adding one (a build's drivers
     times the object's), and a copy, made without that look, carries its settings and variables.
+    ``full_path``: ``owner.path_from_id(path)``, when the caller has it.
     """
     if made is not None:
         shape = _shape(path, driven)
         like = made.get(shape)
         if like is not None:
-            _copy(obj, like, owner.path_from_id(path), driven)
+            _copy(obj, like, full_path or owner.path_from_id(path), driven)
             return
         made[shape] = owner.driver_add(path)
         _fill(obj, made[shape].driver, driven)
@@ -58,8 +62,8 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
 
 def _shape(path: str, driven: Driven) -> tuple:
     """What two drivers share when one may be copied for the other: all but the bones they read."""
-    return (path, tuple(key for key, _ in driven.variables), driven.object_paths,
-            tuple(name for name, _, _ in driven.distances), driven.scales, driven.expression)
+    return (path, tuple([key for key, _ in driven.variables]), driven.object_paths,
+            tuple([name for name, _, _ in driven.distances]), driven.scales, driven.expression)
 
 
 def _copy(obj: bpy.types.Object, like: bpy.types.FCurve, full_path: str, driven: Driven) -> None:
@@ -121,3 +125,92 @@ def drives_stretch(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, handle:
     path = f'pose.bones["{quoted(handle)}"]["{STRETCH}"]' if handle else None
     return curve is not None and any(variable.targets[0].id == obj and variable.targets[0].data_path == path
                                      for variable in curve.driver.variables)
+
+
+_TARGET_KEYS = ("id", "data_path", "bone_target", "transform_type", "transform_space")
+
+
+def driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
+    """A driver's type, expression and variables (name, type, each target's settings), to make it again;
+    None if undriven."""
+    data = obj.animation_data
+    fcurve = data.drivers.find(path) if data is not None else None
+    if fcurve is None:
+        return None
+    driver = fcurve.driver
+    return (driver.type, driver.expression,
+            [(variable.name, variable.type, [{key: getattr(target, key) for key in _TARGET_KEYS}
+                                             for target in variable.targets]) for variable in driver.variables])
+
+
+def set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
+    """Give ``driver`` the type, expression and variables ``driver_of`` read, in place of its own."""
+    for variable in list(driver.variables):
+        driver.variables.remove(variable)
+    for name, variable_type, targets in variables:
+        variable = driver.variables.new()
+        variable.name, variable.type = name, variable_type
+        for target, settings in zip(variable.targets, targets):
+            target.id = settings["id"]
+            for key, value in settings.items():
+                if key != "id":
+                    setattr(target, key, value)
+    driver.type = kind
+    driver.expression = expression
+
+
+def drive_in_build(obj: bpy.types.Object, owner, key: str, driven, journal: Journal, path: str | None = None) -> None:
+    """``drive`` for the build: a property no driver drove when the build began, nor one of
+    the build's own since, gets a copy of a driver of the same shape the build made. ``path``:
+    ``owner.path_from_id(key)``, when the caller has it (``log_driver`` returns it)."""
+    if path is None:
+        path = owner.path_from_id(key)
+    made_paths = journal.read.setdefault("made paths", set())
+    fresh = path not in driven_before(obj, journal) and path not in made_paths
+    made_paths.add(path)
+    drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None, path)
+
+
+def constraint_path(owner: str, name: str, key: str) -> str:
+    """The path from the armature object of the setting ``key`` of the constraint ``name`` on the pose bone
+    ``owner``, as ``path_from_id`` gives it: which looks for the constraint's bone along all of them."""
+    return f'pose.bones["{quoted(owner)}"].constraints["{quoted(name)}"].{key}'
+
+
+def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal,
+               pose_bone: bpy.types.PoseBone | None = None) -> str:
+    """Log a pose bone property's driver (or its having none) and value, to give them back on undo;
+    returns the property's path from the object. ``pose_bone``: the bone's, when the caller has it."""
+    if pose_bone is None:
+        pose_bone = obj.pose.bones[bone]
+    # A path into one of the bone's constraints ('constraints["name"].distance') names its owner first.
+    owner_path, _, key = path.rpartition(".")
+    full_path = f"{pose_bone.path_from_id()}.{path}"
+    before = driver_of(obj, full_path) if full_path in driven_before(obj, journal) else None
+    value = pose_bone.path_resolve(path)
+
+    def undo() -> None:
+        restored = obj.pose.bones[bone]
+        try:
+            owner = restored.path_resolve(owner_path) if owner_path else restored
+        except ValueError:  # the constraint the driver was on is gone with the rest of the build
+            return
+        owner.driver_remove(key)
+        setattr(owner, key, value)
+        if before is not None:
+            set_driver(owner.driver_add(key).driver, *before)
+
+    journal.data(undo)
+    return full_path
+
+
+def driven_before(obj: bpy.types.Object, journal: Journal) -> set[str]:
+    """The paths the object's drivers drove when the build first asked, read once per build: Blender
+    finds a driver by path along all of them, which a build of many limbs would do once per limb for
+    each of the drivers it adds. A path the build logs is driven then or by the build's own driver,
+    added after the build logged it (the limb that drives a bone's property logs it first)."""
+    driven = journal.read.get("driven")
+    if driven is None:
+        data = obj.animation_data
+        driven = journal.read["driven"] = {curve.data_path for curve in data.drivers} if data is not None else set()
+    return driven

@@ -75,28 +75,37 @@ def log_bone(journal: Journal, armature: bpy.types.Armature, bone: bpy.types.Edi
     journal.edit(lambda edit_bones: _restore_edit_state(armature, name, state))
 
 
-def new_bone(journal: Journal, edit_bones, name: str) -> bpy.types.EditBone:
-    """Edit mode: a new bone named exactly ``name``, logged so a rollback deletes it."""
-    bone = edit_bones.new(name)
-    made = bone.name
-    journal.edit(lambda bones: bones.remove(bones[made]) if made in bones else None)
-    if made != name:
-        # Names are planned unique and within Blender's limit: a difference is a bug.
-        raise RuntimeError(f"Blender named the new bone '{made}' instead of '{name}'")
-    return bone
+def _new_bones(journal: Journal, edit_bones, names: Sequence[str]) -> dict[str, bpy.types.EditBone]:
+    """Edit mode: new bones named exactly ``names``, logged (by one undo for them all) so a rollback
+    deletes them."""
+    made_names: list[str] = []
+    journal.edit(lambda bones: [bones.remove(bones[made]) for made in reversed(made_names) if made in bones])
+    made = {}
+    for name in names:
+        bone = made[name] = edit_bones.new(name)
+        made_names.append(bone.name)
+        if made_names[-1] != name:
+            # Names are planned unique and within Blender's limit: a difference is a bug.
+            raise RuntimeError(f"Blender named the new bone '{made_names[-1]}' instead of '{name}'")
+    return made
 
 
-def _new_uid(obj: bpy.types.Object, journal: Journal, uids: set[str]) -> str:
-    """A limb uid no limb has (``uids``: every limb's, read once per build), taken into ``uids``."""
+def _new_uids(obj: bpy.types.Object, journal: Journal, count: int) -> list[str]:
+    """``count`` limb uids no limb has, taken at once (the record's next number read and written once)."""
     rig = obj.ik_rigger
-    number = rig.next_uid
-    while str(number) in uids:
+    if not count:
+        return []
+    taken = {limb.uid for limb in rig.limbs}
+    before = number = rig.next_uid
+    uids = []
+    for _ in range(count):
+        while str(number) in taken:
+            number += 1
+        uids.append(str(number))
         number += 1
-    before = rig.next_uid
-    rig.next_uid = number + 1
+    rig.next_uid = number
     journal.data(lambda: setattr(obj.ik_rigger, "next_uid", before))
-    uids.add(str(number))
-    return str(number)
+    return uids
 
 
 def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict[str, bpy.types.EditBone]:
@@ -109,7 +118,7 @@ def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict
     own values back, exactly (read in the same single precision Blender keeps them in).
     """
     start = len(edit_bones)
-    made = {new.name: new_bone(journal, edit_bones, new.name) for new in planned}
+    made = _new_bones(journal, edit_bones, [new.name for new in planned])
     if not made:
         return made
     count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
@@ -131,7 +140,8 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
                      made_already: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
-    with their rig's ``uid`` and role, then parented. Returns them by name. ``collections`` keeps
+    with their rig's ``uid`` and role, then parented, and those planned to take another bone's roll
+    (``roll_like``) given it. Returns them by name. ``collections`` keeps
     IK Rigger's bone collections by name across the calls of one build; ``known``, the armature's
     edit bones by name when the build indexed them (``bone_stage``); ``made_already``, the new
     bones ``make_bones`` made and placed for the whole build (else they are made here)."""
@@ -142,6 +152,9 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     if made_already is None:
         made_already = make_bones(journal, edit_bones, [new for new in planned if new.name not in reused])
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
+    # A bone that takes another's roll (``roll_like``) gets no roll of its own first, unless a bone here
+    # takes its roll in turn.
+    copied = {new.roll_like for new in planned}
     for new in planned:
         made = new.name not in reused
         if made:
@@ -156,7 +169,8 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
                 collection.unassign(bone)
             bone.head = new.head
             bone.tail = new.tail
-        bone.align_roll(new.z_axis)
+        if new.roll_like is None or new.name in copied:
+            bone.align_roll(new.z_axis)
         bone.use_deform = False
         if not made or new.palette != "DEFAULT":
             bone.color.palette = new.palette
@@ -174,6 +188,9 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             placed[new.name].parent = placed.get(new.parent) or _find(edit_bones, known, new.parent)
         elif new.name in reused:
             placed[new.name].parent = None
+    for new in planned:
+        if new.roll_like is not None:
+            placed[new.name].roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
     return placed
 
 
@@ -253,19 +270,16 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
                                             for new in limb_plan.new_bones if new.name not in reused])
     if known is not None:
         known.update(made)
-    taken_uids = {limb.uid for limb in obj.ik_rigger.limbs}
+    new_uids = iter(_new_uids(obj, journal, len(plans) - len(rebuilt)))
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
-        uid = entry.uid if entry is not None else _new_uid(obj, journal, taken_uids)
+        uid = entry.uid if entry is not None else next(new_uids)
         uids.append(uid)
         reused = reuses[index]
         placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made)
         for new in limb_plan.new_bones:
-            bone = placed[new.name]
-            if new.roll_like is not None:
-                bone.roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
             if not new.selectable or new.name in reused:  # Blender makes a bone selectable
-                bone.hide_select = not new.selectable
+                placed[new.name].hide_select = not new.selectable
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import bpy
 
 from ..core import joints
-from ..core.model import PALETTE_CHAIN, ConstraintPlan, NewBone
+from ..core.model import PALETTE_CHAIN, ConstraintPlan, NewBone, PropertyPlan
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from . import drivers, records, shapes
@@ -46,7 +46,7 @@ def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
                     for position, constraint in enumerate(pose_bone.constraints)]
             looks = (pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz), pose_bone.matrix_basis.copy())
             # A hidden chain's JOINT bone holds the IK's stretch, driven, and its hinge's IK settings.
-            solving = (pose_bone.ik_stretch, _driver_of(obj, pose_bone.path_from_id("ik_stretch")),
+            solving = (pose_bone.ik_stretch, drivers.driver_of(obj, pose_bone.path_from_id("ik_stretch")),
                        pose_joints.ik_settings(pose_bone))
 
             def undo(name: str = name, kept: list = kept, looks: tuple = looks, solving: tuple = solving) -> None:
@@ -55,7 +55,7 @@ def doomed_poses(obj: bpy.types.Object, plans: list[LimbPlan],
                 restored.ik_stretch, stretch_driver, settings = solving
                 pose_joints.set_ik_settings(restored, settings)
                 if stretch_driver is not None:
-                    _set_driver(restored.driver_add("ik_stretch").driver, *stretch_driver)
+                    drivers.set_driver(restored.driver_add("ik_stretch").driver, *stretch_driver)
                 for kind, position, state in kept:
                     _recreate_constraint(obj, name, kind, position, state)
 
@@ -119,11 +119,13 @@ def _left_out(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt, journa
     entry.parts.constraints[:] = kept
 
 
-def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone]) -> None:
+def hide_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], fresh: bool = False) -> None:
     """Object or Pose mode: hide the planned hidden bones where animators see them, in Pose mode
-    (``visibility``: Blender 4.2 and 5.x keep that state in different places)."""
+    (``visibility``: Blender 4.2 and 5.x keep that state in different places). ``fresh``: the bones
+    were all just made, shown, so only those to hide are looked up."""
     for new in planned:
-        hide_in_pose(obj, new.name, new.hidden)
+        if new.hidden or not fresh:
+            hide_in_pose(obj, new.name, new.hidden)
 
 
 def log_animation_data(obj: bpy.types.Object, journal: Journal) -> None:
@@ -143,39 +145,8 @@ def _constraint_state(constraint: bpy.types.Constraint, planned: ConstraintPlan)
     state = {key: getattr(constraint, key) for key in keys}
     if constraint.type == "ARMATURE":
         state["_targets"] = [(target.target, target.subtarget, target.weight) for target in constraint.targets]
-    state["_driver"] = _driver_of(constraint.id_data, constraint.path_from_id("influence"))
+    state["_driver"] = drivers.driver_of(constraint.id_data, constraint.path_from_id("influence"))
     return state
-
-
-_TARGET_KEYS = ("id", "data_path", "bone_target", "transform_type", "transform_space")
-
-
-def _driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
-    """A driver's type, expression and variables (name, type, each target's settings), to make it again;
-    None if undriven."""
-    data = obj.animation_data
-    fcurve = data.drivers.find(path) if data is not None else None
-    if fcurve is None:
-        return None
-    driver = fcurve.driver
-    return (driver.type, driver.expression,
-            [(variable.name, variable.type, [{key: getattr(target, key) for key in _TARGET_KEYS}
-                                             for target in variable.targets]) for variable in driver.variables])
-
-
-def _set_driver(driver: bpy.types.Driver, kind, expression, variables) -> None:
-    for variable in list(driver.variables):
-        driver.variables.remove(variable)
-    for name, variable_type, targets in variables:
-        variable = driver.variables.new()
-        variable.name, variable.type = name, variable_type
-        for target, settings in zip(variable.targets, targets):
-            target.id = settings["id"]
-            for key, value in settings.items():
-                if key != "id":
-                    setattr(target, key, value)
-    driver.type = kind
-    driver.expression = expression
 
 
 def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
@@ -190,7 +161,7 @@ def _restore_constraint(constraint: bpy.types.Constraint, state: dict) -> None:
     if state["_driver"] is None:
         constraint.driver_remove("influence")
         return
-    _set_driver(constraint.driver_add("influence").driver, *state["_driver"])
+    drivers.set_driver(constraint.driver_add("influence").driver, *state["_driver"])
 
 
 def remove_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
@@ -216,17 +187,20 @@ def _log_pose_bone(journal: Journal, obj: bpy.types.Object, name: str, ik: bool 
     pose_bone = obj.pose.bones[name]
     palette, stretch = looks if looks is not None else (pose_bone.color.palette, pose_bone.ik_stretch)
     settings = pose_joints.ik_settings(pose_bone) if ik else {}
-
-    def undo() -> None:
-        restored = obj.pose.bones[name]
-        restored.color.palette = palette
-        restored.ik_stretch = stretch
-        pose_joints.set_ik_settings(restored, settings)
-
-    journal.data(undo)
+    journal.data(lambda: _give_back(obj, name, palette, stretch, settings))
 
 
-def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> None:
+def _give_back(obj: bpy.types.Object, name: str, palette: str, stretch: float, settings: dict) -> None:
+    """A chain bone's colour, IK stretch and IK locks and limits (those in ``settings``) as logged."""
+    restored = obj.pose.bones[name]
+    restored.color.palette = palette
+    restored.ik_stretch = stretch
+    pose_joints.set_ik_settings(restored, settings)
+
+
+def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> int:
+    """Log the limb record at ``index`` (None: the one about to be added, whose index is returned) and
+    the active limb, to give them back on a rollback."""
     rig = obj.ik_rigger
     active = rig.active_limb_index
     if index is None:
@@ -237,7 +211,7 @@ def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> N
             obj.ik_rigger.active_limb_index = active
 
         journal.data(undo_added)
-        return
+        return added
     saved = rig.limbs[index].id_properties_ensure().to_dict()
 
     def undo_changed() -> None:
@@ -247,15 +221,19 @@ def _log_record(journal: Journal, obj: bpy.types.Object, index: int | None) -> N
         obj.ik_rigger.active_limb_index = active
 
     journal.data(undo_changed)
+    return index
 
 
 def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebuilt | None,
                   hinges: dict[str, joints.Hinge], journal: Journal) -> None:
     """Colour the chain red and give hinge joints their IK locks and limits, storing what each
     bone had: its colour and stretch when not Blender's defaults, its locks and limits while hinged."""
+    if entry is None:
+        _new_chain_states(obj, limb, chain, hinges, journal)
+        return
     pose_bones = obj.pose.bones
     default = ("DEFAULT", 0.0)
-    old_chain = records.inventory(limb).chain if entry is not None else ()
+    old_chain = records.inventory(limb).chain
     old_states = {item.name: (item.palette, item.ik_stretch, item.ik_settings) for item in limb.chain_states}
     limb.chain_states.clear()
     for name in chain:
@@ -285,7 +263,7 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
         if name not in chain and name in pose_bones:
             _log_pose_bone(journal, obj, name)
             if drivers.drives_stretch(obj, pose_bones[name], limb.handle):  # a chain made shorter
-                _log_driver(obj, name, "ik_stretch", journal)
+                drivers.log_driver(obj, name, "ik_stretch", journal)
                 pose_bones[name].driver_remove("ik_stretch")
             palette, stretch, settings = old_states.get(name, (*default, ""))
             pose_bones[name].color.palette, pose_bones[name].ik_stretch = palette, stretch
@@ -293,10 +271,42 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
                 pose_joints.set_ik_settings(pose_bones[name], pose_joints.loads(settings))
 
 
+def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges: dict[str, joints.Hinge],
+                      journal: Journal) -> None:
+    """``_chain_states`` for a limb just added: its record has no states to read, and one undo, logged
+    first, gives each chain bone back as it was before the build changed it."""
+    pose_bones = obj.pose.bones
+    before: list[tuple[str, str, float, dict]] = []
+
+    def undo() -> None:
+        for logged in reversed(before):
+            _give_back(obj, *logged)
+
+    journal.data(undo)
+    for name in chain:
+        pose_bone = pose_bones[name]
+        color = pose_bone.color
+        palette, stretch = color.palette, pose_bone.ik_stretch
+        hinge = hinges.get(name)
+        settings = pose_joints.ik_settings(pose_bone) if hinge is not None else {}
+        before.append((name, palette, stretch, settings))
+        stored = ""
+        if hinge is not None:
+            stored = pose_joints.dumps(settings)
+            pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(pose_joints.loads(stored), hinge))
+        if palette != "DEFAULT" or stretch != 0.0 or stored:  # as ``_chain_states`` stores
+            state = limb.chain_states.add()
+            state.name = name
+            state.palette, state.ik_stretch, state.ik_settings = palette, stretch, stored
+        color.palette = PALETTE_CHAIN
+
+
 def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, joints.Hinge], rebuilt: bool,
                  journal: Journal) -> None:
     """Hinges on made bones (a hidden chain's) from Blender's defaults; a rebuilt limb's made bones no longer
     hinged get those back (the bones are the rig's own: Remove deletes them)."""
+    if not hinges and not rebuilt:
+        return
     for new in limb_plan.new_bones:
         hinge = hinges.get(new.name)
         if hinge is None and not rebuilt:
@@ -307,83 +317,110 @@ def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, j
 
 
 def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: dict[int, Rebuilt],
-                    journal: Journal) -> dict[int, list[str]]:
+                    journal: Journal) -> dict[int, list[bpy.types.Constraint]]:
     """Object or Pose mode: every new limb's constraints, made and named before the build adds any
-    driver; returns each limb's (by index) constraint names, in its plan's order.
+    driver; returns each limb's (by index) constraints, in its plan's order (the pose pass adds and
+    removes no other constraint of those bones before it drives them).
 
     Naming a new constraint rewrites every animation path of the file that would name it (Blender
     renames the old name's paths), so each costs as much as the drivers already there: named
     between the drivers of the limbs before, a thousand limbs' constraints cost a thousand times
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
-    made: dict[int, list[str]] = {}
+    made: dict[int, list[bpy.types.Constraint]] = {}
     templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
+    added: list[tuple[str, str]] = []  # (owner, name) of each, removed by one undo
+
+    def undo() -> None:
+        for owner, name in reversed(added):
+            remove_constraint(obj, owner, name)
+
+    journal.data(undo)
     for index, limb_plan in enumerate(plans):
         if index in rebuilt:
             continue
-        names = made[index] = []
+        limb_made = made[index] = []
         for planned in limb_plan.constraints:
             key = template_key(planned)
             constraint = add_constraint(obj, planned, templates.get(key))
             if key not in templates and constraint.name == planned.name:
                 templates[key] = constraint
-            journal.data(lambda owner=planned.owner, name=constraint.name: remove_constraint(obj, owner, name))
-            names.append(constraint.name)
+            added.append((planned.owner, constraint.name))
+            limb_made.append(constraint)
     return made
 
 
 def constraints_and_record(obj: bpy.types.Object, limb_plan: LimbPlan, options: LimbOptions, originals: dict,
                             entry: Rebuilt | None, uid: str, hinges: list[joints.Hinge], journal: Journal,
-                            premade: list[str] | None = None) -> None:
-    """Object or Pose mode: the constraint stage for one limb, then its record. ``premade``: the names of
-    a new limb's constraints ``new_constraints`` made, in its plan's order."""
+                            premade: list[bpy.types.Constraint] | None = None) -> None:
+    """Object or Pose mode: the constraint stage for one limb, then its record. ``premade``: a new limb's
+    constraints ``new_constraints`` made, in its plan's order."""
     rig = obj.ik_rigger
-    _log_record(journal, obj, entry.index if entry is not None else None)
+    fresh = entry is None
+    index = _log_record(journal, obj, entry.index if entry is not None else None)
     if entry is None:
         limb = rig.limbs.add()
         limb.uid = uid
-        rig.active_limb_index = len(rig.limbs) - 1
+        rig.active_limb_index = index
     else:
-        limb = rig.limbs[entry.index]
+        limb = rig.limbs[index]
     limb.name = limb_plan.chain[-1]
-    _chain_states(obj, limb, limb_plan.chain, entry, {hinge.bone: hinge for hinge in hinges}, journal)
-    _made_hinges(obj, limb_plan, {hinge.bone: hinge for hinge in hinges}, entry is not None, journal)
-    limb.prebent.clear()
-    for name in limb_plan.chain:
+    hinged = {hinge.bone: hinge for hinge in hinges}
+    _chain_states(obj, limb, limb_plan.chain, entry, hinged, journal)
+    _made_hinges(obj, limb_plan, hinged, not fresh, journal)
+    if not fresh:  # a new record has no pre-bent bones, nor names but its own to write
+        limb.prebent.clear()
+    for name in limb_plan.chain if originals else ():
         if name in originals:
             rest = limb.prebent.add()
             rest.name = name
             rest.head, rest.tail, rest.roll = originals[name]
-    limb.extremity = limb_plan.extremity or ""
+    if limb_plan.extremity or not fresh:
+        limb.extremity = limb_plan.extremity or ""
     limb.handle = limb_plan.handle
-    limb.pole = limb_plan.pole or ""
-    limb.clone = limb_plan.clone or ""
-    fresh = entry is None
-    made_now = {new.name for new in limb_plan.new_bones} if fresh else set()
-    for planned in limb_plan.properties:
-        if planned.bone in made_now:  # a bone just made has no property to read first
-            records.ensure_property(obj, planned, fresh=True)
-            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
-            continue
-        before = obj.pose.bones[planned.bone].get(planned.key)
-        if records.ensure_property(obj, planned):
-            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
-        elif before != obj.pose.bones[planned.bone].get(planned.key):  # an option's value, set anew
-            journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
-                planned.key, before))
+    if limb_plan.pole or not fresh:
+        limb.pole = limb_plan.pole or ""
+    if limb_plan.clone or not fresh:
+        limb.clone = limb_plan.clone or ""
+    _properties(obj, limb_plan, fresh, journal)
     added = _constraints(obj, limb_plan, entry, journal, premade)
     records.store_inventory(limb, records.Inventory(tuple(limb_plan.chain), tuple(
-        (new.name, new.role) for new in limb_plan.new_bones), tuple(added)), fresh=fresh)
-    hide_made_bones(obj, limb_plan.new_bones)
-    made = {new.role: new.name for new in limb_plan.new_bones}
+        [(new.name, new.role) for new in limb_plan.new_bones]), tuple(added)), fresh=fresh)
+    hide_made_bones(obj, limb_plan.new_bones, fresh)
     if options.shapes:
-        shapes.give_shapes(obj, made, journal, set(entry.parts.made.values()) if entry is not None else ())
-    else:
-        shapes.take_shapes(obj, made.values(), journal)
-    limb.set_options(options, fresh=entry is None)
+        shapes.give_shapes(obj, {new.role: new.name for new in limb_plan.new_bones}, journal,
+                           set(entry.parts.made.values()) if entry is not None else ())
+    elif not fresh:  # a new limb's bones were just made, without shapes
+        shapes.take_shapes(obj, [new.name for new in limb_plan.new_bones], journal)
+    limb.set_options(options, fresh=fresh)
     _pose_drivers(obj, limb_plan, journal)
     if entry is not None:  # a new limb's chain carries no driver of IK Rigger's
         _undriven_stretch(obj, limb, limb_plan, journal)
+
+
+def _properties(obj: bpy.types.Object, limb_plan: LimbPlan, fresh: bool, journal: Journal) -> None:
+    """The planned custom properties (the handle's switches), each logged with what gives it back. A
+    bone just made (``fresh``: a new limb's) has none to read first: one undo takes those off."""
+    made_now = {new.name for new in limb_plan.new_bones} if fresh else ()
+    added: list[PropertyPlan] = []
+    if made_now:
+        journal.data(lambda: [obj.pose.bones[planned.bone].pop(planned.key, None) for planned in reversed(added)])
+    pose_bones = obj.pose.bones
+    found: dict[str, bpy.types.PoseBone] = {}  # a bone's properties are planned together: looked up once
+    for planned in limb_plan.properties:
+        pose_bone = found.get(planned.bone)
+        if pose_bone is None:
+            pose_bone = found[planned.bone] = pose_bones[planned.bone]
+        if planned.bone in made_now:
+            added.append(planned)
+            records.ensure_property(obj, planned, fresh=True, pose_bone=pose_bone)
+            continue
+        before = pose_bone.get(planned.key)
+        if records.ensure_property(obj, planned, pose_bone=pose_bone):
+            journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
+        elif before != pose_bone.get(planned.key):  # an option's value, set anew
+            journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
+                planned.key, before))
 
 
 def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:
@@ -391,54 +428,10 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
     ``stretch``), each logged with the driver it replaces."""
     for planned in limb_plan.drivers:
         pose_bone = obj.pose.bones[planned.bone]
-        _log_driver(obj, planned.bone, planned.path, journal)
+        path = drivers.log_driver(obj, planned.bone, planned.path, journal, pose_bone)
         owner_path, _, key = planned.path.rpartition(".")
-        _drive(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key, planned.driven, journal)
-
-
-def _drive(obj: bpy.types.Object, owner, key: str, driven, journal: Journal) -> None:
-    """``drivers.drive`` for the build: a property no driver drove when the build began, nor one of
-    the build's own since, gets a copy of a driver of the same shape the build made."""
-    path = owner.path_from_id(key)
-    made_paths = journal.read.setdefault("made paths", set())
-    fresh = path not in _driven_before(obj, journal) and path not in made_paths
-    made_paths.add(path)
-    drivers.drive(obj, owner, key, driven, journal.read.setdefault("drivers", {}) if fresh else None)
-
-
-def _log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal) -> None:
-    """Log a pose bone property's driver (or its having none) and value, to give them back on undo."""
-    pose_bone = obj.pose.bones[bone]
-    # A path into one of the bone's constraints ('constraints["name"].distance') names its owner first.
-    owner_path, _, key = path.rpartition(".")
-    full_path = f"{pose_bone.path_from_id()}.{path}"
-    before = _driver_of(obj, full_path) if full_path in _driven_before(obj, journal) else None
-    value = pose_bone.path_resolve(path)
-
-    def undo() -> None:
-        restored = obj.pose.bones[bone]
-        try:
-            owner = restored.path_resolve(owner_path) if owner_path else restored
-        except ValueError:  # the constraint the driver was on is gone with the rest of the build
-            return
-        owner.driver_remove(key)
-        setattr(owner, key, value)
-        if before is not None:
-            _set_driver(owner.driver_add(key).driver, *before)
-
-    journal.data(undo)
-
-
-def _driven_before(obj: bpy.types.Object, journal: Journal) -> set[str]:
-    """The paths the object's drivers drove when the build first asked, read once per build: Blender
-    finds a driver by path along all of them, which a build of many limbs would do once per limb for
-    each of the drivers it adds. A path the build logs is driven then or by the build's own driver,
-    added after the build logged it (the limb that drives a bone's property logs it first)."""
-    driven = journal.read.get("driven")
-    if driven is None:
-        data = obj.animation_data
-        driven = journal.read["driven"] = {curve.data_path for curve in data.drivers} if data is not None else set()
-    return driven
+        drivers.drive_in_build(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key,
+                               planned.driven, journal, path)
 
 
 def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal: Journal) -> None:
@@ -450,13 +443,13 @@ def _undriven_stretch(obj: bpy.types.Object, limb, limb_plan: LimbPlan, journal:
         pose_bone = obj.pose.bones[name]
         if name in driven or not drivers.drives_stretch(obj, pose_bone, limb_plan.handle):
             continue
-        _log_driver(obj, name, "ik_stretch", journal)
+        drivers.log_driver(obj, name, "ik_stretch", journal)
         pose_bone.driver_remove("ik_stretch")
         pose_bone.ik_stretch = states.get(name, 0.0)
 
 
 def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | None, journal: Journal,
-                 premade: list[str] | None = None) -> list[tuple[str, str]]:
+                 premade: list[bpy.types.Constraint] | None = None) -> list[tuple[str, str]]:
     """A rebuilt limb's constraints are set again in place; new ones added (or, in ``premade``, taken as
     ``new_constraints`` made them), unwanted ones removed; each planned influence driven.
     Returns the limb's constraints as (owner, name)."""
@@ -473,7 +466,7 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
         key = (planned.owner, planned.kind, planned.name)
         name = existing.pop(key, None)
         if premade is not None:
-            constraint = pose_bones[planned.owner].constraints[premade[position]]
+            constraint = premade[position]
         elif name is not None:
             constraint = pose_bones[planned.owner].constraints[name]
             state = _constraint_state(constraint, planned)
@@ -483,7 +476,8 @@ def _constraints(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt | No
             constraint = add_constraint(obj, planned)
             journal.data(lambda owner=planned.owner, made=constraint.name: remove_constraint(obj, owner, made))
         if planned.influence is not None:
-            _drive(obj, constraint, "influence", planned.influence, journal)
+            drivers.drive_in_build(obj, constraint, "influence", planned.influence, journal,
+                                   drivers.constraint_path(planned.owner, constraint.name, "influence"))
         added.append((planned.owner, constraint.name))
     for (owner, kind, _), name in existing.items():
         pose_bone = pose_bones[owner]

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
 import bpy
 
 from .. import parts as limb_parts
 from ..core import geometry
 from ..core.errors import RigError
-from ..core.model import PropertyPlan
+from ..core.model import PropertyPlan, quick_init
 from ..limb.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
 from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE
@@ -81,6 +82,7 @@ def marker(bone: bpy.types.Bone | bpy.types.EditBone) -> tuple[str, str] | None:
         return None
 
 
+@quick_init  # one per limb a build writes
 @dataclass(frozen=True)
 class Inventory:
     """What a limb's record lists, as last seen: its chain (root first), the bones made for it
@@ -107,8 +109,7 @@ def inventory(limb) -> Inventory:
 def store_inventory(limb, listed: Inventory, fresh: bool = False) -> None:
     """Write a limb record's inventory, when it changed, as one value; a record of version 1 drops its
     collections for it. ``fresh``: the record was just made, empty, so nothing need be read."""
-    text = json.dumps({"chain": list(listed.chain), "made": [list(pair) for pair in listed.made],
-                       "constraints": [list(pair) for pair in listed.constraints]}, ensure_ascii=False)
+    text = _inventory_text(listed)
     if fresh:
         limb.inventory = text
         return
@@ -117,6 +118,15 @@ def store_inventory(limb, listed: Inventory, fresh: bool = False) -> None:
     for legacy in _LEGACY_COLLECTIONS:
         if limb.is_property_set(legacy):
             limb.property_unset(legacy)
+
+
+def _inventory_text(listed: Inventory) -> str:
+    """``json.dumps`` of the inventory (``ensure_ascii=False``), written out: its layout is fixed, and
+    the standard encoder, set up anew on each call, costs a build of many limbs several times more."""
+    quote = encode_basestring
+    made = ", ".join([f"[{quote(name)}, {quote(role)}]" for name, role in listed.made])
+    constraints = ", ".join([f"[{quote(owner)}, {quote(name)}]" for owner, name in listed.constraints])
+    return f'{{"chain": [{", ".join(map(quote, listed.chain))}], "made": [{made}], "constraints": [{constraints}]}}'
 
 
 # The collections a record of version 1 listed its inventory in.
@@ -386,11 +396,13 @@ def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts
     return parts
 
 
-def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = False) -> bool:
+def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = False,
+                    pose_bone: bpy.types.PoseBone | None = None) -> bool:
     """Give the made bone's pose bone the planned custom property, if it has none yet (a rebuild keeps
     the value and keys it has, with the range brought up to date); returns whether it was added.
-    ``fresh``: the bone was just made, so it has none."""
-    pose_bone = obj.pose.bones[planned.bone]
+    ``fresh``: the bone was just made, so it has none; ``pose_bone``: the bone's, when the caller has it."""
+    if pose_bone is None:
+        pose_bone = obj.pose.bones[planned.bone]
     added = fresh or pose_bone.get(planned.key) is None
     if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
