@@ -217,12 +217,21 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
 _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 
 
+# The last options asked, with the bone options that apply to them (all of them, with the names they
+# give): a script mostly hands every limb the same options, and with the defaults none applies.
+_LAST_NAMED: list[Any] = [None, ()]
+
+
 def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
+    if _LAST_NAMED[0] is not options:
+        _LAST_NAMED[:] = [options, tuple(
+            (declared, getattr(options, declared.name)) for declared in _BONE_OPTIONS
+            if (when := declared.option.shown_when) is None or getattr(options, when[0]) == when[1])]
     bones = skeleton.bones
-    for declared in _BONE_OPTIONS:
-        name, when = getattr(options, declared.name), declared.option.shown_when
-        if name in bones or (when is not None and getattr(options, when[0]) != when[1]):
+    for declared, name in _LAST_NAMED[1]:
+        when = declared.option.shown_when
+        if name in bones:
             continue
         other = f", or change {when[0]}" if when is not None else ""
         # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option
