@@ -159,7 +159,9 @@ class _RestAxis:
             return self
         matrices, at = bone.__dict__["_rest"]
         start = at + self.column
-        axis = bone.__dict__[self.name] = Vector(matrices[start:start + 3]).normalized()
+        # Three floats indexed, not a slice: a slice is a new array first.
+        axis = Vector((matrices[start], matrices[start + 1], matrices[start + 2])).normalized()
+        bone.__dict__[self.name] = axis
         return axis
 
 
