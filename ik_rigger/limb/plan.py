@@ -8,7 +8,7 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
@@ -175,8 +175,8 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
                   handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
-    for part in limb_parts.PARTS:
-        part.plan(draft)
+    for plan in _planning(options):
+        plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=draft.handle_parent, pole_angle=draft.pole_angle,
@@ -184,6 +184,19 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                     bone_edits=tuple(draft.edited.values()), constraints=tuple(draft.constraints),
                     notes=tuple(draft.notes), properties=tuple(draft.properties), drivers=tuple(draft.drivers),
                     hinges=tuple(draft.hinges))
+
+
+# The last options planned with, the parts registered then and the plans of those that plan for them.
+_PLANNING: list[Any] = [None, (), ()]
+
+
+def _planning(options: LimbOptions) -> tuple[Callable[[Draft], None], ...]:
+    """The plans of the parts that may add to a limb with ``options`` (``Part.plans``), in order: a
+    script's plain options turn most of them off, and each would be called for every limb to return."""
+    parts = limb_parts.PARTS
+    if _PLANNING[0] is not options or _PLANNING[1] is not parts:
+        _PLANNING[:] = [options, parts, tuple(part.plan for part in parts if part.plans(options))]
+    return _PLANNING[2]
 
 
 def _taking_in_segment_above(skeleton: Skeleton, chain: tuple[str, ...]) -> int:

@@ -123,6 +123,6 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
-            used=stretches, draw=draw,
+            used=stretches, plans=stretches, draw=draw,
             retired={"use_stretch": "a limb stretches when its Maximum Stretch (max_stretch) is above 1: its handle's "
                      "Stretch (0 to 1) says how far"})
