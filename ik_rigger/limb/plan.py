@@ -175,6 +175,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
                   handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
+    draft._bending = bending  # read here already: the parts find it without working it out again
     for plan in _planning(options):
         plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
