@@ -30,15 +30,23 @@ def test_parts_skipped_for_their_options_would_have_planned_nothing(monkeypatch,
     # Every part called, as before parts said for which options they plan.
     monkeypatch.setattr(limb_parts, "PARTS", tuple(replace(part, plans=lambda options: True)
                                                    for part in limb_parts.PARTS))
-    assert len(limb_plan._planning(options)) == len(limb_parts.PARTS)
+    assert len(limb_plan._checked(options, "shin.L")[2]) == len(limb_parts.PARTS)
     assert limb_plan.plan_limb(skeleton, "shin.L", options, set()) == skipping
 
 
 def test_a_plain_limb_skips_the_parts_its_options_turn_off():
-    planned = set(limb_plan._planning(PLAIN))
+    planned = set(limb_plan._checked(PLAIN, "shin.L")[2])
     skipped = {part.name for part in limb_parts.PARTS if part.plan not in planned}
     assert skipped == {"foot_roll", "stretch", "pole_line", "distance", "soft_ik", "hinge"}
-    assert all(part.plan in set(limb_plan._planning(EVERY_PART)) for part in limb_parts.PARTS)
+    assert all(part.plan in set(limb_plan._checked(EVERY_PART, "shin.L")[2]) for part in limb_parts.PARTS)
+
+
+def test_equal_options_made_apart_are_read_alike_and_refused_alike():
+    planned = limb_plan._checked(replace(LimbOptions(), shapes=False, pole_line=False, max_stretch=1.0), "shin.L")
+    assert planned == limb_plan._checked(PLAIN, "shin.L")
+    # A value of another type equal to a good one (True for 1) is refused however often good ones came first.
+    with pytest.raises(RigError, match="chain_length"):
+        limb_plan._checked(replace(LimbOptions(), chain_length=True), "shin.L")
 
 
 def test_a_bone_option_is_checked_for_each_options_handed_in_turn():

@@ -32,7 +32,7 @@ from ..core.model import (
     quick_init,
 )
 from ..core.notes import is_warning
-from ..parts.base import Draft
+from ..parts.base import Draft, Part
 from ..parts.clone import ROLE_CLONE
 from ..parts.pole import ROLE_POLE
 from .options import LimbOptions, check_kinds, check_values, schema
@@ -134,9 +134,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     already planned in the same build); new names never collide with it. ``kept``: what
     each part keeps of the limb this rebuilds, by part name (its ``keep`` hook).
     """
-    _check_options(options, last)
+    named, _, plans = _checked(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
-    _check_named_bones(skeleton, options)
+    _check_named_bones(skeleton, named)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
     read = skeleton
@@ -176,7 +176,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
                   handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
     draft._bending = bending  # read here already: the parts find it without working it out again
-    for plan in _planning(options):
+    for plan in plans:
         plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
@@ -185,19 +185,6 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                     bone_edits=tuple(draft.edited.values()), constraints=tuple(draft.constraints),
                     notes=tuple(draft.notes), properties=tuple(draft.properties), drivers=tuple(draft.drivers),
                     hinges=tuple(draft.hinges))
-
-
-# The last options planned with, the parts registered then and the plans of those that plan for them.
-_PLANNING: list[Any] = [None, (), ()]
-
-
-def _planning(options: LimbOptions) -> tuple[Callable[[Draft], None], ...]:
-    """The plans of the parts that may add to a limb with ``options`` (``Part.plans``), in order: a
-    script's plain options turn most of them off, and each would be called for every limb to return."""
-    parts = limb_parts.PARTS
-    if _PLANNING[0] is not options or _PLANNING[1] is not parts:
-        _PLANNING[:] = [options, parts, tuple(part.plan for part in parts if part.plans(options))]
-    return _PLANNING[2]
 
 
 def _taking_in_segment_above(skeleton: Skeleton, chain: tuple[str, ...]) -> int:
@@ -231,19 +218,14 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
 _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 
 
-# The last options asked, with the bone options that apply to them (all of them, with the names they
-# give): a script mostly hands every limb the same options, and with the defaults none applies.
-_LAST_NAMED: list[Any] = [None, ()]
+Named = tuple[tuple[Any, str], ...]
 
 
-def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
-    """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
-    if _LAST_NAMED[0] is not options:
-        _LAST_NAMED[:] = [options, tuple(
-            (declared, getattr(options, declared.name)) for declared in _BONE_OPTIONS
-            if (when := declared.option.shown_when) is None or getattr(options, when[0]) == when[1])]
+def _check_named_bones(skeleton: Skeleton, named: Named) -> None:
+    """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies:
+    ``named`` holds those options with the names they give (``_checked``)."""
     bones = skeleton.bones
-    for declared, name in _LAST_NAMED[1]:
+    for declared, name in named:
         when = declared.option.shown_when
         if name in bones:
             continue
@@ -259,31 +241,49 @@ def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
                        f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
 
 
-# Options that passed every check, with their values' types (True equals 1, 2.0 equals 2): a build
-# mostly asks one set of options for every limb, and a rebuild the same again. A value equal to
-# none (NaN) is never found here, so it is checked each time.
-_PASSED: set[tuple[tuple[Any, ...], tuple[type, ...]]] = set()
+# What planning reads of a set of options once they passed every check (``_checked``): the bone options
+# that apply to them with the names they give, the parts registered then, and the plans of those parts
+# that plan anything for them (``Part.plans``; a plain script's options turn most of them off).
+Reading = tuple[Named, tuple[Part, ...], tuple[Callable[[Draft], None], ...]]
+# Options that passed every check, by their values with their types (True equals 1, 2.0 equals 2), with
+# what planning reads of them: a build mostly asks equal options for every limb (a script often makes
+# each limb's own), and a rebuild the same again. A value equal to none (NaN) is refused.
+_PASSED: dict[tuple[tuple[Any, ...], tuple[type, ...]], Reading] = {}
 # The options' values in their fields' order, read in one call: hashing and comparing the frozen
 # dataclass itself reads its thirty fields one by one in Python, which took as long as planning a part.
 _VALUES = attrgetter(*(entry.name for entry in fields(LimbOptions)))
-# The options that passed last, themselves: a script mostly hands every limb the same options.
-_LAST_PASSED: list[LimbOptions] = []
+# The options that passed last, themselves, and what planning reads of them: a script mostly hands
+# every limb the same options.
+_LAST_PASSED: list[Any] = [None, None]
 
 
-def _check_options(options: LimbOptions, last: str) -> None:
-    if _LAST_PASSED and _LAST_PASSED[0] is options:
-        return
-    values = _VALUES(options)
-    key = (values, tuple(map(type, values)))
-    if key in _PASSED:
-        _LAST_PASSED[:] = [options]
-        return
-    check_kinds(options, last)
-    if options.chain_length > MAX_CHAIN_BONES:
-        raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
-                       f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
-    check_values(options, last)
-    if len(_PASSED) >= 256:
-        _PASSED.clear()
-    _PASSED.add(key)
-    _LAST_PASSED[:] = [options]
+def _checked(options: LimbOptions, last: str) -> Reading:
+    """Refuse options of the wrong kind or out of range; what planning reads of them (``Reading``)."""
+    if _LAST_PASSED[0] is options:
+        reading: Reading = _LAST_PASSED[1]
+    else:
+        values = _VALUES(options)
+        key = (values, tuple(map(type, values)))
+        found = _PASSED.get(key)
+        if found is None:
+            check_kinds(options, last)
+            if options.chain_length > MAX_CHAIN_BONES:
+                raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
+                               f"({MAX_CHAIN_BONES})", bone=last,
+                               hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
+            check_values(options, last)
+            if len(_PASSED) >= 256:
+                _PASSED.clear()
+            found = _PASSED[key] = _reading(options)
+        reading = found
+        _LAST_PASSED[:] = [options, reading]
+    if reading[1] is not limb_parts.PARTS:  # parts registered since (a test's, an add-on's)
+        reading = _LAST_PASSED[1] = _reading(options)
+    return reading
+
+
+def _reading(options: LimbOptions) -> Reading:
+    parts = limb_parts.PARTS
+    named = tuple((declared, getattr(options, declared.name)) for declared in _BONE_OPTIONS
+                  if (when := declared.option.shown_when) is None or getattr(options, when[0]) == when[1])
+    return named, parts, tuple(part.plan for part in parts if part.plans(options))
