@@ -98,8 +98,13 @@ def _end_extremes(skeleton: Skeleton, up: Vector) -> list[float]:
     if not heights:
         return []
     low, high = min(heights), max(heights)
+    tails = list(map(up.dot, map(_TAIL, bones)))
+    # Most skeletons have no tail beyond their heads' span: none to ask of. Asked as "all within", so
+    # that a first height that is no number (NaN, which min and max return then) is walked as before.
+    if min(tails) >= low and max(tails) <= high:
+        return [low, high]
     ends_at_tail = None
-    for bone, height in zip(bones, map(up.dot, map(_TAIL, bones))):
+    for bone, height in zip(bones, tails):
         if low <= height <= high:
             continue
         if ends_at_tail is None:
@@ -122,10 +127,16 @@ def _ends_at_tail(only: dict[str, BoneInfo]) -> Callable[[BoneInfo], bool]:
 
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
-    if "feet_limit" not in skeleton.measures:
-        skeleton.measures["feet_limit"] = _feet_limit(_end_extremes(skeleton, skeleton.up))
-    limit = skeleton.measures["feet_limit"]
+    limit = _ground_limit(skeleton)
     return limit is not None and point.dot(skeleton.up) <= limit
+
+
+def _ground_limit(skeleton: Skeleton) -> float | None:
+    """The height along ``up`` below which a point is at the ground (``at_ground``), measured once per skeleton."""
+    measures = skeleton.measures
+    if "feet_limit" not in measures:
+        measures["feet_limit"] = _feet_limit(_end_extremes(skeleton, skeleton.up))
+    return measures["feet_limit"]
 
 
 def ground_above(skeleton: Skeleton, name: str) -> str | None:
@@ -137,12 +148,14 @@ def ground_above(skeleton: Skeleton, name: str) -> str | None:
     """
     found = skeleton.measures.setdefault("ground_above", {})
     bones = skeleton.bones
+    # ``at_ground`` of each parent walked, its measure read once.
+    limit, up = _ground_limit(skeleton), skeleton.up
     walked = []
     bone: str | None = name
     while bone is not None and bone not in found:
         walked.append(bone)
         parent = bones[bone].parent
-        if parent is not None and at_ground(skeleton, bones[parent].head):
+        if parent is not None and limit is not None and bones[parent].head.dot(up) <= limit:
             found[bone] = parent
             break
         bone = parent

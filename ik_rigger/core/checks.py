@@ -11,7 +11,7 @@ from collections.abc import Container, Sequence
 
 from . import naming
 from .errors import RigError
-from .model import Skeleton
+from .model import BoneInfo, Skeleton
 
 # Blender's IK constraint counts at most this many bones (its chain_count maximum);
 # a longer request would be cut short without a word.
@@ -41,15 +41,45 @@ def check_chain(skeleton: Skeleton, chain: Sequence[str]) -> None:
     ``chain`` is root first, as ``plan.chain_ending_at`` gives it. The joints are the
     chain bones' heads and the last bone's tail, as IK Rigger plans them.
     """
-    bones = [skeleton.bones[name] for name in chain]
-    joints = [bone.head for bone in bones] + [bones[-1].tail]
-    gaps = [b - a for a, b in zip(joints, joints[1:])]
+    found = skeleton.bones
+    bones = [found[name] for name in chain]
+    heads = [bone.head for bone in bones]
+    last = bones[-1]
+    gaps = [b - a for a, b in zip(heads, heads[1:])]
+    gaps.append(last.tail - last.head)
     # Each length measured once: every limb of a build is checked.
     segments = [gap.length for gap in gaps]
     # The last bone's own length is its segment's: both are its tail less its head.
-    lengths = [(bone.tail - bone.head).length for bone in bones[:-1]] + [segments[-1]]
+    lengths = [(bone.tail - bone.head).length for bone in bones[:-1]]
+    lengths.append(segments[-1])
     # The larger of the two sums: a chain of tiny bones spread far apart still has a size.
     average = max(sum(lengths), sum(segments)) / len(bones)
+    short = SHORT_FRACTION * average
+    # Most chains have no bone nor segment this short (``STUB_FRACTION`` is shorter still): nothing to look
+    # for. Asked as "all longer", so that a length that is no number (NaN) is looked at as before.
+    if not (min(lengths) > short and min(segments) > short):
+        _check_lengths(chain, bones, lengths, segments, average)
+    for index in range(1, len(chain)):
+        previous, name = chain[index - 1], chain[index]
+        between = 180.0 - math.degrees(gaps[index - 1].angle(gaps[index]))
+        if between < 180.0 - FOLDED_DEGREES:
+            raise RigError(
+                f"turns back along '{previous}' ({between:.1f} degrees between them): the chain is folded back "
+                "on itself, and IK cannot tell which way it bends", bone=name,
+                hint=f"In Edit Mode, open the joint between '{previous}' and '{name}' so the two bones point "
+                "apart, then try again.")
+    reach = (last.tail - heads[0]).length
+    if reach <= short:
+        raise RigError(
+            f"ends where the chain {chain[0]} > {chain[-1]} starts ({reach:.3g} apart), so IK has no line to "
+            "bend it about", bone=chain[-1],
+            hint=f"In Edit Mode, move the joints so the tail of '{chain[-1]}' lies away from the head of "
+            f"'{chain[0]}', then try again.")
+
+
+def _check_lengths(chain: Sequence[str], bones: list[BoneInfo], lengths: list[float], segments: list[float],
+                   average: float) -> None:
+    """Refuse the first chain bone too short for IK, or starting where the one before it does."""
     short = SHORT_FRACTION * average
     stub = STUB_FRACTION * average
     for index, bone in enumerate(bones):
@@ -66,22 +96,6 @@ def check_chain(skeleton: Skeleton, chain: Sequence[str]) -> None:
                 f"starts where '{bone.name}' starts ({segment:.3g} apart), so the chain has no joint between them",
                 bone=name, hint=f"In Edit Mode, move the head of '{name}' to the tail of '{bone.name}', then try "
                 "again.")
-    for index in range(1, len(chain)):
-        previous, name = chain[index - 1], chain[index]
-        between = 180.0 - math.degrees(gaps[index - 1].angle(gaps[index]))
-        if between < 180.0 - FOLDED_DEGREES:
-            raise RigError(
-                f"turns back along '{previous}' ({between:.1f} degrees between them): the chain is folded back "
-                "on itself, and IK cannot tell which way it bends", bone=name,
-                hint=f"In Edit Mode, open the joint between '{previous}' and '{name}' so the two bones point "
-                "apart, then try again.")
-    reach = (joints[-1] - joints[0]).length
-    if reach <= short:
-        raise RigError(
-            f"ends where the chain {chain[0]} > {chain[-1]} starts ({reach:.3g} apart), so IK has no line to "
-            "bend it about", bone=chain[-1],
-            hint=f"In Edit Mode, move the joints so the tail of '{chain[-1]}' lies away from the head of "
-            f"'{chain[0]}', then try again.")
 
 
 def check_mirrored(chain: Sequence[str], extremity: str | None, other_chain: Sequence[str],

@@ -73,10 +73,14 @@ def split_halves(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector
     limb would bend halfway along the thigh or forearm.
     """
     chains = chains_of(skeleton)
-    return frozenset(
-        second for index, (first, second) in enumerate(zip(chain, chain[1:]), start=1)
-        if chains.second_half(first, second)
-        and math.degrees(in_line_angle(joints[index - 1], joints[index], joints[index + 1])) <= HALF_MAX_DEGREES)
+    found = [second for index, (first, second) in enumerate(zip(chain, chain[1:]), start=1)
+             if chains.second_half(first, second)
+             and math.degrees(in_line_angle(joints[index - 1], joints[index], joints[index + 1])) <= HALF_MAX_DEGREES]
+    # Most chains have none: every limb planned asks.
+    return frozenset(found) if found else _NONE
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def chains_of(skeleton: Skeleton) -> Chains:

@@ -162,7 +162,7 @@ class Names:
     def __getitem__(self, name: str) -> Name:
         read = self.read.get(name)
         if read is None:
-            read = _read_name(name, self.known)
+            read = _read_split(name, naming.split_side(name, self.known))  # _read_name, a call less
             if read.generated == "DEF" and not self._rig_around():
                 read = replace(read, generated=None)
             self.read[name] = read

@@ -53,7 +53,8 @@ def unevenness(matrix: Matrix) -> float:
 
 def chain_length(joints: Sequence[Vector]) -> float:
     """Sum of the bone lengths of a chain given by its joint positions."""
-    return sum((b - a).length for a, b in zip(joints, joints[1:]))
+    # A list summed, not a generator: the same sum in the same order, made without resuming a frame per bone.
+    return sum([(b - a).length for a, b in zip(joints, joints[1:])])
 
 
 def bend_direction(joints: Sequence[Vector]) -> Vector | None:
@@ -140,7 +141,10 @@ def pole_position(joints: Sequence[Vector], direction: Vector, distance: float) 
 
 def cross(a: Vector, b: Vector) -> Vector:
     """Cross product of two 3D vectors, typed as a Vector (mathutils' own also serves 2D, giving floats)."""
-    return Vector((a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x))
+    # The components read in one call each (a slice of a Vector is a tuple of floats), not one by one.
+    ax, ay, az = a[:]
+    bx, by, bz = b[:]
+    return Vector((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx))
 
 
 def signed_angle(u: Vector, v: Vector, normal: Vector) -> float:

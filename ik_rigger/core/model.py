@@ -123,11 +123,16 @@ class BoneInfo:
         a third of the read."""
         new = object.__new__
         found = {}
-        for at, (name, parent, head, tail, connected) in enumerate(columns):
+        # Each bone's place in ``matrices`` counted along with it, not multiplied out of its index.
+        for (name, parent, head, tail, connected), at in zip(columns, range(0, len(matrices), 16)):
             info = new(cls)
             values = info.__dict__
-            values["name"], values["parent"], values["head"], values["tail"] = name, parent, head, tail
-            values["connected"], values["_rest"] = connected, (matrices, 16 * at)
+            values["name"] = name
+            values["parent"] = parent
+            values["head"] = head
+            values["tail"] = tail
+            values["connected"] = connected
+            values["_rest"] = (matrices, at)
             found[name] = info
         return found
 
@@ -154,7 +159,9 @@ class _RestAxis:
             return self
         matrices, at = bone.__dict__["_rest"]
         start = at + self.column
-        axis = bone.__dict__[self.name] = Vector(matrices[start:start + 3]).normalized()
+        # Three floats indexed, not a slice: a slice is a new array first.
+        axis = Vector((matrices[start], matrices[start + 1], matrices[start + 2])).normalized()
+        bone.__dict__[self.name] = axis
         return axis
 
 
@@ -197,20 +204,22 @@ class Skeleton:
     def children(self, name: str) -> Sequence[BoneInfo]:
         """The bones whose parent is ``name``, in the skeleton's order: the index's own, not a copy
         (planning asks for several of each limb), so to be read only."""
-        return self._children_index().get(name, ())
+        return (self._below or self._children_index()).get(name, ())
 
     def only_children(self) -> dict[str, BoneInfo]:
-        """Each bone that has a single child, to that child."""
-        self._children_index()
-        return self._only
+        """Each bone that has a single child, to that child (indexed on the first call: planning
+        a limb that is not straight never asks)."""
+        only = self._only
+        if not only:
+            only.update((name, children[0]) for name, children in self._children_index().items()
+                        if name is not None and len(children) == 1)
+        return only
 
     def _children_index(self) -> dict[str | None, list[BoneInfo]]:
         below = self._below
         if not below:
             for bone in self.bones.values():
                 below.setdefault(bone.parent, []).append(bone)
-            self._only.update((name, children[0]) for name, children in below.items()
-                              if name is not None and len(children) == 1)
         return below
 
     def ancestors(self, name: str) -> Iterator[str]:

@@ -257,13 +257,28 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     Never returns a taken name, so an existing bone is never overwritten: a clash
     gets a number after the tag, still before the side suffix.
     """
-    parts = split_side(name, known_names)
-    stem = parts.namespace + parts.prefix + parts.base
     # As unique_name's first try: a new bone's name is almost always free, and short enough.
-    first = f"{stem}_{tag}{parts.suffix}"
-    if len(first) <= MAX_NAME_BYTES and first.isascii() and first not in taken:
+    alone, glued, other = _first_tries(name, tag)
+    first = glued if glued is not None and other in known_names else alone
+    if first and first not in taken:
         return first
-    return unique_name(stem, f"_{tag}", parts.suffix, taken)
+    parts = split_side(name, known_names)
+    return unique_name(parts.namespace + parts.prefix + parts.base, f"_{tag}", parts.suffix, taken)
+
+
+@functools.lru_cache(maxsize=8192)
+def _first_tries(name: str, tag: str) -> tuple[str, str | None, str]:
+    """``derived_name``'s first try for ``name`` split as it alone says, and split at a glued side (for
+    when the other side's name ``other`` exists: ``split_side``); "" where that try is too long or not
+    ASCII, so ``unique_name`` fits it. Planning names a few bones after each chain bone, of one
+    armature and of the next."""
+    split, glued, other = _split_alone(name)
+
+    def first(parts: SideName) -> str:
+        tried = f"{parts.namespace}{parts.prefix}{parts.base}_{tag}{parts.suffix}"
+        return tried if len(tried) <= MAX_NAME_BYTES and tried.isascii() else ""
+
+    return first(split), first(glued) if glued is not None else None, other
 
 
 _ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna")

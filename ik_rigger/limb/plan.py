@@ -8,7 +8,7 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
@@ -32,7 +32,7 @@ from ..core.model import (
     quick_init,
 )
 from ..core.notes import is_warning
-from ..parts.base import Draft
+from ..parts.base import Draft, Part
 from ..parts.clone import ROLE_CLONE
 from ..parts.pole import ROLE_POLE
 from .options import LimbOptions, check_kinds, check_values, schema
@@ -134,9 +134,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     already planned in the same build); new names never collide with it. ``kept``: what
     each part keeps of the limb this rebuilds, by part name (its ``keep`` hook).
     """
-    _check_options(options, last)
+    named, _, plans = _checked(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
-    _check_named_bones(skeleton, options)
+    _check_named_bones(skeleton, named)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options)
     read = skeleton
@@ -175,8 +175,9 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
                   handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
-    for part in limb_parts.PARTS:
-        part.plan(draft)
+    draft._bending = bending  # read here already: the parts find it without working it out again
+    for plan in plans:
+        plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=draft.handle_parent, pole_angle=draft.pole_angle,
@@ -217,12 +218,16 @@ def _check_whole_first_segment(skeleton: Skeleton, chain: tuple[str, ...], lengt
 _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 
 
-def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
-    """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies."""
+Named = tuple[tuple[Any, str], ...]
+
+
+def _check_named_bones(skeleton: Skeleton, named: Named) -> None:
+    """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies:
+    ``named`` holds those options with the names they give (``_checked``)."""
     bones = skeleton.bones
-    for declared in _BONE_OPTIONS:
-        name, when = getattr(options, declared.name), declared.option.shown_when
-        if name in bones or (when is not None and getattr(options, when[0]) != when[1]):
+    for declared, name in named:
+        when = declared.option.shown_when
+        if name in bones:
             continue
         other = f", or change {when[0]}" if when is not None else ""
         # A choice (extremity_mode "BONE") asks for the bone named: none named is no bone. An option
@@ -236,31 +241,49 @@ def _check_named_bones(skeleton: Skeleton, options: LimbOptions) -> None:
                        f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
 
 
-# Options that passed every check, with their values' types (True equals 1, 2.0 equals 2): a build
-# mostly asks one set of options for every limb, and a rebuild the same again. A value equal to
-# none (NaN) is never found here, so it is checked each time.
-_PASSED: set[tuple[tuple[Any, ...], tuple[type, ...]]] = set()
+# What planning reads of a set of options once they passed every check (``_checked``): the bone options
+# that apply to them with the names they give, the parts registered then, and the plans of those parts
+# that plan anything for them (``Part.plans``; a plain script's options turn most of them off).
+Reading = tuple[Named, tuple[Part, ...], tuple[Callable[[Draft], None], ...]]
+# Options that passed every check, by their values with their types (True equals 1, 2.0 equals 2), with
+# what planning reads of them: a build mostly asks equal options for every limb (a script often makes
+# each limb's own), and a rebuild the same again. A value equal to none (NaN) is refused.
+_PASSED: dict[tuple[tuple[Any, ...], tuple[type, ...]], Reading] = {}
 # The options' values in their fields' order, read in one call: hashing and comparing the frozen
 # dataclass itself reads its thirty fields one by one in Python, which took as long as planning a part.
 _VALUES = attrgetter(*(entry.name for entry in fields(LimbOptions)))
-# The options that passed last, themselves: a script mostly hands every limb the same options.
-_LAST_PASSED: list[LimbOptions] = []
+# The options that passed last, themselves, and what planning reads of them: a script mostly hands
+# every limb the same options.
+_LAST_PASSED: list[Any] = [None, None]
 
 
-def _check_options(options: LimbOptions, last: str) -> None:
-    if _LAST_PASSED and _LAST_PASSED[0] is options:
-        return
-    values = _VALUES(options)
-    key = (values, tuple(map(type, values)))
-    if key in _PASSED:
-        _LAST_PASSED[:] = [options]
-        return
-    check_kinds(options, last)
-    if options.chain_length > MAX_CHAIN_BONES:
-        raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
-                       f"({MAX_CHAIN_BONES})", bone=last, hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
-    check_values(options, last)
-    if len(_PASSED) >= 256:
-        _PASSED.clear()
-    _PASSED.add(key)
-    _LAST_PASSED[:] = [options]
+def _checked(options: LimbOptions, last: str) -> Reading:
+    """Refuse options of the wrong kind or out of range; what planning reads of them (``Reading``)."""
+    if _LAST_PASSED[0] is options:
+        reading: Reading = _LAST_PASSED[1]
+    else:
+        values = _VALUES(options)
+        key = (values, tuple(map(type, values)))
+        found = _PASSED.get(key)
+        if found is None:
+            check_kinds(options, last)
+            if options.chain_length > MAX_CHAIN_BONES:
+                raise RigError(f"a chain of {options.chain_length} bones is longer than Blender's IK allows "
+                               f"({MAX_CHAIN_BONES})", bone=last,
+                               hint=f"Set the chain length to {MAX_CHAIN_BONES} or less.")
+            check_values(options, last)
+            if len(_PASSED) >= 256:
+                _PASSED.clear()
+            found = _PASSED[key] = _reading(options)
+        reading = found
+        _LAST_PASSED[:] = [options, reading]
+    if reading[1] is not limb_parts.PARTS:  # parts registered since (a test's, an add-on's)
+        reading = _LAST_PASSED[1] = _reading(options)
+    return reading
+
+
+def _reading(options: LimbOptions) -> Reading:
+    parts = limb_parts.PARTS
+    named = tuple((declared, getattr(options, declared.name)) for declared in _BONE_OPTIONS
+                  if (when := declared.option.shown_when) is None or getattr(options, when[0]) == when[1])
+    return named, parts, tuple(part.plan for part in parts if part.plans(options))

@@ -11,7 +11,8 @@ declares a ``PART``:
   of those that are controls, and which roles each kind of constraint it adds aims
   at (how its constraints are recognised after the user renames them).
 - ``plan``: a pure function (no Blender) that adds the part's bones, constraints,
-  custom properties and drivers to a ``Draft``, as plain data.
+  custom properties and drivers to a ``Draft``, as plain data; ``plans`` says for which
+  options it has anything to add (the others skip it).
 - hooks, each optional, called by the Blender layer with the limb's current pieces
   (``rig.records.Parts``): ``draw`` (its live settings in the Limbs panel),
   ``snap_to_fk`` (place its controls on an FK pose, for IK-from-FK snapping) and
@@ -196,6 +197,9 @@ class Part:
     # Whether a limb with these options uses the part (a part that makes bones: when one of them
     # exists too, as another part may make one of its roles for itself).
     used: Callable[[Any], bool] = lambda options: True
+    # Whether its ``plan`` may add anything for these options: a part whose plan would return at once
+    # (an option off) is not called (``limb.plan``). It must not plan less than ``plan`` alone would.
+    plans: Callable[[Any], bool] = lambda options: True
     # Options of earlier releases the part no longer has, each with what took its place: configs and
     # scripts that set one still read, with that note, the value unused.
     retired: Mapping[str, str] = field(default_factory=dict)

@@ -125,4 +125,5 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("distance", Options, plan, roles=(ROLE_DISTANCE_CENTER,), shapes={ROLE_DISTANCE_CENTER: SPHERE},
-            targets={"LIMIT_DISTANCE": (ROLE_DISTANCE_CENTER,), "IK": (ROLE_DISTANCE_CENTER,)}, draw=draw)
+            targets={"LIMIT_DISTANCE": (ROLE_DISTANCE_CENTER,), "IK": (ROLE_DISTANCE_CENTER,)}, draw=draw,
+            plans=lambda options: options.distance_limit in LIMIT_MODES)

@@ -197,4 +197,5 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 PART = Part("foot_roll", Options, plan,
             roles=(ROLE_ROLL, ROLE_HEEL, ROLE_TIP, ROLE_BANK_OUT, ROLE_BANK_IN, ROLE_TOE_PIVOT, ROLE_TOE_CLONE),
             shapes={ROLE_ROLL: replace(RING, label="IK Foot Roll", size=0.5)},
-            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw)
+            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw,
+            plans=lambda options: bool(options.foot_roll))

@@ -51,4 +51,5 @@ def plan(draft: Draft) -> None:
                 "Joints off"))
 
 
-PART = Part("hinge", Options, plan, used=lambda options: bool(options.hinge_joints))
+PART = Part("hinge", Options, plan, used=lambda options: bool(options.hinge_joints),
+            plans=lambda options: bool(options.hinge_joints))

@@ -9,7 +9,6 @@ from typing import Any
 from ..core import geometry, naming
 from ..core.model import PALETTE_CONTROL, BoneEdit, BoneInfo, NewBone
 from .base import Draft, Item, Part, Shape, option
-from .parents import check_control_parent
 
 ROLE_POLE = "POLE"
 TAG_POLE = naming.TAG_POLE
@@ -43,9 +42,9 @@ def plan(draft: Draft) -> None:
     pole = draft.new_name(draft.middle[0], TAG_POLE)
     position = geometry.pole_position(draft.bending_joints, draft.bend,
                                       max(options.pole_distance, 0.05) * draft.length)
+    # At the origin, the pole hangs from what the handle does: the parents part has refused an origin in or
+    # below the chain, or below the chain's parent (``parents.resolve_origin``), so it is not asked again.
     parent = draft.handle if options.pole_parent == "HANDLE" else draft.controls_parent
-    if options.pole_parent == "ORIGIN" and draft.handle_parent is not None:
-        check_control_parent(draft.skeleton, chain, draft.handle_parent, "pole")
     draft.bones.append(NewBone(ROLE_POLE, pole, position, position + draft.bend * 0.1 * draft.length,
                                (joints[-1] - joints[0]).normalized(), parent, PALETTE_CONTROL,
                                naming.COLLECTION_CONTROLS))

@@ -45,4 +45,4 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("pole_line", Options, plan, roles=(ROLE_POLE_LINE,), shapes={ROLE_POLE_LINE: LINE},
-            targets={"STRETCH_TO": (ROLE_POLE,)}, draw=draw)
+            targets={"STRETCH_TO": (ROLE_POLE,)}, draw=draw, plans=lambda options: bool(options.pole_line))

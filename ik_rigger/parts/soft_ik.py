@@ -224,7 +224,7 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
         layout.prop(handle, f'["{SOFT_IK}"]', text="Soft IK", slider=True)
 
 
-PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used,
+PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used, plans=used,
             targets={"IK": (ROLE_SOFT,), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
             draw=draw, keep=keep, snap_to_fk=snap_to_fk,
             bake_to_ik=bake_to_ik)

@@ -54,7 +54,9 @@ def add_target(draft: Draft) -> str:
     made = draft.made(ROLE_TARGET)
     if made is not None:
         return made
-    handle = next(bone for bone in draft.bones if bone.role == ROLE_HANDLE)
+    for handle in draft.bones:  # a loop, not next() over a generator: asked for every stretching limb
+        if handle.role == ROLE_HANDLE:
+            break
     target = draft.new_name(draft.end_bone, TAG_TARGET)
     # Turned as the chain's last bone is at rest: with the IK's Rotation (Follow Handle Rotation,
     # which the panel may turn on at any time on a limb with a target) that bone takes the target's
@@ -84,7 +86,7 @@ def plan(draft: Draft) -> None:
     if still:
         draft.notes.extend(f"'{name}' does not stretch: {why}" for name, why in still.items())
     driven = Driven(((STRETCH, draft.handle),))  # frozen: every bone's driver reads the same switch
-    draft.drivers.extend(PoseDriver(name, "ik_stretch", driven) for name in draft.chain if name not in still)
+    draft.drivers.extend([PoseDriver(name, "ik_stretch", driven) for name in draft.chain if name not in still])
 
 
 def unstretched(draft: Draft) -> dict[str, str]:
@@ -121,6 +123,6 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 PART = Part("stretch", Options, plan, roles=(ROLE_TARGET, ROLE_REACH), targets={"LIMIT_DISTANCE": (ROLE_REACH,)},
-            used=stretches, draw=draw,
+            used=stretches, plans=stretches, draw=draw,
             retired={"use_stretch": "a limb stretches when its Maximum Stretch (max_stretch) is above 1: its handle's "
                      "Stretch (0 to 1) says how far"})

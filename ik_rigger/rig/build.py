@@ -189,8 +189,10 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
                 used[bone] = last
-        check_limb(skeleton, limb_plan, options, ours, stacks, solvers)
-        told = tuple(overridden_by_ik(stacks, limb_plan, ours))
+        told: tuple[str, ...] = ()
+        if stacks:  # a bare armature has no constraint a limb could fight or override
+            check_limb(skeleton, limb_plan, options, ours, stacks, solvers)
+            told = tuple(overridden_by_ik(stacks, limb_plan, ours))
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
