@@ -98,3 +98,23 @@ def test_rebuilding_a_limb_from_the_panel_in_edit_mode_switches_into_edit_mode_o
     assert switches == [("EDIT", "OBJECT"), ("OBJECT", "EDIT"), ("EDIT", "OBJECT"), ("OBJECT", "EDIT")]
     assert obj.mode == "EDIT"
     _rigged(obj)
+
+
+@pytest.mark.parametrize("named", ["mesh", "nothing"])
+def test_a_build_switches_the_armature_where_the_context_names_another_object(named):
+    """A context naming another object as the one to work on (a pinned Properties editor, a script's own
+    override) or none: the build still switches the armature's modes, not that object's, and leaves both
+    as they were."""
+    obj = make_armature(both_legs(), mode="POSE")
+    mesh = bpy.data.objects.new("Named", bpy.data.meshes.new("Named"))
+    bpy.context.scene.collection.objects.link(mesh)
+    other = mesh if named == "mesh" else None
+    with bpy.context.temp_override(object=other, active_object=other):
+        assert bpy.context.object is other
+        api.build(obj, "shin.L")
+    assert obj.mode == "POSE" and mesh.mode == "OBJECT"
+    limb = obj.ik_rigger.limbs["shin.L"]
+    assert limb.handle in obj.pose.bones
+    before = evaluate(obj)["foot.L"].translation.copy()
+    obj.pose.bones[limb.handle].location.z += 0.2
+    assert (evaluate(obj)["foot.L"].translation - before).length > 0.05 * obj.data.bones["foot.L"].length

@@ -25,9 +25,13 @@ def set_mode(obj: bpy.types.Object, mode: str) -> None:
     view_layer = bpy.context.view_layer
     if view_layer.objects.active != obj:
         view_layer.objects.active = obj
+    context = bpy.context
     try:
-        with bpy.context.temp_override(active_object=obj, object=obj):
-            bpy.ops.object.mode_set(mode=mode)
+        if context.object == obj and context.active_object == obj:
+            bpy.ops.object.mode_set(mode=mode)  # an override costs a third of a switch, when none is needed
+        else:  # a context naming another object (a pinned Properties editor, a caller's override)
+            with context.temp_override(active_object=obj, object=obj):
+                bpy.ops.object.mode_set(mode=mode)
     except RuntimeError as error:
         what = "armature" if obj.type == "ARMATURE" else "object"
         raise RigError(f"Blender could not put the {what} '{obj.name}' into {mode.lower()} mode ({error})",
