@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import operator
 import warnings
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
@@ -34,7 +33,7 @@ from .core import naming
 from .core.errors import RigError
 from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
-from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys
+from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys, values_of
 from .limb.plan import LimbPlan
 from .limb.requests import detected_requests
 from .parts.handle import ROLE_HANDLE
@@ -135,7 +134,6 @@ def options(**values: object) -> LimbOptions:
 
 
 _OPTION_NAMES = frozenset(field.name for field in fields(LimbOptions))
-_option_values = operator.attrgetter(*sorted(_OPTION_NAMES))  # every value of a set of options, in one call
 
 
 def _options(given: dict[str, object], base: LimbOptions | None = None) -> tuple[LimbOptions, list[str]]:
@@ -275,7 +273,7 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     bones = obj.data.bones
     built = []
     for plan, (_, chosen) in zip(plans, requests):
-        values = _option_values(chosen)
+        values = values_of(chosen)
         parts = used.get(values)
         if parts is None:
             parts = used[values] = _used_parts(chosen)

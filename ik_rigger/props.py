@@ -7,8 +7,6 @@ survive save and reload and let rebuild, remove and the panel find their bones.
 
 # No "from __future__ import annotations": Blender reads these property annotations
 # as objects, and a postponed one is evaluated without this module's imports.
-import operator
-
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -128,7 +126,6 @@ class LimbSettings:
 
 # Each option's name and default, in the schema's order, read once.
 _DEFAULTS = tuple((declared.name, declared.default) for declared in options.schema())
-_VALUES = operator.attrgetter(*(name for name, _ in _DEFAULTS))  # all of a set's values in one call
 # Which options (by position) differ from their defaults, by the options' values: a build's limbs mostly
 # have the same, and comparing each is most of the cost of storing them.
 _DIFFERING: dict[tuple, tuple[int, ...]] = {}
@@ -136,7 +133,7 @@ _DIFFERING: dict[tuple, tuple[int, ...]] = {}
 
 def _changed(values: options.LimbOptions) -> list[tuple[str, object]]:
     """The options ``values`` has at other than their defaults, as (name, value)."""
-    read = _VALUES(values)
+    read = options.values_of(values)
     differing = _DIFFERING.get(read)
     if differing is None:
         if len(_DIFFERING) >= 64:

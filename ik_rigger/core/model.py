@@ -136,7 +136,6 @@ class BoneInfo:
             found[name] = info
         return found
 
-
     @property
     def length(self) -> float:
         return (self.tail - self.head).length

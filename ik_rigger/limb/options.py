@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import RigError
@@ -99,6 +100,10 @@ def _declared() -> tuple[Declared, ...]:
 
 
 _SCHEMA = _declared()
+# Every value of a set of options, in the schema's (the fields') order, read in one call: hashing or
+# comparing the frozen dataclass itself reads its fields one by one in Python, which a build of many
+# limbs pays at each limb.
+values_of = attrgetter(*(declared.name for declared in _SCHEMA))
 
 
 def schema() -> Iterator[Declared]:

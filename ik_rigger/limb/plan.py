@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
-from operator import attrgetter
+from dataclasses import dataclass, field
 from typing import Any
 
 from mathutils import Vector
@@ -35,7 +34,7 @@ from ..core.notes import is_warning
 from ..parts.base import Draft, Part
 from ..parts.clone import ROLE_CLONE
 from ..parts.pole import ROLE_POLE
-from .options import LimbOptions, check_kinds, check_values, schema
+from .options import LimbOptions, check_kinds, check_values, schema, values_of
 
 
 @quick_init
@@ -175,7 +174,6 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
                   handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
-    draft._bending = bending  # read here already: the parts find it without working it out again
     for plan in plans:
         plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
@@ -249,9 +247,6 @@ Reading = tuple[Named, tuple[Part, ...], tuple[Callable[[Draft], None], ...]]
 # what planning reads of them: a build mostly asks equal options for every limb (a script often makes
 # each limb's own), and a rebuild the same again. A value equal to none (NaN) is refused.
 _PASSED: dict[tuple[tuple[Any, ...], tuple[type, ...]], Reading] = {}
-# The options' values in their fields' order, read in one call: hashing and comparing the frozen
-# dataclass itself reads its thirty fields one by one in Python, which took as long as planning a part.
-_VALUES = attrgetter(*(entry.name for entry in fields(LimbOptions)))
 # The options that passed last, themselves, and what planning reads of them: a script mostly hands
 # every limb the same options.
 _LAST_PASSED: list[Any] = [None, None]
@@ -262,7 +257,7 @@ def _checked(options: LimbOptions, last: str) -> Reading:
     if _LAST_PASSED[0] is options:
         reading: Reading = _LAST_PASSED[1]
     else:
-        values = _VALUES(options)
+        values = values_of(options)
         key = (values, tuple(map(type, values)))
         found = _PASSED.get(key)
         if found is None:

@@ -22,10 +22,10 @@ def set_mode(obj: bpy.types.Object, mode: str) -> None:
     """Put ``obj`` (made active) into ``mode`` ('OBJECT', 'EDIT' or 'POSE')."""
     if _MODE_SET.get(obj.mode) == mode:
         return
-    view_layer = bpy.context.view_layer
+    context = bpy.context
+    view_layer = context.view_layer
     if view_layer.objects.active != obj:
         view_layer.objects.active = obj
-    context = bpy.context
     try:
         if context.object == obj and context.active_object == obj:
             bpy.ops.object.mode_set(mode=mode)  # an override costs a third of a switch, when none is needed

@@ -252,12 +252,7 @@ def _chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], entry: Rebu
             settings = ""
         if hinge is not None:
             pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(pose_joints.loads(settings), hinge))
-        # Only a bone whose colour or stretch differs from Blender's default, or that is hinged, gets
-        # a stored state: the record is copied on every update of the object, so it stays small.
-        if (palette, stretch) != default or settings:
-            state = limb.chain_states.add()
-            state.name = name
-            state.palette, state.ik_stretch, state.ik_settings = palette, stretch, settings
+        _store_state(limb, name, palette, stretch, settings)
         pose_bone.color.palette = PALETTE_CHAIN
     for name in old_chain:
         if name not in chain and name in pose_bones:
@@ -290,15 +285,20 @@ def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges:
         hinge = hinges.get(name)
         settings = pose_joints.ik_settings(pose_bone) if hinge is not None else {}
         before.append((name, palette, stretch, settings))
-        stored = ""
         if hinge is not None:
-            stored = pose_joints.dumps(settings)
-            pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(pose_joints.loads(stored), hinge))
-        if palette != "DEFAULT" or stretch != 0.0 or stored:  # as ``_chain_states`` stores
-            state = limb.chain_states.add()
-            state.name = name
-            state.palette, state.ik_stretch, state.ik_settings = palette, stretch, stored
+            pose_joints.set_ik_settings(pose_bone, pose_joints.hinged(settings, hinge))
+        _store_state(limb, name, palette, stretch, pose_joints.dumps(settings) if hinge is not None else "")
         color.palette = PALETTE_CHAIN
+
+
+def _store_state(limb, name: str, palette: str, stretch: float, settings: str) -> None:
+    """Store what a chain bone had before the limb (``settings``: its IK locks and limits while hinged).
+    Only a bone whose colour or stretch differs from Blender's default, or that is hinged, gets a stored
+    state: the record is copied on every update of the object, so it stays small."""
+    if palette != "DEFAULT" or stretch != 0.0 or settings:
+        state = limb.chain_states.add()
+        state.name = name
+        state.palette, state.ik_stretch, state.ik_settings = palette, stretch, settings
 
 
 def _made_hinges(obj: bpy.types.Object, limb_plan: LimbPlan, hinges: dict[str, joints.Hinge], rebuilt: bool,
