@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -182,6 +183,10 @@ def checks(results: dict) -> list[dict[str, object]]:
                 check(f"Auto-Rig on {size} bones over three mode switches alone",
                       bones["ratios_over_others"]["switches"][str(size)]["median"], result["bones_target"],
                       f"<= {result['bones_target']}x")
+        files = result["series"].get("files")
+        if files and "per_unit" in files and "files_target" in result:
+            check("the batch's cost per file beyond its fixed cost, over opening and saving a file",
+                  _slope_ratio(files), result["files_target"], f"<= {result['files_target']}x")
     if "panel" in results:
         draw_ms = results["panel"]["draw"]["median"] * 1e3
         check("Build panel redraw time, 1,500 bones (ms)", draw_ms, panel.TARGET_MS, f"<= {panel.TARGET_MS} ms")
@@ -246,6 +251,17 @@ def _per(stats: dict, size: int) -> str:
     return _spread({key: stats[key] / size for key in ("min", "median", "max")}, scale, unit, digits)
 
 
+def _slope_ratio(series: dict) -> float:
+    """IK Rigger's time per further unit over the floor's (``scaling.per_unit``)."""
+    slopes = series["per_unit"]
+    return slopes["ik_rigger"] / slopes["floor"] if slopes["floor"] > 0 else math.inf
+
+
+def _fixed_and_slope(series: dict, who: str) -> str:
+    slope, fixed = series["per_unit"][who], series["fixed"][who]
+    return f"{slope * 1e3:.2f} ms a file beyond a fixed {fixed:.2f} s"
+
+
 def scaling_rows(result: dict, diagnostics: bool = True) -> list[str]:
     """A row per scaling series (its growth exponent, IK Rigger's beside the floor's), and one per
     size with a target of its own (Auto-Rig on many bones)."""
@@ -279,6 +295,14 @@ def scaling_rows(result: dict, diagnostics: bool = True) -> list[str]:
                     f"switches {_ms(cpu['switches'][str(size)])}; floor operator {_ms(cpu['floor'][str(size)])} | "
                     f"{_x(switches)}; over the floor operator {_x(ratio)} | <= {target}x | "
                     f"{_met(switches['median'], target)} |")
+    files = result["series"].get("files")
+    if files and "per_unit" in files and "files_target" in result:
+        sizes, ratio, target = files["sizes"], _slope_ratio(files), result["files_target"]
+        rows.append(f"| Batch, {sizes[0]}–{sizes[-1]} metarig files, `rig_batch.py --jobs 1` against opening and "
+                    f"saving them in one process: the cost of each further file (the slope of CPU time against "
+                    f"the files; the fixed cost apart), lower is better | {_fixed_and_slope(files, 'ik_rigger')} | "
+                    f"{_fixed_and_slope(files, 'floor')} | {ratio:.2f}x (of medians) | <= {target}x | "
+                    f"{_met(ratio, target)} |")
     return rows
 
 

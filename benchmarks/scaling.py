@@ -43,6 +43,9 @@ EXPONENT_MARGIN = 0.1
 # floor operator making the same four limbs is shown beside it, and is itself above it).
 BONES_TARGET = 1.2
 BONES_TARGET_SIZES = (100, 1000, 10000)
+# The batch's cost per file beyond its run's fixed cost (the slope of its time against the files): at most
+# this many times the floor's, opening and saving a file (issue 37's measure).
+FILES_TARGET = 2.0
 PLAYED_FRAMES = 60  # frames played per sample of the characters series
 
 
@@ -167,6 +170,15 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
     return sum((x - middle_x) * (y - middle_y) for x, y in zip(xs, ys)) / spread if spread else 0.0
 
 
+def per_unit(sizes: list[int], seconds: list[float]) -> tuple[float, float]:
+    """The time each further unit adds and the time of none, (slope, intercept) of time against size, least
+    squares: a run's fixed cost (a process starting, its first file) apart from what each unit costs."""
+    middle_x, middle_y = sum(sizes) / len(sizes), sum(seconds) / len(seconds)
+    spread = sum((x - middle_x) ** 2 for x in sizes)
+    slope = sum((x - middle_x) * (y - middle_y) for x, y in zip(sizes, seconds)) / spread if spread else 0.0
+    return slope, middle_y - slope * middle_x
+
+
 def _repeats(size: int, sizes: tuple[int, ...], repeats: int) -> int:
     """Fewer repeats at the larger sizes, whose runs are long and steady: at least 3."""
     return max(3, repeats - sizes.index(size))
@@ -203,10 +215,14 @@ def measure(series: Series, sources: Path, work: Path, sizes: tuple[int, ...], r
                  for who in everyone}
     wall_exponents = {who: exponent(list(sizes), [walls[who][str(size)]["median"] for size in sizes])
                       for who in everyone}
+    # Of the medians: the sizes have different numbers of repeats, so no per-repeat pairs.
+    fitted = {who: per_unit(list(sizes), [stats[who][str(size)]["median"] for size in sizes]) for who in everyone}
     return {"unit": series.unit, "what": series.what, "sizes": list(sizes), "cpu_seconds": stats,
             "wall_seconds": walls, "ratios": ratios, "ratios_over_others": others, "wall_ratios": wall_ratios,
             "exponents": exponents,
             "wall_exponents": wall_exponents,
+            "per_unit": {who: slope for who, (slope, _) in fitted.items()},
+            "fixed": {who: fixed for who, (_, fixed) in fitted.items()},
             "met": exponents["ik_rigger"] <= exponents["floor"] + EXPONENT_MARGIN}
 
 
@@ -226,4 +242,4 @@ def run(sources: Path, settings: common.Settings, only: list[str] | None = None)
         finally:
             shutil.rmtree(batch._PYCACHE, ignore_errors=True)
     return {"series": found, "exponent_margin": EXPONENT_MARGIN, "bones_target": BONES_TARGET,
-            "bones_target_sizes": list(BONES_TARGET_SIZES)}
+            "bones_target_sizes": list(BONES_TARGET_SIZES), "files_target": FILES_TARGET}
