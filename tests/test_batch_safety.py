@@ -337,6 +337,51 @@ def test_a_worker_killed_right_after_its_file_went_into_place_counts_it_rigged(t
     assert not temporaries(out)
 
 
+# As _KILL_AFTER_MOVE, but the SIGKILL comes right before the move: the worker has told the run
+# which file it was about to put in place, and that file never got there.
+_KILL_BEFORE_MOVE = """
+import os, signal
+if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
+    _once = os.environ["KILL_BEFORE_MOVE"]
+
+    def _die_first(move):
+        def moving(source, target, *args, **kwargs):
+            if "ik_rigger-tmp" in str(source) and str(target).endswith(".blend"):
+                try:
+                    told = os.open(_once, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    return move(source, target, *args, **kwargs)
+                os.write(told, os.path.basename(target).encode())
+                os.close(told)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return move(source, target, *args, **kwargs)
+        return moving
+
+    os.link, os.replace = _die_first(os.link), _die_first(os.replace)
+"""
+
+
+def test_a_worker_killed_right_before_its_file_went_into_place_fails_it(tmp_path):
+    """The run is told which file a worker is about to put in place; should the worker die before the
+    move, the file is not there: failed (worker died), never counted rigged, the other files rigged."""
+    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(4)]
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_KILL_BEFORE_MOVE)
+    killed = tmp_path / "killed"
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", "--report", str(report),
+                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook), "KILL_BEFORE_MOVE": str(killed)})
+    name = killed.read_text()  # the hook did kill a worker
+    files = report_of(report)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert files[name]["status"] == "failed"
+    assert files[name]["error"] == "worker died (signal 9) while rigging it"
+    assert not (out / name).exists()
+    assert all(files[path.name]["status"] == "rigged" for path in inputs if path.name != name)
+    assert not temporaries(out)
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two cores and Linux's affinity calls")
 def test_a_worker_in_place_of_a_dead_one_keeps_to_its_core(tmp_path):

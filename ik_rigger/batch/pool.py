@@ -23,10 +23,13 @@ from typing import IO
 from ..limb.config import Config
 from .jobs import EXIT_OK, ArmatureResult, FileResult, Interrupted, Job, UsageError
 from .rig_file import new_result, rig_file
-from .saving import clean_stale, interrupt, interrupts_held, placed_by
+from .saving import clean_stale, file_place, interrupt, interrupts_held
 
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
+# Said right before a worker moves a rigged file into place: where that file is and what the worker
+# would answer for it, should it die before it can (see _Slot._lost).
+_PLACING_MARK = "IK-RIGGER-PLACING "
 # A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
 WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
 # The core a worker keeps to, told before it loads Blender (see scripts/rig_batch.py, keep_to_one_core).
@@ -100,7 +103,8 @@ def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
             job = Job(**json.loads(line))
             result = new_result(job)
             try:
-                rig_file(job, config, result)
+                rig_file(job, config, result, lambda told, place: _send(
+                    channel, _PLACING_MARK + json.dumps({"file": list(place), "record": asdict(told)})))
             finally:
                 # A file saved before the signal is told, whole: the main process must know.
                 if result.status == "rigged" or not stop.signum:
@@ -181,11 +185,14 @@ def _largest_first(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
     return sorted(enumerate(jobs), key=size, reverse=True)
 
 
-def _answer(process: subprocess.Popen) -> FileResult | None:
-    """The worker's next result, or None when it is gone."""
+def _answer(process: subprocess.Popen, placing: list[dict]) -> FileResult | None:
+    """The worker's next result, or None when it is gone; what it said of a file it was putting
+    in place meanwhile is added to ``placing``."""
     for line in _pipe(process.stdout):
         if line.startswith(_RESULT_MARK):
             return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
+        if line.startswith(_PLACING_MARK):
+            placing.append(json.loads(line[len(_PLACING_MARK):]))
     return None
 
 
@@ -230,44 +237,46 @@ class _Slot:
         """Feed ``process`` files until none is left (True: it has ended) or it dies (False)."""
         while (item := self.pool.take()) is not None:
             index, job = item
+            placing: list[dict] = []
             try:
                 _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
                 _pipe(process.stdin).flush()
             except OSError:
                 result = None
             else:
-                result = _answer(process)
+                result = _answer(process, placing)
             if result is None:
-                self.pool.answers.put((index, self._lost(job, process)))
+                self.pool.answers.put((index, self._lost(job, process, placing)))
                 return False
             self.pool.answers.put((index, result))
         _pipe(process.stdin).close()
         process.wait()
         return True
 
-    def _lost(self, job: Job, process: subprocess.Popen) -> FileResult:
-        """The result of ``job`` when ``process`` died with it: rigged if the file it put in place
-        is there whole (it died before it could say so), else failed or interrupted."""
+    def _lost(self, job: Job, process: subprocess.Popen, placing: list[dict]) -> FileResult:
+        """The result of ``job`` when ``process`` died with it: rigged if the file it said it was
+        putting in place (``placing``) is there, whole (it died before it could say so), else failed
+        or interrupted."""
         code = process.wait()
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         target = job.target
-        with self.pool.lock:  # another slot's cleaning would remove the proof with the dead worker's folder
-            record = None if job.dry_run else placed_by(process.pid, target)
+        placed = next((told["record"] for told in placing if file_place(target) == tuple(told["file"])), None)
+        with self.pool.lock:
             clean_stale(target.parent)
-        if record is not None:
-            return _placed(job, record, how)
+        if placed is not None and not job.dry_run:
+            return _placed(job, placed, how)
         if self.pool.stopping:
             return FileResult(job.input, job.output, status="interrupted", error="stopped by the interrupt")
         return FileResult(job.input, job.output, error=f"worker died ({how}) while rigging it")
 
 
-def _placed(job: Job, record: str, how: str) -> FileResult:
+def _placed(job: Job, record: dict, how: str) -> FileResult:
     """The result of ``job`` whose worker died (``how``) right after it put the file in place, whole:
     rigged as the worker recorded it before the move (``record``), with a note saying so; failed if
     the file's --export was still to be written."""
     try:
-        result = _result_from_json(json.loads(record))
-    except (ValueError, TypeError):  # a record cut short: what was rigged in it is not known
+        result = _result_from_json(record)
+    except (KeyError, ValueError, TypeError):  # not as this run's workers write it: what it rigged is not known
         result = FileResult(job.input, job.output)
     result.gather()
     result.status, result.error = "rigged", ""

@@ -8,13 +8,11 @@ run. Only an interrupt (``Interrupted``) goes through, after the file's temporar
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 
 import bpy
@@ -230,7 +228,9 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
             raise RigError(f"'{source}' is not a .blend: it cannot be rigged in place",
                            hint="Use --out DIR; it is written there as a .blend.")
         return
-    if target.resolve() == source.resolve():
+    # An output that is not there yet is no input (an input that is not there either is compared, as its
+    # path may be the output's): each path resolved costs a look at every folder on the way.
+    if (os.path.lexists(target) or not os.path.lexists(source)) and target.resolve() == source.resolve():
         raise RigError(f"the output would overwrite the input '{source}'",
                        hint="Use --out with another folder, or --in-place.")
     if target.is_dir():
@@ -244,11 +244,14 @@ def new_result(job: Job) -> FileResult:
     return FileResult(job.input, None if job.dry_run else job.output)
 
 
-def rig_file(job: Job, config: Config, result: FileResult | None = None) -> FileResult:
+def rig_file(job: Job, config: Config, result: FileResult | None = None,
+             placing: Callable[[FileResult, tuple[int, int]], None] | None = None) -> FileResult:
     """Open (or import), rig and save one file; every problem of the file ends up in the result.
 
     A caller that passes its own ``result`` still has it, as far as the file got, when an
-    interrupt unwinds through here.
+    interrupt unwinds through here. ``placing`` is told the result and where the rigged file is
+    (``saving.file_place``) right before it goes into place: a worker tells the run, should it die
+    before it can say the file is rigged.
     """
     result = new_result(job) if result is None else result
     source = Path(job.input)
@@ -288,7 +291,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None) -> File
         save_atomically(target, _writer(compress, opened, target), keep_backup=job.in_place,
                         overwrite=job.overwrite or job.in_place, committed=committed,
                         unchanged=unchanged_since(target, read) if job.in_place else None,
-                        record=lambda: json.dumps(asdict(result)))  # should this worker die once it is in place
+                        placing=(lambda place: placing(result, place)) if placing is not None else None)
         if job.export:
             export_rigged(job, target, result)
     except Interrupted:

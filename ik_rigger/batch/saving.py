@@ -44,29 +44,15 @@ def private_folder(folder: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=".", suffix=f".{os.getpid()}{TEMP_SUFFIX}", dir=folder))
 
 
-# What a save leaves in its folder, until it ends, for a process that waits for it (see placed_by).
-_PLACED, _RECORD = f"placed{TEMP_SUFFIX}", f"record{TEMP_SUFFIX}"
-
-
-def placed_by(pid: int, target: Path) -> str | None:
-    """The record a save of the process ``pid`` (``save_atomically``'s ``record``) left in its folder
-    beside ``target`` when the file at ``target`` is the very file that save put in place (the same
-    inode as the link it kept to it): the process died after the move, before it could say so, and
-    the file is whole. None when no save of ``pid`` put the file there."""
+def file_place(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` itself (a link there is not followed): a file moved
+    into place keeps both, so they tell the very file a save moved there (``save_atomically``'s
+    ``placing``); None when nothing is there."""
     try:
-        entries = list(target.parent.iterdir())
+        info = os.lstat(path)
     except OSError:
         return None
-    for entry in entries:
-        match = _TEMP_NAME.match(entry.name)
-        if match is None or int(match["pid"]) != pid:
-            continue
-        try:
-            if os.path.samefile(entry / _PLACED, target):
-                return (entry / _RECORD).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-    return None
+    return info.st_dev, info.st_ino
 
 
 def is_temporary(name: str) -> bool:
@@ -180,7 +166,8 @@ def unchanged_since(path: Path, identity: tuple[int, int, int, int] | None) -> C
 
 def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup: bool,
                     overwrite: bool = True, committed: Callable[[], None] | None = None,
-                    unchanged: Callable[[], None] | None = None, record: Callable[[], str] | None = None) -> None:
+                    unchanged: Callable[[], None] | None = None,
+                    placing: Callable[[tuple[int, int]], None] | None = None) -> None:
     """Write through ``write(temporary)`` in a folder of this save's own beside ``target``
     (``private_folder``), then move it into place.
 
@@ -191,9 +178,9 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
     (even one that appeared while writing) is left alone and the save fails. A failure
     names ``target`` (or the backup), never a temporary file. ``committed`` runs with the
     move, before any interrupt is let through. ``unchanged`` runs right before the old file is
-    touched, and may refuse the save (``unchanged_since``): then nothing is moved. ``record``: what
-    to tell a process waiting for this one should this one die between the move and its own word
-    (``placed_by``), written with a link to the file before the move.
+    touched, and may refuse the save (``unchanged_since``): then nothing is moved. ``placing`` is told,
+    right before the move, where the new file is (``file_place``): a process waiting for this one,
+    should this one die between the move and its own word, finds that very file at ``target``.
     """
     private: Path | None = None
     try:
@@ -203,8 +190,6 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
         # slowly (about 0.7 ms more of a small file's few ms: checks of its colour management).
         temporary = private / f"file{TEMP_SUFFIX}{target.suffix}"
         write(temporary)
-        if record is not None:
-            _keep_record(private, temporary, record())
         with interrupts_held():
             if unchanged is not None:
                 unchanged()
@@ -218,6 +203,8 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
                     _named(target, lambda: shutil.copy2(target, copy))
                     _named(backup, lambda: os.replace(copy, backup))  # a link there is replaced, not followed
                 _named(target, lambda: shutil.copymode(target, temporary))
+            if placing is not None and (place := file_place(temporary)) is not None:
+                placing(place)
             if overwrite:
                 _named(target, lambda: os.replace(temporary, target))
             else:
@@ -229,16 +216,6 @@ def save_atomically(target: Path, write: Callable[[Path], None], *, keep_backup:
         if private is not None:
             with interrupts_held():  # an interrupt midway would leave the folder half removed
                 shutil.rmtree(private, ignore_errors=True)
-
-
-def _keep_record(private: Path, temporary: Path, record: str) -> None:
-    """``record`` and a link to ``temporary`` in the save's folder: once the file is in place, the link
-    is that file (see placed_by). Where no link can be made, a death after the move counts as one before."""
-    try:
-        (private / _RECORD).write_text(record, encoding="utf-8")
-        os.link(temporary, private / _PLACED)
-    except OSError:
-        pass
 
 
 def _named(path: Path, step: Callable[[], Any]) -> Any:

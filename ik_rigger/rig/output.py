@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import IO
 
 
 @functools.cache
@@ -23,6 +24,11 @@ def _flush_c_stdout() -> None:
         _c_library().fflush(None)
 
 
+# Emptied sinks kept for the next hold (a batch holds Blender's lines twice a file): on POSIX a temporary
+# file is nameless from the start, so one kept open leaves nothing behind in any folder.
+_SPARE_SINKS: list[IO[bytes]] = []
+
+
 @contextmanager
 def blender_output() -> Iterator[list[str]]:
     """Hold back what Blender prints (to the process's stdout) and hand its lines over on exit,
@@ -30,7 +36,8 @@ def blender_output() -> Iterator[list[str]]:
     lines: list[str] = []
     sys.stdout.flush()
     saved = os.dup(1)
-    with tempfile.TemporaryFile() as sink:
+    sink = _SPARE_SINKS.pop() if _SPARE_SINKS else tempfile.TemporaryFile()
+    try:
         os.dup2(sink.fileno(), 1)
         try:
             yield lines
@@ -41,6 +48,15 @@ def blender_output() -> Iterator[list[str]]:
             os.close(saved)
             sink.seek(0)
             lines.extend(sink.read().decode("utf-8", errors="replace").splitlines())
+    except BaseException:
+        sink.close()
+        raise
+    if os.name == "posix":
+        sink.seek(0)
+        sink.truncate()
+        _SPARE_SINKS.append(sink)
+    else:  # elsewhere a temporary file has a name until it is closed
+        sink.close()
 
 
 @contextmanager
