@@ -36,7 +36,7 @@ from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
 from .opening import IMPORTERS, importer_options
 from .pool import _dismiss, _Pool, _Stop, answers_channel, run_worker
 from .rig_file import new_result, rig_file
-from .saving import clean_stale, clean_stale_scratch, new_scratch
+from .saving import clean_stale, clean_stale_scratch, folders_kept, new_scratch
 from .terminal import Progress, _open_standard_streams, _tolerant_terminal, printable, shown
 
 _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
@@ -279,12 +279,13 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         progress.update(printable(result))
 
     def rig_here() -> None:
-        while not stop.signum and (item := take()) is not None:
-            index, job = item
-            started_files[index] = new_result(job)
-            record(index, rig_file(job, config, started_files[index]))
-            if pool is not None:
-                pool.collect(record, wait=lambda: False)
+        with folders_kept():
+            while not stop.signum and (item := take()) is not None:
+                index, job = item
+                started_files[index] = new_result(job)
+                record(index, rig_file(job, config, started_files[index]))
+                if pool is not None:
+                    pool.collect(record, wait=lambda: False)
 
     try:
         if not alone:

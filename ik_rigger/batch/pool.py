@@ -23,7 +23,7 @@ from typing import IO
 from ..limb.config import Config
 from .jobs import EXIT_OK, ArmatureResult, FileResult, Interrupted, Job, UsageError
 from .rig_file import new_result, rig_file
-from .saving import clean_stale, file_place, interrupt, interrupts_held
+from .saving import clean_stale, file_place, folders_kept, interrupt, interrupts_held
 
 _RESULT_MARK = "IK-RIGGER-RESULT "
 _READY_MARK = "IK-RIGGER-READY"
@@ -96,25 +96,31 @@ def run_worker(config: Config, stop: _Stop, channel: IO[str]) -> int:
     SIGTERM stops the file at hand (its temporary output removed) and the worker.
     """
     try:
-        _send(channel, _READY_MARK)
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            job = Job(**json.loads(line))
-            result = new_result(job)
-            try:
-                rig_file(job, config, result, lambda told, place: _send(
-                    channel, _PLACING_MARK + json.dumps({"file": list(place), "record": asdict(told)})))
-            finally:
-                # A file saved before the signal is told, whole: the main process must know.
-                if result.status == "rigged" or not stop.signum:
-                    with interrupts_held():
-                        _send(channel, _RESULT_MARK + json.dumps(asdict(result)))
-            if stop.signum:
-                break
+        with folders_kept():
+            _serve(config, stop, channel)
     except Interrupted:
         pass
     return 128 + stop.signum if stop.signum else EXIT_OK
+
+
+def _serve(config: Config, stop: _Stop, channel: IO[str]) -> None:
+    """Rig each job read from stdin, telling ``channel`` of each, until stdin ends or a signal came."""
+    _send(channel, _READY_MARK)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = Job(**json.loads(line))
+        result = new_result(job)
+        try:
+            rig_file(job, config, result, lambda told, place: _send(
+                channel, _PLACING_MARK + json.dumps({"file": list(place), "record": asdict(told)})))
+        finally:
+            # A file saved before the signal is told, whole: the main process must know.
+            if result.status == "rigged" or not stop.signum:
+                with interrupts_held():
+                    _send(channel, _RESULT_MARK + json.dumps(asdict(result)))
+        if stop.signum:
+            break
 
 
 def _pipe(stream: IO[str] | None) -> IO[str]:
