@@ -304,22 +304,28 @@ if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
 """
 
 
+def _killed_once(tmp_path: Path, hook_text: str, variable: str, arguments: list[str]):
+    """A --jobs 1 run of four characters whose worker ``hook_text`` kills once (on the file it names in the
+    file ``variable`` gives): the inputs, the output folder, the run, its report's files and that file's name."""
+    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(4)]
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(hook_text)
+    killed = tmp_path / "killed"
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", "--report", str(report), *arguments,
+                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook), variable: str(killed)})
+    name = killed.read_text()  # the hook did kill a worker
+    return inputs, out, result, report_of(report), name
+
+
 @pytest.mark.parametrize("export", [False, True])
 def test_a_worker_killed_right_after_its_file_went_into_place_counts_it_rigged(tmp_path, export):
     """The file a worker put in place whole before it died is rigged in the report (as its
     worker recorded it, with a note), never failed while it is there; with --export, whose file
     the worker did not live to write, it is failed saying so, its .blend in place."""
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(4)]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_KILL_AFTER_MOVE)
-    killed = tmp_path / "killed"
-    out, report = tmp_path / "out", tmp_path / "report.json"
-    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", "--report", str(report),
-                 *(["--export", "glb"] if export else []), keep=[tmp_path / "in"],
-                 env={**os.environ, "PYTHONPATH": str(hook), "KILL_AFTER_MOVE": str(killed)})
-    name = killed.read_text()  # the hook did kill a worker
-    files = report_of(report)
+    inputs, out, result, files, name = _killed_once(tmp_path, _KILL_AFTER_MOVE, "KILL_AFTER_MOVE",
+                                                    ["--export", "glb"] if export else [])
     entry = files[name]
     assert "its worker died (signal 9) right after putting it in place: the file is there whole" in entry["notes"]
     assert entry["armatures"][0]["limbs"] and entry["armatures"][0]["status"] == "rigged"
@@ -364,16 +370,7 @@ if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
 def test_a_worker_killed_right_before_its_file_went_into_place_fails_it(tmp_path):
     """The run is told which file a worker is about to put in place; should the worker die before the
     move, the file is not there: failed (worker died), never counted rigged, the other files rigged."""
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(4)]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_KILL_BEFORE_MOVE)
-    killed = tmp_path / "killed"
-    out, report = tmp_path / "out", tmp_path / "report.json"
-    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", "--report", str(report),
-                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook), "KILL_BEFORE_MOVE": str(killed)})
-    name = killed.read_text()  # the hook did kill a worker
-    files = report_of(report)
+    inputs, out, result, files, name = _killed_once(tmp_path, _KILL_BEFORE_MOVE, "KILL_BEFORE_MOVE", [])
     assert result.returncode == 1, result.stdout + result.stderr
     assert files[name]["status"] == "failed"
     assert files[name]["error"] == "worker died (signal 9) while rigging it"
