@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+from array import array
 
+import bpy
 import pytest
 from helpers import import_bvh, make_armature
 from mathutils import Vector
 
 from ik_rigger.core import body
-from ik_rigger.core.model import BoneInfo
+from ik_rigger.core.model import REST_COLUMNS, BoneInfo
 from ik_rigger.rig.skeleton import read_skeleton
 
 FILES = ("mixamo_freebvh.bvh", "makehuman_benchmark.bvh", "pymo_walk.bvh", "threejs_pirouette_rest.bvh")
@@ -61,3 +64,49 @@ def test_feet_height_counts_a_tail_beyond_the_heads_only_where_it_ends_a_segment
     assert extremes == pytest.approx([-0.1, 1.7], abs=1e-6)
     assert body._feet_limit(extremes) == _feet_limit_of_every_end(skeleton)
     assert body.at_ground(skeleton, Vector((0.0, 0.0, 0.3))) and not body.at_ground(skeleton, Vector((0.0, 0.0, 0.5)))
+
+
+@pytest.mark.parametrize("filename", FILES)
+def test_heads_and_tails_read_on_first_use_are_the_armatures(filename):
+    """A bone's head and tail, made from the armature's columns when first asked, are ``Bone.head_local`` and
+    ``tail_local``; asked again, the same Vector."""
+    obj = import_bvh(filename)
+    skeleton = read_skeleton(obj)
+    for bone in obj.data.bones:
+        info = skeleton[bone.name]
+        assert (info.head, info.tail) == (bone.head_local, bone.tail_local), bone.name
+        assert info.head is info.head and info.tail is info.tail
+        assert (info.parent, info.connected) == (bone.parent.name if bone.parent else None, bone.use_connect)
+
+
+def _end_extremes_of_each_bone(skeleton) -> list[float]:
+    """``body._end_extremes`` as read from each bone's own head and tail (a skeleton not read from columns)."""
+    return body._end_extremes(dataclasses.replace(skeleton), skeleton.up)
+
+
+@pytest.mark.parametrize("filename", FILES)
+@pytest.mark.parametrize("turned", [False, True])
+def test_body_heights_read_from_the_columns_are_those_of_each_bone(filename, turned):
+    """The feet's height read from the armature's columns (straight up, or with the object turned as an
+    imported Y-up character's is) is the one read from every bone's own head and tail, to the last bit."""
+    obj = import_bvh(filename)
+    if turned:
+        obj.rotation_euler = (1.5707963, 0.3, 0.0)
+        bpy.context.view_layer.update()
+    skeleton = read_skeleton(obj)
+    assert REST_COLUMNS in skeleton.measures
+    assert (skeleton.up == Vector((0.0, 0.0, 1.0))) != turned
+    assert body._end_extremes(skeleton, skeleton.up) == _end_extremes_of_each_bone(skeleton)
+
+
+def test_heights_straight_up_of_points_not_numbers_are_as_vector_dot_gives_them():
+    """A point with X or Y no number (or infinite) has no height along Z up (times 0 is no number): read as
+    ``Vector.dot`` reads it, not as its Z; a skeleton of other bones (``without``) reads its own bones."""
+    up = Vector((0.0, 0.0, 1.0))
+    points = array("f", [0.0, 0.0, 1.0, math.inf, 0.0, 2.0, -0.5, 0.25, -0.0])
+    expected = [up.dot(Vector(points[start:start + 3])) for start in range(0, len(points), 3)]
+    heights = body._heights(points, up)
+    assert heights[0] == 1.0 and math.isnan(heights[1]) and math.isnan(expected[1])
+    assert heights[2] == expected[2] == 0.0
+    skeleton = read_skeleton(import_bvh(FILES[0]))
+    assert REST_COLUMNS not in skeleton.without({next(iter(skeleton.bones))}).measures
