@@ -196,8 +196,9 @@ def others_kept(obj: bpy.types.Object) -> Iterator[None]:
     """For a block that steps frames, every other object's animated values given back after it as they
     were: a frame step sets them from their keys, which would throw away a pose the user has not keyed
     (another character posed in Pose mode)."""
+    # Only actions animate: a file without any has no animated value to give back.
     saved = [(owner, path, indexes, _read(owner, path))
-             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()]
+             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()] if bpy.data.actions else []
     try:
         yield
     finally:
