@@ -70,6 +70,8 @@ def check_evaluated(obj: bpy.types.Object) -> None:
     """Refuse, naming the collection, an armature Blender cannot evaluate in the current view layer
     because of its collections (or because no collection of this scene holds it)."""
     view_layer = bpy.context.view_layer
+    if obj.visible_get(view_layer=view_layer):
+        return  # shown in this view layer: in it, and no collection keeps it out (nor need its collections be walked)
     off = _collection_off(obj, view_layer)
     if off is not None:
         name, how = off
