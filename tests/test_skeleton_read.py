@@ -110,3 +110,19 @@ def test_heights_straight_up_of_points_not_numbers_are_as_vector_dot_gives_them(
     assert heights[2] == expected[2] == 0.0
     skeleton = read_skeleton(import_bvh(FILES[0]))
     assert REST_COLUMNS not in skeleton.without({next(iter(skeleton.bones))}).measures
+
+
+@pytest.mark.parametrize("filename", FILES)
+def test_children_indexed_as_the_bones_are_read_are_those_found_by_parent(filename):
+    """Each bone's children, indexed while the bones are read, are the bones naming it their parent, in the
+    armature's order; a skeleton less some bones (``without``) indexes its own."""
+    obj = import_bvh(filename)
+    skeleton = read_skeleton(obj)
+    for bone in obj.data.bones:
+        assert [child.name for child in skeleton.children(bone.name)] == \
+            [other.name for other in obj.data.bones if other.parent == bone], bone.name
+    roots = [bone.name for bone in obj.data.bones if bone.parent is None]
+    assert [root.name for root in skeleton.children(None)] == roots
+    first = next(iter(skeleton.bones))
+    child = skeleton.children(first)[0].name
+    assert child not in [bone.name for bone in skeleton.without({child}).children(first)]

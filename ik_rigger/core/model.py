@@ -115,22 +115,30 @@ class BoneInfo:
 
     @classmethod
     def read_all(cls, names: Iterable[str], parents: Iterable[str | None], connected: Iterable[bool],
-                 columns: tuple[Sequence[float], Sequence[float], Sequence[float]]) -> dict[str, BoneInfo]:
+                 columns: tuple[Sequence[float], Sequence[float], Sequence[float]],
+                 children: dict[str | None, list[BoneInfo]] | None = None) -> dict[str, BoneInfo]:
         """Each bone of ``names`` (with its parent and whether it is connected, in the same order) by name,
         its head, tail and axes read from ``columns`` on first use: each bone's head (three floats), tail
         (three) and 4x4 rest matrix (sixteen, column by column), in the names' order. Reading an armature
         makes hundreds, and planning asks where a few bones of each limb are (the body's measures read
         the columns themselves, ``core.body``). Made without the frozen dataclass's ``__init__`` (a
         guarded setattr per field), each given its fields in one dict: either the ``__init__`` or a
-        keyword call per bone was a third of the read."""
+        keyword call per bone was a third of the read. ``children``: filled with each parent's children
+        (None's: the roots) in the same walk, as ``Skeleton.children`` indexes them."""
         new = object.__new__
         give = object.__setattr__
         found = {}
+        below = {} if children is None else children
         for name, parent, joined, at in zip(names, parents, connected, count()):
             info = new(cls)
             give(info, "__dict__", {"name": name, "parent": parent, "connected": joined, "_rest": columns,
                                     "_at": at})
             found[name] = info
+            siblings = below.get(parent)
+            if siblings is None:
+                below[parent] = [info]
+            else:
+                siblings.append(info)
         return found
 
     @property
@@ -273,6 +281,12 @@ class Skeleton:
         if not any(name in self.bones for name in names):
             return self
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
+
+    def indexed(self, children: dict[str | None, list[BoneInfo]]) -> Skeleton:
+        """The skeleton with ``children`` as its index of each parent's children (``BoneInfo.read_all``
+        fills one as it reads the bones), so ``children`` need not walk the bones again."""
+        self._below.update(children)
+        return self
 
     def moved(self, bones: dict[str, BoneInfo]) -> Skeleton:
         """The skeleton with ``bones``, the same names and parents in other places (``core.orient``):

@@ -35,14 +35,15 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     # No Vector made for a bone until planning asks where it is (a few bones of each limb): the body's
     # measures read every bone's head and tail from the columns themselves (``core.body``).
     columns = (heads, tails, matrices)
-    read = BoneInfo.read_all(names, parents, connected, columns)
+    children: dict[str | None, list[BoneInfo]] = {}
+    read = BoneInfo.read_all(names, parents, connected, columns, children)
     # The world's up and Blender's front seen from inside the armature: imported
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
     skeleton = Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
                         front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
     skeleton.measures[REST_COLUMNS] = columns
-    return skeleton
+    return skeleton.indexed(children)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
