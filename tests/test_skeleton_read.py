@@ -126,3 +126,43 @@ def test_children_indexed_as_the_bones_are_read_are_those_found_by_parent(filena
     first = next(iter(skeleton.bones))
     child = skeleton.children(first)[0].name
     assert child not in [bone.name for bone in skeleton.without({child}).children(first)]
+
+
+@pytest.mark.parametrize("filename", FILES)
+def test_a_point_above_where_the_feet_could_reach_is_not_at_the_ground_as_measured(filename):
+    """A point above the highest the feet's limit could lie (read cheaply from the columns, for a hand) is not
+    at the ground; at, under or near the limit, and over every bone's head and tail, each answer is the one
+    the measured limit gives."""
+    skeleton = read_skeleton(import_bvh(filename))
+    limit = body._feet_limit(body._end_extremes(skeleton, skeleton.up))
+    highest = body._highest_limit(skeleton)
+    assert limit is not None and limit <= highest < math.inf
+    heights = [limit, limit + 1e-5 * abs(limit), limit - 1e-5 * abs(limit), highest, highest + 1e-5 * abs(highest),
+               (limit + highest) / 2]
+    heights += [point.z for bone in skeleton.bones.values() for point in (bone.head, bone.tail)]
+    for height in heights:
+        fresh = dataclasses.replace(skeleton)  # no columns: the limit measured from each bone
+        point = Vector((0.0, 0.0, height))  # single precision, as Blender's points are
+        quick = read_skeleton_again(skeleton)
+        assert body.at_ground(quick, point) == (point.z <= limit) == body.at_ground(fresh, point), height
+
+
+def read_skeleton_again(skeleton):
+    """The skeleton as just read: its columns, none of its measures taken yet."""
+    again = dataclasses.replace(skeleton)
+    again.measures[REST_COLUMNS] = skeleton.measures[REST_COLUMNS]
+    return again
+
+
+def test_no_bound_on_the_feet_for_a_turned_armature_or_points_no_number():
+    """The cheap bound holds only straight up and for numbers: else every answer is the measured one."""
+    skeleton = read_skeleton(import_bvh(FILES[0]))
+    turned = dataclasses.replace(skeleton, up=Vector((0.0, 1.0, 0.0)))
+    turned.measures[REST_COLUMNS] = skeleton.measures[REST_COLUMNS]
+    assert body._highest_limit(turned) == math.inf
+    heads, tails, matrices = skeleton.measures[REST_COLUMNS]
+    broken = array("f", heads)
+    broken[0] = math.nan
+    odd = dataclasses.replace(skeleton)
+    odd.measures[REST_COLUMNS] = (broken, tails, matrices)
+    assert body._highest_limit(odd) == math.inf

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from math import isfinite
+from math import inf, isfinite
 from operator import add, attrgetter
 
 from mathutils import Vector
@@ -144,8 +144,31 @@ def _ends_at_tail(skeleton: Skeleton) -> Callable[[BoneInfo], bool]:
 
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
+    height = point.dot(skeleton.up)
+    measures = skeleton.measures
+    if "feet_limit" not in measures:
+        if "highest_limit" not in measures:
+            measures["highest_limit"] = _highest_limit(skeleton)
+        if height > measures["highest_limit"]:
+            return False  # a hand, above wherever the feet's limit lies: it need not be measured
     limit = _ground_limit(skeleton)
-    return limit is not None and point.dot(skeleton.up) <= limit
+    return limit is not None and height <= limit
+
+
+def _highest_limit(skeleton: Skeleton) -> float:
+    """Where the feet's limit (``_ground_limit``) lies at the highest, read from the columns of a skeleton
+    read from an armature standing straight up: the lowest head's height and a quarter of the way from
+    it to the highest head or tail (the limit's low end lies at or below that head, its high end at or
+    below that height). Infinite where there is no such bound (other skeletons, points no number)."""
+    columns = skeleton.measures.get(REST_COLUMNS)
+    up = skeleton.up
+    if columns is None or not (up[0] == 0.0 and up[1] == 0.0 and up[2] == 1.0):
+        return inf
+    heads, tails = columns[0], columns[1]
+    if not heads or not isfinite(sum(heads) + sum(tails)):
+        return inf
+    lowest, highest = min(heads[2::3]), max(max(heads[2::3]), max(tails[2::3]))
+    return lowest + FEET_HEIGHT * (highest - lowest)
 
 
 def _ground_limit(skeleton: Skeleton) -> float | None:
