@@ -168,7 +168,8 @@ def _highest_limit(skeleton: Skeleton) -> float:
     if not heads or not isfinite(sum(heads) + sum(tails)):
         return inf
     lowest, highest = min(heads[2::3]), max(max(heads[2::3]), max(tails[2::3]))
-    return lowest + FEET_HEIGHT * (highest - lowest)
+    # Raised by far more than the limit's rounding could put it above (a billionth of the heights).
+    return lowest + FEET_HEIGHT * (highest - lowest) + 1e-9 * (abs(lowest) + abs(highest))
 
 
 def _ground_limit(skeleton: Skeleton) -> float | None:
