@@ -267,18 +267,31 @@ def build_many(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
     """Rig (or rebuild) several chains at once, each (last bone, options from ``options()``): all of
     them, or nothing at all. ``skeleton`` saves reading the armature again (``read_skeleton``)."""
     plans = build_limbs(obj, requests, skeleton)
-    # The parts each set of options uses, asked once per set of values: a build's limbs mostly share one.
-    used: dict[tuple, list[tuple[str, frozenset[str] | None]]] = {}
     # The bones looked up by name where a name's side depends on the others: no set of them all to make.
     bones = obj.data.bones
     built = []
+    last: LimbOptions | None = None
     for plan, (_, chosen) in zip(plans, requests):
-        values = values_of(chosen)
-        parts = used.get(values)
-        if parts is None:
-            parts = used[values] = _used_parts(chosen)
+        if chosen is not last:  # a script mostly hands every limb the same options
+            parts, last = _parts_of(chosen), chosen
         built.append(_built(obj, plan, chosen, bones, parts))
     return built
+
+
+# The parts each set of options uses (``_used_parts``), by the options' values with their types and the parts
+# registered then: scripts and batches build with a few sets of options, again and again.
+_USED: dict[tuple, tuple[tuple, list[tuple[str, frozenset[str] | None]]]] = {}
+
+
+def _parts_of(chosen: LimbOptions) -> list[tuple[str, frozenset[str] | None]]:
+    values = values_of(chosen)
+    key = (values, tuple(map(type, values)))
+    found = _USED.get(key)
+    if found is None or found[0] is not limb_parts.PARTS:  # parts registered since (a test's, an add-on's)
+        if len(_USED) >= 64:
+            _USED.clear()
+        found = _USED[key] = (limb_parts.PARTS, _used_parts(chosen))
+    return found[1]
 
 
 @_takes_armature

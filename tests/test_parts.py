@@ -79,3 +79,15 @@ def test_a_new_part_is_one_module_the_builder_records_and_remover_need_nothing_m
     api.remove(obj, "shin.L")
     assert same(before, snapshot(obj))
     assert not [item for item in bpy.data.objects if item.get("_ik_rigger_shape")]
+
+
+def test_a_part_registered_after_a_build_is_among_the_parts_of_the_next_built_with_the_same_options(monkeypatch):
+    """What a set of options uses is kept by its values for the next build (a script's builds share a few):
+    a part registered in between is one of the next limb's parts all the same."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    chosen = api.options(pole_distance=1.0625)  # values no other build of the session has
+    assert "marker" not in api.build_many(obj, [("shin.L", chosen)])[0].parts
+    api.remove(obj, "shin.L")
+    monkeypatch.setattr(limb_parts, "PARTS", (*limb_parts.PARTS, MARKER))
+    limb = api.build_many(obj, [("shin.L", api.options(pole_distance=1.0625))])[0]
+    assert "marker" in limb.parts and "MARKER" in limb.bones

@@ -299,3 +299,24 @@ def test_a_duplicated_handle_is_the_users_bone():
         api.snap_limb(obj, copy, "FK")  # the copy belongs to no limb
     api.remove(obj, "shin.L")
     assert copy in obj.data.bones and handle not in obj.data.bones
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_an_armature_shown_through_one_collection_is_rigged_though_another_keeps_it_out(hidden):
+    """An armature in two collections, one excluded from the view layer, is evaluated through the other: it
+    is rigged, shown or hidden; hidden, it is refused once that other collection is disabled in viewports."""
+    obj, _chain, _ik = _ik_motion()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    shown = _in_collection(obj, "Shown")
+    kept_out = bpy.data.collections.new("Kept Out")
+    bpy.context.scene.collection.children.link(kept_out)
+    kept_out.objects.link(obj)
+    bpy.context.view_layer.layer_collection.children[kept_out.name].exclude = True
+    obj.hide_set(hidden)
+    assert obj.visible_get() != hidden
+    api.build(obj, "shin.L", both_sides=False)
+    assert obj.hide_get() == hidden
+    shown.hide_viewport = True
+    with pytest.raises(api.RigError) as refused:
+        api.build(obj, "shin.L", both_sides=False)
+    assert "'Shown'" in str(refused.value) or "'Kept Out'" in str(refused.value), str(refused.value)

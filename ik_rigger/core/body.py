@@ -13,14 +13,16 @@ the last resort.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from operator import attrgetter
+from collections.abc import Callable, Sequence
+from itertools import repeat
+from math import inf, isfinite
+from operator import add, attrgetter
 
 from mathutils import Vector
 
 from . import naming
 from .geometry import cross, perpendicular
-from .model import BoneInfo, Skeleton
+from .model import REST_COLUMNS, BoneInfo, Skeleton
 
 # The part of the body's height, from the ground up, whose bones count as feet and toes.
 FEET_HEIGHT = 0.25
@@ -93,12 +95,16 @@ def _end_extremes(skeleton: Skeleton, up: Vector) -> list[float]:
     segments (none for no bones): every head, and the tails that end a segment (one that ends at its
     child's head ends at a head). Only a tail beyond the heads' span is asked whether it ends one."""
     bones = skeleton.bones.values()
-    # Mapped through bound methods, not a comprehension's calls: read once per skeleton, of every bone.
-    heights = list(map(up.dot, map(_HEAD, bones)))
+    columns = skeleton.measures.get(REST_COLUMNS)
+    if columns is not None:  # read from the armature's columns, as Vector.dot reads each bone's
+        heights, tails = _heights(columns[0], up), _heights(columns[1], up)
+    else:
+        # Mapped through bound methods, not a comprehension's calls: read once per skeleton, of every bone.
+        heights = list(map(up.dot, map(_HEAD, bones)))
+        tails = list(map(up.dot, map(_TAIL, bones)))
     if not heights:
         return []
     low, high = min(heights), max(heights)
-    tails = list(map(up.dot, map(_TAIL, bones)))
     # Most skeletons have no tail beyond their heads' span: none to ask of. Asked as "all within", so
     # that a first height that is no number (NaN, which min and max return then) is walked as before.
     if min(tails) >= low and max(tails) <= high:
@@ -108,27 +114,62 @@ def _end_extremes(skeleton: Skeleton, up: Vector) -> list[float]:
         if low <= height <= high:
             continue
         if ends_at_tail is None:
-            ends_at_tail = _ends_at_tail(skeleton.only_children())
+            ends_at_tail = _ends_at_tail(skeleton)
         if ends_at_tail(bone):
             low, high = min(low, height), max(high, height)
     return [low, high]
 
 
+def _heights(points: Sequence[float], up: Vector) -> list[float]:
+    """``up.dot`` of each point of ``points`` (three floats each), as ``Vector.dot`` gives it for a Vector of
+    them. Straight up (Blender's own armatures, an object not turned) each is the point's Z: Vector.dot
+    adds, in double from the last axis, the single-precision products Z times 1 and X and Y times 0
+    (nothing, when X and Y are numbers). Else each point's Vector is made here, not the bone's."""
+    if up[0] == 0.0 and up[1] == 0.0 and up[2] == 1.0 and isfinite(sum(points)):
+        return list(map(add, repeat(0.0), points[2::3]))
+    return list(map(up.dot, map(Vector, zip(*[iter(points)] * 3))))
+
+
 _HEAD, _TAIL = attrgetter("head"), attrgetter("tail")
 
 
-def _ends_at_tail(only: dict[str, BoneInfo]) -> Callable[[BoneInfo], bool]:
-    """Whether a bone's segment ends at its tail (``_lead``): it has no only child, or one at its own head."""
+def _ends_at_tail(skeleton: Skeleton) -> Callable[[BoneInfo], bool]:
+    """Whether a bone's segment ends at its tail (``_lead``): it has no only child, or one at its own head.
+    Its children asked, not every bone's only child (``only_children``): few tails are asked of."""
     def ends(bone: BoneInfo) -> bool:
-        child = only.get(bone.name)
-        return child is None or (child.head - bone.head).length <= _EPSILON
+        children = skeleton.children(bone.name)
+        return len(children) != 1 or (children[0].head - bone.head).length <= _EPSILON
     return ends
 
 
 def at_ground(skeleton: Skeleton, point: Vector) -> bool:
     """Whether ``point`` (armature space) lies as low as the feet: a foot's joint, a root bone's head."""
+    height = point.dot(skeleton.up)
+    measures = skeleton.measures
+    if "feet_limit" not in measures:
+        if "highest_limit" not in measures:
+            measures["highest_limit"] = _highest_limit(skeleton)
+        if height > measures["highest_limit"]:
+            return False  # a hand, above wherever the feet's limit lies: it need not be measured
     limit = _ground_limit(skeleton)
-    return limit is not None and point.dot(skeleton.up) <= limit
+    return limit is not None and height <= limit
+
+
+def _highest_limit(skeleton: Skeleton) -> float:
+    """Where the feet's limit (``_ground_limit``) lies at the highest, read from the columns of a skeleton
+    read from an armature standing straight up: the lowest head's height and a quarter of the way from
+    it to the highest head or tail (the limit's low end lies at or below that head, its high end at or
+    below that height). Infinite where there is no such bound (other skeletons, points no number)."""
+    columns = skeleton.measures.get(REST_COLUMNS)
+    up = skeleton.up
+    if columns is None or not (up[0] == 0.0 and up[1] == 0.0 and up[2] == 1.0):
+        return inf
+    heads, tails = columns[0], columns[1]
+    if not heads or not isfinite(sum(heads) + sum(tails)):
+        return inf
+    lowest, highest = min(heads[2::3]), max(max(heads[2::3]), max(tails[2::3]))
+    # Raised by far more than the limit's rounding could put it above (a billionth of the heights).
+    return lowest + FEET_HEIGHT * (highest - lowest) + 1e-9 * (abs(lowest) + abs(highest))
 
 
 def _ground_limit(skeleton: Skeleton) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
+from itertools import count
 from typing import Any, TypeVar
 
 from mathutils import Vector
@@ -113,27 +114,31 @@ class BoneInfo:
     connected: bool = False
 
     @classmethod
-    def read_all(cls, columns: Iterable[tuple[str, str | None, Vector, Vector, bool]],
-                 matrices: Sequence[float]) -> dict[str, BoneInfo]:
-        """Each bone of ``columns`` (name, parent, head, tail, connected) by name, its axes read from
-        ``matrices`` (each bone's 4x4 rest matrix, column by column, in the columns' order) on first use:
-        reading an armature makes hundreds, and planning asks the axes of a few bones of each limb.
-        Made without the frozen dataclass's ``__init__`` (a guarded setattr per field), each field
-        stored straight into the new instance: either the ``__init__`` or a keyword call per bone was
-        a third of the read."""
+    def read_all(cls, names: Iterable[str], parents: Iterable[str | None], connected: Iterable[bool],
+                 columns: tuple[Sequence[float], Sequence[float], Sequence[float]],
+                 children: dict[str | None, list[BoneInfo]] | None = None) -> dict[str, BoneInfo]:
+        """Each bone of ``names`` (with its parent and whether it is connected, in the same order) by name,
+        its head, tail and axes read from ``columns`` on first use: each bone's head (three floats), tail
+        (three) and 4x4 rest matrix (sixteen, column by column), in the names' order. Reading an armature
+        makes hundreds, and planning asks where a few bones of each limb are (the body's measures read
+        the columns themselves, ``core.body``). Made without the frozen dataclass's ``__init__`` (a
+        guarded setattr per field), each given its fields in one dict: either the ``__init__`` or a
+        keyword call per bone was a third of the read. ``children``: filled with each parent's children
+        (None's: the roots) in the same walk, as ``Skeleton.children`` indexes them."""
         new = object.__new__
+        give = object.__setattr__
         found = {}
-        # Each bone's place in ``matrices`` counted along with it, not multiplied out of its index.
-        for (name, parent, head, tail, connected), at in zip(columns, range(0, len(matrices), 16)):
+        below = {} if children is None else children
+        for name, parent, joined, at in zip(names, parents, connected, count()):
             info = new(cls)
-            values = info.__dict__
-            values["name"] = name
-            values["parent"] = parent
-            values["head"] = head
-            values["tail"] = tail
-            values["connected"] = connected
-            values["_rest"] = (matrices, at)
+            give(info, "__dict__", {"name": name, "parent": parent, "connected": joined, "_rest": columns,
+                                    "_at": at})
             found[name] = info
+            siblings = below.get(parent)
+            if siblings is None:
+                below[parent] = [info]
+            else:
+                siblings.append(info)
         return found
 
     @property
@@ -145,28 +150,40 @@ class BoneInfo:
         return self.tail - self.head
 
 
-class _RestAxis:
-    """A read bone's X or Z axis (``BoneInfo.read_all``), made from its rest matrix on first use and kept
-    in the instance. A non-data descriptor: a bone made with its axes holds them in the instance, which
-    wins; the dataclass's fields, equality and ``replace`` read the axes as attributes all the same."""
+class _Rest:
+    """A read bone's head, tail, X or Z axis (``BoneInfo.read_all``), made from the armature's columns on
+    first use and kept in the instance. A non-data descriptor: a bone made with its fields holds them in
+    the instance, which wins; the dataclass's fields, equality and ``replace`` read them as attributes
+    all the same."""
 
-    def __init__(self, name: str, column: int) -> None:
-        self.name, self.column = name, column
+    def __init__(self, name: str, column: int, stride: int, offset: int, unit: bool) -> None:
+        self.name, self.column, self.stride, self.offset, self.unit = name, column, stride, offset, unit
 
     def __get__(self, bone: BoneInfo | None, owner: type | None = None) -> Any:
         if bone is None:
             return self
-        matrices, at = bone.__dict__["_rest"]
-        start = at + self.column
+        values = bone.__dict__
+        floats = values["_rest"][self.column]
+        start = values["_at"] * self.stride + self.offset
         # Three floats indexed, not a slice: a slice is a new array first.
-        axis = Vector((matrices[start], matrices[start + 1], matrices[start + 2])).normalized()
-        bone.__dict__[self.name] = axis
-        return axis
+        found = Vector((floats[start], floats[start + 1], floats[start + 2]))
+        if self.unit:
+            found = found.normalized()
+        values[self.name] = found
+        return found
 
 
-# Set once the dataclass is made, so that it takes them for no default (X at 0..2, Z at 8..10 of each 16).
-for _name, _column in (("x_axis", 0), ("z_axis", 8)):
-    setattr(BoneInfo, _name, _RestAxis(_name, _column))
+# Set once the dataclass is made, so that it takes them for no default: the head and tail of each bone's
+# three floats, its X axis at 0..2 and Z axis at 8..10 of its sixteen.
+for _rest in (_Rest("head", 0, 3, 0, False), _Rest("tail", 1, 3, 0, False), _Rest("x_axis", 2, 16, 0, True),
+              _Rest("z_axis", 2, 16, 8, True)):
+    setattr(BoneInfo, _rest.name, _rest)
+
+
+# A skeleton's measure holding the columns ``rig.skeleton`` read its bones from (``BoneInfo.read_all``),
+# each bone's head, tail and rest matrix in the bones' order: a skeleton made from it with other bones
+# (``without``, ``moved``) has none.
+REST_COLUMNS = "rest columns"
 
 
 @dataclass(frozen=True)
@@ -187,7 +204,8 @@ class Skeleton:
     # starts from these.
     read_names: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Measures of the whole body (``core.body``) and detection's reader of its names
-    # (``core.detect.chains_of``), taken once per skeleton.
+    # (``core.detect.chains_of``), taken once per skeleton; and, for one read from an armature, the
+    # columns its bones were read from (``REST_COLUMNS``).
     measures: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Each parent's children (None's: the roots), and each bone's only child, indexed on first use
     # (``children``, ``only_children``) rather than scanned for at each.
@@ -210,15 +228,20 @@ class Skeleton:
         a limb that is not straight never asks)."""
         only = self._only
         if not only:
-            only.update((name, children[0]) for name, children in self._children_index().items()
-                        if name is not None and len(children) == 1)
+            only.update({name: children[0] for name, children in self._children_index().items()
+                         if len(children) == 1 and name is not None})
         return only
 
     def _children_index(self) -> dict[str | None, list[BoneInfo]]:
         below = self._below
         if not below:
             for bone in self.bones.values():
-                below.setdefault(bone.parent, []).append(bone)
+                parent = bone.parent
+                found = below.get(parent)
+                if found is None:  # not setdefault: that makes a list for every bone
+                    below[parent] = [bone]
+                else:
+                    found.append(bone)
         return below
 
     def ancestors(self, name: str) -> Iterator[str]:
@@ -258,6 +281,12 @@ class Skeleton:
         if not any(name in self.bones for name in names):
             return self
         return replace(self, bones={name: bone for name, bone in self.bones.items() if name not in names})
+
+    def indexed(self, children: dict[str | None, list[BoneInfo]]) -> Skeleton:
+        """The skeleton with ``children`` as its index of each parent's children (``BoneInfo.read_all``
+        fills one as it reads the bones), so ``children`` need not walk the bones again."""
+        self._below.update(children)
+        return self
 
     def moved(self, bones: dict[str, BoneInfo]) -> Skeleton:
         """The skeleton with ``bones``, the same names and parents in other places (``core.orient``):

@@ -234,7 +234,9 @@ def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
 
 def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[str]]) -> list[LimbPlan]:
     """The plans with what the build had to tell: moved children, armature data other objects share."""
-    sharing = sorted(other.name for other in bpy.data.objects if other.data == obj.data and other != obj)
+    # Armature data with one user has no other object to look for among the file's.
+    sharing = sorted(other.name for other in bpy.data.objects if other.data == obj.data and other != obj) \
+        if obj.data.users > 1 else []
     if sharing and plans:
         notes.setdefault(0, []).append(warning(
             f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in sharing)}: "

@@ -44,6 +44,8 @@ class Keeping:
         """Object or Pose mode, after the constraint stage: key what keeps the motion playing."""
         played = self.played
         keying = [index for index, mode in enumerate(played.modes) if mode != "IGNORE"]
+        if not (keying or played.clips or played.other_clips or played.passed):
+            return  # nothing plays on a limb, and no clip of the file moves one: nothing to key or name
         localised = local_action(self.obj, self.journal) if keying else None
         if localised is not None:
             self.notes.setdefault(keying[0], []).append(localised)

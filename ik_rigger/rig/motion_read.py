@@ -39,11 +39,14 @@ class Played:
 def read_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[LimbOptions],
                 rebuilt: set[int]) -> Played:
     """The motion on ``obj`` for the limbs planned; a rebuilt limb keeps its controls and their keys."""
-    frames = played_frames(obj, {name for limb_plan in plans for name in limb_bones(limb_plan)})
+    still = not bpy.data.actions  # no action in the file: nothing plays, and there is no clip to read
+    frames = [] if still else played_frames(obj, {name for limb_plan in plans for name in limb_bones(limb_plan)})
     modes = [_mode(obj, index, limb_plan, limb_options, frames, rebuilt)
              for index, (limb_plan, limb_options) in enumerate(zip(plans, options))]
     turned = [limb_options.fix_orientation and any(edit.name in limb_plan.chain for edit in limb_plan.bone_edits)
               for limb_plan, limb_options in zip(plans, options)]
+    if still:
+        return Played(frames, modes, turned, None, [], [], [], 0.0)
     started = time.perf_counter()
     recording = _record_played(obj, plans, options, frames, modes, turned)
     clips = other_clips(obj)

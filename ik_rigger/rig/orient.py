@@ -42,6 +42,8 @@ def keep_bone_children(obj: bpy.types.Object, edits: Iterable[BoneEdit], journal
     tail, in its axes) to the pose the same transform will give it on the new rest.
     """
     changed = {edit.name: edit for edit in edits}
+    if not changed:  # most builds move no bone at rest: no child of one to look for among the file's objects
+        return
     children = [child for child in obj.children if child.parent_type == "BONE" and child.parent_bone in changed]
     for child in children:
         edit = changed[child.parent_bone]

@@ -70,6 +70,8 @@ def check_evaluated(obj: bpy.types.Object) -> None:
     """Refuse, naming the collection, an armature Blender cannot evaluate in the current view layer
     because of its collections (or because no collection of this scene holds it)."""
     view_layer = bpy.context.view_layer
+    if obj.visible_get(view_layer=view_layer):
+        return  # shown in this view layer: in it, and no collection keeps it out (nor need its collections be walked)
     off = _collection_off(obj, view_layer)
     if off is not None:
         name, how = off
@@ -196,8 +198,9 @@ def others_kept(obj: bpy.types.Object) -> Iterator[None]:
     """For a block that steps frames, every other object's animated values given back after it as they
     were: a frame step sets them from their keys, which would throw away a pose the user has not keyed
     (another character posed in Pose mode)."""
+    # Only actions animate: a file without any has no animated value to give back.
     saved = [(owner, path, indexes, _read(owner, path))
-             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()]
+             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()] if bpy.data.actions else []
     try:
         yield
     finally:

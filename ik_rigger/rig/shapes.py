@@ -84,6 +84,7 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
     if declared is None:
         declared = journal.read["shapes"] = parts.shapes()
     found = journal.read.setdefault("shape objects", {})
+    scene = None
     for role, name in made.items():
         if role not in declared:
             continue
@@ -97,8 +98,11 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
                     restored.custom_shape, restored.custom_shape_scale_xyz = before
 
             journal.data(undo)
-        if role not in found:  # users_scene walks every scene: asked only when a shape is looked up
-            found[role] = shape(role, obj.users_scene[0] if obj.users_scene else bpy.context.scene, journal)
+        if role not in found:  # users_scene walks every scene: asked once, when a shape is first looked up
+            if scene is None:
+                scenes = obj.users_scene
+                scene = scenes[0] if scenes else bpy.context.scene
+            found[role] = shape(role, scene, journal)
         pose_bone.custom_shape = found[role]
         size = declared[role].size
         pose_bone.custom_shape_scale_xyz = (size, size, size)

@@ -8,7 +8,7 @@ import bpy
 from mathutils import Vector
 
 from ..core.errors import RigError
-from ..core.model import BoneInfo, Skeleton
+from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
 
 
 def read_skeleton(obj: bpy.types.Object) -> Skeleton:
@@ -29,19 +29,21 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     bones.foreach_get("tail_local", tails)
     bones.foreach_get("matrix_local", matrices)  # column by column
     bones.foreach_get("use_connect", connected)
-    names = bones.keys()
-    # Vectors straight from runs of the flat columns: slicing each bone's floats costs more. The
-    # axes are read from the matrices for the few bones planning asks (``BoneInfo.read_all``).
-    head_vectors = map(Vector, zip(*[iter(heads)] * 3))
-    tail_vectors = map(Vector, zip(*[iter(tails)] * 3))
-    parents = [parent.name if (parent := bone.parent) is not None else None for bone in bones]
     # The names from one keys() call, not an RNA read per bone.
-    read = BoneInfo.read_all(zip(names, parents, head_vectors, tail_vectors, connected), matrices)
+    names = bones.keys()
+    parents = [parent.name if (parent := bone.parent) is not None else None for bone in bones]
+    # No Vector made for a bone until planning asks where it is (a few bones of each limb): the body's
+    # measures read every bone's head and tail from the columns themselves (``core.body``).
+    columns = (heads, tails, matrices)
+    children: dict[str | None, list[BoneInfo]] = {}
+    read = BoneInfo.read_all(names, parents, connected, columns, children)
     # The world's up and Blender's front seen from inside the armature: imported
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
-    return Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
-                    front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
+    skeleton = Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
+                        front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
+    skeleton.measures[REST_COLUMNS] = columns
+    return skeleton.indexed(children)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
