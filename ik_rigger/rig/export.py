@@ -149,13 +149,22 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
             bpy.ops.object.mode_set(mode="OBJECT")
 
 
+def _local_copy(obj: bpy.types.Object) -> bpy.types.Object:
+    """A copy of ``obj`` of the file's own: the copy of a library override is one too, which no
+    Edit pass may change (an animator exports the character overridden in the shot)."""
+    copy = obj.copy()
+    assert copy is not None
+    if copy.override_library is not None:
+        copy.make_local()
+    return copy
+
+
 def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
     """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
     custom shape or motion, every bone inheriting fully (as the keys assume)."""
     data = obj.data.copy()
     made.append(data)
-    copy = obj.copy()
-    assert copy is not None
+    copy = _local_copy(obj)
     made.append(copy)
     copy.data = data
     copy.animation_data_clear()
@@ -182,8 +191,7 @@ def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, arma
                  scene: bpy.types.Scene, made: list) -> list[bpy.types.Object]:
     copies = []
     for mesh in meshes:
-        copy = mesh.copy()  # shares the mesh data, which nothing here changes
-        assert copy is not None
+        copy = _local_copy(mesh)  # shares the mesh data, which nothing here changes
         made.append(copy)
         if mesh.mode == "EDIT":
             # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
