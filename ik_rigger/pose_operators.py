@@ -25,7 +25,7 @@ def find_limb(context: bpy.types.Context, name: str = ""):
         return None
     rig = obj.ik_rigger
     if name:
-        return rig.limbs.get(name)
+        return rig.limbs.get(name) or records.limb_of(obj, name)
     bone = context.active_bone
     if bone is not None:
         limb = records.limb_of(obj, bone.name)
@@ -34,6 +34,17 @@ def find_limb(context: bpy.types.Context, name: str = ""):
     if 0 <= rig.active_limb_index < len(rig.limbs):
         return rig.limbs[rig.active_limb_index]
     return None
+
+
+def chosen_limb(context: bpy.types.Context, name: str = ""):
+    """``find_limb``'s limb, or a RigError naming what was asked for (a limb of another character, say,
+    when the operator is run again with that one active)."""
+    limb = find_limb(context, name)
+    if limb is None:
+        raise RigError(f"is no limb rigged by IK Rigger on the armature '{context.active_object.name}'",
+                       bone=name, hint="Name a limb (its last chain bone) or one of its bones, or make the "
+                       "armature that has it active.")
+    return limb
 
 
 def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str] | None = None) -> bool:
@@ -49,8 +60,8 @@ def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: 
 class LimbOperator:
     """Mixin: the ``limb`` property that names the limb (empty: the active bone's)."""
 
-    limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone); empty for the "
-                         "active bone's limb", options={"SKIP_SAVE"})
+    limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone) or of one of its bones; "
+                         "empty for the active bone's limb", options={"SKIP_SAVE"})
     # The modes the operator works in.
     modes = {"POSE", "OBJECT", "EDIT"}
 
@@ -69,10 +80,9 @@ class SnapOperator(LimbOperator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         frame = context.scene.frame_current
         try:
-            names = api.snap_limb(obj, limb.name if limb is not None else "", self.direction, key=self.keyframe,
+            names = api.snap_limb(obj, chosen_limb(context, self.limb).name, self.direction, key=self.keyframe,
                                   frame=frame, switch=self.switch)
         except RigError as error:
             return report_error(self, error)
@@ -170,7 +180,10 @@ class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
     modes = {"POSE"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        limb = find_limb(context, self.limb)
+        try:
+            limb = chosen_limb(context, self.limb)
+        except RigError as error:
+            return report_error(self, error)
         parts = records.resolve(context.active_object, limb)
         names = {"HANDLE": [parts.handle], "POLE": [parts.pole], "CHAIN": parts.chain}[self.part]
         names = [name for name in names if name]
@@ -191,8 +204,8 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
+            limb = chosen_limb(context, self.limb)
             parts = records.require(obj, limb, ROLE_POLE, ik=True)
         except RigError as error:
             return report_error(self, error)
@@ -214,8 +227,8 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
+            limb = chosen_limb(context, self.limb)
             with kept_mode(obj):  # one block for the records and the build: from Edit mode, left once
                 leave_edit_mode(obj)
                 prepare(obj)
@@ -280,7 +293,7 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
             return {"CANCELLED"}
         try:
             began = time.perf_counter()
-            limbs = None if self.all_limbs else [find_limb(context, self.limb).name]
+            limbs = None if self.all_limbs else [chosen_limb(context, self.limb).name]
             results = api.bake(obj, self.direction, range(self.frame_start, self.frame_end + 1), limbs,
                                switch=self.key_switch, clear=self.clear_other)
         except RigError as error:
@@ -337,8 +350,8 @@ be built with Parent Switching)"""
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
+            limb = chosen_limb(context, self.limb)
             kept = api.switch_parent(obj, limb.name, self.parent, key=self.keyframe, frame=context.scene.frame_current)
         except RigError as error:
             return report_error(self, error)
