@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import bpy
+import pytest
 from export_readers import three_play, validate
-from helpers import both_legs, make_armature, set_active_bone
+from helpers import all_fcurves, both_legs, evaluate, make_armature, same, set_active_bone, snapshot
 from test_export import assert_three_plays_the_rig, legs_character, state
 
 from ik_rigger import api
@@ -28,9 +29,10 @@ def saved_character(obj: bpy.types.Object, path: Path) -> Path:
     return path
 
 
-def shot_override(character: Path) -> bpy.types.Object:
+def shot_override(character: Path, editable: bool = True) -> bpy.types.Object:
     """A new shot file linking the character and overriding it (Object > Library Override > Make);
-    the armature override is returned active."""
+    the armature override is returned active (not ``editable``: as when the animator made the override
+    from the character's mesh, and Blender made the armature's a system override)."""
     bpy.ops.wm.read_factory_settings(use_empty=True)
     with bpy.data.libraries.load(str(character), link=True) as (_, target):
         target.collections = ["Character"]
@@ -40,7 +42,7 @@ def shot_override(character: Path) -> bpy.types.Object:
     if override.name not in scene.collection.children:
         scene.collection.children.link(override)
     obj = next(item for item in override.all_objects if item.type == "ARMATURE")
-    obj.override_library.is_system_override = False  # what Make does for the object picked
+    obj.override_library.is_system_override = not editable  # what Make does for the object picked
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     assert obj.override_library is not None
@@ -75,3 +77,50 @@ def test_an_override_exports_at_another_frame_as_its_rig_plays_and_the_shot_is_l
     assert validate(str(tmp_path / "shot.glb"))["issues"]["numErrors"] == 0
     assert sorted(three_play(str(tmp_path / "shot.glb"), 24.0).joints) == sorted(report.joints)
     assert_three_plays_the_rig(obj, tmp_path / "shot.glb", report)
+
+
+def _keys(obj: bpy.types.Object) -> int:
+    data = obj.animation_data
+    return sum(len(curve.keyframe_points) for curve in all_fcurves(obj)) if data and data.action else 0
+
+
+@pytest.mark.parametrize("name, options", [
+    ("snap_fk_to_ik", {"keyframe": True}), ("snap_ik_to_fk", {"keyframe": True}), ("reset_pole_angle", {}),
+    ("bake", {"frame_start": 1, "frame_end": 4}), ("switch_parent", {"parent": 1, "keyframe": True}),
+])
+def test_an_override_blender_keeps_uneditable_is_refused_by_name_and_left_as_it_was(tmp_path, name, options):
+    """Blender keeps a system override out of Pose mode, and Blender 4.2 drops the keys written to it: the
+    operators that pose and key refuse it, saying how to make it editable, as they refuse a linked one."""
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    api.auto_rig(obj, parent_switch=True)
+    ik = obj.pose.bones["shin.L"].constraints["IK Rigger IK"]
+    ik.pole_angle += 0.5  # a manual angle the automatic one would replace
+    obj = shot_override(saved_character(obj, tmp_path / "character.blend"), editable=False)
+    bpy.context.scene.frame_set(3)
+    before, posed, angle = snapshot(obj), evaluate(obj), obj.pose.bones["shin.L"].constraints["IK Rigger IK"].pole_angle
+    with pytest.raises(RuntimeError) as refused:
+        getattr(bpy.ops.ik_rigger, name)(limb="shin.L", **options)
+    message = str(refused.value)
+    assert "Traceback" not in message and "'Hero' is a library override that is not editable" in message, message
+    assert "Library Override > Make" in message
+    assert same(snapshot(obj), before) and _keys(obj) == 0
+    assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].pole_angle == angle
+    assert all(same(list(matrix), list(posed[bone])) for bone, matrix in evaluate(obj).items())
+
+
+def test_the_automatic_pole_angle_is_refused_on_a_linked_armature_and_the_angle_kept(tmp_path):
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    api.auto_rig(obj)
+    obj.pose.bones["shin.L"].constraints["IK Rigger IK"].pole_angle += 0.5
+    character = saved_character(obj, tmp_path / "character.blend")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(character), link=True) as (_, target):
+        target.objects = ["Hero"]
+    linked = target.objects[0]
+    bpy.context.scene.collection.objects.link(linked)
+    bpy.context.view_layer.objects.active = linked
+    ik = linked.pose.bones["shin.L"].constraints["IK Rigger IK"]
+    angle = ik.pole_angle
+    with pytest.raises(RuntimeError, match="'Hero' is linked from the library .*character.blend"):
+        bpy.ops.ik_rigger.reset_pole_angle(limb="shin.L")
+    assert ik.pole_angle == angle
