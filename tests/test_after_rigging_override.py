@@ -9,7 +9,7 @@ import bpy
 import pytest
 from export_readers import three_play, validate
 from helpers import all_fcurves, both_legs, evaluate, make_armature, same, set_active_bone, snapshot
-from test_export import assert_three_plays_the_rig, legs_character, state
+from test_export import assert_three_plays_the_rig, legs_character, skinned_mesh, state
 
 from ik_rigger import api
 from ik_rigger.rig import selection
@@ -29,11 +29,13 @@ def saved_character(obj: bpy.types.Object, path: Path) -> Path:
     return path
 
 
-def shot_override(character: Path, editable: bool = True) -> bpy.types.Object:
+def shot_override(character: Path, editable: bool = True, fresh: bool = True) -> bpy.types.Object:
     """A new shot file linking the character and overriding it (Object > Library Override > Make);
     the armature override is returned active (not ``editable``: as when the animator made the override
-    from the character's mesh, and Blender made the armature's a system override)."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    from the character's mesh, and Blender made the armature's a system override; not ``fresh``: into
+    the file open)."""
+    if fresh:
+        bpy.ops.wm.read_factory_settings(use_empty=True)
     with bpy.data.libraries.load(str(character), link=True) as (_, target):
         target.collections = ["Character"]
     scene = bpy.context.scene
@@ -124,3 +126,29 @@ def test_the_automatic_pole_angle_is_refused_on_a_linked_armature_and_the_angle_
     with pytest.raises(RuntimeError, match="'Hero' is linked from the library .*character.blend"):
         bpy.ops.ik_rigger.reset_pole_angle(limb="shin.L")
     assert ik.pole_angle == angle
+
+
+def test_an_override_beside_the_linked_character_it_overrides_is_posed_keyed_and_exported(tmp_path):
+    """The shot showed the library's character itself (linked before the override was made, kept as a
+    reference): both are named 'Hero', and the override is the one to snap, bake and export."""
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    skinned_mesh(obj, ["thigh.L", "shin.L", "foot.L"])
+    api.auto_rig(obj)
+    character = saved_character(obj, tmp_path / "character.blend")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(character), link=True) as (_, target):
+        target.objects = ["Hero"]
+    linked = target.objects[0]
+    reference = bpy.data.collections.new("Reference")  # before the override's: the view layer lists it first
+    bpy.context.scene.collection.children.link(reference)
+    reference.objects.link(linked)
+    obj = shot_override(character, fresh=False)
+    bpy.context.view_layer.update()
+    listed = [(item.name, item == linked) for item in bpy.context.view_layer.objects]
+    assert listed[:2] == [("Hero", True), ("Hero", False)]
+    bpy.context.scene.frame_set(4)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb="shin.L", keyframe=True) == {"FINISHED"}
+    assert obj.pose.bones["foot_IK.L"]["ik_fk"] == 0.0 and linked.pose.bones["foot_IK.L"]["ik_fk"] == 1.0
+    assert bpy.ops.ik_rigger.bake(limb="shin.L", frame_start=1, frame_end=6) == {"FINISHED"}
+    report = api.export(obj, str(tmp_path / "shot.glb"))
+    assert [clip.name for clip in report.clips] == [obj.animation_data.action.name]

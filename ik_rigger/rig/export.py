@@ -30,6 +30,7 @@ from mathutils import Matrix
 from ..core.errors import RigError
 from . import export_bake
 from .export_formats import FORMATS, check_names, unweighted_warnings, write
+from .scene_state import holds
 
 _SCENE = "IK Rigger export"
 
@@ -108,7 +109,7 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
     if obj.mode == "EDIT":
         raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
                        hint="Leave Edit mode, then export.")
-    if obj.hide_viewport or bpy.context.view_layer.objects.get(obj.name) != obj:
+    if obj.hide_viewport or not holds(bpy.context.view_layer.objects, obj):
         raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
                        "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
                        "collection, then export.")

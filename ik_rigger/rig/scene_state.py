@@ -11,7 +11,7 @@ it holds, in every scene that uses it, which is the user's call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import bpy
@@ -52,6 +52,12 @@ def check_keyable(obj: bpy.types.Object) -> None:
                        "then try again.")
 
 
+def holds(objects: Iterable[bpy.types.Object], obj: bpy.types.Object) -> bool:
+    """Whether ``objects`` (a collection's, a view layer's) hold ``obj`` itself: a name may also be that of
+    an object linked from a library (the character a shot links, beside its override)."""
+    return any(item == obj for item in objects)
+
+
 def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> tuple[str, str] | None:
     """The first collection keeping ``obj`` out of evaluation, and how (None when none does)."""
     found: tuple[str, str] | None = None
@@ -63,7 +69,7 @@ def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> t
             off = (collection.name, "excluded from the view layer")
         elif off is None and collection.hide_viewport:
             off = (collection.name, "disabled in viewports")
-        if obj.name in collection.objects and collection.objects[obj.name] == obj:
+        if holds(collection.objects, obj):
             if off is None:
                 return True
             found = found or off
@@ -83,7 +89,7 @@ def check_evaluated(obj: bpy.types.Object) -> None:
             else "Enable it in viewports (its screen icon in the Outliner)"
         raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
                        "evaluate its poses", hint=f"{what_to_do}, then try again.")
-    if obj.name not in view_layer.objects or view_layer.objects[obj.name] != obj:
+    if not holds(view_layer.objects, obj):
         raise RigError(f"the armature '{obj.name}' is not in the current view layer, so Blender does not evaluate "
                        "its poses", hint="Link it into a collection of this scene's view layer, then try again.")
 
