@@ -66,6 +66,14 @@ def given_options(operator: bpy.types.Operator) -> dict[str, object]:
     return {name: getattr(operator, name) for name in _OPTION_NAMES if properties.is_property_set(name)}
 
 
+def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context) -> bool:
+    """The operator's Insert Keyframes as given, else on while Blender's auto-keying is: what it poses is
+    then keyed, as Blender's own transforms and Rigify's snapping do, and scrubbing keeps it."""
+    if not operator.properties.is_property_set("keyframe"):
+        operator.keyframe = context.scene.tool_settings.use_keyframe_insert_auto
+    return bool(operator.keyframe)
+
+
 def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
     operator.report({"ERROR"}, error.message)
     return {"CANCELLED"}

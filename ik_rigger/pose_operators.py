@@ -11,7 +11,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from . import api
 from .core.errors import RigError
-from .operators import armature_in, report_error, report_notes
+from .operators import armature_in, keys_asked, report_error, report_notes
 from .parts.pole import ROLE_POLE
 from .rig import records, selection
 from .rig.modes import kept_mode, leave_edit_mode
@@ -74,7 +74,8 @@ class LimbOperator:
 class SnapOperator(LimbOperator):
     """Mixin: snap one way, optionally switch the blend, optionally key it all."""
 
-    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame (unless "
+                           "set, on while auto-keying is)")
     # Set by each snap: which way it snaps ("FK": FK takes the IK pose; "IK": the other way).
     direction = "FK"
     modes = {"POSE", "OBJECT"}
@@ -83,8 +84,8 @@ class SnapOperator(LimbOperator):
         obj = context.active_object
         frame = context.scene.frame_current
         try:
-            names = api.snap_limb(obj, chosen_limb(context, self.limb).name, self.direction, key=self.keyframe,
-                                  frame=frame, switch=self.switch)
+            names = api.snap_limb(obj, chosen_limb(context, self.limb).name, self.direction,
+                                  key=keys_asked(self, context), frame=frame, switch=self.switch)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")
@@ -347,14 +348,15 @@ be built with Parent Switching)"""
     parent: IntProperty(name="Parent", description="What to follow, by number: 0 is the origin; the limb's "
                         "panel lists the rest", min=0, default=0)
     keyframe: BoolProperty(name="Insert Keyframes", description="Key the switch and the handle and pole where they "
-                           "are, at the current frame")
+                           "are, at the current frame (unless set, on while auto-keying is)")
     modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         try:
             limb = chosen_limb(context, self.limb)
-            kept = api.switch_parent(obj, limb.name, self.parent, key=self.keyframe, frame=context.scene.frame_current)
+            kept = api.switch_parent(obj, limb.name, self.parent, key=keys_asked(self, context),
+                                     frame=context.scene.frame_current)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{limb.name} follows parent {self.parent}; kept in place: {', '.join(kept)}")
