@@ -358,10 +358,10 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     at = bpy.context.scene.frame_current if frame is None else frame
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
     changed = function(obj, record, keyframe=key, frame=at)
-    if switch:
+    if switch and key:
+        records.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+    elif switch:
         records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
-        if key:
-            records.key_ik_fk(obj, parts, at)
     return changed
 
 

@@ -1,0 +1,64 @@
+"""After rigging, the IK/FK switch keyed mid-shot: a snap keyed on a frame switches there, as a cut, and
+the frames before it play as they did (no blend from the key before, no switch over the whole shot)."""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import chain_length, evaluate, import_bvh, rotation_degrees
+
+from ik_rigger import api
+
+LEG = "LeftLeg"
+
+
+@pytest.fixture
+def animated() -> bpy.types.Object:
+    """The motion-capture skeleton rigged, in Pose mode, its left leg animated in IK: the handle keyed
+    on frames 1 and 30."""
+    obj = import_bvh("pymo_walk.bvh")
+    api.auto_rig(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    handle = obj.pose.bones["LeftFoot_IK"]
+    handle.location = (0.0, 0.0, 0.0)
+    handle.keyframe_insert("location", frame=1)
+    handle.location = (0.0, 10.0, 15.0)
+    handle.keyframe_insert("location", frame=30)
+    return obj
+
+
+def _played(obj: bpy.types.Object, frames: range) -> dict[int, tuple[float, dict]]:
+    """Each frame's IK/FK switch and the leg's evaluated pose."""
+    chain = [limb for limb in api.limbs(obj) if limb.name == LEG][0].chain
+    shown = {}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        pose = evaluate(obj)
+        shown[frame] = (obj.pose.bones["LeftFoot_IK"]["ik_fk"], {name: pose[name] for name in chain})
+    return shown
+
+
+@pytest.mark.parametrize("keyed_before", [True, False], ids=["switch keyed by hand on frame 1", "switch not animated"])
+def test_a_snap_keyed_mid_shot_leaves_the_frames_before_it_as_they_played(animated, keyed_before):
+    obj = animated
+    handle = obj.pose.bones["LeftFoot_IK"]
+    handle["ik_fk"] = 1.0
+    if keyed_before:
+        handle.keyframe_insert('["ik_fk"]', frame=1)  # Bezier, as Blender keys by hand
+    before = _played(obj, range(1, 20))
+    bpy.context.scene.frame_set(20)
+    shown = evaluate(obj)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb=LEG, keyframe=True) == {"FINISHED"}
+    after = _played(obj, range(1, 21))
+    length = chain_length(obj, ["LeftUpLeg", "LeftLeg"])
+    assert after[20][0] == 0.0
+    assert all(moved < 1e-4 * length and turned < 0.01 for moved, turned in (
+        ((shown[name].translation - matrix.translation).length, rotation_degrees(shown[name], matrix))
+        for name, matrix in after[20][1].items()))
+    for frame in range(1, 20):
+        assert after[frame][0] == 1.0, frame
+        for name, matrix in before[frame][1].items():
+            # Blender's IK starts from the chain's own pose, which the snap keyed: a tenth of a degree.
+            assert (matrix.translation - after[frame][1][name].translation).length < 3e-3 * length, (frame, name)
+            assert rotation_degrees(matrix, after[frame][1][name]) < 0.3, (frame, name)
