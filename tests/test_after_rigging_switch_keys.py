@@ -62,3 +62,12 @@ def test_a_snap_keyed_mid_shot_leaves_the_frames_before_it_as_they_played(animat
             # Blender's IK starts from the chain's own pose, which the snap keyed: a tenth of a degree.
             assert (matrix.translation - after[frame][1][name].translation).length < 3e-3 * length, (frame, name)
             assert rotation_degrees(matrix, after[frame][1][name]) < 0.3, (frame, name)
+
+
+def test_a_snap_keyed_on_a_limb_whose_switch_was_deleted_makes_it_again_and_keys_it(animated):
+    obj = animated
+    del obj.pose.bones["LeftFoot_IK"]["ik_fk"]  # from the handle's Custom Properties, by hand
+    bpy.context.scene.frame_set(20)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb=LEG, keyframe=True) == {"FINISHED"}
+    shown = _played(obj, range(19, 21))
+    assert (shown[19][0], shown[20][0]) == (1.0, 0.0)

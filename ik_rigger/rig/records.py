@@ -458,12 +458,13 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, value: float, frame: int) -> 
         raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
     pose_bone = obj.pose.bones[handle]
     path = f'["{IK_FK}"]'
-    curve = existing_fcurve(obj, pose_bone.path_from_id(path))
+    full_path = f'pose.bones["{quoted(handle)}"]{path}'  # path_from_id refuses it while the switch is missing
+    curve = existing_fcurve(obj, full_path)
     pose_bone[IK_FK] = curve.evaluate(frame - 1) if curve is not None else ik_fk(obj, parts)
     pose_bone.keyframe_insert(path, frame=frame - 1, group=handle)
     set_ik_fk(obj, parts, value)
     pose_bone.keyframe_insert(path, frame=frame, group=handle)
-    curve = existing_fcurve(obj, pose_bone.path_from_id(path))
+    curve = existing_fcurve(obj, full_path)
     for point in curve.keyframe_points if curve is not None else ():
         if frame - 1 <= point.co.x <= frame:
             point.interpolation = "CONSTANT"
