@@ -152,3 +152,31 @@ def test_an_override_beside_the_linked_character_it_overrides_is_posed_keyed_and
     assert bpy.ops.ik_rigger.bake(limb="shin.L", frame_start=1, frame_end=6) == {"FINISHED"}
     report = api.export(obj, str(tmp_path / "shot.glb"))
     assert [clip.name for clip in report.clips] == [obj.animation_data.action.name]
+
+
+def test_a_parent_choice_on_an_override_survives_save_and_reopen_or_is_refused_where_blender_drops_it(tmp_path):
+    """Blender 4.2 saves no override of a custom property named as a bone setting (``parent``): there an
+    unkeyed switch is refused, saying to key it, where it was lost on reopening; a keyed one is kept."""
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    api.auto_rig(obj, parent_switch=True)
+    obj = shot_override(saved_character(obj, tmp_path / "character.blend"))
+    bpy.ops.object.mode_set(mode="POSE")
+    handle = obj.pose.bones["foot_IK.L"]
+    before = snapshot(obj)
+    if bpy.app.version < (5, 0, 0):
+        with pytest.raises(RuntimeError, match="'shin.L': is on the library override 'Hero'.*Insert Keyframes"):
+            bpy.ops.ik_rigger.switch_parent(limb="shin.L", parent=1)
+        assert same(snapshot(obj), before) and handle["parent"] == 0
+    else:
+        assert bpy.ops.ik_rigger.switch_parent(limb="shin.L", parent=1) == {"FINISHED"}
+    bpy.context.scene.frame_set(5)
+    assert bpy.ops.ik_rigger.switch_parent(limb="shin.R", parent=1, keyframe=True) == {"FINISHED"}
+    posed = evaluate(obj)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "shot.blend"))
+    obj = bpy.data.objects["Hero"]
+    bpy.context.scene.frame_set(5)
+    assert obj.pose.bones["foot_IK.R"]["parent"] == 1
+    assert obj.pose.bones["foot_IK.L"]["parent"] == (1 if bpy.app.version >= (5, 0, 0) else 0)
+    assert all(same(list(matrix), list(posed[bone])) for bone, matrix in evaluate(obj).items())
