@@ -3,6 +3,7 @@ the export for a game engine) work there as on the character's own file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import bpy
@@ -180,3 +181,26 @@ def test_a_parent_choice_on_an_override_survives_save_and_reopen_or_is_refused_w
     assert obj.pose.bones["foot_IK.R"]["parent"] == 1
     assert obj.pose.bones["foot_IK.L"]["parent"] == (1 if bpy.app.version >= (5, 0, 0) else 0)
     assert all(same(list(matrix), list(posed[bone])) for bone, matrix in evaluate(obj).items())
+
+
+def _names_in(path: Path) -> dict[str, list]:
+    """The names a .glb gives its nodes, skins, meshes and animations."""
+    data = path.read_bytes()
+    length = int.from_bytes(data[12:16], "little")
+    document = json.loads(data[20:20 + length])
+    return {kind: [item.get("name") for item in document.get(kind, [])]
+            for kind in ("nodes", "skins", "meshes", "animations")}
+
+
+def test_a_file_exported_from_an_override_names_everything_as_the_one_exported_from_the_character(tmp_path):
+    """A game pipeline exporting from the shot finds the character by its names, as exported from its
+    own file: no copy's number; the shot keeps its names."""
+    obj = legs_character()
+    obj.name = "Hero"
+    api.export(obj, str(tmp_path / "character.glb"), clips=["Walk"])
+    obj = shot_override(saved_character(obj, tmp_path / "character.blend"))
+    names = sorted(item.name for item in bpy.data.objects), sorted(item.name for item in bpy.data.armatures)
+    api.export(obj, str(tmp_path / "shot.glb"), clips=["Walk"])
+    assert _names_in(tmp_path / "shot.glb") == _names_in(tmp_path / "character.glb")
+    assert "Hero" in _names_in(tmp_path / "shot.glb")["skins"]
+    assert (sorted(item.name for item in bpy.data.objects), sorted(item.name for item in bpy.data.armatures)) == names

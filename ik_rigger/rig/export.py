@@ -255,11 +255,12 @@ def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
     renamed = []
     try:
         for original, copy in pairs:
-            if original.library is not None or original.override_library is not None:
-                continue  # a linked object keeps its name: the copy's name is then its own
             name = original.name
-            original.name = f"{_SCENE} original {name}"
-            renamed.append((original, copy, name))
+            # A linked original keeps its name, which is the library's: this file's copy may take it as well.
+            # A library override is this file's, renamed for the block as the rest are.
+            if original.library is None:
+                original.name = f"{_SCENE} original {name}"
+                renamed.append((original, copy, name))
             copy.name = name
         yield
     finally:
