@@ -79,3 +79,29 @@ def test_switching_parents_keys_the_switch_and_controls_while_auto_keying(walker
     bpy.context.scene.frame_set(5)
     assert walker.pose.bones["LeftHand_IK"]["parent"] == 1
     assert _same(walker, _arm(walker), before)
+
+
+def test_auto_keying_an_action_linked_from_a_library_snaps_without_keys_and_warns(walker, tmp_path, capsys):
+    """Keys cannot go into a linked action: as Blender's transforms do, the snap still poses, unkeyed,
+    and says why (asked for by hand, keys are refused as before)."""
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    action = walker.animation_data.action
+    action.name = "Walk"
+    library = tmp_path / "walk_library.blend"
+    bpy.data.libraries.write(str(library), {action}, fake_user=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_, target):
+        target.actions = ["Walk"]
+    slot = getattr(walker.animation_data, "action_slot", None)
+    walker.animation_data.action = target.actions[0]
+    if slot is not None:
+        walker.animation_data.action_slot = target.actions[0].slots[slot.identifier]
+    bpy.context.scene.frame_set(5)
+    for name in ("LeftArm", "LeftForeArm"):
+        walker.pose.bones[name].matrix_basis = Euler((0.0, 0.3, -0.6)).to_matrix().to_4x4()
+    walker.pose.bones["LeftHand_IK"]["ik_fk"] = 0.0
+    fk = _arm(walker)
+    assert bpy.ops.ik_rigger.snap_ik_to_fk() == {"FINISHED"}
+    assert "Not keyed, although auto-keying is on" in capsys.readouterr().out
+    assert _same(walker, _arm(walker), fk) and walker.pose.bones["LeftHand_IK"]["ik_fk"] == 1.0
+    with pytest.raises(RuntimeError, match="linked from the library"):
+        bpy.ops.ik_rigger.snap_ik_to_fk(keyframe=True)
