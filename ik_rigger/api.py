@@ -91,7 +91,7 @@ def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         obj = args[0] if args else kwargs["obj"]
         assert isinstance(obj, bpy.types.Object)
-        scene_state.check_local(obj)
+        scene_state.check_posable(obj)
         with scene_state.evaluated(obj), scene_state.others_kept(obj):
             return function(*args, **kwargs)
 

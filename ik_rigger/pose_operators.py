@@ -15,7 +15,7 @@ from .operators import armature_in, keys_asked, report_error, report_notes
 from .parts.pole import ROLE_POLE
 from .rig import records, selection
 from .rig.modes import kept_mode, leave_edit_mode
-from .rig.scene_state import check_local
+from .rig.scene_state import check_posable
 from .rig.upgrade import needs_upgrade, prepare, upgrade
 
 
@@ -207,7 +207,7 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         try:
-            check_local(obj)
+            check_posable(obj)
             limb = chosen_limb(context, self.limb)
             parts = records.require(obj, limb, ROLE_POLE, ik=True)
         except RigError as error:

@@ -109,6 +109,9 @@ def test_an_override_blender_keeps_uneditable_is_refused_by_name_and_left_as_it_
     assert same(snapshot(obj), before) and _keys(obj) == 0
     assert obj.pose.bones["shin.L"].constraints["IK Rigger IK"].pole_angle == angle
     assert all(same(list(matrix), list(posed[bone])) for bone, matrix in evaluate(obj).items())
+    # A build is refused for what it is: one an override never takes, editable or not.
+    with pytest.raises(api.RigError, match="building or removing a limb changes the rest skeleton"):
+        api.build(obj, "shin.L")
 
 
 def test_the_automatic_pole_angle_is_refused_on_a_linked_armature_and_the_angle_kept(tmp_path):

@@ -28,11 +28,17 @@ def library_path(data: bpy.types.ID) -> str:
 def check_local(obj: bpy.types.Object) -> None:
     """Refuse an armature object linked from a library: its pose, switches and keys are read-only there,
     and what IK Rigger wrote would be lost on save. (A library override's pose is its own to write, though
-    its armature data stays linked; not so one Blender made uneditable, a system override.)"""
+    its armature data stays linked.)"""
     if obj.library is not None:
         raise RigError(f"the armature '{obj.name}' is linked from the library '{library_path(obj)}', so it is "
                        "read-only here", hint="Make a library override of it (Object > Library Override > Make) "
                        "to animate it, or open the library file to rig it.")
+
+
+def check_posable(obj: bpy.types.Object) -> None:
+    """``check_local``, and refuse a library override Blender made uneditable (a system override), whose
+    pose is not the animator's to write."""
+    check_local(obj)
     override = obj.override_library
     if override is not None and override.is_system_override:
         # Blender keeps such an override out of Pose mode; Blender 4.2 also drops keys written to it.
