@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import chain_length, evaluate, import_bvh, rotation_degrees
+from helpers import all_fcurves, chain_length, evaluate, import_bvh, rotation_degrees
 
 from ik_rigger import api
 
@@ -71,3 +71,31 @@ def test_a_snap_keyed_on_a_limb_whose_switch_was_deleted_makes_it_again_and_keys
     assert bpy.ops.ik_rigger.snap_fk_to_ik(limb=LEG, keyframe=True) == {"FINISHED"}
     shown = _played(obj, range(19, 21))
     assert (shown[19][0], shown[20][0]) == (1.0, 0.0)
+
+
+def test_a_snap_keyed_in_nla_tweak_mode_cuts_the_switch_in_the_strip_s_time(animated):
+    """Tweaking a strip that plays the action ten frames later, blending from IK to FK by linear keys:
+    the snap's cut lands on the strip's frames, holding the blend as it played."""
+    obj = animated
+    handle = obj.pose.bones["LeftFoot_IK"]
+    for frame, value in ((1, 1.0), (25, 0.0)):
+        handle["ik_fk"] = value
+        handle.keyframe_insert('["ik_fk"]', frame=frame)
+    curve = next(curve for curve in all_fcurves(obj) if curve.data_path.endswith('["ik_fk"]'))
+    for point in curve.keyframe_points:
+        point.interpolation = "LINEAR"
+    data = obj.animation_data
+    track = data.nla_tracks.new()
+    strip = track.strips.new("Walk", 11, data.action)  # the action's frame 1 plays on frame 11
+    data.action = None
+    track.select = strip.select = True
+    data.use_tweak_mode = True
+    before = _played(obj, range(11, 30))
+    bpy.context.scene.frame_set(30)
+    assert bpy.ops.ik_rigger.snap_fk_to_ik(limb=LEG, keyframe=True) == {"FINISHED"}
+    after = _played(obj, range(11, 31))
+    assert [round(after[frame][0], 5) for frame in range(11, 30)] == [round(before[frame][0], 5)
+                                                                      for frame in range(11, 30)]
+    assert after[30][0] == 0.0
+    cut = [(point.co.x, point.interpolation) for point in curve.keyframe_points if point.co.x in (19.0, 20.0)]
+    assert cut == [(19.0, "CONSTANT"), (20.0, "CONSTANT")]

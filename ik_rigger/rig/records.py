@@ -36,7 +36,7 @@ from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 from . import solver
-from .animation import existing_fcurve, fcurve_owners
+from .animation import action_frame, existing_fcurve, fcurve_owners
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -460,13 +460,14 @@ def key_ik_fk(obj: bpy.types.Object, parts: Parts, value: float, frame: int) -> 
     path = f'["{IK_FK}"]'
     full_path = f'pose.bones["{quoted(handle)}"]{path}'  # path_from_id refuses it while the switch is missing
     curve = existing_fcurve(obj, full_path)
-    pose_bone[IK_FK] = curve.evaluate(frame - 1) if curve is not None else ik_fk(obj, parts)
+    before, at = action_frame(obj, frame - 1), action_frame(obj, frame)  # a strip's time, in NLA tweak mode
+    pose_bone[IK_FK] = curve.evaluate(before) if curve is not None else ik_fk(obj, parts)
     pose_bone.keyframe_insert(path, frame=frame - 1, group=handle)
     set_ik_fk(obj, parts, value)
     pose_bone.keyframe_insert(path, frame=frame, group=handle)
     curve = existing_fcurve(obj, full_path)
     for point in curve.keyframe_points if curve is not None else ():
-        if frame - 1 <= point.co.x <= frame:
+        if min(before, at) - 1e-3 <= point.co.x <= max(before, at) + 1e-3:
             point.interpolation = "CONSTANT"
 
 
