@@ -91,7 +91,7 @@ def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         obj = args[0] if args else kwargs["obj"]
         assert isinstance(obj, bpy.types.Object)
-        scene_state.check_local(obj)
+        scene_state.check_posable(obj)
         with scene_state.evaluated(obj), scene_state.others_kept(obj):
             return function(*args, **kwargs)
 
@@ -371,10 +371,10 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     at = bpy.context.scene.frame_current if frame is None else frame
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
     changed = function(obj, record, keyframe=key, frame=at)
-    if switch:
+    if switch and key:
+        records.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+    elif switch:
         records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
-        if key:
-            records.key_ik_fk(obj, parts, at)
     return changed
 
 

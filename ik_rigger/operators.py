@@ -18,6 +18,7 @@ from .parts.chain import BEND_DIRECTION_ITEMS
 from .props import LimbSettings, blender_property
 from .rig import records
 from .rig.chain import add_chain, armature_point
+from .rig.scene_state import check_keyable
 
 AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 
@@ -64,6 +65,23 @@ def given_options(operator: bpy.types.Operator) -> dict[str, object]:
     operator's thirty took Auto-Rig a tenth of a millisecond, as long as finding a metarig's limbs."""
     properties = operator.properties
     return {name: getattr(operator, name) for name in _OPTION_NAMES if properties.is_property_set(name)}
+
+
+def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context) -> bool:
+    """The operator's Insert Keyframes as given, else on while Blender's auto-keying is: what it poses is
+    then keyed, as Blender's own transforms and Rigify's snapping do, and scrubbing keeps it. Auto-keying
+    an action linked from a library cannot key: the pose is set without keys, with a warning, as Blender's
+    transforms do."""
+    if operator.properties.is_property_set("keyframe"):
+        return bool(operator.keyframe)
+    if not context.scene.tool_settings.use_keyframe_insert_auto:
+        return False
+    try:
+        check_keyable(context.active_object)
+    except RigError as error:
+        operator.report({"WARNING"}, f"Not keyed, although auto-keying is on: {error.message}")
+        return False
+    return True
 
 
 def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:

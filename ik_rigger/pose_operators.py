@@ -11,10 +11,11 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from . import api
 from .core.errors import RigError
-from .operators import armature_in, report_error, report_notes
+from .operators import armature_in, keys_asked, report_error, report_notes
 from .parts.pole import ROLE_POLE
 from .rig import records, selection
 from .rig.modes import kept_mode, leave_edit_mode
+from .rig.scene_state import check_posable
 from .rig.upgrade import needs_upgrade, prepare, upgrade
 
 
@@ -25,7 +26,7 @@ def find_limb(context: bpy.types.Context, name: str = ""):
         return None
     rig = obj.ik_rigger
     if name:
-        return rig.limbs.get(name)
+        return rig.limbs.get(name) or records.limb_of(obj, name)
     bone = context.active_bone
     if bone is not None:
         limb = records.limb_of(obj, bone.name)
@@ -34,6 +35,17 @@ def find_limb(context: bpy.types.Context, name: str = ""):
     if 0 <= rig.active_limb_index < len(rig.limbs):
         return rig.limbs[rig.active_limb_index]
     return None
+
+
+def chosen_limb(context: bpy.types.Context, name: str = ""):
+    """``find_limb``'s limb, or a RigError naming what was asked for (a limb of another character, say,
+    when the operator is run again with that one active)."""
+    limb = find_limb(context, name)
+    if limb is None:
+        raise RigError(f"is no limb rigged by IK Rigger on the armature '{context.active_object.name}'",
+                       bone=name, hint="Name a limb (its last chain bone) or one of its bones, or make the "
+                       "armature that has it active.")
+    return limb
 
 
 def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str] | None = None) -> bool:
@@ -49,8 +61,8 @@ def limb_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: 
 class LimbOperator:
     """Mixin: the ``limb`` property that names the limb (empty: the active bone's)."""
 
-    limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone); empty for the "
-                         "active bone's limb", options={"SKIP_SAVE"})
+    limb: StringProperty(name="Limb", description="Name of the limb (its last chain bone) or of one of its bones; "
+                         "empty for the active bone's limb", options={"SKIP_SAVE"})
     # The modes the operator works in.
     modes = {"POSE", "OBJECT", "EDIT"}
 
@@ -62,18 +74,18 @@ class LimbOperator:
 class SnapOperator(LimbOperator):
     """Mixin: snap one way, optionally switch the blend, optionally key it all."""
 
-    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame")
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame (unless "
+                           "set, on while auto-keying is)")
     # Set by each snap: which way it snaps ("FK": FK takes the IK pose; "IK": the other way).
     direction = "FK"
     modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         frame = context.scene.frame_current
         try:
-            names = api.snap_limb(obj, limb.name if limb is not None else "", self.direction, key=self.keyframe,
-                                  frame=frame, switch=self.switch)
+            names = api.snap_limb(obj, chosen_limb(context, self.limb).name, self.direction,
+                                  key=keys_asked(self, context), frame=frame, switch=self.switch)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")
@@ -170,7 +182,10 @@ class IKRIG_OT_select_limb_bones(LimbOperator, bpy.types.Operator):
     modes = {"POSE"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        limb = find_limb(context, self.limb)
+        try:
+            limb = chosen_limb(context, self.limb)
+        except RigError as error:
+            return report_error(self, error)
         parts = records.resolve(context.active_object, limb)
         names = {"HANDLE": [parts.handle], "POLE": [parts.pole], "CHAIN": parts.chain}[self.part]
         names = [name for name in names if name]
@@ -191,8 +206,9 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
+            check_posable(obj)
+            limb = chosen_limb(context, self.limb)
             parts = records.require(obj, limb, ROLE_POLE, ik=True)
         except RigError as error:
             return report_error(self, error)
@@ -214,8 +230,8 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
+            limb = chosen_limb(context, self.limb)
             with kept_mode(obj):  # one block for the records and the build: from Edit mode, left once
                 leave_edit_mode(obj)
                 prepare(obj)
@@ -280,7 +296,7 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
             return {"CANCELLED"}
         try:
             began = time.perf_counter()
-            limbs = None if self.all_limbs else [find_limb(context, self.limb).name]
+            limbs = None if self.all_limbs else [chosen_limb(context, self.limb).name]
             results = api.bake(obj, self.direction, range(self.frame_start, self.frame_end + 1), limbs,
                                switch=self.key_switch, clear=self.clear_other)
         except RigError as error:
@@ -332,14 +348,15 @@ be built with Parent Switching)"""
     parent: IntProperty(name="Parent", description="What to follow, by number: 0 is the origin; the limb's "
                         "panel lists the rest", min=0, default=0)
     keyframe: BoolProperty(name="Insert Keyframes", description="Key the switch and the handle and pole where they "
-                           "are, at the current frame")
+                           "are, at the current frame (unless set, on while auto-keying is)")
     modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
-        limb = find_limb(context, self.limb)
         try:
-            kept = api.switch_parent(obj, limb.name, self.parent, key=self.keyframe, frame=context.scene.frame_current)
+            limb = chosen_limb(context, self.limb)
+            kept = api.switch_parent(obj, limb.name, self.parent, key=keys_asked(self, context),
+                                     frame=context.scene.frame_current)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{limb.name} follows parent {self.parent}; kept in place: {', '.join(kept)}")

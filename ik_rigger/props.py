@@ -209,8 +209,11 @@ class IKRIG_PG_rig(bpy.types.PropertyGroup):
     pivot_saved: BoolProperty(name="FK Pivot Active", description="The FK pivot helper holds the user's "
                               "pivot point and selection to give back")
     saved_pivot: StringProperty(name="Saved Pivot", description="Pivot point before the FK pivot helper")
+    # Animators pivot on a library override of the character, whose collections take no new item
+    # unless they allow insertion there.
     saved_selection: CollectionProperty(type=IKRIG_PG_name, name="Saved Selection",
-                                        description="Selected bones before the FK pivot helper")
+                                        description="Selected bones before the FK pivot helper",
+                                        override={"LIBRARY_OVERRIDABLE", "USE_INSERTION"})
     saved_active: StringProperty(name="Saved Active Bone", description="Active bone before the FK pivot helper")
     build_settings: PointerProperty(type=IKRIG_PG_build_settings, name="Build Settings",
                                     description="Options the panel's Build button uses")

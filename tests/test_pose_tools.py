@@ -131,16 +131,16 @@ def test_snapping_keys_what_changed_at_the_current_frame():
         assert f'pose.bones["{name}"].rotation_quaternion' in paths
     assert f'pose.bones["{limb.handle}"]["ik_fk"]' in paths
     assert f'pose.bones["{limb.handle}"].location' not in paths
-    frames = _key_frames(obj)
-    assert frames == {12.0}
+    switch = f'pose.bones["{limb.handle}"]["ik_fk"]'
+    assert {point.co.x for curve in _all_fcurves(obj) if curve.data_path != switch
+            for point in curve.keyframe_points} == {12.0}
+    # The switch is a cut: the frame before holds what it was.
+    assert {(point.co.x, point.co.y, point.interpolation) for curve in _all_fcurves(obj) if curve.data_path == switch
+            for point in curve.keyframe_points} == {(11.0, 1.0, "CONSTANT"), (12.0, 0.0, "CONSTANT")}
 
 
 def _all_fcurves(obj: bpy.types.Object) -> list:
     return [curve for owner in fcurve_owners(obj) for curve in owner.fcurves]
-
-
-def _key_frames(obj: bpy.types.Object) -> set[float]:
-    return {point.co.x for curve in _all_fcurves(obj) for point in curve.keyframe_points}
 
 
 def test_ik_fk_blend_drives_ik_and_extremity_together():

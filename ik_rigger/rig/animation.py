@@ -126,6 +126,15 @@ def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
                 yield owner
 
 
+def action_frame(obj: bpy.types.Object, frame: float) -> float:
+    """The scene's ``frame`` in the time of ``obj``'s active action: in NLA tweak mode, the tweaked strip's
+    (where Blender's own keying puts a key asked for on ``frame``)."""
+    data = obj.animation_data
+    if data is None or not data.use_tweak_mode:
+        return frame
+    return data.nla_tweak_strip_time_to_scene(frame, invert=True)
+
+
 def existing_fcurve(obj: bpy.types.Object, path: str, index: int = 0):
     """The F-curve of ``obj``'s active action animating ``path`` (and ``index``), if there is one."""
     for owner in fcurve_owners(obj):

@@ -30,6 +30,7 @@ from mathutils import Matrix
 from ..core.errors import RigError
 from . import export_bake
 from .export_formats import FORMATS, check_names, unweighted_warnings, write
+from .scene_state import holds
 
 _SCENE = "IK Rigger export"
 
@@ -108,7 +109,7 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
     if obj.mode == "EDIT":
         raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
                        hint="Leave Edit mode, then export.")
-    if obj.hide_viewport or bpy.context.view_layer.objects.get(obj.name) != obj:
+    if obj.hide_viewport or not holds(bpy.context.view_layer.objects, obj):
         raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
                        "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
                        "collection, then export.")
@@ -149,13 +150,22 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
             bpy.ops.object.mode_set(mode="OBJECT")
 
 
+def _local_copy(obj: bpy.types.Object) -> bpy.types.Object:
+    """A copy of ``obj`` of the file's own: the copy of a library override is one too, which no
+    Edit pass may change (an animator exports the character overridden in the shot)."""
+    copy = obj.copy()
+    assert copy is not None
+    if copy.override_library is not None:
+        copy.make_local()
+    return copy
+
+
 def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
     """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
     custom shape or motion, every bone inheriting fully (as the keys assume)."""
     data = obj.data.copy()
     made.append(data)
-    copy = obj.copy()
-    assert copy is not None
+    copy = _local_copy(obj)
     made.append(copy)
     copy.data = data
     copy.animation_data_clear()
@@ -182,8 +192,7 @@ def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, arma
                  scene: bpy.types.Scene, made: list) -> list[bpy.types.Object]:
     copies = []
     for mesh in meshes:
-        copy = mesh.copy()  # shares the mesh data, which nothing here changes
-        assert copy is not None
+        copy = _local_copy(mesh)  # shares the mesh data, which nothing here changes
         made.append(copy)
         if mesh.mode == "EDIT":
             # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
@@ -246,11 +255,12 @@ def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
     renamed = []
     try:
         for original, copy in pairs:
-            if original.library is not None or original.override_library is not None:
-                continue  # a linked object keeps its name: the copy's name is then its own
             name = original.name
-            original.name = f"{_SCENE} original {name}"
-            renamed.append((original, copy, name))
+            # A linked original keeps its name, which is the library's: this file's copy may take it as well.
+            # A library override is this file's, renamed for the block as the rest are.
+            if original.library is None:
+                original.name = f"{_SCENE} original {name}"
+                renamed.append((original, copy, name))
             copy.name = name
         yield
     finally:

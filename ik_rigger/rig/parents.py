@@ -39,6 +39,11 @@ def _index(choices: list[str], parent: int | str, limb: str) -> int:
     raise RigError(f"has no parent '{parent}' to follow", bone=limb, hint=f"Pick one of: {listed}.")
 
 
+# The first Blender known to save, on a library override, a custom property named as a setting of
+# its owner is (``parent``, as ``PoseBone.parent``): 4.2 drops it; 5.2 keeps it; those between are unchecked.
+OVERRIDE_KEEPS_PARENT = (5, 0, 0)
+
+
 def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: bool = False,
                   frame: int = 0) -> list[str]:
     """Make the limb's handle (and a pole hanging with it) follow ``parent`` (its number or label),
@@ -60,6 +65,10 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     kept = [handle] + [name for name in (parts.pole,) if name and bones[name].parent is not None
                        and bones[name].parent.name == parts.made.get(ROLE_SOCKET)]
     pose_bone = obj.pose.bones[handle]
+    if not keyframe and obj.override_library is not None and bpy.app.version < OVERRIDE_KEEPS_PARENT:
+        raise RigError(f"is on the library override '{obj.name}', where Blender {bpy.app.version_string} does not "
+                       "save a parent choice that is not keyed (its name is also a bone setting's)", bone=limb.name,
+                       hint="Switch with Insert Keyframes on.")
     if not keyframe and existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]')) is not None:
         raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
                        bone=limb.name, hint="Switch with Insert Keyframes on.")

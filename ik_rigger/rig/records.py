@@ -36,7 +36,7 @@ from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 from . import solver
-from .animation import fcurve_owners
+from .animation import action_frame, existing_fcurve, fcurve_owners
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -449,12 +449,26 @@ def set_ik_fk(obj: bpy.types.Object, parts: Parts, value: float) -> None:
     obj.update_tag()
 
 
-def key_ik_fk(obj: bpy.types.Object, parts: Parts, frame: int) -> None:
-    """Key the limb's IK/FK switch at ``frame``."""
+def key_ik_fk(obj: bpy.types.Object, parts: Parts, value: float, frame: int) -> None:
+    """Switch the limb to ``value`` as a cut at ``frame``: the value the switch had on the frame before
+    is keyed there, and ``value`` on ``frame``, both constant, so the frames before play as they did
+    (one key alone would blend toward it from the key before, or hold it over the whole shot)."""
     handle = parts.handle
     if handle is None:
         raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
-    obj.pose.bones[handle].keyframe_insert(f'["{IK_FK}"]', frame=frame, group=handle)
+    pose_bone = obj.pose.bones[handle]
+    path = f'["{IK_FK}"]'
+    full_path = f'pose.bones["{quoted(handle)}"]{path}'  # path_from_id refuses it while the switch is missing
+    curve = existing_fcurve(obj, full_path)
+    before, at = action_frame(obj, frame - 1), action_frame(obj, frame)  # a strip's time, in NLA tweak mode
+    pose_bone[IK_FK] = curve.evaluate(before) if curve is not None else ik_fk(obj, parts)
+    pose_bone.keyframe_insert(path, frame=frame - 1, group=handle)
+    set_ik_fk(obj, parts, value)
+    pose_bone.keyframe_insert(path, frame=frame, group=handle)
+    curve = existing_fcurve(obj, full_path)
+    for point in curve.keyframe_points if curve is not None else ():
+        if min(before, at) - 1e-3 <= point.co.x <= max(before, at) + 1e-3:
+            point.interpolation = "CONSTANT"
 
 
 def rest_pole_angle(obj: bpy.types.Object, limb) -> float:

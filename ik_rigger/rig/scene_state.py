@@ -11,7 +11,7 @@ it holds, in every scene that uses it, which is the user's call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import bpy
@@ -35,6 +35,18 @@ def check_local(obj: bpy.types.Object) -> None:
                        "to animate it, or open the library file to rig it.")
 
 
+def check_posable(obj: bpy.types.Object) -> None:
+    """``check_local``, and refuse a library override Blender made uneditable (a system override), whose
+    pose is not the animator's to write."""
+    check_local(obj)
+    override = obj.override_library
+    if override is not None and override.is_system_override:
+        # Blender keeps such an override out of Pose mode; Blender 4.2 also drops keys written to it.
+        raise RigError(f"the armature '{obj.name}' is a library override that is not editable (one Blender made "
+                       "for the hierarchy of another object overridden)", hint="Select it and use Object > Library "
+                       "Override > Make to make it editable, then try again.")
+
+
 def check_keyable(obj: bpy.types.Object) -> None:
     """Refuse to key an armature whose action is linked from a library: keys written there are lost on save."""
     data = obj.animation_data
@@ -44,6 +56,12 @@ def check_keyable(obj: bpy.types.Object) -> None:
                        f"'{library_path(action)}', so no key can be written into it",
                        hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
                        "then try again.")
+
+
+def holds(objects: Iterable[bpy.types.Object], obj: bpy.types.Object) -> bool:
+    """Whether ``objects`` (a collection's, a view layer's) hold ``obj`` itself: a name may also be that of
+    an object linked from a library (the character a shot links, beside its override)."""
+    return any(item == obj for item in objects)
 
 
 def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> tuple[str, str] | None:
@@ -57,7 +75,7 @@ def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> t
             off = (collection.name, "excluded from the view layer")
         elif off is None and collection.hide_viewport:
             off = (collection.name, "disabled in viewports")
-        if obj.name in collection.objects and collection.objects[obj.name] == obj:
+        if holds(collection.objects, obj):
             if off is None:
                 return True
             found = found or off
@@ -79,7 +97,7 @@ def check_evaluated(obj: bpy.types.Object) -> None:
             else "Enable it in viewports (its screen icon in the Outliner)"
         raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
                        "evaluate its poses", hint=f"{what_to_do}, then try again.")
-    if obj.name not in view_layer.objects or view_layer.objects[obj.name] != obj:
+    if not holds(view_layer.objects, obj):
         raise RigError(f"the armature '{obj.name}' is not in the current view layer, so Blender does not evaluate "
                        "its poses", hint="Link it into a collection of this scene's view layer, then try again.")
 
