@@ -1,0 +1,113 @@
+"""A rebuild that moves a limb's keyed controls keeps where their keys put them.
+
+A rebuilt limb keeps its controls and their keys (``motion_read``), but a key is a pose relative
+to the bone's rest and parent: a rebuild that gives a keyed control another parent (the pole
+following the handle, the handle following nothing) or another rest (the pole farther out) would
+move it on every keyed frame, and the limb would no longer play as it did. Before the bone stage
+the armature-space pose of each such control is read on each of its keyed frames, in the action
+that plays and in each of the file's other clips keying it; after the constraint stage, the
+controls whose rest or parent changed are keyed anew on those frames where they were. Only
+rebuilds read anything here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+
+import bpy
+from mathutils import Matrix
+
+from ..limb.plan import LimbPlan
+from .animation import fcurve_owners
+from .clips import Clip, other_clips, playing_alone
+from .journal import Journal
+from .keys import Local, default_interpolation, evaluated_poses, key_transforms
+from .records import Rebuilt, quoted
+
+# The transforms a control's keys place it with; its scale keys are left as they are.
+_PLACING = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
+# Rest matrices closer than this, entry by entry, are the same rest.
+_SAME_REST = 1e-6
+
+
+@dataclass
+class _Kept:
+    """One control's armature-space poses on its keyed frames, in one clip (None: what plays)."""
+
+    bone: str
+    clip: Clip | None
+    frames: list[int]
+    poses: list[Matrix]
+
+
+def _where(obj: bpy.types.Object, name: str) -> tuple[Matrix, str | None, Matrix | None]:
+    """A bone's rest, its parent's name and the parent's rest."""
+    bone = obj.data.bones[name]
+    parent = bone.parent
+    return bone.matrix_local.copy(), parent.name if parent else None, parent.matrix_local.copy() if parent else None
+
+
+def _same_rest(a: Matrix | None, b: Matrix | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return all(abs(a[row][column] - b[row][column]) <= _SAME_REST * max(1.0, abs(a[3][3]))
+               for row in range(4) for column in range(4))
+
+
+def _keyed_frames(obj: bpy.types.Object, name: str) -> list[int]:
+    """The whole frames on which the active action keys the bone's location or rotation."""
+    prefix = f'pose.bones["{quoted(name)}"].'
+    found: set[int] = set()
+    for owner in fcurve_owners(obj):
+        for curve in owner.fcurves:
+            if curve.data_path.startswith(prefix) and curve.data_path[len(prefix):] in _PLACING:
+                found.update(round(point.co[0]) for point in curve.keyframe_points)
+    return sorted(found)
+
+
+@contextmanager
+def _playing(obj: bpy.types.Object, clip: Clip | None) -> Iterator[None]:
+    with playing_alone(obj, clip) if clip is not None else nullcontext():
+        yield
+
+
+class KeptControls:
+    """The keyed controls of the limbs a build rebuilds, read before its bone stage."""
+
+    def __init__(self, obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: dict[int, Rebuilt]) -> None:
+        self.obj = obj
+        names = [new.name for index, entry in rebuilt.items() for new in plans[index].new_bones
+                 if entry.parts.made.get(new.role) == new.name and new.name in obj.data.bones]
+        self.rests = {name: _where(obj, name) for name in names}
+        self.kept: list[_Kept] = []
+        if not names or obj.animation_data is None:
+            return
+        for clip in [None, *other_clips(obj)]:
+            with _playing(obj, clip):
+                keyed = {name: frames for name in names if (frames := _keyed_frames(obj, name))}
+                for name, frames in keyed.items():
+                    self.kept.append(_Kept(name, clip, frames, evaluated_poses(obj, frames, [name])[name]))
+
+    def key(self, journal: Journal) -> None:
+        """After the constraint stage: key anew, where they were, the controls whose rest or parent changed;
+        a parent before its children, so each is keyed under the parent as it now plays."""
+        obj = self.obj
+        bones = obj.data.bones
+        moved = [kept for kept in self.kept if kept.bone in bones and not self._unchanged(kept.bone)]
+        moved.sort(key=lambda kept: len(bones[kept.bone].parent_recursive))
+        interpolation = default_interpolation()
+        for kept in moved:
+            rest, parent, parent_rest = _where(obj, kept.bone)
+            local = Local(rest, parent_rest)
+            with _playing(obj, kept.clip):
+                parents = evaluated_poses(obj, kept.frames, [parent])[parent] if parent else None
+                bases = [local.basis(pose, parents[number] if parents else None)
+                         for number, pose in enumerate(kept.poses)]
+                key_transforms(obj, kept.bone, kept.frames, bases, interpolation, journal)
+
+    def _unchanged(self, name: str) -> bool:
+        rest, parent, parent_rest = self.rests[name]
+        now_rest, now_parent, now_parent_rest = _where(self.obj, name)
+        return parent == now_parent and _same_rest(rest, now_rest) and _same_rest(parent_rest, now_parent_rest)
