@@ -1,13 +1,14 @@
-"""A rebuild that moves a limb's keyed controls keeps where their keys put them.
+"""A rebuild that moves a limb's keyed controls or turns its keyed chain bones keeps what their keys did.
 
 A rebuilt limb keeps its controls and their keys (``motion_read``), but a key is a pose relative
 to the bone's rest and parent: a rebuild that gives a keyed control another parent (the pole
 following the handle, the handle following nothing) or another rest (the pole farther out) would
-move it on every keyed frame, and the limb would no longer play as it did. Before the bone stage
-the armature-space pose of each such control is read on each of its keyed frames, in the action
-that plays and in each of the file's other clips keying it; after the constraint stage, the
-controls whose rest or parent changed are keyed anew on those frames where they were. Only
-rebuilds read anything here.
+move it on every keyed frame, and one that turns the chain's bones (Fix Bone Orientation turned on)
+would turn their own keys, from which IK starts, so the limb would no longer play as it did. Before
+the bone stage each such control's armature-space pose, and each chain bone's local pose, is read
+on each of its keyed frames, in the action that plays and in each of the file's other clips keying
+it; after the constraint stage, those whose rest or parent changed are keyed anew on those frames:
+a control where it was, a chain bone so it deforms as it did. Only rebuilds read anything here.
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ _SAME_REST = 1e-6
 
 @dataclass
 class _Kept:
-    """One control's armature-space poses on its keyed frames, in one clip (None: what plays)."""
+    """One control's armature-space poses, or one chain bone's local ones (``chain``), on its keyed frames,
+    in one clip (None: what plays)."""
 
     bone: str
     clip: Clip | None
     frames: list[int]
     poses: list[Matrix]
+    chain: bool = False
 
 
 def _where(obj: bpy.types.Object, name: str) -> tuple[Matrix, str | None, Matrix | None]:
@@ -67,6 +70,21 @@ def _keyed_frames(obj: bpy.types.Object, name: str) -> list[int]:
     return sorted(found)
 
 
+def _bases(obj: bpy.types.Object, frames: Sequence[int], name: str) -> list[Matrix]:
+    """The bone's local pose as its keys set it on each of ``frames``, the current frame shown again after."""
+    scene = bpy.context.scene
+    current = scene.frame_current, scene.frame_subframe
+    pose_bone = obj.pose.bones[name]
+    try:
+        found = []
+        for frame in frames:
+            scene.frame_set(frame)
+            found.append(pose_bone.matrix_basis.copy())
+        return found
+    finally:
+        scene.frame_set(current[0], subframe=current[1])
+
+
 @contextmanager
 def _playing(obj: bpy.types.Object, clip: Clip | None) -> Iterator[None]:
     with playing_alone(obj, clip) if clip is not None else nullcontext():
@@ -80,15 +98,23 @@ class KeptControls:
         self.obj = obj
         names = [new.name for index, entry in rebuilt.items() for new in plans[index].new_bones
                  if entry.parts.made.get(new.role) == new.name and new.name in obj.data.bones]
-        self.rests = {name: _where(obj, name) for name in names}
+        # The chain bones the rebuild edits (turns or pre-bends), which may get another rest.
+        chain = [edit.name for index in rebuilt for edit in plans[index].bone_edits
+                 if edit.name in plans[index].chain]
+        self.rests = {name: _where(obj, name) for name in [*names, *chain]}
         self.kept: list[_Kept] = []
-        if not names or obj.animation_data is None:
+        if not self.rests or obj.animation_data is None:
             return
         for clip in [None, *other_clips(obj)]:
             with _playing(obj, clip):
-                keyed = {name: frames for name in names if (frames := _keyed_frames(obj, name))}
-                for name, frames in keyed.items():
-                    self.kept.append(_Kept(name, clip, frames, evaluated_poses(obj, frames, [name])[name]))
+                for name in names:
+                    frames = _keyed_frames(obj, name)
+                    if frames:
+                        self.kept.append(_Kept(name, clip, frames, evaluated_poses(obj, frames, [name])[name]))
+                for name in chain:
+                    frames = _keyed_frames(obj, name)
+                    if frames:
+                        self.kept.append(_Kept(name, clip, frames, _bases(obj, frames, name), chain=True))
 
     def key(self, journal: Journal) -> None:
         """After the constraint stage: key anew, where they were, the controls whose rest or parent changed;
@@ -100,6 +126,14 @@ class KeptControls:
         interpolation = default_interpolation()
         for kept in moved:
             rest, parent, parent_rest = _where(obj, kept.bone)
+            if kept.chain:
+                # Deforming as it did: rest times basis times rest inverse kept, under a parent that deforms as it did.
+                change = self.rests[kept.bone][0].inverted() @ rest
+                bases = [change.inverted() @ basis @ change for basis in kept.poses]
+                with _playing(obj, kept.clip):
+                    key_transforms(obj, kept.bone, kept.frames, bases, interpolation, journal,
+                                   location=not bones[kept.bone].use_connect)
+                continue
             local = Local(rest, parent_rest)
             with _playing(obj, kept.clip):
                 parents = evaluated_poses(obj, kept.frames, [parent])[parent] if parent else None
