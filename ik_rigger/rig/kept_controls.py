@@ -18,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import bpy
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 
 from ..limb.plan import LimbPlan
 from .animation import fcurve_owners
@@ -31,6 +31,8 @@ from .records import Rebuilt, quoted
 _PLACING = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 # Rest matrices closer than this, entry by entry, are the same rest.
 _SAME_REST = 1e-6
+# A bone planned closer than this to where it is (a share of its length; of 1, its Z axis) stays there.
+_SAME_PLACE = 1e-5
 
 
 @dataclass
@@ -70,19 +72,39 @@ def _keyed_frames(obj: bpy.types.Object, name: str) -> list[int]:
     return sorted(found)
 
 
-def _bases(obj: bpy.types.Object, frames: Sequence[int], name: str) -> list[Matrix]:
-    """The bone's local pose as its keys set it on each of ``frames``, the current frame shown again after."""
+def _bases(obj: bpy.types.Object, frames: Sequence[int], names: Sequence[str]) -> dict[str, list[Matrix]]:
+    """The bones' local poses as their keys set them on each of ``frames``, the current frame shown again
+    after."""
     scene = bpy.context.scene
     current = scene.frame_current, scene.frame_subframe
-    pose_bone = obj.pose.bones[name]
+    pose_bones = obj.pose.bones
+    found: dict[str, list[Matrix]] = {name: [] for name in names}
     try:
-        found = []
         for frame in frames:
             scene.frame_set(frame)
-            found.append(pose_bone.matrix_basis.copy())
+            for name in names:
+                found[name].append(pose_bones[name].matrix_basis.copy())
         return found
     finally:
         scene.frame_set(current[0], subframe=current[1])
+
+
+def _moves(bone: bpy.types.Bone, head: Vector, tail: Vector, z_axis: Vector | None = None) -> bool:
+    """Whether a bone is planned at another rest than it has (``z_axis`` None: its roll not compared, as for
+    made bones, whose planned Z axis is a hint their constraints' bones may not follow)."""
+    near = _SAME_PLACE * max((tail - head).length, bone.length)
+    return ((bone.head_local - head).length > near or (bone.tail_local - tail).length > near
+            or (z_axis is not None and (bone.matrix_local.col[2].xyz - z_axis).length > _SAME_PLACE))
+
+
+def _controls(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt) -> list[str]:
+    """The made bones a rebuild keeps, all of them when it gives any another parent or place, else none."""
+    bones = obj.data.bones
+    kept = [new for new in limb_plan.new_bones if entry.parts.made.get(new.role) == new.name and new.name in bones]
+    if any((bones[new.name].parent.name if bones[new.name].parent else None) != new.parent
+           or _moves(bones[new.name], new.head, new.tail) for new in kept):
+        return [new.name for new in kept]
+    return []
 
 
 @contextmanager
@@ -92,29 +114,40 @@ def _playing(obj: bpy.types.Object, clip: Clip | None) -> Iterator[None]:
 
 
 class KeptControls:
-    """The keyed controls of the limbs a build rebuilds, read before its bone stage."""
+    """The keyed controls and chain bones of the limbs a build rebuilds that it may move, read before its
+    bone stage."""
 
     def __init__(self, obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: dict[int, Rebuilt]) -> None:
         self.obj = obj
-        names = [new.name for index, entry in rebuilt.items() for new in plans[index].new_bones
-                 if entry.parts.made.get(new.role) == new.name and new.name in obj.data.bones]
-        # The chain bones the rebuild edits (turns or pre-bends), which may get another rest.
+        bones = obj.data.bones
+        names = [name for index, entry in rebuilt.items() for name in _controls(obj, plans[index], entry)]
+        # The chain bones the rebuild gives another rest (Fix Bone Orientation turned on, a pre-bend).
         chain = [edit.name for index in rebuilt for edit in plans[index].bone_edits
-                 if edit.name in plans[index].chain]
+                 if edit.name in plans[index].chain and _moves(bones[edit.name], edit.head, edit.tail, edit.z_axis)]
         self.rests = {name: _where(obj, name) for name in [*names, *chain]}
         self.kept: list[_Kept] = []
         if not self.rests or obj.animation_data is None:
             return
         for clip in [None, *other_clips(obj)]:
             with _playing(obj, clip):
-                for name in names:
-                    frames = _keyed_frames(obj, name)
-                    if frames:
-                        self.kept.append(_Kept(name, clip, frames, evaluated_poses(obj, frames, [name])[name]))
-                for name in chain:
-                    frames = _keyed_frames(obj, name)
-                    if frames:
-                        self.kept.append(_Kept(name, clip, frames, _bases(obj, frames, name), chain=True))
+                self._read(clip, names, chain)
+
+    def _read(self, clip: Clip | None, names: list[str], chain: list[str]) -> None:
+        """Each keyed control's armature-space poses and each keyed chain bone's local ones, on its keyed
+        frames: one evaluation per frame for them all."""
+        obj = self.obj
+        keyed = {name: frames for name in [*names, *chain] if (frames := _keyed_frames(obj, name))}
+        if not keyed:
+            return
+        every = sorted({frame for frames in keyed.values() for frame in frames})
+        at = {frame: number for number, frame in enumerate(every)}
+        controls = [name for name in names if name in keyed]
+        poses = evaluated_poses(obj, every, controls) if controls else {}
+        turned = [name for name in chain if name in keyed]
+        bases = _bases(obj, every, turned) if turned else {}
+        for name, frames in keyed.items():
+            read, is_chain = (bases[name], True) if name in bases else (poses[name], False)
+            self.kept.append(_Kept(name, clip, frames, [read[at[frame]] for frame in frames], chain=is_chain))
 
     def key(self, journal: Journal) -> None:
         """After the constraint stage: key anew, where they were, the controls whose rest or parent changed;
