@@ -96,3 +96,21 @@ def test_a_rebuild_keeps_each_clip_playing(values):
     after = clips()
     for name, poses in before.items():
         _assert_same(poses, after[name], size, name)
+
+
+def test_the_panels_pole_parent_and_rebuild_limb_keep_the_capture_playing():
+    """The Limbs panel's way: the limb's stored Pole Parent set to Handle, then *Rebuild Limb* in Pose mode."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    _USERS.clear()
+    _USERS.update(bone.name for bone in obj.data.bones)
+    size = max(obj.dimensions)
+    frames = range(1, 70, 3)
+    captured = _deforming(obj, frames)
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+    for limb in obj.ik_rigger.limbs:
+        limb.pole_parent = "HANDLE"
+        assert bpy.ops.ik_rigger.rebuild_limb(limb=limb.name) == {"FINISHED"}
+    assert all(obj.data.bones[limb.bones["POLE"]].parent.name == limb.bones["HANDLE"] for limb in api.limbs(obj))
+    _assert_same(captured, _deforming(obj, frames), size, "rebuilt")
