@@ -107,3 +107,21 @@ def test_an_action_at_full_influence_over_strips_keeps_the_capture_playing():
         for name, matrix in before[frame].items():  # the user's bones: the rig's were not there before
             assert (matrix.translation - now[name].translation).length < 1e-3 * size, (frame, name)
             assert rotation_degrees(matrix, now[name]) < 0.25, (frame, name)
+
+
+def test_a_rebuild_that_would_key_its_controls_anew_refuses_alike_and_changes_nothing():
+    obj = _capture(lambda obj: None)
+    built = api.auto_rig(obj)
+    _half_influence_over_own_strip(obj)
+    bpy.context.scene.frame_set(1)  # the pose as the strips now play it
+    before = snapshot(obj)
+    with pytest.raises(api.RigError, match="50% influence"):
+        api.build(obj, built[0].name, both_sides=False, pole_parent="HANDLE")
+    assert same(snapshot(obj), before)
+
+
+def _half_influence_over_own_strip(obj):
+    """The rigged capture's action, keys of the controls and all, also on a strip, played over it at 50%."""
+    data = obj.animation_data
+    data.nla_tracks.new().strips.new("capture", 1, data.action)
+    data.action_influence = 0.5

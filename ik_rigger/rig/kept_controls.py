@@ -26,6 +26,7 @@ from .clips import Clip, other_clips, playing_alone
 from .journal import Journal
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import Rebuilt, quoted
+from .scene_state import check_keys_play
 
 # The transforms a control's keys place it with; its scale keys are left as they are.
 _PLACING = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
@@ -131,6 +132,8 @@ class KeptControls:
         for clip in [None, *other_clips(obj)]:
             with _playing(obj, clip):
                 self._read(clip, names, chain)
+        if any(kept.clip is None for kept in self.kept):
+            check_keys_play(obj)  # they are keyed anew where they play: refused before anything changes
 
     def _read(self, clip: Clip | None, names: list[str], chain: list[str]) -> None:
         """Each keyed control's armature-space poses and each keyed chain bone's local ones, on its keyed
