@@ -25,6 +25,7 @@ from ..limb.options import LimbOptions
 from ..limb.requests import detected_requests
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
+from ..rig.modes import kept_mode
 from ..rig.skeleton import read_skeleton
 from ..rig.upgrade import upgrade
 from .exporting import export_rigged
@@ -80,9 +81,28 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     return named, found, tails_off
 
 
-def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
+def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult,
+                  kept_out: list[RigError]) -> bool:
     """Rig ``obj`` as ``entry`` then says; True when detection skipped a limb only because its
-    bones' tails lie off their joints."""
+    bones' tails lie off their joints. An armature no limb of which can be rigged where the file keeps
+    it (a collection excluded, hidden or disabled in viewports, no collection of the scene's view
+    layer) is left as it is, its refusal appended to ``kept_out``, as the API refuses it."""
+    entered = False
+    try:
+        # One block for reading and building, as api.auto_rig's: the armature checked once for them all.
+        with kept_mode(obj):
+            entered = True
+            return _rig_in_place(obj, job, config, filename, entry)
+    except RigError as error:
+        if entered:
+            raise
+        hint = error.hint.rstrip(".")
+        entry.skipped.append(f"every limb: {error.problem}; {hint[:1].lower()}{hint[1:]}")
+        kept_out.append(error)
+        return False
+
+
+def _rig_in_place(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult) -> bool:
     # Files open out of Edit mode, so the bones read here stay current for the build.
     skeleton = read_skeleton(obj)
     named, found, tails_off = _requests(obj, skeleton, config, filename, entry)
@@ -195,6 +215,7 @@ def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) 
 def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
     seen: dict[str, str] = {}
     tails_off = False
+    kept_out: list[RigError] = []
     for obj in _armatures(job):
         entry = ArmatureResult(obj.name)
         result.armatures.append(entry)
@@ -204,7 +225,7 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
             continue
         seen[obj.data.name] = obj.name
         try:
-            tails_off = _rig_armature(obj, job, config, filename, entry) or tails_off
+            tails_off = _rig_armature(obj, job, config, filename, entry, kept_out) or tails_off
         except RigError as error:
             raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
     if not any(entry.status != "untouched" for entry in result.armatures):
@@ -213,6 +234,8 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
             raise RigError(f"no limbs rigged on the armature(s) {names}: their bones' tails lie far off their joints "
                            "(see what was skipped)", hint="In a --config file, set fix_orientation = true under "
                            "[defaults] (it points the tails at the joints, and keeps the motion).")
+        if kept_out:  # what keeps the first out is what to do first
+            raise RigError(f"no limbs rigged on the armature(s) {names}: {kept_out[0].problem}", hint=kept_out[0].hint)
         raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
 
 

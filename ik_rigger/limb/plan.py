@@ -102,6 +102,12 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
     if name in chain or skeleton.is_below(chain[0], name):
         raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
                        bone=name, hint="Name the foot or hand below the chain, or set the extremity to none.")
+    # A name of the other side's (a mirrored name mistyped): its foot or hand would follow this chain's handle.
+    own, its = naming.split_side(chain[-1], skeleton.bones).side, naming.split_side(name, skeleton.bones).side
+    if own and its and own != its:
+        raise RigError(f"is on the other side ({its}) from the chain {chain[0]} > {chain[-1]} ({own}), so it cannot "
+                       "be its extremity", bone=name,
+                       hint="Name the foot or hand of the chain's own side, or set the extremity to none.")
     return name
 
 

@@ -130,9 +130,13 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
     for name in names:
         bone = bones[name]
         parent = bone.parent
-        local = Local(bone.matrix_local, parent.matrix_local if parent else None)
-        bases = [local.basis(pose, poses[parent.name][number] if parent else None)
-                 for number, pose in enumerate(poses[name])]
+        if bone.use_inherit_rotation and bone.inherit_scale == "FULL" and bone.use_local_location:
+            local = Local(bone.matrix_local, parent.matrix_local if parent else None)
+            bases = [local.basis(pose, poses[parent.name][number] if parent else None)
+                     for number, pose in enumerate(poses[name])]
+        else:  # a bone not inheriting its parent's rotation or scale fully: as Blender reads its own keys
+            bases = [_basis_as_blender(bone, pose, poses[parent.name][number] if parent else None)
+                     for number, pose in enumerate(poses[name])]
         stretched = any(abs(value - 1.0) > 1e-5 for basis in bases for value in basis.to_scale())
         key_transforms(obj, name, recording.frames, bases, interpolation, journal,
                         location=not bone.use_connect, scale=stretched)
@@ -148,6 +152,15 @@ def ik_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
     bones = obj.data.bones
     names |= {bones[name].parent.name for name in list(names) if name in bones and bones[name].parent is not None}
     return names
+
+
+def _basis_as_blender(bone: bpy.types.Bone, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
+    """The local pose that puts ``bone`` at ``pose`` under its parent at ``parent_pose``, by Blender's own
+    rules for its Inherit Rotation, Inherit Scale and Local Location."""
+    if parent_pose is None or bone.parent is None:
+        return bone.convert_local_to_pose(pose, bone.matrix_local, invert=True)
+    return bone.convert_local_to_pose(pose, bone.matrix_local, parent_matrix=parent_pose,
+                                      parent_matrix_local=bone.parent.matrix_local, invert=True)
 
 
 # The switch ------------------------------------------------------------------------------

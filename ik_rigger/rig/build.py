@@ -37,6 +37,7 @@ from ..limb.requests import mirrored
 from . import edit_pass, modes, pose_pass, readers, records, shapes
 from .checks import check_armature, check_limb, constraint_stacks, overridden_by_ik, solver_constraints
 from .journal import Journal
+from .kept_controls import KeptControls
 from .motion import Motion, not_prebent
 from .orient import keep_bone_children
 from .records import Rebuilt
@@ -71,6 +72,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             plans = [not_prebent(limb_plan) if index in bent else limb_plan
                      for index, limb_plan in enumerate(plans)]
             motion.plans = plans
+        kept = KeptControls(obj, plans, rebuilt) if rebuilt else None  # before any rest or parent changes
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
@@ -85,6 +87,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
                 pose_pass.constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index),
                                                  uids[index], hinges[index], journal, made.get(index))
             motion.keep(notes, journal)
+            if kept is not None:
+                kept.key(journal)
             _set_version(obj, journal)
         except BaseException:
             journal.rollback()

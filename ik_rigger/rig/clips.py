@@ -26,8 +26,13 @@ def _actions(obj: bpy.types.ID) -> list[tuple[bpy.types.Action, float, float]]:
     if data is None:
         return []
     found = []
-    if data.action is not None:
-        found.append((data.action, data.action.frame_range[0], data.action.frame_range[1]))
+    action = data.action
+    if action is not None:
+        start, end = action.frame_range
+        if action.use_frame_range:
+            # A manual range (a game clip's) does not stop the active action's keys outside it from playing.
+            start, end = min(start, action.curve_frame_range[0]), max(end, action.curve_frame_range[1])
+        found.append((action, start, end))
     for track in data.nla_tracks:
         if track.mute:
             continue

@@ -14,6 +14,7 @@ from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from .clips import Clip, followed, moves, other_clips, passed_clips, played_frames, playing_alone
 from .keys import Recording
+from .scene_state import check_keys_play
 
 ANIMATION_MODES = ("BAKE", "FK", "IGNORE")
 
@@ -43,6 +44,8 @@ def read_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[Limb
     frames = [] if still else played_frames(obj, {name for limb_plan in plans for name in limb_bones(limb_plan)})
     modes = [_mode(obj, index, limb_plan, limb_options, frames, rebuilt)
              for index, (limb_plan, limb_options) in enumerate(zip(plans, options))]
+    if any(mode != "IGNORE" for mode in modes):
+        check_keys_play(obj)  # before anything changes: keys that would not play as keyed are refused
     turned = [limb_options.fix_orientation and any(edit.name in limb_plan.chain for edit in limb_plan.bone_edits)
               for limb_plan, limb_options in zip(plans, options)]
     if still:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import bpy
@@ -59,7 +60,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
             removal.messages.append(localised)
         made = set(parts.made.values())
         # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
-        motion = _motion(obj, parts) if keep_motion else None
+        motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
         turned, clips = _clips_turned(obj, limb, parts) if keep_motion else (set(), [])
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
@@ -86,7 +87,10 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                 if child.use_connect:
                     child.head = edit_bone.tail
         modes.set_mode(obj, modes.data_mode(original))
-        if motion is not None:
+        if motion is _OWN_KEYS:
+            removal.messages.append(f"kept the limb's motion: {', '.join(parts.chain)} play it with their own keys, "
+                                    "as they were")
+        elif motion is not None:
             motion.follow_rests(obj)  # a pre-bent chain has its rest back: keyed on it, it plays the same
             bake.key_chain(obj, parts, motion, default_interpolation())
             removal.messages.append(
@@ -107,15 +111,47 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
     return removal
 
 
-def _motion(obj: bpy.types.Object, parts: records.Parts) -> Recording | None:
-    """What the limb's IK plays (chain, extremity and the chain's parent on every frame), when
-    anything moves it."""
+# What ``_motion`` gives for a limb whose chain plays what its IK plays with its own keys.
+_OWN_KEYS = object()
+# A chain plays what its IK plays when each bone is this close on every frame (a share of the chain's
+# length) and turned less than this many degrees: a bake's own precision, far under what shows.
+_SAME_PLACE = 1e-3
+_SAME_DEGREES = 0.1
+
+
+def _motion(obj: bpy.types.Object, parts: records.Parts, rests_kept: bool) -> Recording | object | None:
+    """What the limb's IK plays (chain, extremity and the chain's parent on every frame), when anything
+    moves it; ``_OWN_KEYS`` when, its rests kept (``rests_kept``: none pre-bent nor turned), its chain's
+    and extremity's own keys play that already (a limb rigged from them whose controls nobody changed
+    since): they stay as they were, so the user's constraints on them (a Copy Rotation at a part of its
+    influence, say) are not played twice, once baked into new keys and once on top of them."""
     frames = played_frames(obj, parts.bones())
     if not frames or records.ik_constraint(obj, parts) is None or parts.handle is None:
         return None
     if not moves(obj, parts.bones()):
         return None
-    return Recording(obj, frames, bake.ik_bones(obj, parts))
+    recording = Recording(obj, frames, bake.ik_bones(obj, parts))
+    if rests_kept and _plays_its_own_keys(obj, parts, recording):
+        return _OWN_KEYS
+    return recording
+
+
+def _plays_its_own_keys(obj: bpy.types.Object, parts: records.Parts, played: Recording) -> bool:
+    """Whether the limb, its rig muted, plays what ``played`` recorded of it with the rig on."""
+    names = [*parts.chain, *([parts.extremity] if parts.extremity else [])]
+    with bake.rig_muted(obj, [parts]):
+        own = Recording(obj, played.frames, names)
+    near = _SAME_PLACE * sum(obj.data.bones[name].length for name in parts.chain)
+    cosine = math.cos(math.radians(_SAME_DEGREES))
+    for name in names:
+        for shown, kept in zip(played.poses[name], own.poses[name]):
+            if (shown.translation - kept.translation).length > near:
+                return False
+            for axis in range(3):
+                a, b = shown.col[axis].xyz, kept.col[axis].xyz
+                if a.dot(b) < cosine * a.length * b.length:
+                    return False
+    return True
 
 
 def _clips_turned(obj: bpy.types.Object, limb,

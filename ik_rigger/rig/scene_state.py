@@ -48,7 +48,8 @@ def check_posable(obj: bpy.types.Object) -> None:
 
 
 def check_keyable(obj: bpy.types.Object) -> None:
-    """Refuse to key an armature whose action is linked from a library: keys written there are lost on save."""
+    """Refuse to key an armature whose action is linked from a library (keys written there are lost on
+    save), or one whose keys would not play as keyed (``check_keys_play``)."""
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:
@@ -56,6 +57,30 @@ def check_keyable(obj: bpy.types.Object) -> None:
                        f"'{library_path(action)}', so no key can be written into it",
                        hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
                        "then try again.")
+    check_keys_play(obj)
+
+
+def check_keys_play(obj: bpy.types.Object) -> None:
+    """Refuse to key an armature where keys written at the scene's frames would not play as keyed: in NLA
+    tweak mode (they go into a strip's action, played through its timing and blending), or where its action
+    plays over its NLA strips at part of its influence or blended other than Replace (a key for a bone
+    nothing else moves plays at that part, or added to its rest)."""
+    data = obj.animation_data
+    if data is None:
+        return
+    if data.use_tweak_mode:
+        raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where keys go into the strip's action and "
+                       "play through its timing and blending", hint="Leave tweak mode (Tab in the NLA editor), then "
+                       "try again; or build with Animation set to Ignore.")
+    nla = data.use_nla and any(not track.mute and len(track.strips) for track in data.nla_tracks)
+    if nla and (data.action_blend_type != "REPLACE" or data.action_influence < 1.0):
+        what = f"its action '{data.action.name}'" if data.action is not None else "its action"
+        raise RigError(f"{what} plays over the NLA strips of '{obj.name}' blended as "
+                       f"{data.action_blend_type.title()} at {data.action_influence:.0%} influence, so keys written "
+                       "into it would not play as keyed",
+                       hint="Set its blending to Replace and its influence to 100% (the NLA editor's sidebar, on "
+                       "its track), or push it down onto a strip, then try again; or build with Animation set to "
+                       "Ignore.")
 
 
 def holds(objects: Iterable[bpy.types.Object], obj: bpy.types.Object) -> bool:
