@@ -365,7 +365,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
     if key:
-        scene_state.check_keyable(obj)
+        scene_state.check_keyable(obj, mapped=True)  # keyed as Blender keys, in a tweaked strip's time too
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     at = bpy.context.scene.frame_current if frame is None else frame

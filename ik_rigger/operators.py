@@ -67,7 +67,7 @@ def given_options(operator: bpy.types.Operator) -> dict[str, object]:
     return {name: getattr(operator, name) for name in _OPTION_NAMES if properties.is_property_set(name)}
 
 
-def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context) -> bool:
+def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context, mapped: bool = False) -> bool:
     """The operator's Insert Keyframes as given, else on while Blender's auto-keying is: what it poses is
     then keyed, as Blender's own transforms and Rigify's snapping do, and scrubbing keeps it. Auto-keying
     an action linked from a library cannot key: the pose is set without keys, with a warning, as Blender's
@@ -77,7 +77,7 @@ def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context) -> bool
     if not context.scene.tool_settings.use_keyframe_insert_auto:
         return False
     try:
-        check_keyable(context.active_object)
+        check_keyable(context.active_object, mapped)  # ``mapped``: as the operator's own keys go (a snap's)
     except RigError as error:
         operator.report({"WARNING"}, f"Not keyed, although auto-keying is on: {error.message}")
         return False

@@ -85,7 +85,7 @@ class SnapOperator(LimbOperator):
         frame = context.scene.frame_current
         try:
             names = api.snap_limb(obj, chosen_limb(context, self.limb).name, self.direction,
-                                  key=keys_asked(self, context), frame=frame, switch=self.switch)
+                                  key=keys_asked(self, context, mapped=True), frame=frame, switch=self.switch)
         except RigError as error:
             return report_error(self, error)
         self.report({"INFO"}, f"{self.bl_label}: {', '.join(names)}")

@@ -87,8 +87,38 @@ def test_with_animation_ignored_it_builds_and_bake_refuses_alike(name):
     assert len(built) == 4
     with pytest.raises(api.RigError, match=said):
         api.bake(obj, "FK_TO_IK", range(1, 10))
-    with pytest.raises(api.RigError, match=said):
+    if name.startswith("tweak-mode"):  # a snap's keys, inserted as Blender's, go into the strip's time
+        _snap_keys_play_as_keyed(obj, built[0].name)
+    else:
+        with pytest.raises(api.RigError, match=said):
+            api.snap_limb(obj, built[0].name, "FK", key=True)
+
+
+def _snap_keys_play_as_keyed(obj: bpy.types.Object, limb: str) -> None:
+    scene = bpy.context.scene
+    scene.frame_set(30)
+    api.snap_limb(obj, limb, "FK", key=True)
+    snapped = evaluate(obj)
+    scene.frame_set(40)
+    scene.frame_set(30)
+    size = max(obj.dimensions)
+    for name, matrix in evaluate(obj).items():
+        assert (matrix.translation - snapped[name].translation).length < 1e-4 * size, name
+        assert rotation_degrees(matrix, snapped[name]) < 0.01, name
+
+
+def test_a_snap_in_tweak_mode_on_a_strip_not_replacing_at_full_influence_refuses():
+    """Tweaking a strip blended as Add, or at an animated influence, a snap's keys would not play as keyed."""
+    def blended(obj):
+        _tweaked_late(obj)
+        obj.animation_data.nla_tracks[0].strips[0].blend_type = "ADD"
+
+    obj = _capture(blended)
+    built = api.auto_rig(obj, animation="IGNORE")
+    before = snapshot(obj)
+    with pytest.raises(api.RigError, match="NLA tweak mode"):
         api.snap_limb(obj, built[0].name, "FK", key=True)
+    assert same(snapshot(obj), before)
 
 
 def test_an_action_at_full_influence_over_strips_keeps_the_capture_playing():

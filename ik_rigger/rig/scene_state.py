@@ -47,9 +47,10 @@ def check_posable(obj: bpy.types.Object) -> None:
                        "Override > Make to make it editable, then try again.")
 
 
-def check_keyable(obj: bpy.types.Object) -> None:
+def check_keyable(obj: bpy.types.Object, mapped: bool = False) -> None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
-    save), or one whose keys would not play as keyed (``check_keys_play``)."""
+    save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
+    inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time)."""
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:
@@ -57,18 +58,20 @@ def check_keyable(obj: bpy.types.Object) -> None:
                        f"'{library_path(action)}', so no key can be written into it",
                        hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
                        "then try again.")
-    check_keys_play(obj)
+    check_keys_play(obj, mapped)
 
 
-def check_keys_play(obj: bpy.types.Object) -> None:
+def check_keys_play(obj: bpy.types.Object, mapped: bool = False) -> None:
     """Refuse to key an armature where keys written at the scene's frames would not play as keyed: in NLA
     tweak mode (they go into a strip's action, played through its timing and blending), or where its action
     plays over its NLA strips at part of its influence or blended other than Replace (a key for a bone
-    nothing else moves plays at that part, or added to its rest)."""
+    nothing else moves plays at that part, or added to its rest). Keys ``mapped`` into a tweaked strip's
+    time (inserted as Blender's own, a snap's) play as keyed there when the strip replaces what is below
+    it at full influence."""
     data = obj.animation_data
     if data is None:
         return
-    if data.use_tweak_mode:
+    if data.use_tweak_mode and not (mapped and _tweaked_strips_replace(data)):
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where keys go into the strip's action and "
                        "play through its timing and blending", hint="Leave tweak mode (Tab in the NLA editor), then "
                        "try again; or build with Animation set to Ignore.")
@@ -107,6 +110,15 @@ def _collection_off(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> t
         return any(visit(child, off) for child in layer.children)
 
     return None if visit(view_layer.layer_collection, None) else found
+
+
+def _tweaked_strips_replace(data: bpy.types.AnimData) -> bool:
+    """Whether every strip playing the tweaked action plays it as keyed: blended as Replace, at full
+    influence (none animated)."""
+    strips = [strip for track in data.nla_tracks for strip in track.strips
+              if data.action is not None and strip.action == data.action]
+    return bool(strips) and all(strip.blend_type == "REPLACE" and not strip.use_animated_influence
+                                for strip in strips)
 
 
 def check_evaluated(obj: bpy.types.Object) -> None:
