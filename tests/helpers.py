@@ -66,6 +66,17 @@ def evaluate(obj: bpy.types.Object) -> dict[str, Matrix]:
     return {bone.name: bone.matrix.copy() for bone in evaluated.pose.bones}
 
 
+def deforming(obj: bpy.types.Object, frames, bones=None) -> dict[int, dict[str, Matrix]]:
+    """What moves the mesh on each of ``frames``: each bone's evaluated pose times its rest's inverse, in
+    armature space, of the bones named in ``bones`` (all by default)."""
+    shown = {}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        shown[frame] = {name: matrix @ obj.data.bones[name].matrix_local.inverted()
+                        for name, matrix in evaluate(obj).items() if bones is None or name in bones}
+    return shown
+
+
 def evaluate_world(obj: bpy.types.Object) -> dict[str, Matrix]:
     """World-space evaluated pose matrices of every bone after a depsgraph update."""
     world = obj.matrix_world

@@ -6,18 +6,9 @@ held still, the feet up to 108 degrees off."""
 from __future__ import annotations
 
 import bpy
-from helpers import DATA, evaluate, rotation_degrees
+from helpers import DATA, deforming, rotation_degrees
 
 from ik_rigger import api
-
-
-def _deforming(obj, frames):
-    shown = {}
-    for frame in frames:
-        bpy.context.scene.frame_set(frame)
-        shown[frame] = {name: matrix @ obj.data.bones[name].matrix_local.inverted()
-                        for name, matrix in evaluate(obj).items()}
-    return shown
 
 
 def test_keys_outside_an_actions_manual_frame_range_keep_playing_through_the_rig():
@@ -28,11 +19,11 @@ def test_keys_outside_an_actions_manual_frame_range_keep_playing_through_the_rig
     action.frame_start, action.frame_end = 5, 30
     users = {bone.name for bone in obj.data.bones}
     frames = range(1, 70, 3)
-    before = _deforming(obj, frames)
+    before = deforming(obj, frames)
     size = max(obj.dimensions)
     api.auto_rig(obj)
     assert (action.frame_start, action.frame_end) == (5, 30) and action.use_frame_range
-    after = _deforming(obj, frames)
+    after = deforming(obj, frames)
     for frame, poses in before.items():
         for name in users:
             assert (poses[name].translation - after[frame][name].translation).length < 1e-3 * size, (frame, name)

@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, evaluate, rotation_degrees
+from helpers import DATA, deforming, rotation_degrees
 
 from ik_rigger import api
 
 FRAMES = range(1, 70, 3)
-
-
-def _deforming(obj):
-    shown = {}
-    for frame in FRAMES:
-        bpy.context.scene.frame_set(frame)
-        shown[frame] = {name: matrix @ obj.data.bones[name].matrix_local.inverted()
-                        for name, matrix in evaluate(obj).items()}
-    return shown
 
 
 def _assert_same(before, after, size, users, where):
@@ -40,10 +31,10 @@ def test_bake_ik_to_fk_and_removal_play_bones_that_do_not_inherit_fully(how):
     bones["mixamorig:LeftLeg" if how == "shin-no-rotation" else "mixamorig:LeftHand"].use_inherit_rotation = False
     users = {bone.name for bone in bones}
     size = max(obj.dimensions)
-    before = _deforming(obj)
+    before = deforming(obj, FRAMES)
     api.auto_rig(obj)
     api.bake(obj, "IK_TO_FK", range(1, 70), switch=True)
-    _assert_same(before, _deforming(obj), size, users, "baked to FK")
+    _assert_same(before, deforming(obj, FRAMES), size, users, "baked to FK")
     for limb in api.limbs(obj):
         api.remove(obj, limb.name)
-    _assert_same(before, _deforming(obj), size, users, "removed")
+    _assert_same(before, deforming(obj, FRAMES), size, users, "removed")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, evaluate, rotation_degrees
+from helpers import DATA, deforming, rotation_degrees
 from mathutils import Matrix
 
 from ik_rigger import api
@@ -26,16 +26,6 @@ REBUILDS = [pytest.param({"pole_parent": "HANDLE"}, id="pole-follows-handle"),
             pytest.param({"handle_parent_mode": "NONE"}, id="handle-follows-nothing"),
             pytest.param({"pole_parent": "HANDLE", "parent_switch": True}, id="pole-on-handle-with-switching"),
             pytest.param({"fix_orientation": True}, id="chain-bones-turned")]
-
-
-def _deforming(obj: bpy.types.Object, frames) -> dict[int, dict[str, Matrix]]:
-    """Each frame's armature-space deform matrix (pose times rest inverse) of every bone of the user's."""
-    shown = {}
-    for frame in frames:
-        bpy.context.scene.frame_set(frame)
-        shown[frame] = {name: matrix @ obj.data.bones[name].matrix_local.inverted()
-                        for name, matrix in evaluate(obj).items() if name in _USERS}
-    return shown
 
 
 _USERS: set[str] = set()
@@ -55,22 +45,27 @@ def _rebuild_all(obj: bpy.types.Object, values: dict) -> None:
         api.build(obj, limb.name, both_sides=False, **values)
 
 
-@pytest.mark.parametrize("values", REBUILDS)
-def test_a_rebuild_moving_keyed_controls_keeps_the_capture_playing(values):
+def _captured():
+    """The motion capture imported, its bones the user's: the armature, its size, the frames compared and
+    what they played."""
     bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
     obj = bpy.context.active_object
     _USERS.clear()
     _USERS.update(bone.name for bone in obj.data.bones)
-    size = max(obj.dimensions)
     frames = range(1, 70, 3)
-    captured = _deforming(obj, frames)
+    return obj, max(obj.dimensions), frames, deforming(obj, frames, _USERS)
+
+
+@pytest.mark.parametrize("values", REBUILDS)
+def test_a_rebuild_moving_keyed_controls_keeps_the_capture_playing(values):
+    obj, size, frames, captured = _captured()
     assert len(api.auto_rig(obj)) == 4
-    _assert_same(captured, _deforming(obj, frames), size, "auto-rigged")
+    _assert_same(captured, deforming(obj, frames, _USERS), size, "auto-rigged")
     _rebuild_all(obj, values)
-    _assert_same(captured, _deforming(obj, frames), size, "rebuilt")
+    _assert_same(captured, deforming(obj, frames, _USERS), size, "rebuilt")
     for limb in api.limbs(obj):
         api.remove(obj, limb.name)
-    _assert_same(captured, _deforming(obj, frames), size, "removed")
+    _assert_same(captured, deforming(obj, frames, _USERS), size, "removed")
 
 
 @pytest.mark.parametrize("values", [pytest.param({"pole_parent": "HANDLE"}, id="pole-follows-handle"),
@@ -87,7 +82,7 @@ def test_a_rebuild_keeps_each_clip_playing(values):
         shown = {}
         for clip in other_clips(obj):
             with playing_alone(obj, clip):
-                shown[clip.name] = _deforming(obj, clip.frames[::4])
+                shown[clip.name] = deforming(obj, clip.frames[::4], _USERS)
         return shown
 
     before = clips()
@@ -100,17 +95,11 @@ def test_a_rebuild_keeps_each_clip_playing(values):
 
 def test_the_panels_pole_parent_and_rebuild_limb_keep_the_capture_playing():
     """The Limbs panel's way: the limb's stored Pole Parent set to Handle, then *Rebuild Limb* in Pose mode."""
-    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
-    obj = bpy.context.active_object
-    _USERS.clear()
-    _USERS.update(bone.name for bone in obj.data.bones)
-    size = max(obj.dimensions)
-    frames = range(1, 70, 3)
-    captured = _deforming(obj, frames)
+    obj, size, frames, captured = _captured()
     bpy.ops.object.mode_set(mode="POSE")
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     for limb in obj.ik_rigger.limbs:
         limb.pole_parent = "HANDLE"
         assert bpy.ops.ik_rigger.rebuild_limb(limb=limb.name) == {"FINISHED"}
     assert all(obj.data.bones[limb.bones["POLE"]].parent.name == limb.bones["HANDLE"] for limb in api.limbs(obj))
-    _assert_same(captured, _deforming(obj, frames), size, "rebuilt")
+    _assert_same(captured, deforming(obj, frames, _USERS), size, "rebuilt")

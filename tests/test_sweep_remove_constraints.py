@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, evaluate, rotation_degrees
-from mathutils import Matrix
+from helpers import DATA, deforming, rotation_degrees
 from test_bake import key_snapshot
 
 from ik_rigger import api
@@ -36,15 +35,6 @@ def _damped_track(obj: bpy.types.Object) -> None:
     constraint.target, constraint.influence = target, 0.2
 
 
-def _deforming(obj: bpy.types.Object, frames) -> dict[int, dict[str, Matrix]]:
-    shown = {}
-    for frame in frames:
-        bpy.context.scene.frame_set(frame)
-        shown[frame] = {name: matrix @ obj.data.bones[name].matrix_local.inverted()
-                        for name, matrix in evaluate(obj).items()}
-    return shown
-
-
 @pytest.mark.parametrize("constrain", [_copy_rotation, _damped_track], ids=["copy-rotation", "damped-track"])
 def test_removing_the_limbs_plays_the_capture_as_before_with_the_users_constraints(constrain):
     bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
@@ -52,13 +42,13 @@ def test_removing_the_limbs_plays_the_capture_as_before_with_the_users_constrain
     constrain(obj)
     users = {bone.name for bone in obj.data.bones}
     frames = range(1, 70, 3)
-    before = _deforming(obj, frames)
+    before = deforming(obj, frames)
     keys = key_snapshot(obj, users)
     size = max(obj.dimensions)
     assert len(api.auto_rig(obj)) == 4
     messages = [message for limb in api.limbs(obj) for message in api.remove(obj, limb.name)]
     assert {bone.name for bone in obj.data.bones} == users
-    after = _deforming(obj, frames)
+    after = deforming(obj, frames)
     for frame, poses in before.items():
         for name, matrix in poses.items():
             assert (matrix.translation - after[frame][name].translation).length < 1e-5 * size, (frame, name)
