@@ -259,7 +259,7 @@ def _slope_ratio(series: dict) -> float:
 
 def _fixed_and_slope(series: dict, who: str) -> str:
     slope, fixed = series["per_unit"][who], series["fixed"][who]
-    return f"{slope * 1e3:.2f} ms a file beyond a fixed {fixed:.2f} s"
+    return f"{slope * 1e3:.2f} ms (of medians) a file, beyond a fixed {fixed:.2f} s (of medians)"
 
 
 def scaling_rows(result: dict, diagnostics: bool = True) -> list[str]:

@@ -379,6 +379,35 @@ def test_a_worker_killed_right_before_its_file_went_into_place_fails_it(tmp_path
     assert not temporaries(out)
 
 
+# Loaded by every Python the batch starts: a worker's own folder beside the outputs, kept for all its files,
+# is never removed by the worker itself, as when a signal stops it at the wrong moment.
+_KEEP_WORKER_FOLDERS = """
+import os, shutil
+if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
+    _remove = shutil.rmtree
+
+    def _kept(path, *args, **kwargs):
+        if str(path).endswith("ik_rigger-tmp"):
+            return None
+        return _remove(path, *args, **kwargs)
+
+    shutil.rmtree = _kept
+"""
+
+
+def test_a_folder_a_worker_left_beside_the_outputs_is_removed_by_the_end_of_the_run(tmp_path):
+    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(3)]
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_KEEP_WORKER_FOLDERS)
+    out = tmp_path / "out"
+    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", keep=[tmp_path / "in"],
+                 env={**os.environ, "PYTHONPATH": str(hook)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(path.name for path in out.iterdir()) == sorted(path.name for path in inputs)
+    assert "left by a run that was killed" not in result.stdout + result.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two cores and Linux's affinity calls")
 def test_a_worker_in_place_of_a_dead_one_keeps_to_its_core(tmp_path):

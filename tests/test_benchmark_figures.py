@@ -44,7 +44,7 @@ def test_the_batch_row_judges_the_cost_of_a_further_file_not_the_fixed_one(per_f
     assert len(rows) == 1
     assert f"{per_file / 0.0055:.2f}x" in rows[0]
     assert rows[0].rstrip(" |").endswith(met)
-    assert f"{per_file * 1e3:.2f} ms a file beyond a fixed 1.00 s" in rows[0]
+    assert f"{per_file * 1e3:.2f} ms (of medians) a file, beyond a fixed 1.00 s (of medians)" in rows[0]
     checked = [found for found in run.checks({"scaling": result}) if "cost per file" in str(found["name"])]
     assert [found["met"] for found in checked] == [met == "yes"]
 

@@ -247,7 +247,8 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     except RigError as error:
         return _usage(error.message)
     started = time.perf_counter()
-    for folder in sorted({Path(job.output).parent for job in jobs if not job.dry_run}):
+    output_folders = sorted({Path(job.output).parent for job in jobs if not job.dry_run})
+    for folder in output_folders:
         inputs.notes.extend(f"removed '{path}', left by a run that was killed"
                             for path in [*clean_stale(folder), *clean_dead_runs(folder)])
     progress = Progress(len(jobs), quiet=args.quiet)
@@ -300,6 +301,10 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             pool.stop()
             for index, result in pool.leftover():
                 results.setdefault(index, result)
+            # A worker stopped between two files (the run's end, an interrupt) may leave its folder beside
+            # the outputs, which it keeps for all its files: every worker is gone now.
+            for folder in output_folders:
+                clean_stale(folder)
         progress.finish()
     return conclude(args, jobs, inputs, results, started_files, started, stop, {
         "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})

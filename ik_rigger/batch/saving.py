@@ -182,8 +182,8 @@ def folders_kept() -> Iterator[None]:
     try:
         yield
     finally:
-        _KEPT.remove(kept)
         with interrupts_held():
+            _KEPT.remove(kept)
             for private in kept.values():
                 shutil.rmtree(private, ignore_errors=True)
 
