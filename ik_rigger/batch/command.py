@@ -298,16 +298,21 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         pass
     finally:
         if pool is not None:
-            pool.stop()
-            for index, result in pool.leftover():
-                results.setdefault(index, result)
-            # A worker stopped between two files (the run's end, an interrupt) may leave its folder beside
-            # the outputs, which it keeps for all its files: every worker is gone now.
-            for folder in output_folders:
-                clean_stale(folder)
+            _stop_pool(pool, results, output_folders)
         progress.finish()
     return conclude(args, jobs, inputs, results, started_files, started, stop, {
         "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})
+
+
+def _stop_pool(pool: _Pool, results: dict[int, FileResult], output_folders: list[Path]) -> None:
+    """Stop the workers and take the answers that came in meanwhile. A worker stopped between two files (the
+    run's end, an interrupt) may leave the folder it keeps for all its files beside the outputs: every
+    worker is gone now, so it goes too."""
+    pool.stop()
+    for index, result in pool.leftover():
+        results.setdefault(index, result)
+    for folder in output_folders:
+        clean_stale(folder)
 
 
 def worker_command_for(script: Path | None) -> list[str]:
