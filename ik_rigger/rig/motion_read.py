@@ -45,7 +45,8 @@ def read_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[Limb
     modes = [_mode(obj, index, limb_plan, limb_options, frames, rebuilt)
              for index, (limb_plan, limb_options) in enumerate(zip(plans, options))]
     if any(mode != "IGNORE" for mode in modes):
-        check_keys_play(obj)  # before anything changes: keys that would not play as keyed are refused
+        # Before anything changes: keys that would not play as keyed are refused.
+        check_keys_play(obj, instead="build with Animation set to Ignore")
     turned = [limb_options.fix_orientation and any(edit.name in limb_plan.chain for edit in limb_plan.bone_edits)
               for limb_plan, limb_options in zip(plans, options)]
     if still:

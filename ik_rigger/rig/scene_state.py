@@ -61,20 +61,21 @@ def check_keyable(obj: bpy.types.Object, mapped: bool = False) -> None:
     check_keys_play(obj, mapped)
 
 
-def check_keys_play(obj: bpy.types.Object, mapped: bool = False) -> None:
+def check_keys_play(obj: bpy.types.Object, mapped: bool = False, instead: str = "") -> None:
     """Refuse to key an armature where keys written at the scene's frames would not play as keyed: in NLA
     tweak mode (they go into a strip's action, played through its timing and blending), or where its action
     plays over its NLA strips at part of its influence or blended other than Replace (a key for a bone
     nothing else moves plays at that part, or added to its rest). Keys ``mapped`` into a tweaked strip's
     time (inserted as Blender's own, a snap's) play as keyed there when the strip replaces what is below
-    it at full influence."""
+    it at full influence. ``instead``: what else the user may do, where the caller has a way without keys."""
     data = obj.animation_data
+    otherwise = f"; or {instead}" if instead else ""
     if data is None:
         return
     if data.use_tweak_mode and not (mapped and _tweaked_strips_replace(data)):
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where keys go into the strip's action and "
                        "play through its timing and blending", hint="Leave tweak mode (Tab in the NLA editor), then "
-                       "try again; or build with Animation set to Ignore.")
+                       f"try again{otherwise}.")
     nla = data.use_nla and any(not track.mute and len(track.strips) for track in data.nla_tracks)
     if nla and (data.action_blend_type != "REPLACE" or data.action_influence < 1.0):
         what = f"its action '{data.action.name}'" if data.action is not None else "its action"
@@ -82,8 +83,7 @@ def check_keys_play(obj: bpy.types.Object, mapped: bool = False) -> None:
                        f"{data.action_blend_type.title()} at {data.action_influence:.0%} influence, so keys written "
                        "into it would not play as keyed",
                        hint="Set its blending to Replace and its influence to 100% (the NLA editor's sidebar, on "
-                       "its track), or push it down onto a strip, then try again; or build with Animation set to "
-                       "Ignore.")
+                       f"its track), or push it down onto a strip, then try again{otherwise}.")
 
 
 def holds(objects: Iterable[bpy.types.Object], obj: bpy.types.Object) -> bool:
