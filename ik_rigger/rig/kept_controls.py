@@ -73,23 +73,6 @@ def _keyed_frames(obj: bpy.types.Object, name: str) -> list[int]:
     return sorted(found)
 
 
-def _bases(obj: bpy.types.Object, frames: Sequence[int], names: Sequence[str]) -> dict[str, list[Matrix]]:
-    """The bones' local poses as their keys set them on each of ``frames``, the current frame shown again
-    after."""
-    scene = bpy.context.scene
-    current = scene.frame_current, scene.frame_subframe
-    pose_bones = obj.pose.bones
-    found: dict[str, list[Matrix]] = {name: [] for name in names}
-    try:
-        for frame in frames:
-            scene.frame_set(frame)
-            for name in names:
-                found[name].append(pose_bones[name].matrix_basis.copy())
-        return found
-    finally:
-        scene.frame_set(current[0], subframe=current[1])
-
-
 def _moves(bone: bpy.types.Bone, head: Vector, tail: Vector, z_axis: Vector | None = None) -> bool:
     """Whether a bone is planned at another rest than it has (``z_axis`` None: its roll not compared, as for
     made bones, whose planned Z axis is a hint their constraints' bones may not follow)."""
@@ -147,7 +130,7 @@ class KeptControls:
         controls = [name for name in names if name in keyed]
         poses = evaluated_poses(obj, every, controls) if controls else {}
         turned = [name for name in chain if name in keyed]
-        bases = _bases(obj, every, turned) if turned else {}
+        bases = evaluated_poses(obj, every, turned, local=True) if turned else {}
         for name, frames in keyed.items():
             read, is_chain = (bases[name], True) if name in bases else (poses[name], False)
             self.kept.append(_Kept(name, clip, frames, [read[at[frame]] for frame in frames], chain=is_chain))

@@ -41,9 +41,10 @@ def _close(pose: Matrix, expected: Matrix, length: float) -> bool:
 
 
 def evaluated_poses(obj: bpy.types.Object, frames: Sequence[int], names: Sequence[str],
-                    progress: Callable[[int], None] | None = None) -> dict[str, list[Matrix]]:
-    """The armature-space poses of ``names`` on each of ``frames``: one scene evaluation per frame,
-    the current frame shown again afterwards."""
+                    progress: Callable[[int], None] | None = None, local: bool = False) -> dict[str, list[Matrix]]:
+    """The armature-space poses of ``names`` on each of ``frames`` (``local``: the poses their keys and
+    drivers set, each under its parent): one scene evaluation per frame, the current frame shown again
+    afterwards."""
     pose_bones = obj.pose.bones
     indexes = [pose_bones.find(name) for name in names]
     poses: dict[str, list[Matrix]] = {name: [] for name in names}
@@ -56,7 +57,7 @@ def evaluated_poses(obj: bpy.types.Object, frames: Sequence[int], names: Sequenc
             for number, frame in enumerate(frames):
                 scene.frame_set(frame)
                 evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-                evaluated.pose.bones.foreach_get("matrix", flat)
+                evaluated.pose.bones.foreach_get("matrix_basis" if local else "matrix", flat)
                 for index, name in zip(indexes, names):
                     # Blender stores matrices column by column.
                     column = flat[16 * index:16 * index + 16]
