@@ -39,9 +39,9 @@ def _index(choices: list[str], parent: int | str, limb: str) -> int:
     raise RigError(f"has no parent '{parent}' to follow", bone=limb, hint=f"Pick one of: {listed}.")
 
 
-# The first Blender known to save, on a library override, a custom property named as a setting of
-# its owner is (``parent``, as ``PoseBone.parent``): 4.2 drops it; 5.2 keeps it; those between are unchecked.
-OVERRIDE_KEEPS_PARENT = (5, 0, 0)
+# The first Blender that saves, on a library override, a custom property named as a setting of its
+# owner (``parent``, as ``PoseBone.parent``): 4.2 drops it on saving; 4.3, 4.4, 4.5, 5.0, 5.1 and 5.2 keep it.
+OVERRIDE_KEEPS_PARENT = (4, 3, 0)
 
 
 def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: bool = False,
