@@ -191,3 +191,20 @@ def at_rest_alone(obj: bpy.types.Object) -> None:
     bpy.context.view_layer.objects.active = obj
     for other in bpy.context.view_layer.objects:
         other.select_set(other == obj)
+
+
+def linked_override(path: Path, collection: str = "Character") -> bpy.types.Collection:
+    """Link ``collection`` from ``path`` into the scene and make it a library override, as File > Link and
+    Object > Library Override > Make do: the linked collection sits in the scene first (Blender 5.3 overrides
+    nothing otherwise, 4.2-5.2 did either way), and its override takes its place there."""
+    with bpy.data.libraries.load(str(path), link=True) as (_source, target):
+        target.collections = [collection]
+    linked = target.collections[0]
+    scene = bpy.context.scene
+    if linked.name not in scene.collection.children or scene.collection.children[linked.name] != linked:
+        scene.collection.children.link(linked)
+    override = linked.override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=False)
+    assert override is not None, f"Blender made no override of the collection '{collection}'"
+    if override.name not in scene.collection.children:
+        scene.collection.children.link(override)
+    return override

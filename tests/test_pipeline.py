@@ -15,6 +15,7 @@ from helpers import (
     both_legs,
     chain_length,
     evaluate,
+    linked_override,
     make_armature,
     rotation_degrees,
     same,
@@ -326,13 +327,7 @@ def test_a_rebuild_in_a_file_of_release_0_2_upgrades_its_records_and_keeps_the_m
 
 def _link_and_override(character: Path) -> bpy.types.Object:
     """Link the character's collection into the current (new) file and make it a library override."""
-    with bpy.data.libraries.load(str(character), link=True) as (source, target):
-        target.collections = ["Character"]
-    linked = target.collections[0]
-    scene = bpy.context.scene
-    override = linked.override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=False)
-    if override.name not in scene.collection.children:
-        scene.collection.children.link(override)
+    override = linked_override(character)
     return next(obj for obj in override.all_objects if obj.type == "ARMATURE")
 
 
