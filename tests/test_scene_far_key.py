@@ -75,7 +75,7 @@ def _sampler_inputs(path: Path) -> dict[str, tuple[int, float]]:
     return found
 
 
-@pytest.mark.parametrize("far", [3000, 100000])
+@pytest.mark.parametrize("far", [3000, 100000, 1000000])
 def test_a_stray_key_far_away_is_refused_before_anything_is_baked(tmp_path, far):
     obj, run = _fox()
     first, last = run.frame_range

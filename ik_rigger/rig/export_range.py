@@ -55,6 +55,11 @@ def _what(obj: bpy.types.Object, path: str) -> str:
     return f"the bone '{bone}'" if bone is not None else f"'{path}' of the armature '{obj.name}'"
 
 
+def _frame(value: float) -> str:
+    """A frame as the Graph editor shows it: whole, or with its fraction (never in e-notation)."""
+    return str(int(value)) if value == int(value) else f"{value:.2f}"
+
+
 def _far_key(obj: bpy.types.Object, clip: Clip) -> str | None:
     """Why ``clip``'s range is stretched by a stray key, or None when its keys fill it."""
     action = clip.action
@@ -74,9 +79,10 @@ def _far_key(obj: bpy.types.Object, clip: Clip) -> str | None:
     stray, kept = (widest, after) if early else (widest + 1, before)
     more = (len(before) if early else len(after)) - 1
     others = f" (and {more} more key{'s' if more > 1 else ''} {'before' if early else 'beyond'} it)" if more else ""
-    return (f"the clip '{clip.name}' runs from frame {frames[0]:g} to {frames[-1]:g} because of a key of "
-            f"{_what(obj, paths[stray])} at frame {frames[stray]:g}{others}, {gap:g} frames away from its other "
-            f"keys (frames {kept[0]:g} to {kept[-1]:g}): the export would bake every frame between")
+    return (f"the clip '{clip.name}' runs from frame {_frame(frames[0])} to {_frame(frames[-1])} because of a key "
+            f"of {_what(obj, paths[stray])} at frame {_frame(frames[stray])}{others}, {_frame(gap)} frames away from "
+            f"its other keys (frames {_frame(kept[0])} to {_frame(kept[-1])}): the export would bake every frame "
+            "between")
 
 
 def refuse_far_keys(obj: bpy.types.Object, clips: Sequence[Clip]) -> None:
