@@ -113,3 +113,29 @@ def test_snap_bake_and_switch_parent_run_from_object_mode(walker):
     assert bpy.ops.ik_rigger.snap_fk_to_ik() == {"FINISHED"}
     assert handle["ik_fk"] == 0.0 and _same(walker, _arm(walker), ik)
     assert walker.mode == "OBJECT"
+
+
+def test_plant_feet_and_the_export_run_from_object_mode(walker, tmp_path):
+    """Plant Feet lifts the feet onto a ground above them; the export writes the file; Object mode stays."""
+    feet = ("LeftFoot", "RightFoot")
+    world = walker.matrix_world
+
+    def lowest() -> float:
+        pose = evaluate(walker)
+        return min((world @ pose[name].translation).z for name in feet)
+
+    size = max(walker.dimensions)
+    before = lowest()
+    mesh = bpy.data.meshes.new("Ground")
+    half = 10.0 * size
+    mesh.from_pydata([(-half, -half, 0.0), (half, -half, 0.0), (half, half, 0.0), (-half, half, 0.0)], [],
+                     [(0, 1, 2, 3)])
+    ground = bpy.data.objects.new("Ground", mesh)
+    bpy.context.scene.collection.objects.link(ground)
+    ground.location.z = before + 0.05 * size
+    bpy.context.view_layer.objects.active = walker
+    assert bpy.ops.ik_rigger.plant_feet(ground="Ground") == {"FINISHED"}
+    assert walker.mode == "OBJECT" and lowest() > before + 0.02 * size
+    path = tmp_path / "walk.glb"
+    assert bpy.ops.ik_rigger.export(filepath=str(path)) == {"FINISHED"}
+    assert path.is_file() and walker.mode == "OBJECT"
