@@ -477,7 +477,8 @@ def export(obj: bpy.types.Object, filepath: str, *, clips: Sequence[str] | None 
     last) as one glTF animation or FBX take named after it; stretch is the bones' scale. The
     scene and file are left exactly as they were. Returns what was written (``files``,
     ``joints``, ``clips`` with their frames, ``meshes``, ``warnings``); refuses, writing
-    nothing, a suffix of no format, an unwritable path, a name the format cannot hold and an
-    armature with nothing to export.
+    nothing, a suffix of no format, an unwritable path, a name the format cannot hold, an
+    armature with nothing to export and, unless ``frame_range`` is given, a clip whose range a
+    stray key stretched (``rig/export_range.py``).
     """
     return _export.export(obj, filepath, clips, frame_range)

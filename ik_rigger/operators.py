@@ -141,7 +141,8 @@ Limbs it is not sure of are skipped and listed, never guessed"""
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return armature_poll(cls, context, need_bone=False)
+        # Object mode too: an armature just imported is in it (the Object menu holds this, for F3).
+        return armature_in(cls, context, {"POSE", "EDIT", "OBJECT"})
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object

@@ -378,6 +378,36 @@ def _draw_menu(self: bpy.types.Menu, context: bpy.types.Context) -> None:
 _HOST_MENUS = ("VIEW3D_MT_pose", "VIEW3D_MT_edit_armature")
 
 
+# The operators that work on an armature in Object mode, as they do from the API: F3 finds an
+# operator only in a menu, and the one above sits in Pose and Edit mode's.
+OBJECT_MODE_OPERATORS = (operators.IKRIG_OT_auto_rig, pose_operators.IKRIG_OT_snap_fk_to_ik,
+                         pose_operators.IKRIG_OT_snap_ik_to_fk, pose_operators.IKRIG_OT_bake,
+                         pose_operators.IKRIG_OT_switch_parent, ground_operators.IKRIG_OT_plant_feet,
+                         pose_operators.IKRIG_OT_upgrade_rig, export_operators.IKRIG_OT_export)
+
+
+class IKRIG_MT_object_menu(bpy.types.Menu):
+    """IK Rigger's operators for an armature in Object mode, in the Object menu and its context menu."""
+
+    bl_idname = "IKRIG_MT_object_menu"
+    bl_label = "IK Rigger"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        for operator in OBJECT_MODE_OPERATORS:
+            self.layout.operator(operator.bl_idname)
+
+
+def _draw_object_menu(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    """Only with an armature active: the menu has nothing for a mesh or a camera."""
+    obj = context.active_object
+    if obj is not None and obj.type == "ARMATURE":
+        self.layout.separator()
+        self.layout.menu(IKRIG_MT_object_menu.bl_idname)
+
+
+_OBJECT_MENUS = ("VIEW3D_MT_object", "VIEW3D_MT_object_context_menu")
+
+
 _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, _forget_previews),
              (bpy.app.handlers.load_post, _forget_all_previews), (bpy.app.handlers.undo_post, _forget_all_previews),
              (bpy.app.handlers.redo_post, _forget_all_previews))
@@ -390,6 +420,8 @@ _EXPORT_MENU = "TOPBAR_MT_file_export"
 def register_menus() -> None:
     for name in _HOST_MENUS:
         getattr(bpy.types, name).append(_draw_menu)
+    for name in _OBJECT_MENUS:
+        getattr(bpy.types, name).append(_draw_object_menu)
     getattr(bpy.types, _EXPORT_MENU).append(export_operators.draw_export_menu)
     for handlers, handler in _HANDLERS:
         if handler not in handlers:
@@ -404,13 +436,14 @@ def unregister_menus() -> None:
     export_menu = getattr(bpy.types, _EXPORT_MENU, None)
     if export_menu is not None and export_operators.draw_export_menu in getattr(export_menu.draw, "_draw_funcs", ()):
         export_menu.remove(export_operators.draw_export_menu)
-    for name in _HOST_MENUS:
-        menu = getattr(bpy.types, name, None)
-        # Menu.remove raises for a function it does not hold (unregister after a failed register).
-        if menu is not None and _draw_menu in getattr(menu.draw, "_draw_funcs", ()):
-            menu.remove(_draw_menu)
+    for names, draw in ((_HOST_MENUS, _draw_menu), (_OBJECT_MENUS, _draw_object_menu)):
+        for name in names:
+            menu = getattr(bpy.types, name, None)
+            # Menu.remove raises for a function it does not hold (unregister after a failed register).
+            if menu is not None and draw in getattr(menu.draw, "_draw_funcs", ()):
+                menu.remove(draw)
 
 
 classes = (IKRIG_PT_main, IKRIG_PT_build, IKRIG_PT_build_advanced, IKRIG_UL_limbs, IKRIG_PT_limbs, IKRIG_PT_joints,
            IKRIG_PT_solver, IKRIG_PT_pose,
-           IKRIG_PT_aim, IKRIG_PT_ground, IKRIG_MT_menu)
+           IKRIG_PT_aim, IKRIG_PT_ground, IKRIG_MT_menu, IKRIG_MT_object_menu)

@@ -27,6 +27,7 @@ from .edit_pass import place_made_bones, reparent_children
 from .journal import Journal
 from .pose_pass import drop_empty_animation_data, remove_constraint
 from .remove import release_user_constraints, remove_empty_collections
+from .shared_data import refuse_shared
 from .skeleton import check_editable, read_skeleton
 
 _TYPES = {core_aim.ROLE_PIVOT: "COPY_ROTATION", core_aim.ROLE_TARGET: "DAMPED_TRACK"}
@@ -160,6 +161,7 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
     check_armature(obj)
     if not 0.0 <= influence <= 1.0:
         raise RigError(f"the aim influence must be between 0 and 1 (got {influence})")
+    refuse_shared(obj, "an aim control adds its bones to that data, or moves them")
     with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
         aim_plan, existing = plan_for(obj, part, active, distance)
@@ -269,6 +271,7 @@ def remove_aim(obj: bpy.types.Object, bone: str) -> tuple[list[str], list[str]]:
         if rig is None:
             raise RigError("is not part of an aim rig", bone=bone,
                            hint="Make an aimed bone or an aim target active.")
+        refuse_shared(obj, "removing an aim control deletes its bones from that data")
         made = rig.made_bones()
         for owner, name in rig.constraints:
             remove_constraint(obj, owner, name)

@@ -41,6 +41,7 @@ from .kept_controls import KeptControls
 from .motion import Motion, not_prebent
 from .orient import keep_bone_children
 from .records import Rebuilt
+from .shared_data import refuse_shared, sharing
 from .skeleton import check_editable, read_skeleton
 from .upgrade import upgrade
 
@@ -61,6 +62,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         records.refresh(obj)
         rig = obj.ik_rigger
         plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
+        if rebuilt:
+            refuse_shared(obj, "rebuilding a limb moves its bones in that data")
         motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt))
         bent = motion.bent_by_motion()
         if bent:
@@ -238,12 +241,10 @@ def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
 
 def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[str]]) -> list[LimbPlan]:
     """The plans with what the build had to tell: moved children, armature data other objects share."""
-    # Armature data with one user has no other object to look for among the file's.
-    sharing = sorted(other.name for other in bpy.data.objects if other.data == obj.data and other != obj) \
-        if obj.data.users > 1 else []
-    if sharing and plans:
+    others = sharing(obj)
+    if others and plans:
         notes.setdefault(0, []).append(warning(
-            f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in sharing)}: "
+            f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in others)}: "
             "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
             f"'{obj.name}'"))
     # A frozen plan is copied field by field: only those with something to tell are.

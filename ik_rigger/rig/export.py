@@ -30,6 +30,7 @@ from mathutils import Matrix
 from ..core.errors import RigError
 from . import export_bake
 from .export_formats import FORMATS, check_names, unweighted_warnings, write
+from .export_range import refuse_far_keys
 from .scene_state import holds
 
 _SCENE = "IK Rigger export"
@@ -324,6 +325,8 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
     chosen = export_bake.chosen_clips(obj, clips)
     meshes = _meshes(obj)
     _refuse(obj, fmt, joints, [clip.name for clip in chosen], meshes)
+    if frame_range is None:
+        refuse_far_keys(obj, chosen)
     with export_bake.pose_kept(obj):
         baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),

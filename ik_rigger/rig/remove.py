@@ -19,6 +19,7 @@ from .journal import Journal
 from .keys import Recording, default_interpolation, local_action
 from .orient import keep_bone_children, rest_edit
 from .pose_pass import drop_empty_animation_data
+from .shared_data import refuse_shared
 from .skeleton import check_editable
 from .upgrade import upgrade
 
@@ -43,6 +44,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
     collection go. Parts already deleted by hand are said, not an error.
     """
     check_editable(obj)
+    refuse_shared(obj, "removing a limb deletes its bones from that data and gives pre-bent bones their rest back")
     with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
         upgrade(obj)
