@@ -39,15 +39,20 @@ def bone_of_path(path: str) -> str | None:
     return bpy.utils.unescape_identifier(match[1]) if match is not None else None
 
 
-def action_paths(action: bpy.types.Action) -> Iterator[str]:
-    """The data paths ``action`` animates, for any slot."""
+def action_fcurves(action: bpy.types.Action) -> Iterator[bpy.types.FCurve]:
+    """Every F-curve of ``action``, for any slot."""
     if hasattr(action, "layers") and not hasattr(action, "fcurves"):
         for layer in action.layers:
             for strip in layer.strips:
                 for channelbag in strip.channelbags:
-                    yield from (curve.data_path for curve in channelbag.fcurves)
+                    yield from channelbag.fcurves
     else:
-        yield from (curve.data_path for curve in action.fcurves)
+        yield from action.fcurves
+
+
+def action_paths(action: bpy.types.Action) -> Iterator[str]:
+    """The data paths ``action`` animates, for any slot."""
+    return (curve.data_path for curve in action_fcurves(action))
 
 
 # What an animator does to play through the rig a clip a build left as it was.

@@ -9,13 +9,13 @@ after its first second. Such a range is refused before anything is baked, naming
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import bpy
 import numpy as np
 
 from ..core.errors import RigError
-from .animation import bone_of_path
+from .animation import action_fcurves, bone_of_path
 from .clips import Clip
 
 # A clip whose keys leave more frames than this empty in a row, and that empty stretch more than
@@ -23,21 +23,10 @@ from .clips import Clip
 FAR_GAP = 1000
 
 
-def _curves(action: bpy.types.Action) -> Iterator[bpy.types.FCurve]:
-    """Every F-curve of ``action``, for any slot (Blender 4.4 and later keep them in channelbags)."""
-    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
-        for layer in action.layers:
-            for strip in layer.strips:
-                for channelbag in strip.channelbags:
-                    yield from channelbag.fcurves
-    else:
-        yield from action.fcurves
-
-
 def _keys(action: bpy.types.Action) -> tuple[np.ndarray, list[str]]:
     """The frame of every key of ``action`` (sorted) and, for each, the data path keyed."""
     frames, paths = [], []
-    for curve in _curves(action):
+    for curve in action_fcurves(action):
         points = curve.keyframe_points
         co = np.empty(2 * len(points), dtype=np.float64)
         points.foreach_get("co", co)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import bpy
 
 from ..core.errors import RigError
+from .animation import action_fcurves
 
 
 def library_path(data: bpy.types.ID) -> str:
@@ -189,13 +190,7 @@ def _paths(owner: bpy.types.ID) -> dict[str, set[int]]:
 
 def action_paths_indexed(action: bpy.types.Action) -> Iterator[tuple[str, int]]:
     """(data path, array index) of every F-curve of ``action``, for any slot."""
-    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
-        for layer in action.layers:
-            for strip in layer.strips:
-                for channelbag in strip.channelbags:
-                    yield from ((curve.data_path, curve.array_index) for curve in channelbag.fcurves)
-    else:
-        yield from ((curve.data_path, curve.array_index) for curve in action.fcurves)
+    return ((curve.data_path, curve.array_index) for curve in action_fcurves(action))
 
 
 def _read(owner: bpy.types.ID, path: str) -> object:
