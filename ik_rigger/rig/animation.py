@@ -33,6 +33,27 @@ def action_owners(action: bpy.types.Action, slot: bpy.types.bpy_struct | None) -
         yield action
 
 
+def ensure_fcurve(action: bpy.types.Action, owner: bpy.types.ID, path: str, index: int,
+                  group: str) -> bpy.types.FCurve:
+    """The F-curve of ``path`` and ``index`` in ``action`` (for ``owner``'s slot, from Blender 4.4), made if
+    missing in the channel group ``group``."""
+    if not hasattr(action, "fcurve_ensure_for_datablock"):  # before slots: 4.2, 4.3
+        curve = action.fcurves.find(path, index=index)
+        return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
+    if "group_name" in _ENSURE_PARAMETERS:  # 5.0 on
+        return action.fcurve_ensure_for_datablock(owner, path, index=index, group_name=group)
+    curve = action.fcurve_ensure_for_datablock(owner, path, index=index)  # 4.4, 4.5: no group named here
+    if curve.group is None:
+        bag = next(bag for layer in action.layers for strip in layer.strips for bag in strip.channelbags
+                   if bag.fcurves.find(path, index=index) == curve)
+        curve.group = next((found for found in bag.groups if found.name == group), None) or bag.groups.new(group)
+    return curve
+
+
+_ENSURE = bpy.types.Action.bl_rna.functions.get("fcurve_ensure_for_datablock")
+_ENSURE_PARAMETERS = frozenset(_ENSURE.parameters.keys()) if _ENSURE is not None else frozenset()
+
+
 def bone_of_path(path: str) -> str | None:
     """The pose bone a data path from an armature object points into, if any."""
     match = _BONE_PATH.match(path)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import RigError
 from . import records
-from .animation import action_paths, bone_of_path, strip_actions
+from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
 from .clips import Clip, other_clips, playing_alone
 
@@ -190,12 +190,6 @@ def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarra
     return np.concatenate([location, quaternion, scale], axis=-1)
 
 
-def _new_fcurve(action: bpy.types.Action, owner: bpy.types.Object, path: str, index: int, group: str):
-    if hasattr(action, "fcurve_ensure_for_datablock"):
-        return action.fcurve_ensure_for_datablock(owner, path, index=index, group_name=group)
-    return action.fcurves.new(path, index=index, action_group=group)
-
-
 def key_clip(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip, channels: np.ndarray,
              action_name: str) -> bpy.types.Action:
     """A new action on ``copy`` keying ``names`` with ``channels`` (frames, bones, 10) on the clip's
@@ -211,7 +205,7 @@ def key_clip(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip, cha
         value = 0
         for path, size in _CHANNELS:
             for index in range(size):
-                curve = _new_fcurve(action, copy, prefix + path, index, name)
+                curve = ensure_fcurve(action, copy, prefix + path, index, name)
                 points = curve.keyframe_points
                 points.add(len(frames))
                 co[1::2] = channels[:, column, value]

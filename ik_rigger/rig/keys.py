@@ -16,7 +16,7 @@ from mathutils import Matrix, Quaternion
 from ..core.errors import RigError
 from ..core.geometry import unevenness
 from . import records, replay
-from .animation import existing_fcurve, fcurve_owners
+from .animation import ensure_fcurve, existing_fcurve, fcurve_owners
 from .asleep import asleep, followers
 from .journal import Journal
 from .scene_state import library_path
@@ -181,13 +181,6 @@ def _forget_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
     bpy.data.actions.remove(action)
 
 
-def _fcurve(obj: bpy.types.Object, action: bpy.types.Action, path: str, index: int, group: str):
-    if hasattr(action, "fcurve_ensure_for_datablock"):
-        return action.fcurve_ensure_for_datablock(obj, path, index=index, group_name=group)
-    curve = action.fcurves.find(path, index=index)
-    return curve if curve is not None else action.fcurves.new(path, index=index, action_group=group)
-
-
 # A key's fields as foreach_get/foreach_set read and write them: per key, how many values of which type.
 _POINT_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
                  ("interpolation", 1, np.int32), ("handle_left_type", 1, np.int32), ("handle_right_type", 1, np.int32))
@@ -246,7 +239,7 @@ def write_keys(obj: bpy.types.Object, path: str, index: int, group: str, frames:
     """Key ``path[index]`` at ``frames``, replacing the keys it had between the first and last."""
     action = _action_for(obj, journal)
     existing = existing_fcurve(obj, path, index)
-    curve = existing if existing is not None else _fcurve(obj, action, path, index, group)
+    curve = existing if existing is not None else ensure_fcurve(action, obj, path, index, group)
     if journal is not None:
         # Undone in the action keyed now, whichever is active by then (a clip keyed while it
         # played alone is not).
