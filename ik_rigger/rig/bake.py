@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from . import records, solver
+from . import records, solver, switches
 from .animation import fcurve_owners
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, write_keys
@@ -254,6 +254,8 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
         raise RigError("no frames to bake", hint="Set a frame range with the start before the end.")
     mode = interpolation or default_interpolation()
     parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
+    for parts in parts_list:
+        switches.check(obj, parts, restored=(records.IK_FK,) if switch else ())
     progress = Progress(len(frames) + len(parts_list))
     started = time.perf_counter()
     results = []

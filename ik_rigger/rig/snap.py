@@ -12,8 +12,8 @@ import bpy
 from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
-from ..parts.handle import ROLE_HANDLE
-from . import records, snap_guard, solver
+from ..parts.handle import IK_FK, ROLE_HANDLE
+from . import records, snap_guard, solver, switches
 
 
 def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
@@ -51,6 +51,7 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     Afterwards switching the limb to FK shows the same pose. Returns the bones changed.
     """
     parts = records.require(obj, limb)
+    switches.check(obj, parts, restored=(IK_FK,))
     names = parts.chain + ([parts.extremity] if parts.extremity else [])
     # And any other bone of the user's IK Rigger's constraints move (the toe, under a foot roll).
     names += sorted({owner for owner, _ in parts.constraints} - set(names) - set(parts.made.values()))
@@ -134,6 +135,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     Switching the limb to IK then shows the same pose. Returns the bones changed.
     """
     parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+    switches.check(obj, parts, restored=(IK_FK,))
     ik = records.ik_constraint(obj, parts)
     # The controls the snap sets and those hanging from them, the chain IK moves and its extremity.
     moved = [*parts.made.values(), *parts.chain, *([parts.extremity] if parts.extremity else [])]
