@@ -125,3 +125,16 @@ def test_a_lock_or_stiffness_the_ik_plays_the_motion_through_warns_of_nothing(se
         bpy.context.scene.frame_set(frame)
         shown = evaluate(obj)
         assert all(rotation_degrees(shown[name], captured[frame][name]) < 0.05 for name in ("thigh.L", "shin.L"))
+
+
+def test_rigging_the_capture_with_the_motion_kept_warns_of_the_knee_s_own_ik_limits():
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 69
+    _knee_held(obj)
+    captured = _played(obj)
+    built = api.build(obj, KNEE)
+    off, name, frame = _worst(obj, captured)
+    warned = [note for note in built[0].warnings if "its own IK settings" in note]
+    assert off > 5.0 and len(warned) == 1
+    assert f"'{name}' stands up to {off:.1f} degrees off it (frame {frame})" in warned[0]
