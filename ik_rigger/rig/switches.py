@@ -16,13 +16,14 @@ from ..core.errors import RigError
 from ..core.switches import DELETED_HINT, is_number, not_a_number
 from ..parts.handle import IK_FK
 from ..parts.ik import IK_WEIGHT
-from ..parts.parents import PARENT
-from ..parts.soft_ik import SOFT_IK
-from ..parts.stretch import STRETCH
+from ..parts.parents import PARENT, ROLE_SOCKET
+from ..parts.soft_ik import ROLE_SOFT, SOFT_IK
+from ..parts.stretch import ROLE_REACH, STRETCH
 from . import records
 
-# The handle's switches, in the order the user meets them.
-SWITCHES = (IK_FK, IK_WEIGHT, STRETCH, SOFT_IK, PARENT)
+# The handle's switches, in the order the user meets them, each with the made bone's role whose part
+# plans it (None: every limb has it).
+SWITCHES = ((IK_FK, None), (IK_WEIGHT, None), (STRETCH, ROLE_REACH), (SOFT_IK, ROLE_SOFT), (PARENT, ROLE_SOCKET))
 
 
 def check(obj: bpy.types.Object, parts: records.Parts, restored: Iterable[str] = ()) -> None:
@@ -32,14 +33,14 @@ def check(obj: bpy.types.Object, parts: records.Parts, restored: Iterable[str] =
     if handle is None:
         return
     missing = []
-    for key in SWITCHES:
+    for key, role in SWITCHES:
         value = handle.get(key)
         if value is None:
-            missing.append(key)
+            if role is None or role in parts.made:  # the limb has it: its drivers are looked at only then
+                missing.append(key)
         elif not is_number(value):
             raise not_a_number(handle.name, key, value)
-    skipped = set(restored)
-    missing = [key for key in missing if key not in skipped]
+    missing = [key for key in missing if key not in set(restored)]
     if missing:
         read = _read_by_drivers(obj, handle.name)
         gone = [key for key in missing if key in read]
