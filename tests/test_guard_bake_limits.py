@@ -97,7 +97,7 @@ def test_a_bake_without_ik_settings_plays_nothing_more_and_warns_of_nothing(monk
     assert _worst(obj, captured)[0] < 0.05
 
 
-@pytest.mark.parametrize("setting", ["lock", "stiffness"])
+@pytest.mark.parametrize("setting", ["lock", "stiffness", "limits the motion keeps within"])
 def test_a_lock_or_stiffness_the_ik_plays_the_motion_through_warns_of_nothing(setting):
     obj = make_armature(both_legs(), mode="POSE")
     api.build(obj, "shin.L")
@@ -112,8 +112,12 @@ def test_a_lock_or_stiffness_the_ik_plays_the_motion_through_warns_of_nothing(se
     bones["foot_IK.L"]["ik_fk"] = 0.0
     if setting == "lock":
         bones["thigh.L"].lock_ik_z = True  # the thigh turns 6 degrees about Z: the pole's turn gives it
-    else:
+    elif setting == "stiffness":
         bones["shin.L"].ik_stiffness_x = bones["thigh.L"].ik_stiffness_z = 0.9
+    else:  # the knee bends up to 74 degrees; the thigh's twist is the pole's
+        bones["shin.L"].use_ik_limit_x = bones["thigh.L"].use_ik_limit_y = True
+        bones["shin.L"].ik_min_x, bones["shin.L"].ik_max_x = math.radians(-80.0), 0.0
+        bones["thigh.L"].ik_min_y, bones["thigh.L"].ik_max_y = math.radians(-5.0), math.radians(5.0)
     captured = {}
     for frame in range(1, 21):
         bpy.context.scene.frame_set(frame)
