@@ -141,3 +141,18 @@ def test_a_rebuild_restores_a_parent_choice_that_is_no_number():
     assert api.parent_choices(obj, "shin.L")[0].startswith("Origin")
     api.switch_parent(obj, "shin.L", 1)
     assert obj.pose.bones[HANDLE]["parent"] == 1
+
+
+def test_a_rebuild_that_fails_gives_the_switch_back_as_it_was(monkeypatch):
+    from ik_rigger.rig import motion_keep
+
+    obj = _rig()
+    _set(obj, "ik_fk", [1.0, 0.0])
+
+    def fails(self) -> None:
+        raise api.RigError("stopped on purpose", bone="shin.L", hint="Nothing.")
+
+    monkeypatch.setattr(motion_keep.Keeping, "keep", fails)
+    with pytest.raises(api.RigError, match="stopped on purpose"):
+        api.build(obj, "shin.L")
+    assert obj.pose.bones[HANDLE]["ik_fk"].to_list() == [1.0, 0.0]
