@@ -405,12 +405,14 @@ def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
 @_takes_armature
 @_poses_armature
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
-         bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False) -> dict[str, int]:
+         bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False,
+         notes: list[str] | None = None) -> dict[str, int]:
     """Bake limbs over ``frames`` (default: what plays, else the scene's range).
 
     ``direction`` "FK_TO_IK" keys the controls from the FK motion, "IK_TO_FK" the chains
     from what the IK shows. ``bones`` picks limbs by any of their bones (default: all).
-    Returns the frames baked per limb.
+    Returns the frames baked per limb; the warnings (``is_warning``: a chain bone's own IK
+    limits keeping the IK off the FK motion) are appended to ``notes``, when given.
     """
     scene_state.check_keyable(obj)
     prepare(obj)
@@ -419,6 +421,8 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
         scene = bpy.context.scene
         frames = _clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
     results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
+    if notes is not None:
+        notes.extend(message for result in results for message in result.warnings)
     return {result.limb: result.frames for result in results}
 
 

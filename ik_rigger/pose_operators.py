@@ -297,13 +297,15 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
         try:
             began = time.perf_counter()
             limbs = None if self.all_limbs else [chosen_limb(context, self.limb).name]
+            warnings: list[str] = []
             results = api.bake(obj, self.direction, range(self.frame_start, self.frame_end + 1), limbs,
-                               switch=self.key_switch, clear=self.clear_other)
+                               switch=self.key_switch, clear=self.clear_other, notes=warnings)
         except RigError as error:
             return report_error(self, error)
         total = time.perf_counter() - began
         self.report({"INFO"}, f"Baked {len(results)} limb(s), frames {self.frame_start} to {self.frame_end}, "
                     f"{self.direction.replace('_', ' ').lower()}, in {total:.2f} s")
+        report_notes(self, warnings)
         return {"FINISHED"}
 
 

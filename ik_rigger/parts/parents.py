@@ -21,6 +21,7 @@ from mathutils import Vector
 from ..core import body, geometry, naming
 from ..core.errors import RigError
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PropertyPlan, Skeleton
+from ..core.switches import is_number, number
 from .base import Draft, Item, Part, option
 
 ROLE_SOCKET = "SOCKET"
@@ -212,6 +213,9 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
         return
     column = layout.column(align=True)
     column.label(text="Follows")
+    if not is_number(handle[PARENT]):  # made a text or a list by hand
+        column.label(text=f"'{PARENT}' is no number: rebuild the limb", icon="ERROR")
+        return
     current = int(handle[PARENT])
     for index, label in enumerate(labels(obj, parts.made.get(ROLE_SOCKET), choice_count(handle))):
         button = column.operator(SWITCH_OPERATOR, text=label, depress=index == current)
@@ -227,7 +231,7 @@ def bake_to_ik(bake: Any) -> None:
     bones = bake.obj.data.bones
     rest = bones[socket].matrix_local
     handle = bake.obj.pose.bones.get(bake.parts.handle or "")
-    index = int(handle.get(PARENT, 0)) if handle is not None else 0
+    index = int(number(handle, PARENT, 0)) if handle is not None else 0
     followed = next((constraint.targets[0].subtarget for constraint in bake.obj.pose.bones[socket].constraints
                      if constraint.type == "ARMATURE" and len(constraint.targets)
                      and constraint.name.startswith(f"{CONSTRAINT_PARENT} {index}:")), None)

@@ -32,6 +32,7 @@ from mathutils import Vector
 
 from ..core import naming
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PoseDriver, PropertyPlan
+from ..core.switches import is_number
 from .base import Draft, Part, option
 from .ik import CONSTRAINT_IK
 from .stretch import CONSTRAINT_REACH, ROLE_REACH, STRETCH, stretches
@@ -212,7 +213,7 @@ def bake_to_ik(bake: Any) -> None:
 def keep(obj: Any, parts: Any) -> tuple[float, float | None] | None:
     """The handle's Soft IK now and as the last build set it (its default), for a rebuild."""
     handle = obj.pose.bones.get(parts.handle or "")
-    if handle is None or SOFT_IK not in handle:
+    if handle is None or not is_number(handle.get(SOFT_IK)):  # gone, or made a text by hand: the option's value
         return None
     built = handle.id_properties_ui(SOFT_IK).as_dict().get("default")
     return float(handle[SOFT_IK]), float(built) if built is not None else None

@@ -19,6 +19,7 @@ import bpy
 
 from ..core import aim as core_aim
 from ..core.errors import RigError
+from ..core.switches import number
 from . import drivers, modes, records
 from .animation import bone_paths, remove_fcurves
 from .checks import check_armature
@@ -254,8 +255,9 @@ def aim_value(obj: bpy.types.Object, rig: AimRig) -> float | None:
     """The rig's ``aim`` switch, None when its control is gone."""
     control = rig.control
     pose_bone = obj.pose.bones.get(control) if control else None
-    value = pose_bone.get(core_aim.AIM) if pose_bone is not None else None
-    return float(value) if value is not None else None
+    if pose_bone is None or pose_bone.get(core_aim.AIM) is None:
+        return None
+    return number(pose_bone, core_aim.AIM, 1.0)
 
 
 def remove_aim(obj: bpy.types.Object, bone: str) -> tuple[list[str], list[str]]:

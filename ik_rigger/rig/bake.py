@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from . import records, solver
+from . import bake_limits, records, solver, switches
 from .animation import fcurve_owners
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, write_keys
@@ -37,6 +37,7 @@ class BakeResult:
     frames: int
     seconds: float = 0.0
     from_keys: bool = False  # the motion was worked out from the keys, not played frame by frame
+    warnings: tuple[str, ...] = ()  # where the baked IK does not play the FK motion (``bake_limits``)
 
 
 # FK to IK ------------------------------------------------------------------------------
@@ -254,6 +255,8 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
         raise RigError("no frames to bake", hint="Set a frame range with the start before the end.")
     mode = interpolation or default_interpolation()
     parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
+    for parts in parts_list:
+        switches.check(obj, parts, restored=(records.IK_FK,) if switch else ())
     progress = Progress(len(frames) + len(parts_list))
     started = time.perf_counter()
     results = []
@@ -267,9 +270,10 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
             recording = Recording(obj, frames, names, lambda _: progress.step())
         read = (time.perf_counter() - started) / max(len(parts_list), 1)
         for limb, parts in zip(limbs, parts_list):
-            began = time.perf_counter()
+            began, warned = time.perf_counter(), []
             if direction == "FK_TO_IK":
                 key_controls(obj, parts, recording, mode)
+                warned = bake_limits.check(obj, parts, frames, recording.poses)
                 if clear:
                     clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames)
             else:
@@ -278,7 +282,8 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
                     clear_keys(obj, parts.made.values(), frames)
             if switch:
                 key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0)
-            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys)
+            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys,
+                                tuple(warned))
             results.append(result)
             progress.step()
             progress.say(f"baked {limb.name}: {result.frames} frames {direction.replace('_', ' ').lower()} "

@@ -13,7 +13,7 @@ from ..core import geometry
 from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
-from . import bake, records
+from . import bake, bake_limits, records
 from .clips import Clip, followed, playing_alone, uses_nla
 from .journal import Journal
 from .keys import Recording, default_interpolation, local_action
@@ -121,6 +121,7 @@ class Keeping:
                 f"kept the motion of {limb_plan.chain[-1]}: baked {frames}{through} onto its IK controls "
                 f"in {seconds:.2f} s")
             self._note_uneven(index, limb_plan, recording)
+            self.notes[index].extend(bake_limits.check(self.obj, parts, recording.frames, recording.poses))
             if to_prebend(limb_plan, self.options[index]):
                 self.notes[index].append(
                     f"its motion leaves the chain {limb_plan.chain[0]} > {limb_plan.chain[-1]} straight, so it "

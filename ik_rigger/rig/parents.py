@@ -11,9 +11,10 @@ from __future__ import annotations
 import bpy
 
 from ..core.errors import RigError
+from ..core.switches import is_number, not_a_number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
-from . import records
+from . import records, switches
 from .animation import existing_fcurve
 from .snap import evaluated_pose, key_pose
 
@@ -23,6 +24,8 @@ def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
     if handle is None or PARENT not in handle:
         return []
+    if not is_number(handle[PARENT]):
+        raise not_a_number(handle.name, PARENT, handle[PARENT])
     return labels(obj, parts.made.get(ROLE_SOCKET), choice_count(handle))
 
 
@@ -53,6 +56,7 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     the new choice and the controls kept in place on ``frame``, so the switch plays as a cut.
     """
     parts = records.require(obj, limb, ROLE_HANDLE)
+    switches.check(obj, parts)
     choices = parent_choices(obj, parts)
     if not choices:
         raise RigError("was built without Parent Switching", bone=limb.name,

@@ -17,7 +17,7 @@ from ..core import joints
 from ..core.model import PALETTE_CHAIN, ConstraintPlan, NewBone, PropertyPlan
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
-from . import drivers, records, shapes
+from . import drivers, records, shapes, switches
 from . import joints as pose_joints
 from .constraints import add_constraint, configure, template_key
 from .journal import Journal
@@ -415,12 +415,12 @@ def _properties(obj: bpy.types.Object, limb_plan: LimbPlan, fresh: bool, journal
             added.append(planned)
             records.ensure_property(obj, planned, fresh=True, pose_bone=pose_bone)
             continue
-        before = pose_bone.get(planned.key)
+        before = switches.kept_value(pose_bone, planned.key)  # a switch made a text or list by hand, too
         if records.ensure_property(obj, planned, pose_bone=pose_bone):
             journal.data(lambda planned=planned: obj.pose.bones[planned.bone].pop(planned.key, None))
-        elif before != pose_bone.get(planned.key):  # an option's value, set anew
-            journal.data(lambda planned=planned, before=before: obj.pose.bones[planned.bone].__setitem__(
-                planned.key, before))
+        elif before != pose_bone.get(planned.key):  # an option's value, set anew, or a switch restored
+            journal.data(lambda planned=planned, before=before: switches.put_back(obj.pose.bones[planned.bone],
+                                                                                   planned.key, before))
 
 
 def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) -> None:

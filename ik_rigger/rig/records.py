@@ -29,6 +29,7 @@ from .. import parts as limb_parts
 from ..core import geometry
 from ..core.errors import RigError
 from ..core.model import PropertyPlan, quick_init
+from ..core.switches import is_number, number
 from ..limb.options import renamed_bones
 from ..parts.clone import ROLE_CLONE
 from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE
@@ -403,8 +404,14 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = 
     ``fresh``: the bone was just made, so it has none; ``pose_bone``: the bone's, when the caller has it."""
     if pose_bone is None:
         pose_bone = obj.pose.bones[planned.bone]
-    added = fresh or pose_bone.get(planned.key) is None
-    if added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
+    current = None if fresh else pose_bone.get(planned.key)
+    added = current is None
+    if current is not None and (not is_number(current) or isinstance(current, int) != planned.integer):
+        # A text, a list or a number of the other kind, set by hand: made again, keeping a number's value.
+        del pose_bone[planned.key]
+        pose_bone[planned.key] = (int(current) if planned.integer else float(current)) if is_number(current) \
+            else int(planned.value) if planned.integer else float(planned.value)
+    elif added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
     ui = pose_bone.id_properties_ui(planned.key)
     if planned.integer:
@@ -437,14 +444,17 @@ def ik_fk(obj: bpy.types.Object, parts: Parts) -> float:
     handle = parts.handle
     if handle is None:
         return 1.0
-    return float(obj.pose.bones[handle].get(IK_FK, 1.0))
+    return number(obj.pose.bones[handle], IK_FK, 1.0)
 
 
 def set_ik_fk(obj: bpy.types.Object, parts: Parts, value: float) -> None:
     """Set the limb's IK/FK switch and have the drivers see it at the next update."""
     if parts.handle is None:
         raise RigError("the IK handle of this limb no longer exists", hint="Rebuild the limb.")
-    obj.pose.bones[parts.handle][IK_FK] = float(value)
+    pose_bone = obj.pose.bones[parts.handle]
+    if pose_bone.get(IK_FK) is None:  # deleted by hand: made again as the build makes it
+        ensure_property(obj, PropertyPlan(parts.handle, IK_FK, value, 0.0, 1.0, IK_FK_DESCRIPTION), pose_bone=pose_bone)
+    pose_bone[IK_FK] = float(value)
     # Setting an ID property from Python does not tag the object; the drivers read it.
     obj.update_tag()
 

@@ -12,8 +12,8 @@ import bpy
 from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
-from ..parts.handle import ROLE_HANDLE
-from . import records, solver
+from ..parts.handle import IK_FK, ROLE_HANDLE
+from . import records, snap_guard, solver, switches
 
 
 def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
@@ -51,17 +51,34 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     Afterwards switching the limb to FK shows the same pose. Returns the bones changed.
     """
     parts = records.require(obj, limb)
+    switches.check(obj, parts, restored=(IK_FK,))
     names = parts.chain + ([parts.extremity] if parts.extremity else [])
     # And any other bone of the user's IK Rigger's constraints move (the toe, under a foot roll).
     names += sorted({owner for owner, _ in parts.constraints} - set(names) - set(parts.made.values()))
+    guard = snap_guard.guard(obj, parts, names, names)
     pose = evaluated_pose(obj)
     for name in names:
         parent = obj.data.bones[name].parent
         obj.pose.bones[name].matrix_basis = _local_from_pose(obj, name, pose[name],
                                                              pose[parent.name] if parent else None)
+    if guard is not None:
+        _check_fk(obj, parts, guard, pose, names)
     if keyframe:
         key_pose(obj, names, frame)
     return names
+
+
+def _check_fk(obj: bpy.types.Object, parts: records.Parts, guard: snap_guard.Guard, ik: dict[str, Matrix],
+              names: list[str]) -> None:
+    """Refuse an FK snap the user's constraints on the chain keep FK from showing (``snap_guard``)."""
+    blend = records.ik_fk(obj, parts)
+    records.set_ik_fk(obj, parts, 0.0)
+    try:
+        shown = evaluated_pose(obj)
+    finally:
+        records.set_ik_fk(obj, parts, blend)
+    length = sum(obj.data.bones[name].length for name in parts.chain)
+    guard.check(ik, shown, names, length, "Snap FK to IK")
 
 
 @dataclass
@@ -118,7 +135,11 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     Switching the limb to IK then shows the same pose. Returns the bones changed.
     """
     parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+    switches.check(obj, parts, restored=(IK_FK,))
     ik = records.ik_constraint(obj, parts)
+    # The controls the snap sets and those hanging from them, the chain IK moves and its extremity.
+    moved = [*parts.made.values(), *parts.chain, *([parts.extremity] if parts.extremity else [])]
+    guard = snap_guard.guard(obj, parts, moved, parts.made.values())
     blend = records.ik_fk(obj, parts)
     records.set_ik_fk(obj, parts, 0.0)
     fk = evaluated_pose(obj)
@@ -128,6 +149,8 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     snap = Snap(obj, parts, ik, fk, end, end.copy())
     changed = _place(snap)
     _refine(snap, blend)
+    if guard is not None:
+        _check_ik(snap, guard, blend)
     if keyframe:
         key_pose(obj, changed, frame)
     return changed
@@ -162,6 +185,17 @@ def _miss(snap: Snap) -> Vector:
     for index in range(len(fk) - 1):
         wanted += (fk[index + 1] - fk[index]).normalized() * (shown[index + 1] - shown[index]).length
     return wanted - shown[-1]
+
+
+def _check_ik(snap: Snap, guard: snap_guard.Guard, blend: float) -> None:
+    """Refuse an IK snap the user's constraints on the controls or the chain keep IK from showing (``snap_guard``)."""
+    records.set_ik_fk(snap.obj, snap.parts, 1.0)
+    try:
+        shown = evaluated_pose(snap.obj)
+    finally:
+        records.set_ik_fk(snap.obj, snap.parts, blend)
+    names = [*snap.parts.chain, *([snap.parts.extremity] if snap.parts.extremity else [])]
+    guard.check(snap.fk, shown, names, snap.length, "Snap IK to FK")
 
 
 def _refine(snap: Snap, blend: float) -> None:
