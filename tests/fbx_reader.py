@@ -28,6 +28,8 @@ def main(path: str) -> None:
     data = armature.animation_data
     for action in list(bpy.data.actions):
         data.action = action
+        if getattr(data, "action_slot", True) is None and action.slots:  # 4.4, 4.5 assign no slot of another name
+            data.action_slot = action.slots[0]
         first, last = (round(value) for value in action.frame_range)
         frames = []
         for frame in range(first, last + 1):
