@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import bpy
 import pytest
-from helpers import chain_length, evaluate, import_bvh, rotation_degrees
+from helpers import chain_length, evaluate, import_bvh
 from mathutils import Euler
+from test_after_rigging_autokey import CHAIN, _arm, _same
 
 from ik_rigger import ui
 
-CHAIN = ["LeftArm", "LeftForeArm", "LeftHand"]
 _WANTED = {"ik_rigger.auto_rig", "ik_rigger.snap_fk_to_ik", "ik_rigger.snap_ik_to_fk", "ik_rigger.bake",
            "ik_rigger.switch_parent", "ik_rigger.plant_feet", "ik_rigger.export"}
 
@@ -53,17 +53,6 @@ def walker() -> bpy.types.Object:
     assert obj.mode == "OBJECT" and len(obj.ik_rigger.limbs) == 4
     obj.data.bones.active = obj.data.bones["LeftForeArm"]
     return obj
-
-
-def _arm(obj: bpy.types.Object) -> dict:
-    pose = evaluate(obj)
-    return {name: pose[name] for name in CHAIN}
-
-
-def _same(obj: bpy.types.Object, a: dict, b: dict) -> bool:
-    length = chain_length(obj, CHAIN[:2])
-    return all((a[name].translation - b[name].translation).length < 1e-4 * length
-               and rotation_degrees(a[name], b[name]) < 0.01 for name in CHAIN)
 
 
 def test_the_object_menus_hold_ik_rigger_s_menu_for_an_armature_and_f3_finds_its_operators(walker):
