@@ -49,11 +49,9 @@ def _frame(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.2f}"
 
 
-def _far_key(obj: bpy.types.Object, clip: Clip) -> str | None:
-    """Why ``clip``'s range is stretched by a stray key, or None when its keys fill it."""
-    action = clip.action
-    if action.use_frame_range:
-        return None  # the range the user set is the clip's, however long
+def far_key(obj: bpy.types.Object, action: bpy.types.Action, label: str) -> str | None:
+    """Why ``action``'s keys span far more frames than they fill because of a stray key (``label`` names it,
+    e.g. "the clip 'Run'"), or None when its keys fill their span."""
     frames, paths = _keys(action)
     if len(frames) < 2:
         return None
@@ -68,17 +66,18 @@ def _far_key(obj: bpy.types.Object, clip: Clip) -> str | None:
     stray, kept = (widest, after) if early else (widest + 1, before)
     more = (len(before) if early else len(after)) - 1
     others = f" (and {more} more key{'s' if more > 1 else ''} {'before' if early else 'beyond'} it)" if more else ""
-    return (f"the clip '{clip.name}' runs from frame {_frame(frames[0])} to {_frame(frames[-1])} because of a key "
+    return (f"{label} runs from frame {_frame(frames[0])} to {_frame(frames[-1])} because of a key "
             f"of {_what(obj, paths[stray])} at frame {_frame(frames[stray])}{others}, {_frame(gap)} frames away from "
-            f"its other keys (frames {_frame(kept[0])} to {_frame(kept[-1])}): the export would bake every frame "
-            "between")
+            f"its other keys (frames {_frame(kept[0])} to {_frame(kept[-1])})")
 
 
 def refuse_far_keys(obj: bpy.types.Object, clips: Sequence[Clip]) -> None:
-    """Refuse, before anything is baked, a clip whose range a stray key stretched (see the module)."""
+    """Refuse, before anything is baked, a clip whose range a stray key stretched (see the module); a clip
+    with a Manual Frame Range is baked over that range, however long."""
     for clip in clips:
-        why = _far_key(obj, clip)
+        why = None if clip.action.use_frame_range else far_key(obj, clip.action, f"the clip '{clip.name}'")
         if why is not None:
-            raise RigError(why, hint="Delete that key (Graph editor), or set the action's Manual Frame Range "
+            raise RigError(why + ": the export would bake every frame between",
+                           hint="Delete that key (Graph editor), or set the action's Manual Frame Range "
                            "(Action properties) to the frames the clip plays, or leave the clip out of the "
                            "export, or give a frame range.")
