@@ -51,6 +51,12 @@ def unevenness(matrix: Matrix) -> float:
     return max(spread, skew)
 
 
+def turn_degrees(a: Matrix, b: Matrix) -> float:
+    """The turn between two poses' rotations (their scale left out), in degrees, 0 to 180."""
+    turn = a.to_3x3().normalized().to_quaternion().rotation_difference(b.to_3x3().normalized().to_quaternion()).angle
+    return math.degrees(min(turn, 2 * math.pi - turn))
+
+
 def chain_length(joints: Sequence[Vector]) -> float:
     """Sum of the bone lengths of a chain given by its joint positions."""
     # A list summed, not a generator: the same sum in the same order, made without resuming a frame per bone.

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 import bpy
 from mathutils import Matrix
 
+from ..core.geometry import turn_degrees
 from ..core.notes import warning
 from . import records
 from .animation import existing_fcurve
@@ -63,7 +64,7 @@ def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
     worst: tuple[float, str, int] = (0.0, "", 0)
     for name in names:
         for number, frame in enumerate(frames):
-            off = _degrees(shown[name][number], fk[name][number])
+            off = turn_degrees(shown[name][number], fk[name][number])
             if off > worst[0]:
                 worst = (off, name, frame)
     if worst[0] <= OFF_DEGREES:
@@ -89,9 +90,3 @@ def _in_ik(obj: bpy.types.Object, parts: records.Parts) -> Iterator[None]:
         if curve is not None:
             curve.mute = muted
         records.set_ik_fk(obj, parts, blend)
-
-
-def _degrees(a: Matrix, b: Matrix) -> float:
-    """The turn between two poses' rotations (scale left out), in degrees."""
-    turn = a.to_3x3().normalized().to_quaternion().rotation_difference(b.to_3x3().normalized().to_quaternion()).angle
-    return math.degrees(min(turn, 2 * math.pi - turn))

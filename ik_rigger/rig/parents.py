@@ -11,7 +11,7 @@ from __future__ import annotations
 import bpy
 
 from ..core.errors import RigError
-from ..core.switches import is_number, not_a_number
+from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
@@ -24,8 +24,7 @@ def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
     handle = obj.pose.bones.get(parts.handle) if parts.handle else None
     if handle is None or PARENT not in handle:
         return []
-    if not is_number(handle[PARENT]):
-        raise not_a_number(handle.name, PARENT, handle[PARENT])
+    number(handle, PARENT, 0.0)  # a text or a list by hand: refused by name
     return labels(obj, parts.made.get(ROLE_SOCKET), choice_count(handle))
 
 

@@ -408,9 +408,9 @@ def ensure_property(obj: bpy.types.Object, planned: PropertyPlan, fresh: bool = 
     added = current is None
     if current is not None and (not is_number(current) or isinstance(current, int) != planned.integer):
         # A text, a list or a number of the other kind, set by hand: made again, keeping a number's value.
+        value = current if is_number(current) else planned.value
         del pose_bone[planned.key]
-        pose_bone[planned.key] = (int(current) if planned.integer else float(current)) if is_number(current) \
-            else int(planned.value) if planned.integer else float(planned.value)
+        pose_bone[planned.key] = int(value) if planned.integer else float(value)
     elif added or (planned.overrides and not _keyed(obj, f'pose.bones["{quoted(planned.bone)}"]["{planned.key}"]')):
         pose_bone[planned.key] = int(planned.value) if planned.integer else float(planned.value)
     ui = pose_bone.id_properties_ui(planned.key)

@@ -11,7 +11,6 @@ stacks read are the few of the limb's bones; nothing more is evaluated).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
+from ..core.geometry import turn_degrees
 from . import records
 
 # How far a snapped chain may stand from the pose it was snapped to before the snap counts as missed:
@@ -84,7 +84,5 @@ def guard(obj: bpy.types.Object, parts: records.Parts, checked: Iterable[str],
 
 def _apart(a: Matrix, b: Matrix, length: float) -> bool:
     """Whether two poses' heads or turns differ by more than a landed snap's."""
-    if (a.translation - b.translation).length > LANDED_DISTANCE * max(length, 1e-9):
-        return True
-    turn = a.to_3x3().normalized().to_quaternion().rotation_difference(b.to_3x3().normalized().to_quaternion()).angle
-    return min(turn, 2 * math.pi - turn) > math.radians(LANDED_DEGREES)
+    return ((a.translation - b.translation).length > LANDED_DISTANCE * max(length, 1e-9)
+            or turn_degrees(a, b) > LANDED_DEGREES)
