@@ -34,7 +34,7 @@ from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
-from . import edit_pass, modes, pose_pass, readers, records, shapes
+from . import edit_pass, modes, pose_pass, posed, readers, records, shapes
 from .checks import check_armature, check_limb, constraint_stacks, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .kept_controls import KeptControls
@@ -76,6 +76,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
                      for index, limb_plan in enumerate(plans)]
             motion.plans = plans
         kept = KeptControls(obj, plans, rebuilt) if rebuilt else None  # before any rest or parent changes
+        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt))
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
@@ -92,6 +93,7 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             motion.keep(notes, journal)
             if kept is not None:
                 kept.key(journal)
+            posed.keep_pose(obj, plans, still, notes)
             _set_version(obj, journal)
         except BaseException:
             journal.rollback()
