@@ -8,6 +8,8 @@ from __future__ import annotations
 import bpy
 import pytest
 from helpers import DATA, evaluate_world, rotation_degrees
+from mathutils import Matrix
+from test_pipeline import play_elsewhere
 
 from ik_rigger import api
 
@@ -73,3 +75,21 @@ def test_a_character_posed_without_keys_shows_its_pose_once_rigged(character, ho
     assert all(obj.pose.bones[name].matrix_basis == matrix for name, matrix in basis.items())
     moved, turned = _worst(before, evaluate_world(obj), size)
     assert moved < 1e-6 and turned < 0.01, (moved, turned)
+
+
+def test_a_posed_character_rigged_shows_its_pose_where_ik_rigger_is_not_installed(tmp_path):
+    """The controls' pose is saved with the file: a Blender without IK Rigger shows the pose the import showed."""
+    obj = _posed_trex()
+    bpy.context.view_layer.update()
+    before = {bone.name: bone.matrix.copy() for bone in obj.pose.bones}
+    api.auto_rig(obj)
+    path = tmp_path / "trex.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    played = play_elsewhere(path, [1], tmp_path)
+    assert played["invalid_drivers"] == []
+    shown = {name: Matrix(rows) for name, rows in played["frames"]["1"][obj.name].items()}
+    feet = {"BackFoot.L", "BackFoot.R"}  # carried on the legs' ends (see above)
+    # Armature space: the T-rex's bones span about 3 units inside its object scaled 300.
+    size = max((bone.head_local - other.head_local).length for bone in obj.data.bones for other in obj.data.bones)
+    moved, turned = _worst({name: pose for name, pose in before.items() if name not in feet}, shown, size)
+    assert moved < 1e-3 and turned < 0.25, (moved, turned)
