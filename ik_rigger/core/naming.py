@@ -53,6 +53,9 @@ _JAPANESE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[左右])$")
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # The same in capitals: "LThigh", "RUpperArm"; "LowerLeg" is no side, as its L is followed by lower case.
 _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
+# A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
+# name exists: alone, a name may end in a capital of its own.
+_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
@@ -160,12 +163,15 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
             return SideName(namespace, "", match["base"], match["side"]), None, ""
     plain = SideName(namespace, "", rest, "")
     match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
+    if match and match["base"].lower().startswith(LIMB_WORDS):
+        return SideName(namespace, match["side"], match["base"], ""), None, ""
+    suffix = _CAPITAL_SUFFIX.match(rest)
+    if suffix:
+        side, base = suffix["side"], suffix["base"]
+        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
     if match:
         side, base = match["side"], match["base"]
-        glued = SideName(namespace, side, base, "")
-        if base.lower().startswith(LIMB_WORDS):
-            return glued, None, ""
-        return plain, glued, f"{namespace}{_FLIP[side]}{base}"
+        return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
     return plain, None, ""
 
 
