@@ -1,7 +1,8 @@
 """Characters that arrive posed without keys: a glTF whose nodes stand away from their bind pose (the
 importer poses the bones so, as Quaternius' T-rex skeleton arrives), or a character posed by hand and
 never keyed. Rigged, each shows the pose it showed: the IK controls are put on it (as Snap IK to FK
-puts them, unkeyed), and Remove gives the bones back as they were."""
+puts them, unkeyed), a chain given new rests (pre-bent, or turned by Fix Bone Orientation) keeps its
+pose on them, and Remove gives the bones back as they were."""
 
 from __future__ import annotations
 
@@ -14,8 +15,17 @@ from test_pipeline import play_elsewhere
 from ik_rigger import api
 
 
-def _worst(before: dict, after: dict, size: float) -> tuple[float, float]:
-    moved = max((before[name].translation - after[name].translation).length / size for name in before)
+def _deforms(obj: bpy.types.Object) -> dict[str, Matrix]:
+    """What moves the mesh: each bone's evaluated world pose times its rest's inverse (a bone whose rest the
+    build turns counts by what it does, not by its axes)."""
+    return {name: pose @ obj.data.bones[name].matrix_local.inverted() for name, pose in evaluate_world(obj).items()}
+
+
+def _worst(obj: bpy.types.Object, before: dict[str, Matrix], after: dict[str, Matrix],
+           points: dict[str, tuple]) -> tuple[float, float]:
+    """The largest move of a bone's head or tail (of the character's size) and turn (degrees)."""
+    size = max(obj.dimensions)
+    moved = max((before[name] @ point - after[name] @ point).length / size for name in before for point in points[name])
     turned = max(rotation_degrees(before[name], after[name]) for name in before)
     return moved, turned
 
@@ -27,9 +37,9 @@ def _posed_trex() -> bpy.types.Object:
     return obj
 
 
-def _posed_by_hand() -> bpy.types.Object:
-    """The Mixamo capture at its frame 30, its keys dropped: a pose set by hand, never keyed."""
-    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+def _posed_by_hand(filename: str) -> bpy.types.Object:
+    """A capture at its frame 30, its keys dropped: a pose set by hand, never keyed."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / filename))
     obj = bpy.context.active_object
     bpy.context.scene.frame_set(30)
     action = obj.animation_data.action
@@ -38,43 +48,56 @@ def _posed_by_hand() -> bpy.types.Object:
     return obj
 
 
+CHARACTERS = {
+    "gltf nodes off their bind pose": _posed_trex,
+    "posed by hand": lambda: _posed_by_hand("mixamo_freebvh.bvh"),
+    # Its legs and arms straight at rest: pre-bent, their rests change under the pose.
+    "posed by hand, straight at rest": lambda: _posed_by_hand("pymo_walk.bvh"),
+}
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["as they are", "bones turned"])
 @pytest.mark.parametrize("how", ["operator", "api"])
-@pytest.mark.parametrize("character", ["gltf nodes off their bind pose", "posed by hand"])
-def test_a_character_posed_without_keys_shows_its_pose_once_rigged(character, how):
-    obj = _posed_trex() if character.startswith("gltf") else _posed_by_hand()
+@pytest.mark.parametrize("character", sorted(CHARACTERS))
+def test_a_character_posed_without_keys_shows_its_pose_once_rigged(character, how, fix):
+    obj = CHARACTERS[character]()
     assert not bpy.data.actions
     bones = [bone.name for bone in obj.data.bones]
-    basis = {bone.name: bone.matrix_basis.copy() for bone in obj.pose.bones}
     # The pose is no rest pose: the importer (or the hand) moved the limbs.
-    assert any(not matrix.is_identity for matrix in basis.values())
-    before = evaluate_world(obj)
-    size = max(obj.dimensions)
+    assert any(not pose_bone.matrix_basis.is_identity for pose_bone in obj.pose.bones)
+    points = {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones}
+    before = _deforms(obj)
     if how == "operator":
-        assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
+        assert bpy.ops.ik_rigger.auto_rig(fix_orientation=fix) == {"FINISHED"}
     else:
-        api.auto_rig(obj)
+        api.auto_rig(obj, fix_orientation=fix)
     limbs = api.limbs(obj)
     assert len(limbs) == 4
-    after = evaluate_world(obj)
+    after = _deforms(obj)
     # A foot left under the root (the T-rex's hind feet) is carried on its leg's end, where the file's
     # pose stands it 0.9% of the body off: IK shows the leg's end, and the foot on it.
     apart = {limb.extremity for limb in limbs if limb.extremity and limb.chain[-1] not in
              {bone.name for bone in obj.data.bones[limb.extremity].parent_recursive}}
-    moved, turned = _worst({name: before[name] for name in before if name not in apart}, after, size)
+    moved, turned = _worst(obj, {name: before[name] for name in before if name not in apart}, after, points)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
     if apart:
-        moved, turned = _worst({name: before[name] for name in apart}, after, size)
+        moved, turned = _worst(obj, {name: before[name] for name in apart}, after, points)
         assert moved < 1e-2 and turned < 0.25, (moved, turned)
-    # The handles stand where the feet and hands are: moving one moves its foot or hand with it.
-    for limb in limbs:
-        handle = obj.pose.bones[limb.bones["HANDLE"]]
-        assert not handle.matrix_basis.is_identity, limb.name
+    # The handles stand where the feet and hands are, not at their rests.
+    assert all(not obj.pose.bones[limb.bones["HANDLE"]].matrix_basis.is_identity for limb in limbs)
     for limb in limbs:
         api.remove(obj, limb.name)
     assert [bone.name for bone in obj.data.bones] == bones
+    moved, turned = _worst(obj, before, _deforms(obj), points)
+    assert moved < 1e-5 and turned < 0.01, (moved, turned)
+
+
+def test_a_pose_without_keys_is_left_as_it_is_by_remove_where_no_rest_changes():
+    obj = _posed_by_hand("mixamo_freebvh.bvh")
+    basis = {bone.name: bone.matrix_basis.copy() for bone in obj.pose.bones}
+    for limb in api.auto_rig(obj):
+        api.remove(obj, limb.name)
     assert all(obj.pose.bones[name].matrix_basis == matrix for name, matrix in basis.items())
-    moved, turned = _worst(before, evaluate_world(obj), size)
-    assert moved < 1e-6 and turned < 0.01, (moved, turned)
 
 
 def test_a_posed_character_rigged_shows_its_pose_where_ik_rigger_is_not_installed(tmp_path):
@@ -88,8 +111,10 @@ def test_a_posed_character_rigged_shows_its_pose_where_ik_rigger_is_not_installe
     played = play_elsewhere(path, [1], tmp_path)
     assert played["invalid_drivers"] == []
     shown = {name: Matrix(rows) for name, rows in played["frames"]["1"][obj.name].items()}
-    feet = {"BackFoot.L", "BackFoot.R"}  # carried on the legs' ends (see above)
     # Armature space: the T-rex's bones span about 3 units inside its object scaled 300.
     size = max((bone.head_local - other.head_local).length for bone in obj.data.bones for other in obj.data.bones)
-    moved, turned = _worst({name: pose for name, pose in before.items() if name not in feet}, shown, size)
+    feet = {"BackFoot.L", "BackFoot.R"}  # carried on the legs' ends (see above)
+    moved = max((before[name].translation - shown[name].translation).length / size for name in before
+                if name not in feet)
+    turned = max(rotation_degrees(before[name], shown[name]) for name in before if name not in feet)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)

@@ -65,7 +65,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         if rebuilt:
             refuse_shared(obj, "rebuilding a limb moves its bones in that data")
         motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt))
-        bent = motion.bent_by_motion()
+        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt))
+        bent = motion.bent_by_motion() | posed.bent_by_pose(obj, plans, motion.options, still)
         if bent:
             # Their motion bends them: planned again unbent, the motion plays exactly.
             requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
@@ -76,7 +77,6 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
                      for index, limb_plan in enumerate(plans)]
             motion.plans = plans
         kept = KeptControls(obj, plans, rebuilt) if rebuilt else None  # before any rest or parent changes
-        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt))
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)

@@ -1,26 +1,33 @@
-"""A pose without keys, kept through a build: the IK controls put on it.
+"""A pose without keys, kept through a build and a removal: the IK controls put on it.
 
 Importers pose a character's bones where the file's nodes stand away from their bind pose (a
 glTF's node transforms, an FBX's bind pose), and a user may pose one by hand and never key it.
 No key moves such a limb, so nothing bakes it; left at rest, its new controls would pull the
 foot or hand back to where it rests and the character would change at the click. Instead each
 such limb's controls are snapped onto the pose it shows (as Snap IK to FK puts them, unkeyed).
+Where the build gives its chain bones other rests (a pre-bend, Fix Bone Orientation) their own
+pose is first expressed on the new rests, so each bone still deforms as it did; Remove does the
+same when the rests come back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 
 import bpy
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 
+from ..core import geometry, joints
 from ..core.errors import RigError
 from ..core.geometry import turn_degrees
+from ..core.model import bending_indexes
 from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from . import records, snap
-from .motion_read import limb_bones
+from .animation import bone_of_path, fcurve_owners
+from .motion_read import limb_bones, to_prebend
 
 # How far an evaluated bone may stand from its rest before its limb counts as posed: far below what
 # anyone sees, well above single precision's noise.
@@ -28,22 +35,50 @@ POSED_DISTANCE = 1e-5  # of the chain's length
 POSED_DEGREES = 1e-3
 
 
+@dataclass
+class Posed:
+    """The limbs posed without keys (indexes of the build's plans), and their chains' poses and rests before it."""
+
+    indexes: list[int] = field(default_factory=list)
+    poses: dict[str, Matrix] = field(default_factory=dict)
+    rests: dict[str, Matrix] = field(default_factory=dict)
+
+
 def posed_still(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[LimbOptions],
-                modes: Sequence[str], rebuilt: set[int]) -> list[int]:
+                modes: Sequence[str], rebuilt: set[int]) -> Posed:
     """Before the build: the new limbs that keep their motion (``animation`` not IGNORE) but no key moves
     (``modes`` IGNORE), whose chain or extremity stands away from its rest in the pose shown now."""
     candidates = [index for index, (chosen, mode) in enumerate(zip(options, modes))
                   if index not in rebuilt and chosen.animation != "IGNORE" and mode == "IGNORE"]
     if not candidates:
-        return []
+        return Posed()
     shown = snap.evaluated_pose(obj)
     bones = obj.data.bones
-    found = []
+    found = Posed(poses=shown)
     for index in candidates:
         chain = plans[index].chain
         length = sum(bones[name].length for name in chain)
         if any(_apart(bones[name].matrix_local, shown[name], length) for name in limb_bones(plans[index])):
-            found.append(index)
+            found.indexes.append(index)
+            found.rests.update((name, bones[name].matrix_local.copy()) for name in chain)
+    return found
+
+
+def bent_by_pose(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[LimbOptions],
+                 posed: Posed) -> set[int]:
+    """The posed limbs, straight at rest and to be pre-bent, that their pose bends: IK bends them as the
+    pose does, so they keep their rests (as a motion that bends a chain keeps it unbent)."""
+    found = set()
+    for index in posed.indexes:
+        limb_plan = plans[index]
+        if not to_prebend(limb_plan, options[index]):
+            continue
+        chain = limb_plan.chain
+        reach = Vector((0.0, obj.data.bones[chain[-1]].length, 0.0))
+        points = [posed.poses[name].translation for name in chain] + [posed.poses[chain[-1]] @ reach]
+        bending = bending_indexes(chain, {hinge.bone for hinge in limb_plan.hinges if hinge.axis == joints.IN_LINE})
+        if geometry.bend_direction([points[number] for number in bending]) is not None:
+            found.add(index)
     return found
 
 
@@ -52,19 +87,67 @@ def _apart(rest: Matrix, pose: Matrix, length: float) -> bool:
             or turn_degrees(rest, pose) > POSED_DEGREES)
 
 
-def keep_pose(obj: bpy.types.Object, plans: Sequence[LimbPlan], indexes: Sequence[int],
-              notes: dict[int, list[str]]) -> None:
-    """After the constraint stage: each limb of ``indexes`` gets its controls onto the pose its bones
-    show, unkeyed; where its IK cannot show that pose (a constraint of the user's on a control), a
-    warning says so and what to do."""
-    for index in indexes:
-        last = plans[index].chain[-1]
+def keep_pose(obj: bpy.types.Object, plans: Sequence[LimbPlan], posed: Posed, notes: dict[int, list[str]]) -> None:
+    """After the constraint stage: each posed limb's chain shows its pose on its new rests, and its
+    controls are put onto that pose, unkeyed; where its IK cannot show that pose (a constraint of the
+    user's on a control), a warning says so and what to do."""
+    for index in posed.indexes:
+        chain = plans[index].chain
+        follow_rests(obj, chain, {edit.name for edit in plans[index].bone_edits}, posed.poses, posed.rests)
         try:
-            snap.snap_ik_to_fk(obj, records.limb_of(obj, last))
+            snap.snap_ik_to_fk(obj, records.limb_of(obj, chain[-1]))
         except RigError as error:
             notes.setdefault(index, []).append(warning(
-                f"{last} was posed (not keyed) and its IK controls could not be put on that pose: "
+                f"{chain[-1]} was posed (not keyed) and its IK controls could not be put on that pose: "
                 f"{error.problem}; pose it again with its IK controls, or use Snap IK to FK"))
             continue
         notes.setdefault(index, []).append(
-            f"{last} was posed (not keyed): its IK controls were put on that pose, so it shows as it did")
+            f"{chain[-1]} was posed (not keyed): its IK controls were put on that pose, so it shows as it did")
+
+
+def follow_rests(obj: bpy.types.Object, chain: Sequence[str], turned: Collection[str], poses: dict[str, Matrix],
+                 rests: dict[str, Matrix]) -> None:
+    """Give each bone of ``chain`` (root first) whose rest changed from ``rests``' (those named in ``turned``),
+    and each below one in the chain, the basis that deforms as its pose ``poses`` did on that rest (a pose
+    times its rest's inverse is what moves the mesh). The chain's parent keeps its pose."""
+    bones = obj.data.bones
+    wanted: dict[str, Matrix] = {}
+    for name in chain:
+        bone = bones[name]
+        parent = bone.parent
+        if name not in turned and (parent is None or parent.name not in wanted):
+            continue
+        wanted[name] = poses[name] @ rests[name].inverted() @ bone.matrix_local
+        parent_pose = None if parent is None else wanted.get(parent.name, poses[parent.name])
+        obj.pose.bones[name].matrix_basis = snap.local_from_pose(obj, name, wanted[name], parent_pose)
+
+
+def held_pose(obj: bpy.types.Object, chain: Sequence[str], turned: Collection[str],
+              motion_kept: bool) -> Callable[[], None]:
+    """For Remove, before ``turned`` chain bones get their rests back: what, called after, gives the chain
+    the pose it shows now (``follow_rests``), where no key holds that pose (no motion is kept, no key is on
+    the chain); else nothing."""
+    keyed = {bone_of_path(curve.data_path) for owner in fcurve_owners(obj) for curve in owner.fcurves}
+    if motion_kept or not turned or keyed.intersection(chain):
+        return lambda: None
+    poses = fk_poses(obj, chain)
+    rests = {name: obj.data.bones[name].matrix_local.copy() for name in chain}
+    return lambda: follow_rests(obj, chain, turned, poses, rests)
+
+
+def fk_poses(obj: bpy.types.Object, chain: Sequence[str]) -> dict[str, Matrix]:
+    """The armature-space poses ``chain`` (root first) shows from its own transforms, its constraints left
+    out, under its parent's evaluated pose; with the parent's, for ``follow_rests``."""
+    shown = snap.evaluated_pose(obj)
+    bones = obj.data.bones
+    poses: dict[str, Matrix] = {}
+    for name in chain:
+        bone = bones[name]
+        parent = bone.parent
+        if parent is not None and parent.name not in poses:
+            poses[parent.name] = shown[parent.name]
+        poses[name] = bone.convert_local_to_pose(
+            obj.pose.bones[name].matrix_basis, bone.matrix_local,
+            parent_matrix=poses[parent.name] if parent is not None else Matrix.Identity(4),
+            parent_matrix_local=parent.matrix_local if parent is not None else Matrix.Identity(4))
+    return poses

@@ -10,7 +10,7 @@ from mathutils import Vector
 
 from ..core.errors import RigError
 from ..core.notes import warning
-from . import bake, drivers, modes, records, shapes
+from . import bake, drivers, modes, posed, records, shapes
 from . import joints as pose_joints
 from .animation import bone_of_path, bone_paths, remove_fcurves
 from .clips import Clip, followed, moves, other_clips, played_frames, playing_alone
@@ -64,6 +64,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
         motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
         turned, clips = _clips_turned(obj, limb, parts) if keep_motion else (set(), [])
+        held = posed.held_pose(obj, parts.chain, {rest.name for rest in limb.prebent}, motion is not None)
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made, everywhere=True)  # the clips' keys too
@@ -76,19 +77,9 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         removal.messages.extend(reparent_children(edit_bones, made))
         for name in made:
             edit_bones.remove(edit_bones[name])
-        for rest in limb.prebent:
-            edit_bone = edit_bones.get(rest.name)
-            if edit_bone is None:
-                removal.messages.append(warning(f"the pre-bent bone '{rest.name}' is gone, so its rest was not "
-                                                "given back"))
-                continue
-            edit_bone.head = Vector(rest.head)
-            edit_bone.tail = Vector(rest.tail)
-            edit_bone.roll = rest.roll
-            for child in edit_bone.children:
-                if child.use_connect:
-                    child.head = edit_bone.tail
+        removal.messages.extend(_rests_given_back(edit_bones, limb.prebent))
         modes.set_mode(obj, modes.data_mode(original))
+        held()  # a pose of the chain's own, not keyed, shows as it did on the rests given back
         if motion is _OWN_KEYS:
             removal.messages.append(f"kept the limb's motion: {', '.join(parts.chain)} play it with their own keys, "
                                     "as they were")
@@ -111,6 +102,23 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         rig.active_limb_index = min(rig.active_limb_index, max(len(rig.limbs) - 1, 0))
         remove_empty_collections(obj)
     return removal
+
+
+def _rests_given_back(edit_bones, rests) -> list[str]:
+    """Edit mode: the pre-bent (or turned) bones get their rests back; a warning for each one gone."""
+    gone: list[str] = []
+    for rest in rests:
+        edit_bone = edit_bones.get(rest.name)
+        if edit_bone is None:
+            gone.append(warning(f"the pre-bent bone '{rest.name}' is gone, so its rest was not given back"))
+            continue
+        edit_bone.head = Vector(rest.head)
+        edit_bone.tail = Vector(rest.tail)
+        edit_bone.roll = rest.roll
+        for child in edit_bone.children:
+            if child.use_connect:
+                child.head = edit_bone.tail
+    return gone
 
 
 # What ``_motion`` gives for a limb whose chain plays what its IK plays with its own keys.

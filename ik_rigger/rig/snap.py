@@ -23,7 +23,7 @@ def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
     return {bone.name: bone.matrix.copy() for bone in evaluated.pose.bones}
 
 
-def _local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
+def local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose: Matrix | None) -> Matrix:
     """The basis (local) matrix that gives bone ``name`` the armature-space ``pose``."""
     bone = obj.data.bones[name]
     parent = bone.parent
@@ -59,7 +59,7 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     pose = evaluated_pose(obj)
     for name in names:
         parent = obj.data.bones[name].parent
-        obj.pose.bones[name].matrix_basis = _local_from_pose(obj, name, pose[name],
+        obj.pose.bones[name].matrix_basis = local_from_pose(obj, name, pose[name],
                                                              pose[parent.name] if parent else None)
     if guard is not None:
         _check_fk(obj, parts, guard, pose, names)
