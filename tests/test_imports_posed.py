@@ -118,3 +118,19 @@ def test_a_posed_character_rigged_shows_its_pose_where_ik_rigger_is_not_installe
                 if name not in feet)
     turned = max(rotation_degrees(before[name], shown[name]) for name in before if name not in feet)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
+
+
+def test_a_posed_toe_keeps_its_turn_under_a_foot_roll():
+    """With Foot Roll, the toe (on a hand, its first finger) copies its clone's turn in IK: the clone is put
+    on the toe's pose too, as Snap IK to FK puts it (before, the fingers turned 53 degrees off)."""
+    obj = _posed_by_hand("mixamo_freebvh.bvh")
+    points = {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones}
+    before = _deforms(obj)
+    limbs = api.auto_rig(obj, foot_roll=True)
+    assert all("foot_roll" in limb.parts for limb in limbs)
+    moved, turned = _worst(obj, before, _deforms(obj), points)
+    assert moved < 1e-3 and turned < 0.25, (moved, turned)
+    for limb in limbs:  # and back, also through the snap: FK takes the pose IK shows
+        api.snap_limb(obj, limb.name, "FK")
+    moved, turned = _worst(obj, before, _deforms(obj), points)
+    assert moved < 1e-3 and turned < 0.25, (moved, turned)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mathutils import Vector
+from mathutils import Matrix, Vector
 
 from ..core import naming
 from ..core.errors import RigError
@@ -194,8 +194,24 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     layout.prop(roll, _ROTATIONS.get(roll.rotation_mode, "rotation_euler"), text="Roll")
 
 
+def snap_to_fk(snap: Any) -> list[str]:
+    """The toe's clone turned as the FK pose turns the toe (which copies its clone's turn in IK), where
+    the handle and the pivots it hangs from now put it."""
+    clone = snap.parts.made.get(ROLE_TOE_CLONE)
+    pose_bones = snap.obj.pose.bones
+    toe = next((owner for owner, name in snap.parts.constraints if owner in pose_bones and owner in snap.fk
+                and getattr(pose_bones[owner].constraints.get(name), "subtarget", None) == clone), None)
+    if clone is None or toe is None:
+        return []
+    snap.evaluate()
+    standing = pose_bones[clone].matrix
+    pose_bones[clone].matrix = Matrix.LocRotScale(standing.to_translation(), snap.fk[toe].to_quaternion(),
+                                                  standing.to_scale())
+    return [clone]
+
+
 PART = Part("foot_roll", Options, plan,
             roles=(ROLE_ROLL, ROLE_HEEL, ROLE_TIP, ROLE_BANK_OUT, ROLE_BANK_IN, ROLE_TOE_PIVOT, ROLE_TOE_CLONE),
             shapes={ROLE_ROLL: replace(RING, label="IK Foot Roll", size=0.5)},
-            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw,
+            targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw, snap_to_fk=snap_to_fk,
             plans=lambda options: bool(options.foot_roll))
