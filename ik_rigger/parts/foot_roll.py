@@ -194,15 +194,23 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     layout.prop(roll, _ROTATIONS.get(roll.rotation_mode, "rotation_euler"), text="Roll")
 
 
+def _toe(obj: Any, parts: Any, poses: Any) -> tuple[str, str] | None:
+    """(toe, its clone): the bone that copies the toe clone's turn, where ``poses`` holds it."""
+    clone = parts.made.get(ROLE_TOE_CLONE)
+    pose_bones = obj.pose.bones
+    toe = next((owner for owner, name in parts.constraints if owner in pose_bones and owner in poses
+                and getattr(pose_bones[owner].constraints.get(name), "subtarget", None) == clone), None)
+    return None if clone is None or toe is None else (toe, clone)
+
+
 def snap_to_fk(snap: Any) -> list[str]:
     """The toe's clone turned as the FK pose turns the toe (which copies its clone's turn in IK), where
     the handle and the pivots it hangs from now put it."""
-    clone = snap.parts.made.get(ROLE_TOE_CLONE)
-    pose_bones = snap.obj.pose.bones
-    toe = next((owner for owner, name in snap.parts.constraints if owner in pose_bones and owner in snap.fk
-                and getattr(pose_bones[owner].constraints.get(name), "subtarget", None) == clone), None)
-    if clone is None or toe is None:
+    found = _toe(snap.obj, snap.parts, snap.fk)
+    if found is None:
         return []
+    toe, clone = found
+    pose_bones = snap.obj.pose.bones
     snap.evaluate()
     standing = pose_bones[clone].matrix
     pose_bones[clone].matrix = Matrix.LocRotScale(standing.to_translation(), snap.fk[toe].to_quaternion(),
@@ -210,8 +218,29 @@ def snap_to_fk(snap: Any) -> list[str]:
     return [clone]
 
 
+def bake_to_ik(bake: Any) -> None:
+    """The toe's clone keyed on every frame to the toe's recorded turn, where the baked handle, with the
+    pivots at rest on it (the roll is not keyed), puts it."""
+    found = _toe(bake.obj, bake.parts, bake.recording.poses)
+    if found is None:
+        return
+    toe, clone = found
+    bones = bake.obj.data.bones
+    tip = bones[clone].parent
+    local = bake.local(bones[clone].matrix_local, tip.matrix_local)
+    from_handle = bones[bake.parts.handle].matrix_local.inverted()
+    bases = []
+    for handle, turn in zip(bake.poses_of(bake.parts.handle), bake.poses_of(toe)):
+        follow = handle @ from_handle
+        standing = follow @ bones[clone].matrix_local
+        wanted = Matrix.LocRotScale(standing.to_translation(), turn.to_quaternion(), standing.to_scale())
+        bases.append(local.basis(wanted, follow @ tip.matrix_local))
+    bake.key(clone, bases)
+
+
 PART = Part("foot_roll", Options, plan,
             roles=(ROLE_ROLL, ROLE_HEEL, ROLE_TIP, ROLE_BANK_OUT, ROLE_BANK_IN, ROLE_TOE_PIVOT, ROLE_TOE_CLONE),
             shapes={ROLE_ROLL: replace(RING, label="IK Foot Roll", size=0.5)},
             targets={"TRANSFORM": (ROLE_ROLL,), "COPY_ROTATION": (ROLE_TOE_CLONE,)}, draw=draw, snap_to_fk=snap_to_fk,
+            bake_to_ik=bake_to_ik,
             plans=lambda options: bool(options.foot_roll))

@@ -44,12 +44,14 @@ class BakeResult:
 
 
 def fk_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
-    """The bones whose motion an FK-to-IK bake reads: chain, extremity, and the user's bones the made
-    bones hang from or follow (their parents, a parent socket's choices)."""
+    """The bones whose motion an FK-to-IK bake reads: chain, extremity, the user's other bones the limb
+    puts a constraint on (a foot roll's toe), and the user's bones the made bones hang from or follow
+    (their parents, a parent socket's choices)."""
     names = set(parts.chain)
     if parts.extremity:
         names.add(parts.extremity)
     made = set(parts.made.values())
+    names.update(owner for owner, _ in parts.constraints if owner in obj.data.bones and owner not in made)
     for name in made:
         parent = obj.data.bones[name].parent
         if parent is not None and parent.name not in made:

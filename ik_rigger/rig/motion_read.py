@@ -121,8 +121,11 @@ def limb_bones(limb_plan: LimbPlan) -> set[str]:
 
 
 def recorded_bones(obj: bpy.types.Object, limb_plan: LimbPlan) -> set[str]:
-    """What a bake onto the limb's controls reads: the limb's bones, what its handle hangs from
-    and the chain's parent (its own keys are keyed anew from them after Fix Bone Orientation)."""
+    """What a bake onto the limb's controls reads: the limb's bones, what its handle hangs from, the
+    chain's parent (its own keys are keyed anew from them after Fix Bone Orientation) and the user's other
+    bones the limb puts a constraint on (a foot roll's toe)."""
     parent = obj.data.bones[limb_plan.chain[0]].parent
-    return limb_bones(limb_plan) | {name for name in (limb_plan.handle_parent, parent.name if parent else None)
-                                    if name}
+    made = {bone.name for bone in limb_plan.new_bones}
+    owners = {constraint.owner for constraint in limb_plan.constraints if constraint.owner not in made}
+    return limb_bones(limb_plan) | owners | {name for name in (limb_plan.handle_parent,
+                                                               parent.name if parent else None) if name}
