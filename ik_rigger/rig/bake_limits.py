@@ -5,8 +5,9 @@ and stiffness are Blender's IK's, set by the user or by Hinge Joints: IK cannot 
 while the FK motion a bake reads may. Blender applies them to the solved chain before the pole turns
 it, so what they hold back cannot be told from the FK poses alone: on a limb with any such setting
 the baked IK is played over the frames and compared with the FK motion, and where it stands off, a
-warning names the bone, its IK settings and the worst angle and frame. A limb without any is not
-played (the bake reads keys, see docs/speed.md).
+warning names the bone, its IK settings and the worst angle and frame. A distance limit holds the IK
+target within, on or outside its sphere, which the FK motion may leave: a limb with one is played and
+compared too. A limb without either is not played (the bake reads keys, see docs/speed.md).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mathutils import Matrix
 
 from ..core.geometry import turn_degrees
 from ..core.notes import warning
+from ..parts.distance import ROLE_DISTANCE_CENTER
 from . import records
 from .animation import existing_fcurve
 from .keys import evaluated_poses
@@ -54,9 +56,11 @@ def _settings(pose_bone: bpy.types.PoseBone) -> list[str]:
 def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
           fk: dict[str, list[Matrix]]) -> list[str]:
     """Warnings for the chain bones the baked IK shows more than ``OFF_DEGREES`` off ``fk`` (the FK motion's
-    armature-space poses per frame), played in IK; none when no chain bone has IK settings of its own."""
+    armature-space poses per frame), played in IK; none when no chain bone has IK settings of its own and
+    the limb has no distance limit (which holds the IK target within, on or outside its sphere)."""
     bones = limited(obj, parts)
-    if not bones or parts.handle is None:
+    distance = ROLE_DISTANCE_CENTER in parts.made
+    if not (bones or distance) or parts.handle is None:
         return []
     names = [name for name in parts.chain if name in fk]
     with _in_ik(obj, parts):
@@ -70,6 +74,10 @@ def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
     if worst[0] <= OFF_DEGREES:
         return []
     off, name, frame = worst
+    if not bones:
+        return [warning(f"'{parts.chain[-1]}': its distance limit keeps the baked IK from playing the FK motion: "
+                        f"'{name}' stands up to {off:.1f} degrees off it (frame {frame}). Widen its radius or turn "
+                        "the limit off and build again, or keep this limb in FK")]
     blamed = name if name in bones else bones[0]
     return [warning(f"'{blamed}': its own IK settings ({', '.join(_settings(obj.pose.bones[blamed]))}) keep the "
                     f"baked IK from playing the FK motion: '{name}' stands up to {off:.1f} degrees off it "
