@@ -21,6 +21,8 @@ from .geometry import cross
 NATURAL_BEND_DEGREES = 150.0
 # A bone's X or Z axis must lie this close to the hinge for Blender's per-axis IK settings to hold it.
 AXIS_TOLERANCE_DEGREES = 15.0
+# A joint bent less than this at rest has no hinge of its own: the chain's bend gives it one.
+BENT_DEGREES = 0.5
 
 
 # Hinge.axis of a bone IK keeps in line with the bone above it (the second half of a split
@@ -77,7 +79,7 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
             continue
         up, down = parent.direction.normalized(), bone.direction.normalized()
         normal = cross(up, down)
-        if normal.length < math.sin(math.radians(0.5)):
+        if normal.length < math.sin(math.radians(BENT_DEGREES)):
             normal = fallback
         normal = normal.normalized()
         dots = {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}

@@ -19,6 +19,7 @@ from dataclasses import replace
 from mathutils import Vector
 
 from . import geometry
+from .joints import BENT_DEGREES
 from .model import BoneInfo, Skeleton
 
 # A tail this close to its joint (as a part of the bone's reach), with a Z axis within
@@ -101,10 +102,12 @@ def _on_line(tail: Vector, head: Vector, joint: Vector) -> bool:
 
 
 def joint_bones(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],
-                bend: Vector | None) -> dict[str, BoneInfo]:
+                bend: Vector | None, hinged: bool = False) -> dict[str, BoneInfo]:
     """Each chain bone as a bone running from its joint to the next, rolled so X is the hinge (Z toward
     ``bend``; with none, the bone's own roll turned the shortest way): the geometry of a hidden chain
-    that IK solves in their place. Names, parents and connections are the chain bones'."""
+    that IK solves in their place. Names, parents and connections are the chain bones'. ``hinged``: each
+    bone after the first whose joint is bent at rest is rolled so X lies along that joint's own hinge (a
+    chain whose joints do not bend in one plane, or not toward ``bend``), as Hinge Joints lock it there."""
     bones = {}
     for index, name in enumerate(chain):
         bone = skeleton[name]
@@ -114,6 +117,11 @@ def joint_bones(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vecto
         if bend is None or z_axis.length < 1e-3 * bend.length:
             z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
         z_axis = geometry.perpendicular(z_axis, reach).normalized()
+        hinge = geometry.cross(joints[index] - joints[index - 1], reach) if hinged and index else Vector()
+        if hinge.length > math.sin(math.radians(BENT_DEGREES)) * (joints[index] - joints[index - 1]).length \
+                * reach.length:
+            turned = geometry.cross(hinge.normalized(), reach.normalized()).normalized()
+            z_axis = turned if turned.dot(z_axis) >= 0.0 else -turned
         x_axis = geometry.cross(reach.normalized(), z_axis).normalized()
         bones[name] = replace(bone, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis)
     return bones

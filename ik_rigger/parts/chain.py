@@ -89,12 +89,12 @@ def plan(draft: Draft) -> None:
     if draft.hidden:
         # The user's bones stay as they are: the limb is planned on the hidden chain (parts.hidden).
         draft.followed = {name: original[name] for name in chain}
-        draft.skeleton = _on_joints(original, chain, joints, draft.bend)
+        draft.skeleton = _on_joints(original, chain, joints, draft.bend, draft.options.hinge_joints)
     if draft.straight and draft.options.prebend_straight:
         bending = bending_indexes(chain, draft.halves)
         bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], draft.bend), bending)
         if draft.hidden:
-            draft.skeleton = _on_joints(original, chain, bent, draft.bend)
+            draft.skeleton = _on_joints(original, chain, bent, draft.bend, draft.options.hinge_joints)
         else:
             draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
         draft.joints, draft.length = bent, geometry.chain_length(bent)
@@ -107,9 +107,11 @@ def plan(draft: Draft) -> None:
         draft.notes.append(left_straight(chain))
 
 
-def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector], bend: Vector) -> Skeleton:
-    """The skeleton with the chain bones running from joint to joint, as the hidden chain will."""
-    return skeleton.moved({**skeleton.bones, **orient.joint_bones(skeleton, chain, joints, bend)})
+def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector], bend: Vector,
+               hinged: bool) -> Skeleton:
+    """The skeleton with the chain bones running from joint to joint, as the hidden chain will (each rolled
+    on its joint's own hinge where Hinge Joints lock it)."""
+    return skeleton.moved({**skeleton.bones, **orient.joint_bones(skeleton, chain, joints, bend, hinged)})
 
 
 def left_straight(chain: tuple[str, ...]) -> str:
