@@ -5,7 +5,8 @@ and stiffness are Blender's IK's, set by the user or by Hinge Joints: IK cannot 
 while the FK motion a bake reads may. Blender applies them to the solved chain before the pole turns
 it, so what they hold back cannot be told from the FK poses alone: on a limb with any such setting
 the baked IK is played over the frames and compared with the FK motion, and where it stands off, a
-warning names the bone, its IK settings and the worst angle and frame. A distance limit holds the IK
+warning names the bone, its IK settings and the worst angle and frame. On a hidden chain the settings
+are on its solving bones (Hinge Joints'). A distance limit holds the IK
 target within, on or outside its sphere, which the FK motion may leave: a limb with one is played and
 compared too. A limb without either is not played (the bake reads keys, see docs/speed.md).
 """
@@ -33,10 +34,10 @@ AXES = "xyz"
 
 
 def limited(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
-    """The chain bones IK solves with limits, locks or stiffness of their own (none on a hidden chain,
-    whose solving bones are IK Rigger's)."""
+    """The bones IK solves with limits, locks or stiffness: the chain's own, or on a hidden chain its
+    solving bones (IK Rigger's, as Hinge Joints set them)."""
     pose_bones = obj.pose.bones
-    return [name for name in ([] if parts.solver else parts.chain) if _settings(pose_bones[name])]
+    return [name for name in (parts.solver or parts.chain) if _settings(pose_bones[name])]
 
 
 def _settings(pose_bone: bpy.types.PoseBone) -> list[str]:
@@ -78,6 +79,14 @@ def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
         return [warning(f"'{parts.chain[-1]}': its distance limit keeps the baked IK from playing the FK motion: "
                         f"'{name}' stands up to {off:.1f} degrees off it (frame {frame}). Widen its radius or turn "
                         "the limit off and build again, or keep this limb in FK")]
+    if parts.solver:
+        solving = dict(zip(parts.solver, parts.chain))
+        blamed = next((joint for joint in bones if solving[joint] == name), bones[0])
+        settings = ", ".join(_settings(obj.pose.bones[blamed]))
+        return [warning(f"'{solving[blamed]}': the IK settings of its hidden chain ({settings}, as Hinge Joints "
+                        f"set them) keep the baked IK from playing the FK motion: '{name}' stands up to {off:.1f} "
+                        f"degrees off it (frame {frame}). Turn Hinge Joints off and build again, or keep this limb "
+                        "in FK")]
     blamed = name if name in bones else bones[0]
     return [warning(f"'{blamed}': its own IK settings ({', '.join(_settings(obj.pose.bones[blamed]))}) keep the "
                     f"baked IK from playing the FK motion: '{name}' stands up to {off:.1f} degrees off it "
