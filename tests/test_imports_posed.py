@@ -134,3 +134,28 @@ def test_a_posed_toe_keeps_its_turn_under_a_foot_roll():
         api.snap_limb(obj, limb.name, "FK")
     moved, turned = _worst(obj, before, _deforms(obj), points)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
+
+
+def test_the_batch_rigs_a_posed_import_as_it_shows(tmp_path):
+    """The batch imports the T-rex skeleton at the importer's defaults and rigs it showing the pose the
+    import shows, saying so in a note (no warning)."""
+    from test_batch_safety import report_of, run
+
+    source = tmp_path / "trex.gltf"
+    source.write_bytes((DATA / "gltf_quaternius_trex_skeleton.gltf").read_bytes())
+    obj = _posed_trex()
+    bpy.context.view_layer.update()
+    before = {bone.name: bone.matrix.copy() for bone in obj.pose.bones}
+    result = run(str(source), "--out", str(tmp_path / "out"), "--report", str(tmp_path / "report.json"),
+                 keep=[source])
+    assert result.returncode == 0, result.stdout + result.stderr
+    entry = report_of(tmp_path / "report.json")["trex.gltf"]
+    assert entry["warnings"] == [] and sum("was posed (not keyed)" in note for note in entry["notes"]) == 4
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "trex.blend"))
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    bpy.context.view_layer.update()
+    size = max((bone.head_local - other.head_local).length for bone in obj.data.bones for other in obj.data.bones)
+    feet = {"BackFoot.L", "BackFoot.R"}  # carried on the legs' ends (see above)
+    moved = max((before[name].translation - obj.pose.bones[name].matrix.translation).length / size
+                for name in before if name not in feet)
+    assert moved < 1e-3, moved
