@@ -159,3 +159,12 @@ def test_the_batch_rigs_a_posed_import_as_it_shows(tmp_path):
     moved = max((before[name].translation - obj.pose.bones[name].matrix.translation).length / size
                 for name in before if name not in feet)
     assert moved < 1e-3, moved
+
+
+def test_a_character_at_rest_is_rigged_at_rest_and_told_nothing_of_a_pose():
+    obj = _posed_by_hand("mixamo_freebvh.bvh")
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    limbs = api.auto_rig(obj)
+    assert not [note for limb in limbs for note in limb.notes if "posed" in note]
+    assert all(obj.pose.bones[limb.bones["HANDLE"]].matrix_basis == Matrix.Identity(4) for limb in limbs)

@@ -12,7 +12,7 @@ same when the rests come back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import bpy
@@ -33,6 +33,7 @@ from .motion_read import limb_bones, to_prebend
 # anyone sees, well above single precision's noise.
 POSED_DISTANCE = 1e-5  # of the chain's length
 POSED_DEGREES = 1e-3
+_IDENTITY = Matrix.Identity(4)
 
 
 @dataclass
@@ -50,7 +51,7 @@ def posed_still(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Seque
     (``modes`` IGNORE), whose chain or extremity stands away from its rest in the pose shown now."""
     candidates = [index for index, (chosen, mode) in enumerate(zip(options, modes))
                   if index not in rebuilt and chosen.animation != "IGNORE" and mode == "IGNORE"]
-    if not candidates:
+    if not any(_may_stand_off_rest(obj, limb_bones(plans[index])) for index in candidates):
         return Posed()
     shown = snap.evaluated_pose(obj)
     bones = obj.data.bones
@@ -62,6 +63,21 @@ def posed_still(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Seque
             found.indexes.append(index)
             found.rests.update((name, bones[name].matrix_local.copy()) for name in chain)
     return found
+
+
+def _may_stand_off_rest(obj: bpy.types.Object, names: Iterable[str]) -> bool:
+    """Whether any of ``names`` or the bones above them has a pose of its own or a constraint (else each
+    stands at its rest, and nothing needs evaluating)."""
+    pose_bones, seen = obj.pose.bones, set()
+    for name in names:
+        bone = obj.data.bones[name]
+        while bone is not None and bone.name not in seen:
+            seen.add(bone.name)
+            pose_bone = pose_bones[bone.name]
+            if pose_bone.constraints or pose_bone.matrix_basis != _IDENTITY:
+                return True
+            bone = bone.parent
+    return False
 
 
 def bent_by_pose(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[LimbOptions],
