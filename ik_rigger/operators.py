@@ -27,13 +27,24 @@ def armature_in(cls: type[bpy.types.Operator], context: bpy.types.Context, modes
     """Shared poll: the active object is an armature in one of ``modes``; says why not."""
     obj = context.active_object
     if obj is None or obj.type != "ARMATURE":
-        cls.poll_message_set("Make an armature the active object")
+        near = _armatures_near(context, obj)
+        cls.poll_message_set(f"Make an armature the active object (click {near})" if near
+                             else "Make an armature the active object")
         return False
     if obj.mode not in modes:
         named = [mode.title() for mode in ("POSE", "EDIT", "OBJECT") if mode in modes]
         cls.poll_message_set(f"Switch the armature to {' or '.join(named)} mode")
         return False
     return True
+
+
+def _armatures_near(context: bpy.types.Context, obj: bpy.types.Object | None) -> str:
+    """The armatures the user likely means, named: those selected, else those under the active object (an
+    importer leaves the empty at a file's root active, its armature selected below it)."""
+    found = [item.name for item in context.selected_objects if item.type == "ARMATURE"]
+    if not found and obj is not None:
+        found = [item.name for item in obj.children_recursive if item.type == "ARMATURE"]
+    return " or ".join(f"'{name}'" for name in sorted(found)[:3])
 
 
 def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, need_bone: bool = True) -> bool:

@@ -145,3 +145,16 @@ def test_the_batch_rigs_a_folder_of_such_files_as_they_arrive(tmp_path):
         assert len(obj.ik_rigger.limbs) == 4
         moved, turned = _worst(expected[kind], _played(obj), 1.7)
         assert moved < 1e-3 and turned < 0.25, (kind, moved, turned)
+
+
+@pytest.mark.parametrize("filename, armature", [("gltf_robot_expressive.glb", "RobotArmature"),
+                                                ("gltf_quaternius_trex.glb", "Armature")])
+def test_after_a_gltf_import_the_greyed_out_auto_rig_names_the_armature_to_click(filename, armature):
+    """Blender's glTF importer leaves the empty at the file's root active and the armature selected below
+    it: Auto-Rig, greyed out, names the armature to click (before, only "make an armature active")."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / filename))
+    assert bpy.context.view_layer.objects.active.type == "EMPTY"
+    with pytest.raises(RuntimeError, match=f"Make an armature the active object \\(click '{armature}'\\)"):
+        bpy.ops.ik_rigger.auto_rig()
+    bpy.context.view_layer.objects.active = bpy.data.objects[armature]
+    assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
