@@ -24,7 +24,7 @@ from mathutils import Matrix, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import bake_limits, records, solver, switches
-from .animation import fcurve_owners
+from .animation import existing_fcurve, fcurve_owners
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, write_keys
 
@@ -168,19 +168,44 @@ def _basis_as_blender(bone: bpy.types.Bone, pose: Matrix, parent_pose: Matrix | 
 
 
 def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int], value: float,
-               journal: Journal | None = None) -> None:
-    """Key the limb's ``ik_fk`` to ``value`` over ``frames`` (constant, so it plays in one mode)."""
+               journal: Journal | None = None, cut: bool = False) -> None:
+    """Key the limb's ``ik_fk`` to ``value`` over ``frames`` (constant, so it plays in one mode); ``cut``: and
+    the value it played on the frame before and after them there, where it differs, so the rest of the shot
+    plays as it did (two keys alone would hold ``value`` over the whole shot)."""
     handle = parts.handle
     if handle is None:
         raise RigError("has lost its IK handle", bone=parts.chain[-1] if parts.chain else "", hint="Rebuild the limb.")
+    path = records.ik_fk_path(handle)
+    # Read before the keys are written: a key on the first frame bends a Bezier curve before it.
+    sides = _played_around(obj, parts, path, frames) if cut else []
     if journal is not None:
         before = obj.pose.bones[handle].get(records.IK_FK)
         journal.data(lambda: obj.pose.bones[handle].__setitem__(records.IK_FK, before)
                      if before is not None and handle in obj.pose.bones else None)
     obj.pose.bones[handle][records.IK_FK] = float(value)
-    write_keys(obj, records.ik_fk_path(handle), 0, handle, [frames[0], frames[-1]], [value, value], "CONSTANT",
-               journal)
+    write_keys(obj, path, 0, handle, [frames[0], frames[-1]], [value, value], "CONSTANT", journal)
+    curve = existing_fcurve(obj, path)
+    for frame, played, interpolation in sides:
+        if played != value and curve is not None:
+            curve.keyframe_points.insert(frame, played, options={"FAST"}).interpolation = interpolation
+    if curve is not None and sides:
+        curve.update()
     obj.update_tag()
+
+
+def _played_around(obj: bpy.types.Object, parts: records.Parts, path: str,
+                   frames: Sequence[int]) -> list[tuple[int, float, str]]:
+    """The frames just before and after ``frames``, the value the switch plays on each (its curve's, else its
+    own) and the interpolation a key there takes: constant before (a cut into the frames), after as the key
+    that played there did toward the next (a switch blending on after them still blends)."""
+    curve = existing_fcurve(obj, path)
+    first, last = frames[0] - 1, frames[-1] + 1
+    if curve is None:
+        value = records.ik_fk(obj, parts)
+        return [(first, value, "CONSTANT"), (last, value, "CONSTANT")]
+    playing = [point for point in curve.keyframe_points if point.co.x <= last + 1e-3]
+    after = playing[-1].interpolation if playing else "CONSTANT"
+    return [(first, curve.evaluate(first), "CONSTANT"), (last, curve.evaluate(last), after)]
 
 
 def clear_keys(obj: bpy.types.Object, names: Iterable[str], frames: Sequence[int]) -> None:
@@ -281,7 +306,7 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
                 if clear:
                     clear_keys(obj, parts.made.values(), frames)
             if switch:
-                key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0)
+                key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0, cut=True)
             result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys,
                                 tuple(warned))
             results.append(result)
