@@ -15,8 +15,8 @@ from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
-from .animation import existing_fcurve
-from .snap import evaluated_pose, key_pose
+from .animation import action_frame, existing_fcurve
+from .snap import evaluated_pose, key_pose, played_values, rotation_path
 
 
 def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
@@ -92,9 +92,26 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
 
 
 def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int) -> None:
-    """Key the choice and the controls kept in place at ``frame``."""
-    _key_parent(obj, obj.pose.bones[handle], frame)
-    key_pose(obj, kept, frame)
+    """Key the choice and the controls kept in place at ``frame`` as their keys play them there (what they
+    hold now where not keyed), so the frames before play as they did."""
+    pose_bone = obj.pose.bones[handle]
+    choice = pose_bone[PARENT]
+    curve = existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]'))
+    if curve is not None:
+        pose_bone[PARENT] = round(curve.evaluate(action_frame(obj, frame)))
+    _key_parent(obj, pose_bone, frame)
+    pose_bone[PARENT] = choice
+    for name in kept:
+        bone = obj.pose.bones[name]
+        paths = ("location", rotation_path(bone), "scale")
+        now = {path: list(getattr(bone, path)) for path in paths}
+        for path in paths:
+            played = played_values(obj, bone, path, frame)
+            if played is not None:
+                setattr(bone, path, played)
+        key_pose(obj, [name], frame)
+        for path, values in now.items():
+            setattr(bone, path, values)
 
 
 def _key_parent(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, frame: int) -> None:
