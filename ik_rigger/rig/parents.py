@@ -16,6 +16,7 @@ from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
 from .animation import action_frame, existing_fcurve
+from .parents_keys import Rekeying
 from .snap import evaluated_pose, key_pose, played_values, rotation_path
 
 
@@ -52,7 +53,9 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     keeping them where they are; returns the bones kept in place.
 
     ``keyframe`` keys the old choice and the controls as they were on the frame before, and
-    the new choice and the controls kept in place on ``frame``, so the switch plays as a cut.
+    the new choice and the controls kept in place on ``frame``, so the switch plays as a cut. Keys
+    the controls have on the frames the new choice plays (after ``frame``; every one without
+    ``keyframe``) are written anew under it, so they play where they did (``parents_keys``).
     """
     parts = records.require(obj, limb, ROLE_HANDLE)
     switches.check(obj, parts)
@@ -75,6 +78,8 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     if not keyframe and existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]')) is not None:
         raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
                        bone=limb.name, hint="Switch with Insert Keyframes on.")
+    # Keys of the controls on the frames the new choice plays, read under the old one to be keyed under it.
+    rekeying = Rekeying(obj, kept, frame if keyframe else None)
     before = evaluated_pose(obj)
     if keyframe:
         # The frame before holds the old choice where it was: the switch happens between the two frames.
@@ -83,6 +88,7 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     if keyframe:
         _key_parent(obj, pose_bone, frame)  # before the update, which plays the keys
     obj.update_tag()
+    rekeying.key()
     evaluated_pose(obj)
     for name in kept:
         obj.pose.bones[name].matrix = before[name]

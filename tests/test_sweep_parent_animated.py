@@ -1,0 +1,59 @@
+"""Switch Parent on a limb whose controls are animated (a capture's motion kept on them, keys by hand):
+the controls' keys on the frames the new choice plays are keyed again under it, so the limb plays as it
+did. Their values, kept under the new parent, put the Mixamo capture's foot 1.6 leg lengths off, turned
+150 degrees, on every frame but the one switched."""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import all_fcurves, chain_length, rotation_degrees
+from test_bake import import_mocap, played
+
+from ik_rigger import api
+
+LEG = "mixamorig:LeftLeg"
+FRAMES = range(1, 70, 2)
+
+
+def _assert_plays(obj: bpy.types.Object, expected: dict[int, dict], frames) -> None:
+    length = chain_length(obj, ["mixamorig:LeftUpLeg", LEG])
+    now = played(obj, frames)
+    for frame in frames:
+        for name, matrix in expected[frame].items():
+            moved = (matrix.translation - now[frame][name].translation).length
+            assert moved < 1e-4 * length, (frame, name, moved / length)
+            assert rotation_degrees(matrix, now[frame][name]) < 0.01, (frame, name)
+
+
+@pytest.fixture
+def capture() -> tuple[bpy.types.Object, dict[int, dict], set]:
+    """The Mixamo capture rigged with Parent Switching, its motion kept on the controls; what it plays and
+    the F-curves it has."""
+    obj = import_mocap()
+    api.auto_rig(obj, parent_switch=True)
+    return obj, played(obj, FRAMES), {(curve.data_path, curve.array_index) for curve in all_fcurves(obj)}
+
+
+def test_a_switch_not_keyed_keeps_the_motion_on_every_frame_back_and_forth(capture):
+    obj, expected, curves = capture
+    for number in range(6):
+        bpy.context.scene.frame_set(10 + 9 * number)
+        api.switch_parent(obj, LEG, (number + 1) % 2)
+        _assert_plays(obj, expected, FRAMES[::5])
+    _assert_plays(obj, expected, FRAMES)
+    assert {(curve.data_path, curve.array_index) for curve in all_fcurves(obj)} == curves
+
+
+def test_a_keyed_switch_keeps_the_motion_before_and_after_it(capture):
+    obj, expected, curves = capture
+    kept = next(limb for limb in api.limbs(obj) if limb.name == LEG).bones
+    bpy.context.scene.frame_set(30)
+    api.switch_parent(obj, LEG, 1, key=True)
+    _assert_plays(obj, expected, FRAMES)
+    parent = f'pose.bones["{kept["HANDLE"]}"]["parent"]'
+    # The switch's own keys: the choice, and the controls' transforms (scale too, as a snap keys them).
+    scales = {(f'pose.bones["{kept[role]}"].scale', axis) for role in ("HANDLE", "POLE") for axis in range(3)}
+    assert {(curve.data_path, curve.array_index) for curve in all_fcurves(obj)} == curves | {(parent, 0)} | scales
+    curve = next(curve for curve in all_fcurves(obj) if curve.data_path == parent)
+    assert [curve.evaluate(frame) for frame in (1, 29, 30, 69)] == [0.0, 0.0, 1.0, 1.0]
