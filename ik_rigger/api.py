@@ -85,13 +85,18 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
 def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """For an operation that reads evaluated poses and writes the rig's: refuse an armature linked from a
     library, and one Blender does not evaluate because of its collections; show one disabled in viewports
-    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``)."""
+    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``). From
+    Edit mode, it runs out of it (the edits written back, as a build does) and the mode is given back."""
 
     @functools.wraps(function)
     def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         obj = args[0] if args else kwargs["obj"]
         assert isinstance(obj, bpy.types.Object)
         scene_state.check_posable(obj)
+        if obj.mode == "EDIT":  # the bones' rests are current only out of Edit mode: run there, given back after
+            with kept_mode(obj):
+                leave_edit_mode(obj)
+                return posed(*args, **kwargs)
         with scene_state.evaluated(obj), scene_state.others_kept(obj):
             return function(*args, **kwargs)
 
