@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import all_fcurves, chain_length, rotation_degrees
+from helpers import DATA, all_fcurves, chain_length, rotation_degrees, same, snapshot
 from test_bake import import_mocap, played
 
 from ik_rigger import api
+from ik_rigger.core.errors import RigError
 
 LEG = "mixamorig:LeftLeg"
 FRAMES = range(1, 70, 2)
@@ -24,6 +25,11 @@ def _assert_plays(obj: bpy.types.Object, expected: dict[int, dict], frames) -> N
             moved = (matrix.translation - now[frame][name].translation).length
             assert moved < 1e-4 * length, (frame, name, moved / length)
             assert rotation_degrees(matrix, now[frame][name]) < 0.01, (frame, name)
+
+
+def _keys(obj: bpy.types.Object) -> dict:
+    return {(curve.data_path, curve.array_index): [tuple(point.co) for point in curve.keyframe_points]
+            for curve in all_fcurves(obj)}
 
 
 @pytest.fixture
@@ -57,3 +63,28 @@ def test_a_keyed_switch_keeps_the_motion_before_and_after_it(capture):
     assert {(curve.data_path, curve.array_index) for curve in all_fcurves(obj)} == curves | {(parent, 0)} | scales
     curve = next(curve for curve in all_fcurves(obj) if curve.data_path == parent)
     assert [curve.evaluate(frame) for frame in (1, 29, 30, 69)] == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_a_switch_not_keyed_is_refused_where_another_clip_keys_the_controls():
+    """Quaternius' T-rex and its six clips, the motion kept on the controls in each: a choice not keyed
+    holds in every clip, whose keys it would move; refused by name, nothing changed. Keyed, it switches
+    in the active clip, which plays as it did."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "gltf_quaternius_trex.glb"))
+    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    leg = api.auto_rig(obj, parent_switch=True)[0]
+    bpy.context.scene.frame_set(5)
+    before, keys = snapshot(obj), _keys(obj)
+    with pytest.raises(RigError, match=f"{leg.name}.*clip 'Armature\\|TRex_.*Insert Keyframes"):
+        api.switch_parent(obj, leg.name, 1)
+    assert same(before, snapshot(obj)) and _keys(obj) == keys
+    expected = played(obj, range(1, 30, 4))
+    bpy.context.scene.frame_set(5)
+    api.switch_parent(obj, leg.name, 1, key=True)
+    length = chain_length(obj, leg.chain)
+    now = played(obj, range(1, 30, 4))
+    for frame, poses in expected.items():
+        for name, matrix in poses.items():
+            # Its bones are 1e-4 of a unit long: single precision leaves a few 1e-4 of the chain.
+            assert (matrix.translation - now[frame][name].translation).length < 1e-3 * length, (frame, name)
+            assert rotation_degrees(matrix, now[frame][name]) < 0.01, (frame, name)

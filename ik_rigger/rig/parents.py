@@ -79,7 +79,7 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
         raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
                        bone=limb.name, hint="Switch with Insert Keyframes on.")
     # Keys of the controls on the frames the new choice plays, read under the old one to be keyed under it.
-    rekeying = Rekeying(obj, kept, frame if keyframe else None)
+    rekeying = Rekeying(obj, kept, frame if keyframe else None, limb.name)
     before = evaluated_pose(obj)
     if keyframe:
         # The frame before holds the old choice where it was: the switch happens between the two frames.

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import bpy
 from mathutils import Matrix
 
-from .animation import fcurve_owners
+from ..core.errors import RigError
+from .animation import every_fcurve_owner, fcurve_owners
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import quoted
 from .scene_state import check_keys_play
@@ -23,10 +24,23 @@ from .scene_state import check_keys_play
 _CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
+def _prefixes(names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f'pose.bones["{quoted(name)}"].{channel}' for name in names for channel in _CHANNELS)
+
+
+def other_clip_keying(obj: bpy.types.Object, names: Sequence[str]) -> str | None:
+    """The name of an action of ``obj`` other than the active one (an NLA strip's, a stored clip) that keys
+    the transforms of the bones ``names``, None when none does."""
+    active = {owner.as_pointer() for owner in fcurve_owners(obj)}
+    prefixes = _prefixes(names)
+    return next((owner.id_data.name for owner in every_fcurve_owner(obj) if owner.as_pointer() not in active
+                 and any(curve.data_path.startswith(prefixes) for curve in owner.fcurves)), None)
+
+
 def keyed_frames(obj: bpy.types.Object, names: Sequence[str], after: int | None) -> list[int]:
     """The whole frames on which the active action keys the transforms of the bones ``names`` (those
     after ``after`` only, when given), in order."""
-    prefixes = tuple(f'pose.bones["{quoted(name)}"].{channel}' for name in names for channel in _CHANNELS)
+    prefixes = _prefixes(names)
     frames = {round(point.co.x) for owner in fcurve_owners(obj) for curve in owner.fcurves
               if curve.data_path.startswith(prefixes) for point in curve.keyframe_points}
     return sorted(frame for frame in frames if after is None or frame > after)
@@ -35,7 +49,15 @@ def keyed_frames(obj: bpy.types.Object, names: Sequence[str], after: int | None)
 class Rekeying:
     """The controls' poses on their keyed frames, read before a switch, to key them again after it."""
 
-    def __init__(self, obj: bpy.types.Object, names: Sequence[str], after: int | None) -> None:
+    def __init__(self, obj: bpy.types.Object, names: Sequence[str], after: int | None, limb: str = "") -> None:
+        if after is None:
+            # A choice not keyed holds in every clip, whose keys of the controls it would move: this one's only
+            # are keyed again.
+            clip = other_clip_keying(obj, names)
+            if clip is not None:
+                raise RigError(f"has its controls keyed in the clip '{clip}' too, where a switch that is not keyed "
+                               "would move them", bone=limb, hint="Switch with Insert Keyframes on: the choice is then "
+                               "keyed in the active clip only.")
         self.obj = obj
         self.names = list(names)
         self.frames = keyed_frames(obj, names, after)
