@@ -373,6 +373,8 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         scene_state.check_keyable(obj, mapped=True)  # keyed as Blender keys, in a tweaked strip's time too
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
+    if key:
+        scene_state.check_keys_over_strips(obj, [*parts.chain, *parts.made.values(), parts.extremity or ""])
     at = bpy.context.scene.frame_current if frame is None else frame
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
     changed = function(obj, record, keyframe=key, frame=at)
@@ -397,6 +399,8 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     if key:
         scene_state.check_keyable(obj)
     prepare(obj)
+    if key:
+        scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
     at = bpy.context.scene.frame_current if frame is None else frame
     return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
 
