@@ -39,11 +39,11 @@ from .limb.requests import detected_requests
 from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
+from .rig import clip_hold, records, scene_state, snap
 from .rig import clips as _clips
 from .rig import export as _export
 from .rig import ground as _ground
 from .rig import parents as _parents
-from .rig import records, scene_state, snap
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
@@ -379,7 +379,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
     changed = function(obj, record, keyframe=key, frame=at)
     if switch and key:
-        records.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+        clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
     elif switch:
         records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
     return changed

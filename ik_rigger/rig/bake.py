@@ -25,6 +25,7 @@ from .. import parts as limb_parts
 from ..core.errors import RigError
 from . import bake_cleared, bake_limits, records, solver, switches
 from .animation import existing_fcurve, fcurve_owners
+from .clip_hold import hold_in_other_clips
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, log_curve, write_keys
 
@@ -217,6 +218,7 @@ def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int
     path = records.ik_fk_path(handle)
     # Read before the keys are written: a key on the first frame bends a Bezier curve before it.
     sides = _played_around(obj, parts, path, frames) if cut else []
+    held = records.ik_fk(obj, parts)
     if journal is not None:
         before = obj.pose.bones[handle].get(records.IK_FK)
         journal.data(lambda: obj.pose.bones[handle].__setitem__(records.IK_FK, before)
@@ -229,6 +231,8 @@ def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int
             curve.keyframe_points.insert(frame, played, options={"FAST"}).interpolation = interpolation
     if curve is not None and sides:
         curve.update()
+    if cut:
+        hold_in_other_clips(obj, parts, records.IK_FK, held)
     obj.update_tag()
 
 

@@ -16,6 +16,7 @@ from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
 from .animation import action_frame, existing_fcurve
+from .clip_hold import hold_in_other_clips
 from .parents_keys import Rekeying
 from .snap import evaluated_pose, key_pose, played_values, rotation_path
 
@@ -84,9 +85,11 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     if keyframe:
         # The frame before holds the old choice where it was: the switch happens between the two frames.
         _key_switch(obj, handle, kept, frame - 1)
+    held = pose_bone[PARENT]
     pose_bone[PARENT] = index
     if keyframe:
         _key_parent(obj, pose_bone, frame)  # before the update, which plays the keys
+        hold_in_other_clips(obj, parts, PARENT, held)
     obj.update_tag()
     rekeying.key()
     evaluated_pose(obj)
