@@ -6,11 +6,19 @@ leg in FK, 15 degrees off. Each other clip moving the limb gets the switch, cons
 from __future__ import annotations
 
 import bpy
-from helpers import DATA, chain_length, rotation_degrees
+import pytest
+from helpers import DATA, chain_length, rotation_degrees, same, snapshot
 from test_bake import played
 
 from ik_rigger import api
+from ik_rigger.core.errors import RigError
+from ik_rigger.rig import bake_cleared
 from ik_rigger.rig.animation import action_fcurves
+
+
+def _keys(action: bpy.types.Action) -> dict:
+    return {(curve.data_path, curve.array_index): [tuple(point.co) for point in curve.keyframe_points]
+            for curve in action_fcurves(action)}
 
 
 def _use(obj: bpy.types.Object, action: bpy.types.Action) -> None:
@@ -53,3 +61,25 @@ def test_switches_keyed_in_one_clip_leave_the_others_playing_as_they_did():
         if (curve.data_path, curve.array_index) in added:
             assert [(point.interpolation, point.co.y) for point in curve.keyframe_points] == [
                 ("CONSTANT", 1.0 if curve.data_path.endswith('["ik_fk"]') else 0.0)]
+
+
+def test_a_bake_refused_part_way_gives_back_the_switch_held_in_the_other_clips(monkeypatch):
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "gltf_quaternius_trex.glb"))
+    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    legs = api.auto_rig(obj)[:2]
+    keys = {action.name: _keys(action) for action in bpy.data.actions}
+    bpy.context.scene.frame_set(1)  # the pose its keys play, as the bake's frames leave it
+    before = snapshot(obj)
+    calls = []
+
+    def refuse_the_second(*args: object) -> None:
+        calls.append(args)
+        if len(calls) == 2:
+            raise RigError("refused for the test", bone=legs[1].name)
+
+    monkeypatch.setattr(bake_cleared, "check", refuse_the_second)
+    with pytest.raises(RigError, match="refused for the test"):
+        api.bake(obj, "FK_TO_IK", range(1, 20), [leg.name for leg in legs], switch=True, clear=True)
+    assert {action.name: _keys(action) for action in bpy.data.actions} == keys
+    assert same(before, snapshot(obj))

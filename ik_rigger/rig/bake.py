@@ -232,7 +232,7 @@ def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int
     if curve is not None and sides:
         curve.update()
     if cut:
-        hold_in_other_clips(obj, parts, records.IK_FK, held)
+        hold_in_other_clips(obj, parts, records.IK_FK, held, journal)
     obj.update_tag()
 
 

@@ -15,11 +15,13 @@ import bpy
 from ..parts.handle import IK_FK
 from . import records
 from .animation import every_fcurve_owner, fcurve_owners
+from .journal import Journal
 
 
-def hold_in_other_clips(obj: bpy.types.Object, parts: records.Parts, key: str, value: float) -> list[str]:
+def hold_in_other_clips(obj: bpy.types.Object, parts: records.Parts, key: str, value: float,
+                        journal: Journal | None = None) -> list[str]:
     """Key the handle's switch ``key`` constant at ``value`` in each other clip that moves the limb and does not
-    key it; returns the clips' names."""
+    key it (logged in ``journal``, when given); returns the clips' names."""
     if parts.handle is None:
         return []
     path = f'pose.bones["{records.quoted(parts.handle)}"]["{key}"]'
@@ -35,7 +37,15 @@ def hold_in_other_clips(obj: bpy.types.Object, parts: records.Parts, key: str, v
         point = curves.new(path, index=0).keyframe_points.insert(owner.id_data.frame_range[0], value)
         point.interpolation = "CONSTANT"
         held.append(owner.id_data.name)
+        if journal is not None:
+            journal.data(lambda curves=curves: _remove(curves, path))
     return held
+
+
+def _remove(curves: bpy.types.bpy_struct, path: str) -> None:
+    curve = curves.find(path, index=0)
+    if curve is not None:
+        curves.remove(curve)
 
 
 def key_ik_fk(obj: bpy.types.Object, parts: records.Parts, value: float, frame: int) -> None:
