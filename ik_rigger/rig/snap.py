@@ -42,16 +42,25 @@ def rotation_path(pose_bone: bpy.types.PoseBone) -> str:
         pose_bone.rotation_mode, "rotation_euler")
 
 
+# A location (in bone lengths) or a scale this close to rest is rest, as single precision leaves it.
+_IDLE = 1e-5
+
+
 def key_pose(obj: bpy.types.Object, names: list[str], frame: int) -> None:
     """Key the bones' location, rotation (in their rotation mode, written as their keys play it there) and
-    scale at ``frame``."""
+    scale at ``frame``: a location of 0 (a connected bone's, which Blender ignores, always) and a scale of 1,
+    to single precision, only where keyed already, so no F-curve holds what plays anyway."""
     for name in names:
         pose_bone = obj.pose.bones[name]
         played = played_values(obj, pose_bone, rotation_path(pose_bone), frame)
         if played is not None:
             compatible_rotation(pose_bone, played)
+        bone = obj.data.bones[name]
         for path in ("location", rotation_path(pose_bone), "scale"):
-            pose_bone.keyframe_insert(path, frame=frame, group=name)
+            idle = (path == "location" and (bone.use_connect or pose_bone.location.length < _IDLE * bone.length)
+                    or path == "scale" and (pose_bone.scale - Vector((1.0, 1.0, 1.0))).length < _IDLE)
+            if not idle or existing_fcurve(obj, pose_bone.path_from_id(path)) is not None:
+                pose_bone.keyframe_insert(path, frame=frame, group=name)
 
 
 def played_values(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, path: str, frame: float) -> list[float] | None:
