@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, all_fcurves, chain_length, rotation_degrees, same, snapshot
+from helpers import DATA, all_fcurves, both_legs, chain_length, make_armature, rotation_degrees, same, snapshot
 from test_bake import import_mocap, played
 
 from ik_rigger import api
@@ -86,3 +86,24 @@ def test_a_switch_not_keyed_is_refused_where_another_clip_keys_the_controls():
             # Its bones are 1e-4 of a unit long: single precision leaves a few 1e-4 of the chain.
             assert (matrix.translation - now[frame][name].translation).length < 1e-3 * length, (frame, name)
             assert rotation_degrees(matrix, now[frame][name]) < 0.01, (frame, name)
+
+
+def test_a_switch_not_keyed_on_an_override_whose_action_is_linked_is_refused_by_name(tmp_path):
+    """The character's handle keyed by hand in its file, linked into a shot and overridden: its keys are the
+    library's, which a switch could not key again under the new choice; refused, naming the action."""
+    from test_after_rigging_override import saved_character, shot_override
+
+    obj = make_armature(both_legs(), name="Hero", mode="OBJECT")
+    api.auto_rig(obj, parent_switch=True)
+    handle = obj.pose.bones["foot_IK.L"]
+    for frame, height in ((1, 0.0), (10, 0.2)):
+        handle.location = (0.0, 0.0, height)
+        handle.keyframe_insert("location", frame=frame)
+    obj = shot_override(saved_character(obj, tmp_path / "character.blend"))
+    assert obj.animation_data.action.library is not None
+    bpy.context.scene.frame_set(5)
+    before, keys = snapshot(obj), _keys(obj)
+    # Blender 4.2 refuses before: it saves no parent choice of an override that is not keyed.
+    with pytest.raises(RigError, match="action .* of 'Hero' is linked from the library|on the library override"):
+        api.switch_parent(obj, "shin.L", 1)
+    assert same(before, snapshot(obj)) and _keys(obj) == keys and obj.pose.bones["foot_IK.L"]["parent"] == 0

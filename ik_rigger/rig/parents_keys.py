@@ -18,7 +18,7 @@ from ..core.errors import RigError
 from .animation import every_fcurve_owner, fcurve_owners
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import quoted
-from .scene_state import check_keys_play
+from .scene_state import check_keyable
 
 # The channels a control is kept in place by (``snap.key_pose``'s).
 _CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
@@ -62,8 +62,8 @@ class Rekeying:
         self.names = list(names)
         self.frames = keyed_frames(obj, names, after)
         if self.frames:
-            # Keys written at the scene's frames must play there: not in a tweaked strip's time.
-            check_keys_play(obj)
+            # Keys written at the scene's frames must play there (not in a tweaked strip's time), into a local action.
+            check_keyable(obj)
         self.poses = evaluated_poses(obj, self.frames, self.names) if self.frames else {}
 
     def key(self) -> None:
