@@ -39,11 +39,11 @@ from .limb.requests import detected_requests
 from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
+from .rig import clip_hold, records, scene_state, snap
 from .rig import clips as _clips
 from .rig import export as _export
 from .rig import ground as _ground
 from .rig import parents as _parents
-from .rig import records, scene_state, snap
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
@@ -85,13 +85,18 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
 def _poses_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """For an operation that reads evaluated poses and writes the rig's: refuse an armature linked from a
     library, and one Blender does not evaluate because of its collections; show one disabled in viewports
-    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``)."""
+    for the call, as builds do, and give every other object back as it was (``rig/scene_state.py``). From
+    Edit mode, it runs out of it (the edits written back, as a build does) and the mode is given back."""
 
     @functools.wraps(function)
     def posed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         obj = args[0] if args else kwargs["obj"]
         assert isinstance(obj, bpy.types.Object)
         scene_state.check_posable(obj)
+        if obj.mode == "EDIT":  # the bones' rests are current only out of Edit mode: run there, given back after
+            with kept_mode(obj):
+                leave_edit_mode(obj)
+                return posed(*args, **kwargs)
         with scene_state.evaluated(obj), scene_state.others_kept(obj):
             return function(*args, **kwargs)
 
@@ -368,11 +373,13 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         scene_state.check_keyable(obj, mapped=True)  # keyed as Blender keys, in a tweaked strip's time too
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
+    if key:
+        scene_state.check_keys_over_strips(obj, [*parts.chain, *parts.made.values(), parts.extremity or ""])
     at = bpy.context.scene.frame_current if frame is None else frame
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
     changed = function(obj, record, keyframe=key, frame=at)
     if switch and key:
-        records.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+        clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
     elif switch:
         records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
     return changed
@@ -392,6 +399,8 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     if key:
         scene_state.check_keyable(obj)
     prepare(obj)
+    if key:
+        scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
     at = bpy.context.scene.frame_current if frame is None else frame
     return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
 

@@ -10,13 +10,14 @@ the root to the target, that distance is D up to d_a (the end reaches the target
 and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never gets there.
 
 The distance is a driver whose expression Blender evaluates without Python: D is a Distance
-variable (world space, divided by the armature's world scale), ``soft_ik`` the handle's
-animatable custom property (0 gives hard IK back exactly: SOFT is then the target itself, up
-to Maximum Stretch). On a limb that stretches, the handle's ``stretch`` blends the distance
-toward D, so at 1 the chain's end reaches the target and the IK's own stretch takes it past the
-chain's length, up to Maximum Stretch, which caps the distance: the stretch's target itself may
-go further, as far as soft IK needs to send the end near full extension. The extremity's clone
-hangs from SOFT (``Draft.follow``), so the foot or hand stays on the chain's end.
+variable (world space, divided by the size of the armature's world scale, which Blender reads
+negative on a mirrored armature), ``soft_ik`` the handle's animatable custom property (0 gives
+hard IK back exactly: SOFT is then the target itself, up to Maximum Stretch). On a limb that
+stretches, the handle's ``stretch`` blends the distance toward D, so at 1 the chain's end reaches
+the target and the IK's own stretch takes it past the chain's length, up to Maximum Stretch,
+which caps the distance: the stretch's target itself may go further, as far as soft IK needs to
+send the end near full extension. The extremity's clone hangs from SOFT (``Draft.follow``), so
+the foot or hand stays on the chain's end.
 
 Snapping IK to FK and baking FK to IK put the target where soft IK sends the end to the FK
 pose's: at D = d_a - s ln(1 - (D' - d_a)/s) for an FK reach D' (``target_distance``).
@@ -98,11 +99,13 @@ def expression(length: float, reach: float | None) -> str:
     chain lengths, 1 - soft_ik exp((1 - soft_ik - u)/soft_ik). On a limb that stretches, ``reach`` (its
     Maximum Stretch times L) caps the distance, as the target's own limit does without soft IK."""
     chain = f"{length:.9g}"
-    u = f"D/w/{chain}"
+    # Blender reads the world scale of a mirrored armature (a negative axis) negative, all three axes alike.
+    distance = "D/abs(w)"
+    u = f"{distance}/{chain}"
     eased = f"{chain}*({u} if {u}<=1-soft_ik else 1-soft_ik*exp((1-soft_ik-{u})/soft_ik))"
     if reach is None:
-        return f"D/w if soft_ik<=0 else {eased}"
-    return f"min(D/w if soft_ik<=0 else (1-stretch)*{eased}+stretch*D/w,{reach:.9g})"
+        return f"{distance} if soft_ik<=0 else {eased}"
+    return f"min({distance} if soft_ik<=0 else (1-stretch)*{eased}+stretch*{distance},{reach:.9g})"
 
 
 def _reach_beyond(draft: Draft, length: float) -> float:

@@ -23,10 +23,11 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from . import bake_limits, records, solver, switches
-from .animation import fcurve_owners
+from . import bake_cleared, bake_limits, records, solver, switches
+from .animation import existing_fcurve, fcurve_owners
+from .clip_hold import hold_in_other_clips
 from .journal import Journal
-from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, write_keys
+from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, log_curve, write_keys
 
 
 @dataclass
@@ -166,32 +167,102 @@ def _basis_as_blender(bone: bpy.types.Bone, pose: Matrix, parent_pose: Matrix | 
                                       parent_matrix_local=bone.parent.matrix_local, invert=True)
 
 
+_POSE_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
+def _log_poses(obj: bpy.types.Object, limbs: Sequence[records.Parts], journal: Journal) -> None:
+    """Log what gives the limbs' bones their pose values back: the keys a bake writes set them as frames play,
+    and removing those keys again would leave them so."""
+    names = {name for parts in limbs for name in [*parts.chain, *parts.made.values(), parts.extremity] if name}
+    pose_bones = obj.pose.bones
+    saved = {name: [tuple(getattr(pose_bones[name], channel)) for channel in _POSE_CHANNELS]
+             for name in names if name in pose_bones}
+
+    def undo() -> None:
+        for name, values in saved.items():
+            for channel, value in zip(_POSE_CHANNELS, values):
+                setattr(obj.pose.bones[name], channel, value)
+
+    journal.data(undo)
+
+
+def _bake_one(obj: bpy.types.Object, parts: records.Parts, direction: str, recording: Recording, mode: str, *,
+              switch: bool, clear: bool, journal: Journal) -> list[str]:
+    """Bake one limb over ``recording`` (``bake_limbs``); returns its warnings."""
+    frames = recording.frames
+    warned: list[str] = []
+    if direction == "FK_TO_IK":
+        key_controls(obj, parts, recording, mode, journal)
+        warned = bake_limits.check(obj, parts, frames, recording.poses)
+        if clear:
+            clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames, journal)
+            bake_cleared.check(obj, parts, frames, recording.poses)
+    else:
+        key_chain(obj, parts, recording, mode, journal)
+        if clear:
+            clear_keys(obj, parts.made.values(), frames, journal)
+    if switch:
+        key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0, journal, cut=True)
+    return warned
+
+
 # The switch ------------------------------------------------------------------------------
 
 
 def key_switch(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int], value: float,
-               journal: Journal | None = None) -> None:
-    """Key the limb's ``ik_fk`` to ``value`` over ``frames`` (constant, so it plays in one mode)."""
+               journal: Journal | None = None, cut: bool = False) -> None:
+    """Key the limb's ``ik_fk`` to ``value`` over ``frames`` (constant, so it plays in one mode); ``cut``: and
+    the value it played on the frame before and after them there, where it differs, so the rest of the shot
+    plays as it did (two keys alone would hold ``value`` over the whole shot)."""
     handle = parts.handle
     if handle is None:
         raise RigError("has lost its IK handle", bone=parts.chain[-1] if parts.chain else "", hint="Rebuild the limb.")
+    path = records.ik_fk_path(handle)
+    # Read before the keys are written: a key on the first frame bends a Bezier curve before it.
+    sides = _played_around(obj, parts, path, frames) if cut else []
+    held = records.ik_fk(obj, parts)
     if journal is not None:
         before = obj.pose.bones[handle].get(records.IK_FK)
         journal.data(lambda: obj.pose.bones[handle].__setitem__(records.IK_FK, before)
                      if before is not None and handle in obj.pose.bones else None)
     obj.pose.bones[handle][records.IK_FK] = float(value)
-    write_keys(obj, records.ik_fk_path(handle), 0, handle, [frames[0], frames[-1]], [value, value], "CONSTANT",
-               journal)
+    write_keys(obj, path, 0, handle, [frames[0], frames[-1]], [value, value], "CONSTANT", journal)
+    curve = existing_fcurve(obj, path)
+    for frame, played, interpolation in sides:
+        if played != value and curve is not None:
+            curve.keyframe_points.insert(frame, played, options={"FAST"}).interpolation = interpolation
+    if curve is not None and sides:
+        curve.update()
+    if cut:
+        hold_in_other_clips(obj, parts, records.IK_FK, held, journal)
     obj.update_tag()
 
 
-def clear_keys(obj: bpy.types.Object, names: Iterable[str], frames: Sequence[int]) -> None:
+def _played_around(obj: bpy.types.Object, parts: records.Parts, path: str,
+                   frames: Sequence[int]) -> list[tuple[int, float, str]]:
+    """The frames just before and after ``frames``, the value the switch plays on each (its curve's, else its
+    own) and the interpolation a key there takes: constant before (a cut into the frames), after as the key
+    that played there did toward the next (a switch blending on after them still blends)."""
+    curve = existing_fcurve(obj, path)
+    first, last = frames[0] - 1, frames[-1] + 1
+    if curve is None:
+        value = records.ik_fk(obj, parts)
+        return [(first, value, "CONSTANT"), (last, value, "CONSTANT")]
+    playing = [point for point in curve.keyframe_points if point.co.x <= last + 1e-3]
+    after = playing[-1].interpolation if playing else "CONSTANT"
+    return [(first, curve.evaluate(first), "CONSTANT"), (last, curve.evaluate(last), after)]
+
+
+def clear_keys(obj: bpy.types.Object, names: Iterable[str], frames: Sequence[int],
+               journal: Journal | None = None) -> None:
     """Delete the transform keys of the named bones between the first and last frame."""
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"].' for name in names)
     for owner in fcurve_owners(obj):
         for curve in list(owner.fcurves):
             if not curve.data_path.startswith(prefixes):
                 continue
+            if journal is not None:
+                log_curve(obj, curve, journal)
             points = curve.keyframe_points
             drop_range(curve, frames[0], frames[-1])
             if len(points):
@@ -271,25 +342,22 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
             names = set().union(*(ik_bones(obj, parts) for parts in parts_list))
             recording = Recording(obj, frames, names, lambda _: progress.step())
         read = (time.perf_counter() - started) / max(len(parts_list), 1)
-        for limb, parts in zip(limbs, parts_list):
-            began, warned = time.perf_counter(), []
-            if direction == "FK_TO_IK":
-                key_controls(obj, parts, recording, mode)
-                warned = bake_limits.check(obj, parts, frames, recording.poses)
-                if clear:
-                    clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames)
-            else:
-                key_chain(obj, parts, recording, mode)
-                if clear:
-                    clear_keys(obj, parts.made.values(), frames)
-            if switch:
-                key_switch(obj, parts, frames, 1.0 if direction == "FK_TO_IK" else 0.0)
-            result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys,
-                                tuple(warned))
-            results.append(result)
-            progress.step()
-            progress.say(f"baked {limb.name}: {result.frames} frames {direction.replace('_', ' ').lower()} "
-                         f"in {result.seconds:.2f} s")
+        journal = Journal(obj)  # a limb refused gives back what the bake wrote to every limb before it
+        _log_poses(obj, parts_list, journal)
+        try:
+            for limb, parts in zip(limbs, parts_list):
+                began = time.perf_counter()
+                warned = _bake_one(obj, parts, direction, recording, mode, switch=switch, clear=clear,
+                                   journal=journal)
+                result = BakeResult(limb.name, len(frames), read + time.perf_counter() - began, recording.from_keys,
+                                    tuple(warned))
+                results.append(result)
+                progress.step()
+                progress.say(f"baked {limb.name}: {result.frames} frames {direction.replace('_', ' ').lower()} "
+                             f"in {result.seconds:.2f} s")
+        except BaseException:
+            journal.rollback()
+            raise
     finally:
         progress.end()
     return results

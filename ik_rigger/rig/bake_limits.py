@@ -64,7 +64,7 @@ def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
     if not (bones or distance) or parts.handle is None:
         return []
     names = [name for name in parts.chain if name in fk]
-    with _in_ik(obj, parts):
+    with in_ik(obj, parts):
         shown = evaluated_poses(obj, frames, names)
     worst: tuple[float, str, int] = (0.0, "", 0)
     for name in names:
@@ -94,7 +94,7 @@ def check(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
 
 
 @contextmanager
-def _in_ik(obj: bpy.types.Object, parts: records.Parts) -> Iterator[None]:
+def in_ik(obj: bpy.types.Object, parts: records.Parts) -> Iterator[None]:
     """The limb shown in IK while its baked keys play: ``ik_fk`` at 1, its F-curve muted; given back after."""
     curve = existing_fcurve(obj, records.ik_fk_path(parts.handle or ""))
     blend, muted = records.ik_fk(obj, parts), curve.mute if curve is not None else False

@@ -218,6 +218,19 @@ def drop_range(curve, first: float, last: float) -> None:
     _set_points(curve, {key: values.reshape(len(frames), -1)[keep].ravel() for key, values in saved.items()})
 
 
+def log_curve(obj: bpy.types.Object, curve, journal: Journal) -> None:
+    """Log what gives ``curve`` of ``obj``'s active action back with the keys it has now, made again if removed."""
+    path, index, group = curve.data_path, curve.array_index, curve.group.name if curve.group is not None else ""
+    saved = _snapshot_points(curve)
+
+    def undo() -> None:
+        existing = existing_fcurve(obj, path, index)
+        _set_points(existing if existing is not None else ensure_fcurve(_action_for(obj, None), obj, path, index,
+                                                                          group), saved)
+
+    journal.data(undo)
+
+
 def _restore_points(owners: Sequence[bpy.types.bpy_struct], path: str, index: int,
                     saved: dict[str, np.ndarray]) -> None:
     for owner in owners:

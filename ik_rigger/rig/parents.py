@@ -15,8 +15,10 @@ from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
-from .animation import existing_fcurve
-from .snap import evaluated_pose, key_pose
+from .animation import action_frame, existing_fcurve
+from .clip_hold import hold_in_other_clips
+from .parents_keys import Rekeying
+from .snap import evaluated_pose, key_pose, played_values, rotation_path
 
 
 def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
@@ -52,7 +54,9 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     keeping them where they are; returns the bones kept in place.
 
     ``keyframe`` keys the old choice and the controls as they were on the frame before, and
-    the new choice and the controls kept in place on ``frame``, so the switch plays as a cut.
+    the new choice and the controls kept in place on ``frame``, so the switch plays as a cut. Keys
+    the controls have on the frames the new choice plays (after ``frame``; every one without
+    ``keyframe``) are written anew under it, so they play where they did (``parents_keys``).
     """
     parts = records.require(obj, limb, ROLE_HANDLE)
     switches.check(obj, parts)
@@ -75,14 +79,19 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     if not keyframe and existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]')) is not None:
         raise RigError("has its parent choice animated, so a switch that is not keyed would not hold",
                        bone=limb.name, hint="Switch with Insert Keyframes on.")
+    # Keys of the controls on the frames the new choice plays, read under the old one to be keyed under it.
+    rekeying = Rekeying(obj, kept, frame if keyframe else None, limb.name)
     before = evaluated_pose(obj)
     if keyframe:
         # The frame before holds the old choice where it was: the switch happens between the two frames.
         _key_switch(obj, handle, kept, frame - 1)
+    held = pose_bone[PARENT]
     pose_bone[PARENT] = index
     if keyframe:
         _key_parent(obj, pose_bone, frame)  # before the update, which plays the keys
+        hold_in_other_clips(obj, parts, PARENT, held)
     obj.update_tag()
+    rekeying.key()
     evaluated_pose(obj)
     for name in kept:
         obj.pose.bones[name].matrix = before[name]
@@ -92,9 +101,26 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
 
 
 def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int) -> None:
-    """Key the choice and the controls kept in place at ``frame``."""
-    _key_parent(obj, obj.pose.bones[handle], frame)
-    key_pose(obj, kept, frame)
+    """Key the choice and the controls kept in place at ``frame`` as their keys play them there (what they
+    hold now where not keyed), so the frames before play as they did."""
+    pose_bone = obj.pose.bones[handle]
+    choice = pose_bone[PARENT]
+    curve = existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]'))
+    if curve is not None:
+        pose_bone[PARENT] = round(curve.evaluate(action_frame(obj, frame)))
+    _key_parent(obj, pose_bone, frame)
+    pose_bone[PARENT] = choice
+    for name in kept:
+        bone = obj.pose.bones[name]
+        paths = ("location", rotation_path(bone), "scale")
+        now = {path: list(getattr(bone, path)) for path in paths}
+        for path in paths:
+            played = played_values(obj, bone, path, frame)
+            if played is not None:
+                setattr(bone, path, played)
+        key_pose(obj, [name], frame)
+        for path, values in now.items():
+            setattr(bone, path, values)
 
 
 def _key_parent(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, frame: int) -> None:

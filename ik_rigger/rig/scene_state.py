@@ -87,6 +87,27 @@ def check_keys_play(obj: bpy.types.Object, mapped: bool = False, instead: str = 
                        f"its track), or push it down onto a strip, then try again{otherwise}.")
 
 
+def check_keys_over_strips(obj: bpy.types.Object, bones: Iterable[str]) -> None:
+    """Refuse to key ``bones`` of an armature with no action of its own whose NLA strips move them: the keys
+    would go into a new action played over the strips, holding the bones keyed there on every frame."""
+    data = obj.animation_data
+    if data is None or data.action is not None or not data.use_nla:
+        return
+    prefixes = tuple(f'pose.bones["{bpy.utils.escape_identifier(name)}"]' for name in bones)
+    for track in data.nla_tracks:
+        for strip in track.strips if not track.mute else ():
+            action = strip.action
+            if strip.mute or action is None or not any(curve.data_path.startswith(prefixes)
+                                                       for curve in action_fcurves(action)):
+                continue
+            raise RigError(f"the armature '{obj.name}' has no action of its own and plays its motion from the NLA "
+                           f"strip '{strip.name}': keys written now would go into a new action played over the "
+                           "strips, holding the bones keyed on every frame of the shot",
+                           hint=f"Give it back its action '{action.name}' (Dope Sheet > Action Editor) and mute that "
+                           "strip's track, or, to snap, key into the strip in tweak mode (Tab in the NLA editor); then "
+                           "try again.")
+
+
 def holds(objects: Iterable[bpy.types.Object], obj: bpy.types.Object) -> bool:
     """Whether ``objects`` (a collection's, a view layer's) hold ``obj`` itself: a name may also be that of
     an object linked from a library (the character a shot links, beside its override)."""

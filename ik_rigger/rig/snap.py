@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import bpy
-from mathutils import Matrix, Vector
+from mathutils import Euler, Matrix, Quaternion, Vector
 
 from .. import parts as limb_parts
 from ..parts.handle import IK_FK, ROLE_HANDLE
 from . import records, snap_guard, solver, switches
+from .animation import action_frame, existing_fcurve
 
 
 def evaluated_pose(obj: bpy.types.Object) -> dict[str, Matrix]:
@@ -35,14 +36,54 @@ def local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose:
     )
 
 
+def rotation_path(pose_bone: bpy.types.PoseBone) -> str:
+    """The property holding the bone's rotation in its rotation mode."""
+    return {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
+        pose_bone.rotation_mode, "rotation_euler")
+
+
+# A location (in bone lengths) or a scale this close to rest is rest, as single precision leaves it.
+_IDLE = 1e-5
+
+
 def key_pose(obj: bpy.types.Object, names: list[str], frame: int) -> None:
-    """Key the bones' location, rotation (in their rotation mode) and scale at ``frame``."""
+    """Key the bones' location, rotation (in their rotation mode, written as their keys play it there) and
+    scale at ``frame``: a location of 0 (a connected bone's, which Blender ignores, always) and a scale of 1,
+    to single precision, only where keyed already, so no F-curve holds what plays anyway."""
     for name in names:
         pose_bone = obj.pose.bones[name]
-        rotation = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
-            pose_bone.rotation_mode, "rotation_euler")
-        for path in ("location", rotation, "scale"):
-            pose_bone.keyframe_insert(path, frame=frame, group=name)
+        played = played_values(obj, pose_bone, rotation_path(pose_bone), frame)
+        if played is not None:
+            compatible_rotation(pose_bone, played)
+        bone = obj.data.bones[name]
+        for path in ("location", rotation_path(pose_bone), "scale"):
+            idle = (path == "location" and (bone.use_connect or pose_bone.location.length < _IDLE * bone.length)
+                    or path == "scale" and (pose_bone.scale - Vector((1.0, 1.0, 1.0))).length < _IDLE)
+            if not idle or existing_fcurve(obj, pose_bone.path_from_id(path)) is not None:
+                pose_bone.keyframe_insert(path, frame=frame, group=name)
+
+
+def played_values(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone, path: str, frame: float) -> list[float] | None:
+    """The values bone property ``path`` plays on the scene's ``frame`` by the keys of the active action (its
+    current value for a channel not keyed); None where no channel is keyed."""
+    full, at = pose_bone.path_from_id(path), action_frame(obj, frame)
+    current = list(getattr(pose_bone, path))
+    curves = [existing_fcurve(obj, full, index) for index in range(len(current))]
+    if all(curve is None for curve in curves):
+        return None
+    return [curve.evaluate(at) if curve is not None else value for curve, value in zip(curves, current)]
+
+
+def compatible_rotation(pose_bone: bpy.types.PoseBone, played: list[float]) -> None:
+    """Write the bone's rotation as the turn nearest ``played`` (its keys' values there): an Euler turn wound
+    past 180 degrees, a quaternion of the sign its keys have. Keyed in Blender's own form, the key before
+    would interpolate toward it the long way round."""
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        if pose_bone.rotation_quaternion.dot(Quaternion(played)) < 0.0:
+            pose_bone.rotation_quaternion = pose_bone.rotation_quaternion * -1.0
+    elif mode != "AXIS_ANGLE":
+        pose_bone.rotation_euler = pose_bone.rotation_euler.to_matrix().to_euler(mode, Euler(played, mode))
 
 
 def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame: int = 0) -> list[str]:

@@ -1,0 +1,58 @@
+"""Soft IK on a mirrored character (an object scale with a negative axis, as mirroring a character in
+Object mode leaves it): the limb plays in the armature as it does unmirrored, and Snap IK to FK lands.
+The SOFT distance's driver divides the world distance by the armature's world scale, which Blender
+reads negative there: the Mixamo capture's leg turned 180 degrees, in every pose."""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import chain_length, evaluate, rotation_degrees
+from test_bake import import_mocap
+
+from ik_rigger import api
+
+LEG = "mixamorig:LeftLeg"
+
+
+def _off(a: dict, b: dict, names, length: float) -> tuple[float, float]:
+    """The most the named bones moved (in chain lengths) and turned (degrees) from ``a`` to ``b``."""
+    return (max((a[name].translation - b[name].translation).length / length for name in names),
+            max(rotation_degrees(a[name], b[name]) for name in names))
+
+
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (1.0, 1.0, -1.0), (-2.0, -2.0, -2.0)])
+@pytest.mark.parametrize("max_stretch", [1.0, 1.5], ids=["no stretch", "stretch"])
+def test_soft_ik_plays_and_snaps_the_same_on_a_mirrored_character(scale, max_stretch):
+    obj = import_mocap()
+    api.auto_rig(obj, soft_ik=0.1, max_stretch=max_stretch, animation="FK")
+    limb = next(limb for limb in api.limbs(obj) if limb.name == LEG)
+    names = [*limb.chain, limb.extremity]
+    length = chain_length(obj, limb.chain)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    bpy.context.scene.frame_set(30)
+    handle["ik_fk"] = 1.0
+    handle.location.y -= 0.05 * length  # into soft IK's easing, near full reach
+    obj.update_tag()
+    shown = evaluate(obj)
+    obj.scale = scale
+    obj.update_tag()
+    moved, turned = _off(shown, evaluate(obj), names, length)
+    assert moved < 1e-5 and turned < 1e-3, (moved, turned)
+    handle["ik_fk"] = 0.0
+    obj.update_tag()
+    fk = evaluate(obj)
+    api.snap_limb(obj, LEG, "IK")
+    moved, turned = _off(fk, evaluate(obj), names, length)
+    assert moved < 1e-4 and turned < 0.01, (moved, turned)
+
+
+def test_a_limb_built_before_is_put_right_by_a_rebuild():
+    obj = import_mocap()
+    api.auto_rig(obj, soft_ik=0.1, animation="IGNORE")
+    path = 'pose.bones["mixamorig:LeftFoot_IK_soft"].constraints["IK Rigger Soft"].distance'
+    obj.animation_data.drivers.find(path).driver.expression = obj.animation_data.drivers.find(
+        path).driver.expression.replace("abs(w)", "w")  # as earlier releases built it
+    api.build(obj, LEG)
+    soft = obj.animation_data.drivers.find(path).driver
+    assert "abs(w)" in soft.expression and "D/w" not in soft.expression and soft.is_simple_expression
