@@ -28,10 +28,11 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
-from . import export_bake
+from . import export_bake, export_meshes
 from .export_formats import FORMATS, check_names, unweighted_warnings, write
+from .export_meshes import local_copy
 from .export_range import refuse_far_keys
-from .scene_state import holds
+from .scene_state import check_evaluated, others_kept
 
 _SCENE = "IK Rigger export"
 
@@ -72,7 +73,11 @@ def _format(filepath: str) -> str:
 
 
 def _check_writable(filepath: str) -> Path:
-    path = Path(filepath).absolute()
+    if filepath.startswith("//") and not bpy.data.filepath:
+        raise RigError(f"the path '{filepath}' is relative to the .blend file, which is not saved yet",
+                       hint="Save the .blend file first, or give a full path.")
+    # '//' starts a path relative to the .blend file, as Blender's own fields give it.
+    path = Path(bpy.path.abspath(filepath)).absolute()
     folder = path.parent
     if not folder.is_dir():
         raise RigError(f"cannot write '{path}': its folder does not exist", hint="Make the folder first, or "
@@ -81,12 +86,6 @@ def _check_writable(filepath: str) -> Path:
         raise RigError(f"cannot write '{path}': it is a folder or not writable", hint="Choose a file in a "
                        "folder you can write to.")
     return path
-
-
-def _meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
-    """The meshes ``obj`` moves: its children and those its Armature modifiers deform, shown or not."""
-    return [other for other in bpy.data.objects if other.type == "MESH" and (other.parent == obj or any(
-        modifier.type == "ARMATURE" and modifier.object == obj for modifier in other.modifiers))]
 
 
 def _roots_warning(obj: bpy.types.Object, joints: Sequence[str]) -> list[str]:
@@ -110,10 +109,10 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
     if obj.mode == "EDIT":
         raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
                        hint="Leave Edit mode, then export.")
-    if obj.hide_viewport or not holds(bpy.context.view_layer.objects, obj):
-        raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
-                       "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
-                       "collection, then export.")
+    if obj.hide_viewport:
+        raise RigError(f"the armature '{obj.name}' is disabled in viewports, where Blender does not play it",
+                       hint="Enable it in viewports (the screen icon), then export.")
+    check_evaluated(obj)  # a collection that keeps it out leaves its pose as last evaluated: named
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
                        "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
@@ -151,22 +150,12 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
             bpy.ops.object.mode_set(mode="OBJECT")
 
 
-def _local_copy(obj: bpy.types.Object) -> bpy.types.Object:
-    """A copy of ``obj`` of the file's own: the copy of a library override is one too, which no
-    Edit pass may change (an animator exports the character overridden in the shot)."""
-    copy = obj.copy()
-    assert copy is not None
-    if copy.override_library is not None:
-        copy.make_local()
-    return copy
-
-
 def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
     """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
     custom shape or motion, every bone inheriting fully (as the keys assume)."""
     data = obj.data.copy()
     made.append(data)
-    copy = _local_copy(obj)
+    copy = local_copy(obj)
     made.append(copy)
     copy.data = data
     copy.animation_data_clear()
@@ -187,34 +176,6 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], 
         pose_bone.rotation_mode = "QUATERNION"
     copy.animation_data_create()
     return copy
-
-
-def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, armature: bpy.types.Object,
-                 scene: bpy.types.Scene, made: list) -> list[bpy.types.Object]:
-    copies = []
-    for mesh in meshes:
-        copy = _local_copy(mesh)  # shares the mesh data, which nothing here changes
-        made.append(copy)
-        if mesh.mode == "EDIT":
-            # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
-            # (written to the mesh as a save would), and the user stays in Edit mode.
-            mesh.update_from_editmode()
-            copy.data = mesh.data.copy()
-            made.insert(0, copy.data)
-        copy.animation_data_clear()
-        if copy.parent == obj:
-            copy.parent = armature
-        elif copy.parent is not None:
-            world = mesh.matrix_world.copy()
-            copy.parent = None
-            copy.matrix_world = world
-        for modifier in copy.modifiers:
-            if modifier.type == "ARMATURE" and modifier.object == obj:
-                modifier.object = armature
-        copy.hide_viewport = False
-        scene.collection.objects.link(copy)
-        copies.append(copy)
-    return copies
 
 
 def _scene(user_scene: bpy.types.Scene, made: list) -> bpy.types.Scene:
@@ -293,7 +254,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
-                + unweighted_warnings(fmt, meshes, joints))
+                + export_bake.carrier_warnings(obj) + unweighted_warnings(fmt, meshes, joints))
     if not baked:
         none = "no clip was chosen" if chosen_names is not None else f"no clip animates the armature '{obj.name}'"
         warnings.append(f"{none}: the file holds its rest pose only")
@@ -302,9 +263,12 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     try:
         scene = _scene(bpy.context.scene, made)
         copy = _copy(obj, scene, joints, made)
-        mesh_copies = _mesh_copies(meshes, obj, copy, scene, made)
+        mesh_copies = export_meshes.mesh_copies(meshes, obj, copy, scene, made)
         _tracks(copy, joints, baked, made)
-        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies)]):
+        # A copy's own mesh (modifiers applied, Edit mode's) is named as the user's too, once for each mesh.
+        own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
+        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
+                        *own.items()]):
             write(fmt, scene, copy, mesh_copies, str(folder / target.name))
         files = _moved_into_place(folder, target)
     finally:
@@ -323,12 +287,13 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
                        hint="Give the first frame, then the last one.")
     joints = export_bake.deform_bones(obj)
     chosen = export_bake.chosen_clips(obj, clips)
-    meshes = _meshes(obj)
+    meshes, left_out = export_meshes.meshes(obj, joints)
     _refuse(obj, fmt, joints, [clip.name for clip in chosen], meshes)
     if frame_range is None:
         refuse_far_keys(obj, chosen)
-    with export_bake.pose_kept(obj):
+    # The frames played set every other object from its keys: a pose changed by hand is given back.
+    with others_kept(obj), export_bake.pose_kept(obj):
         baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),
                         tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),
-                        tuple(mesh.name for mesh in meshes), tuple(warnings))
+                        tuple(mesh.name for mesh in meshes), tuple(left_out + warnings))

@@ -19,7 +19,7 @@ from ..core.errors import RigError
 from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
-from .clips import Clip, other_clips, playing_alone
+from .clips import Clip, carriers, other_clips, playing_alone
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -75,6 +75,14 @@ def object_motion_warnings(obj: bpy.types.Object, clips: Sequence[Clip]) -> list
     return [f"the clip '{clip.name}' moves the armature object '{obj.name}' itself, which is not exported: key "
             "the root bone instead (engines read root motion from it)" for clip in clips
             if any(path in _OBJECT_TRANSFORMS for path in action_paths(clip.action))]
+
+
+def carrier_warnings(obj: bpy.types.Object) -> list[str]:
+    """A warning for each animated object the armature object moves with (a parent, a constraint's
+    target): the file places the skeleton as it stands on the current frame."""
+    return [f"the armature '{obj.name}' moves with '{other.name}', which is animated: that motion is not exported "
+            "(the file places the skeleton where it stands on the current frame); key the root bone instead"
+            for other in carriers(obj)]
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,14 @@ def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Se
     return found
 
 
+def _gltf_rate(scene: bpy.types.Scene) -> None:
+    """Blender's glTF exporter (4.2 to 5.2) times frame n at n / (fps * fps_base) seconds, where Blender
+    plays it at n / (fps / fps_base): 30.03 frames a second for NTSC's 29.97 (fps 30, base 1.001). On the
+    export's own scene, the base that makes that product the rate the user's scene plays at."""
+    rate = scene.render.fps / scene.render.fps_base
+    scene.render.fps_base = rate / scene.render.fps
+
+
 def _gltf(filepath: str, fmt: str) -> None:
     bpy.ops.export_scene.gltf(
         filepath=filepath, check_existing=False, export_format="GLB" if fmt == "GLB" else "GLTF_SEPARATE",
@@ -94,4 +102,5 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
         if fmt == "FBX":
             _fbx(filepath)
         else:
+            _gltf_rate(scene)
             _gltf(filepath, fmt)

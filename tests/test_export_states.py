@@ -1,0 +1,170 @@
+"""Export (api.export) from the states a real scene is in when a user exports: a 29.97 frame rate,
+the character's collection turned off, a Blender-relative path, a moving parent, another character
+posed by hand, a mesh hanging from a bone, modifiers before the Armature modifier. Each file is
+read back by a reader that is not IK Rigger's (three.js, Khronos' validator) or by its JSON."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import bpy
+import pytest
+from export_readers import validate
+from helpers import both_legs, make_armature
+from test_export import assert_three_plays_the_rig, legs_character, state
+
+from ik_rigger import api
+
+
+def glb_json(path: Path) -> dict:
+    """The JSON chunk of a .glb."""
+    data = path.read_bytes()
+    length = struct.unpack("<I", data[12:16])[0]
+    return json.loads(data[20:20 + length])
+
+
+def test_a_29_97_scene_plays_in_three_js_at_its_own_rate(tmp_path):
+    """Blender's glTF exporter times frame n at n / (fps * fps_base) s, 30.03 frames a second for
+    NTSC's 29.97 (fps 30, base 1.001): before, three.js played every clip 0.2% fast."""
+    obj = legs_character()
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 30, 1.001
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.glb"))
+    assert state() == before and (scene.render.fps, scene.render.fps_base) == (30, pytest.approx(1.001))
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+def _in_collection(obj: bpy.types.Object) -> bpy.types.Collection:
+    scene = bpy.context.scene
+    bpy.ops.object.mode_set(mode="OBJECT")
+    collection = bpy.data.collections.new("Character")
+    scene.collection.children.link(collection)
+    for item in list(scene.collection.objects):
+        collection.objects.link(item)
+        scene.collection.objects.unlink(item)
+    return collection
+
+
+@pytest.mark.parametrize("how", ["disabled", "excluded"])
+def test_a_character_whose_collection_blender_does_not_evaluate_is_refused(tmp_path, how):
+    """Blender leaves the pose of an armature in a collection disabled in viewports, or excluded, as it
+    was last evaluated: before, the export wrote that stale pose on every frame of every clip."""
+    obj = legs_character()
+    collection = _in_collection(obj)
+    if how == "disabled":
+        collection.hide_viewport = True
+    else:
+        bpy.context.view_layer.layer_collection.children["Character"].exclude = True
+    before = state()
+    with pytest.raises(api.RigError) as raised:
+        api.export(obj, str(tmp_path / "legs.glb"))
+    assert "'Character'" in str(raised.value) and ("excluded" if how == "excluded" else "disabled") in str(
+        raised.value)
+    assert list(tmp_path.iterdir()) == [] and state() == before
+
+
+def test_a_blender_relative_path_is_written_beside_the_blend_file(tmp_path):
+    """'//' starts a path relative to the .blend file, as Blender's own fields give it: before, the
+    file went to the root folder."""
+    legs_character()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    (tmp_path / "out").mkdir()
+    report = api.export(bpy.data.objects["Rig"], "//out/legs.glb")
+    assert report.path == str(tmp_path / "out" / "legs.glb") and report.files == (report.path,)
+    assert validate(report.path)["issues"]["numErrors"] == 0
+
+
+def test_another_character_posed_by_hand_keeps_its_pose(tmp_path):
+    """The export plays the clips' frames: another armature's keys set its bones on each, over a pose
+    changed by hand and not keyed; before, that pose was lost."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    other = make_armature(both_legs(), name="Other")
+    thigh = other.pose.bones["thigh.L"]
+    for frame, angle in {1: 0.0, 20: 0.5}.items():
+        thigh.rotation_quaternion = (1.0, angle, 0.0, 0.0)
+        thigh.keyframe_insert("rotation_quaternion", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.frame_set(10)
+    thigh.rotation_quaternion = (0.8, 0.0, 0.6, 0.0)  # posed by hand, not keyed
+    before = state()
+    api.export(obj, str(tmp_path / "legs.glb"))
+    assert state() == before
+    assert tuple(thigh.rotation_quaternion) == pytest.approx((0.8, 0.0, 0.6, 0.0))
+
+
+def test_a_moving_parent_is_warned_of(tmp_path):
+    """The armature rides an Empty keyed to move (a vehicle, a glTF import's animated root node): its motion
+    is not in the file, as the armature object's own is not, and the warning says so."""
+    obj = legs_character()
+    holder = bpy.data.objects.new("Holder", None)
+    bpy.context.scene.collection.objects.link(holder)
+    obj.parent = holder
+    for frame, x in {1: 0.0, 20: 2.0}.items():
+        holder.location.x = x
+        holder.keyframe_insert("location", frame=frame)
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert report.warnings == (
+        "the armature 'Rig' moves with 'Holder', which is animated: that motion is not exported (the file places "
+        "the skeleton where it stands on the current frame); key the root bone instead",)
+
+
+def _sword(obj: bpy.types.Object, bone: str) -> bpy.types.Object:
+    """A rigid mesh hanging from ``bone`` (a prop in the hand)."""
+    mesh = bpy.data.meshes.new("Sword")
+    mesh.from_pydata([(0.0, 0.0, 0.0), (0.1, 0.0, 0.0), (0.0, 0.1, 0.0)], [], [(0, 1, 2)])
+    sword = bpy.data.objects.new("Sword", mesh)
+    bpy.context.scene.collection.objects.link(sword)
+    sword.parent = obj
+    sword.parent_type = "BONE"
+    sword.parent_bone = bone
+    return sword
+
+
+@pytest.mark.parametrize("fmt", ["glb", "fbx"])
+def test_a_mesh_hanging_from_a_bone_not_exported_is_left_out_and_warned_of(tmp_path, fmt):
+    """A mesh parented to an IK handle has nothing to hang from in the file: before, the report listed it
+    while glTF dropped it without a word."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    handle = next(limb.bones["HANDLE"] for limb in api.limbs(obj) if limb.name == "shin.L")
+    _sword(obj, handle)
+    _sword(obj, "foot.L").name = "Shield"
+    before = state()
+    report = api.export(obj, str(tmp_path / f"legs.{fmt}"), clips=["Walk"])
+    assert state() == before
+    assert report.meshes == ("Body", "Shield")
+    assert report.warnings == (f"the mesh 'Sword' hangs from the bone '{handle}', which is not exported: it is "
+                               "left out of the file (parent it to a deform bone to export it)",)
+    if fmt == "glb":
+        nodes = glb_json(tmp_path / "legs.glb")["nodes"]
+        foot = next(node for node in nodes if node["name"] == "foot.L")
+        assert [nodes[child]["name"] for child in foot["children"] if "mesh" in nodes[child]] == ["Shield"]
+        assert "Sword" not in [node["name"] for node in nodes]
+
+
+def test_modifiers_before_the_armature_modifier_are_in_the_glb(tmp_path):
+    """A mirrored half body (Mirror, then Armature): glTF got the half, FBX the whole; both now get the mesh
+    the Armature modifier deforms. A mesh with shape keys and no other modifier keeps them."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    body = bpy.data.objects["Body"]
+    body.modifiers.new("Mirror", "MIRROR").use_axis = (False, True, False)
+    body.modifiers.move(1, 0)
+    armature = body.modifiers[1]
+    armature.show_viewport = False
+    bpy.context.view_layer.update()
+    whole = len(body.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.polygons)  # triangles all
+    armature.show_viewport = True
+    assert whole > len(body.data.polygons)
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert state() == before and [modifier.type for modifier in body.modifiers] == ["MIRROR", "ARMATURE"]
+    data = glb_json(tmp_path / "legs.glb")
+    mesh = next(mesh for mesh in data["meshes"] if mesh["name"] == "Body")
+    assert sum(data["accessors"][primitive["indices"]]["count"] for primitive in mesh["primitives"]) == 3 * whole
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
