@@ -168,3 +168,34 @@ def test_modifiers_before_the_armature_modifier_are_in_the_glb(tmp_path):
     mesh = next(mesh for mesh in data["meshes"] if mesh["name"] == "Body")
     assert sum(data["accessors"][primitive["indices"]]["count"] for primitive in mesh["primitives"]) == 3 * whole
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+def test_an_armature_shown_in_rest_position_exports_its_clips_as_they_play(tmp_path):
+    """Rest Position (Armature properties), turned on to look at the rest: before, every clip was baked
+    still. The clips are played in Pose Position, and the armature shows its rest again after."""
+    obj = legs_character()
+    obj.data.pose_position = "REST"
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert state() == before and obj.data.pose_position == "REST"
+    obj.data.pose_position = "POSE"
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+@pytest.mark.parametrize("kind", ["COPY_LOCATION", "CHILD_OF"])
+def test_an_armature_placed_by_a_constraint_exports_where_it_stands(tmp_path, kind):
+    """The armature object follows an Empty by a constraint of its own: before, its copy kept the
+    constraint, which moved it again from where it was placed (a Copy Location with offset, twice)."""
+    obj = legs_character()
+    target = bpy.data.objects.new("Target", None)
+    bpy.context.scene.collection.objects.link(target)
+    target.location = (1.0, 0.5, 0.0)
+    target.rotation_euler = (0.3, 0.0, 0.4)
+    constraint = obj.constraints.new(kind)
+    constraint.target = target
+    if kind == "COPY_LOCATION":
+        constraint.use_offset = True
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert state() == before and report.warnings == ()
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)

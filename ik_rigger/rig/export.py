@@ -160,6 +160,14 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], 
     copy.data = data
     copy.animation_data_clear()
     data.animation_data_clear()
+    # No constraint, before Blender evaluates the copy: the object's own would move it again from
+    # where it is placed (a Copy Location with offset, twice), the bones' follow bones the copy drops.
+    for owner in (copy, *copy.pose.bones):
+        for constraint in list(owner.constraints):
+            owner.constraints.remove(constraint)
+    for pose_bone in copy.pose.bones:
+        pose_bone.custom_shape = None
+        pose_bone.rotation_mode = "QUATERNION"
     copy.parent = None
     copy.matrix_world = obj.matrix_world
     scene.collection.objects.link(copy)
@@ -169,11 +177,6 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], 
         bone.inherit_scale = "FULL"
         bone.use_inherit_rotation = True
         bone.use_local_location = True
-    for pose_bone in copy.pose.bones:
-        for constraint in list(pose_bone.constraints):
-            pose_bone.constraints.remove(constraint)
-        pose_bone.custom_shape = None
-        pose_bone.rotation_mode = "QUATERNION"
     copy.animation_data_create()
     return copy
 
@@ -277,6 +280,25 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     return baked, files, warnings
 
 
+@contextmanager
+def _posed(obj: bpy.types.Object) -> Iterator[None]:
+    """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
+    animator turns on to look at the rest, Blender plays no clip, and every clip would be baked still."""
+    data = obj.data
+    rest = data.pose_position == "REST"
+    if rest and data.library is not None:
+        raise RigError(f"the armature '{obj.name}' shows its rest position, and its data is linked from a library, "
+                       "so it cannot be played for the export", hint="Set its Pose Position (Armature "
+                       "properties, Skeleton) in the library file, then export.")
+    if rest:
+        data.pose_position = "POSE"
+    try:
+        yield
+    finally:
+        if rest:
+            data.pose_position = "REST"
+
+
 def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
            frame_range: tuple[int, int] | None = None) -> ExportReport:
     """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module)."""
@@ -292,7 +314,7 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
     if frame_range is None:
         refuse_far_keys(obj, chosen)
     # The frames played set every other object from its keys: a pose changed by hand is given back.
-    with others_kept(obj), export_bake.pose_kept(obj):
+    with others_kept(obj), export_bake.pose_kept(obj), _posed(obj):
         baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),
                         tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),
