@@ -85,16 +85,18 @@ def _key(keys: list, tick: float) -> list[float]:
 def _assimp_worlds(nodes: list[tuple[str, int, np.ndarray]], channels: dict[str, dict], tick: float | None
                    ) -> dict[str, np.ndarray]:
     worlds: list[np.ndarray] = []
-    for name, parent, rest in nodes:
+    first: dict[str, int] = {}  # a name's node is the first found depth first, as assimp's FindNode finds it
+    for index, (name, parent, rest) in enumerate(nodes):
         local = rest
-        channel = channels.get(name)
+        first.setdefault(name, index)
+        channel = channels.get(name) if first[name] == index else None
         if channel is not None and tick is not None:
             local = np.eye(4)
             local[:3, :3] = _quaternion_matrix(*_key(channel["rotationkeys"], tick)) @ np.diag(
                 _key(channel["scalingkeys"], tick))
             local[:3, 3] = _key(channel["positionkeys"], tick)
         worlds.append(local if parent < 0 else worlds[parent] @ local)
-    return {name: world for (name, _, _), world in zip(nodes, worlds)}
+    return {name: worlds[index] for name, index in first.items()}
 
 
 def assimp_play(path: str, fps: float) -> Played:

@@ -17,6 +17,13 @@ def _flat(matrix) -> list[float]:
     return [matrix[row][column] for column in range(4) for row in range(4)]
 
 
+def _kind(action: bpy.types.Action) -> str:
+    """The kind of datablock ``action`` animates (its slot's on Blender 4.4 and later; before, an action
+    never assigned may tell none)."""
+    slots = getattr(action, "slots", None)
+    return slots[0].target_id_type if slots else action.id_root
+
+
 def main(path: str) -> None:
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.ops.import_scene.fbx(filepath=path, automatic_bone_orientation=False, ignore_leaf_bones=False)
@@ -27,6 +34,8 @@ def main(path: str) -> None:
     scene = bpy.context.scene
     data = armature.animation_data
     for action in list(bpy.data.actions):
+        if _kind(action) == "KEY":
+            continue  # a take's shape-key values, which the importer keeps in an action of their own
         data.action = action
         if getattr(data, "action_slot", True) is None and action.slots:  # 4.4, 4.5 assign no slot of another name
             data.action_slot = action.slots[0]

@@ -13,7 +13,7 @@ import bpy
 import pytest
 from export_readers import validate
 from helpers import both_legs, make_armature
-from test_export import assert_three_plays_the_rig, legs_character, state
+from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_plays_the_rig, legs_character, state
 
 from ik_rigger import api
 
@@ -199,3 +199,38 @@ def test_an_armature_placed_by_a_constraint_exports_where_it_stands(tmp_path, ki
     report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
     assert state() == before and report.warnings == ()
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+def test_shape_key_animation_stays_out_of_the_fbx_takes(tmp_path):
+    """A face's shape key keyed on its own: before, FBX's exporter baked that animation, played on the
+    export's frames, into every take of the skeleton's clips."""
+    obj = legs_character()
+    body = bpy.data.objects["Body"]
+    body.shape_key_add(name="Basis")
+    smile = body.shape_key_add(name="Smile")
+    for frame, value in {1: 0.0, 10: 1.0}.items():
+        smile.value = value
+        smile.keyframe_insert("value", frame=frame)
+    bpy.context.scene.frame_set(1)
+    before = state()
+    report = api.export(obj, str(tmp_path / "legs.fbx"), clips=["Walk"])
+    assert state() == before
+    assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
+    ours = set(bpy.data.actions)
+    bpy.ops.import_scene.fbx(filepath=str(tmp_path / "legs.fbx"))
+    values = [{round(point.co[1], 6) for point in curve.keyframe_points} for action in set(bpy.data.actions) - ours
+              for curve in action_curves(action) if "key_blocks" in curve.data_path]
+    assert values and all(len(found) == 1 for found in values), values
+
+
+def test_a_mesh_named_as_a_bone_is_warned_of_in_fbx(tmp_path):
+    """A glTF import names a mesh hanging from a bone after another bone (RobotExpressive's 'Torso' hangs
+    from 'Body', above the bone 'Torso'): assimp finds the take's 'Torso' in the mesh, first depth first."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    _sword(obj, "root").name = "hips"
+    report = api.export(obj, str(tmp_path / "legs.fbx"), clips=["Walk"])
+    assert report.warnings == ("the mesh 'hips' is named as a bone of the skeleton: FBX readers that find a take's "
+                               "bones by name (assimp, and engines built on it) may move the mesh instead; rename "
+                               "the mesh or the bone",)
+    assert api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"]).warnings == ()

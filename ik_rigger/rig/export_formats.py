@@ -40,6 +40,20 @@ def check_names(fmt: str, names: Sequence[tuple[str, str]]) -> None:
                            hint=f"Rename the {kind}, or export to glTF (.glb).")
 
 
+def clash_warnings(fmt: str, obj: bpy.types.Object, meshes: Sequence[bpy.types.Object],
+                   joints: Sequence[str]) -> list[str]:
+    """FBX names each node, bone or mesh, and readers that find a take's bones by name (assimp's
+    FindNode, the first found depth first) may move a mesh named as a bone instead (a glTF import's
+    'Torso' mesh hanging from the bone 'Body', above the bone 'Torso'): say which names clash."""
+    if fmt != "FBX":
+        return []
+    bones = set(joints)
+    return [f"the {kind} '{name}' is named as a bone of the skeleton: FBX readers that find a take's bones by "
+            f"name (assimp, and engines built on it) may move the {kind} instead; rename the {kind} or the bone"
+            for kind, name in [("armature object", obj.name), *(("mesh", mesh.name) for mesh in meshes)]
+            if name in bones]
+
+
 def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Sequence[str]) -> list[str]:
     """glTF gives the vertices no joint moves a joint of their own (its exporter's
     'neutral_bone'): say which mesh has them, as they are one joint more than the skeleton's."""

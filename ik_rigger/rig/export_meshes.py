@@ -75,6 +75,14 @@ def mesh_copies(chosen: Sequence[bpy.types.Object], obj: bpy.types.Object, armat
             copy.data = mesh.data.copy()
             made.insert(0, copy.data)
         copy.animation_data_clear()
+        keys = copy.data.shape_keys
+        if keys is not None and keys.animation_data is not None:
+            # Shape-key animation is not the clips' (FBX's exporter would bake it into each take on the
+            # scene's frames): a mesh of the copy's own, its shape keys still, as they stand.
+            if copy.data == mesh.data:
+                copy.data = mesh.data.copy()
+                made.insert(0, copy.data)
+            copy.data.shape_keys.animation_data_clear()
         if copy.parent == obj:
             copy.parent = armature
         elif copy.parent is not None:
