@@ -6,6 +6,7 @@ read back by a reader that is not IK Rigger's (three.js, Khronos' validator) or 
 from __future__ import annotations
 
 import json
+import math
 import struct
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_pl
 
 from ik_rigger import api
 
+DATA = Path(__file__).parent / "data"
+
 
 def glb_json(path: Path) -> dict:
     """The JSON chunk of a .glb."""
@@ -27,7 +30,8 @@ def glb_json(path: Path) -> dict:
 
 def test_a_29_97_scene_plays_in_three_js_at_its_own_rate(tmp_path):
     """Blender's glTF exporter times frame n at n / (fps * fps_base) s, 30.03 frames a second for
-    NTSC's 29.97 (fps 30, base 1.001): before, three.js played every clip 0.2% fast."""
+    NTSC's 29.97 (fps 30, base 1.001): before, three.js played every clip 0.2% fast. The FBX's times
+    were right (assimp reads them so; Blender's importer rounds the rate, which its reader allows for)."""
     obj = legs_character()
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 30, 1.001
@@ -35,6 +39,8 @@ def test_a_29_97_scene_plays_in_three_js_at_its_own_rate(tmp_path):
     report = api.export(obj, str(tmp_path / "legs.glb"))
     assert state() == before and (scene.render.fps, scene.render.fps_base) == (30, pytest.approx(1.001))
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+    report = api.export(obj, str(tmp_path / "legs.fbx"))
+    assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
 
 
 def _in_collection(obj: bpy.types.Object) -> bpy.types.Collection:
@@ -234,3 +240,39 @@ def test_a_mesh_named_as_a_bone_is_warned_of_in_fbx(tmp_path):
                                "bones by name (assimp, and engines built on it) may move the mesh instead; rename "
                                "the mesh or the bone",)
     assert api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"]).warnings == ()
+
+
+@pytest.mark.parametrize("fmt", ["glb", "fbx"])
+def test_a_character_as_blender_s_fbx_importer_delivers_it(tmp_path, fmt):
+    """The glTF Fox through FBX, as a character bought as FBX arrives: its bones re-oriented by the
+    importer, its three takes kept as actions named 'Armature|Take', its armature object turned 90
+    degrees about X and scaled 0.01 as a centimetre file's are (set here: Blender's own FBX comes back
+    unturned); rigged with its motion baked onto the controls, then exported with every clip."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "gltf_fox.glb"))
+    bpy.ops.export_scene.fbx(filepath=str(tmp_path / "fox_in.fbx"), bake_anim_use_all_actions=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=str(tmp_path / "fox_in.fbx"), automatic_bone_orientation=True)
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    obj.rotation_euler.x = math.pi / 2
+    obj.scale = (0.01, 0.01, 0.01)
+    api.auto_rig(obj, animation="BAKE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    before = state()
+    report = api.export(obj, str(tmp_path / f"fox.{fmt}"))
+    assert state() == before and len(report.clips) == 3 and report.meshes
+    if fmt == "glb":
+        assert_three_plays_the_rig(obj, tmp_path / "fox.glb", report)
+    else:
+        assert_fbx_plays_the_rig(obj, tmp_path / "fox.fbx", report)
+
+
+def test_a_clip_of_one_frame_is_a_pose_held(tmp_path):
+    """Godot's platformer robot has clips of one frame (poses): the files hold each for a frame, both
+    frames the pose."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "godot_platformer_robot.glb"))
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    api.auto_rig(obj, animation="BAKE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    report = api.export(obj, str(tmp_path / "robot.glb"))
+    assert any(clip.frames == 1 for clip in report.clips) and any(clip.frames > 1 for clip in report.clips)
+    assert_three_plays_the_rig(obj, tmp_path / "robot.glb", report)
