@@ -276,3 +276,20 @@ def test_a_clip_of_one_frame_is_a_pose_held(tmp_path):
     report = api.export(obj, str(tmp_path / "robot.glb"))
     assert any(clip.frames == 1 for clip in report.clips) and any(clip.frames > 1 for clip in report.clips)
     assert_three_plays_the_rig(obj, tmp_path / "robot.glb", report)
+
+
+def test_shape_keys_a_modifier_drops_are_warned_of(tmp_path):
+    """Modifiers applied in the file leave a mesh without its shape keys (as Blender's exporters leave it
+    with theirs applied): the warning names the mesh, the modifiers and how many keys."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    body = bpy.data.objects["Body"]
+    body.shape_key_add(name="Basis")
+    body.shape_key_add(name="Smile")
+    body.modifiers.new("Mirror", "MIRROR")
+    body.modifiers.move(1, 0)
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert report.warnings == ("the mesh 'Body' has modifiers besides Armature (Mirror), applied in the file, which "
+                               "then holds none of its 1 shape keys (apply the modifiers to the mesh, or turn them "
+                               "off, to keep them)",)
+    assert "targets" not in glb_json(tmp_path / "legs.glb")["meshes"][0]["primitives"][0]

@@ -38,6 +38,13 @@ def meshes(obj: bpy.types.Object, joints: Sequence[str]) -> tuple[list[bpy.types
                             "exported: it is left out of the file (parent it to a deform bone to export it)")
             continue
         chosen.append(other)
+        applied = ", ".join(modifier.name for modifier in other.modifiers
+                            if modifier.type != "ARMATURE" and modifier.show_viewport)
+        keys = other.data.shape_keys
+        if applied and keys is not None and len(keys.key_blocks) > 1:
+            warnings.append(f"the mesh '{other.name}' has modifiers besides Armature ({applied}), applied in the "
+                            f"file, which then holds none of its {len(keys.key_blocks) - 1} shape keys (apply the "
+                            "modifiers to the mesh, or turn them off, to keep them)")
     return chosen, warnings
 
 
