@@ -293,3 +293,27 @@ def test_shape_keys_a_modifier_drops_are_warned_of(tmp_path):
                                "then holds none of its 1 shape keys (apply the modifiers to the mesh, or turn them "
                                "off, to keep them)",)
     assert "targets" not in glb_json(tmp_path / "legs.glb")["meshes"][0]["primitives"][0]
+
+
+def test_a_take_another_armature_fits_as_well_is_named_not_exported(tmp_path):
+    """The same character twice in the scene (imported twice): a take kept without playing fits both, so
+    neither exports it. Before, it was left out without a word."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    twin = obj.copy()
+    twin.data = obj.data.copy()
+    twin.animation_data_clear()
+    twin.name = "Twin"
+    bpy.context.scene.collection.objects.link(twin)
+    for bone in twin.pose.bones:  # its own rig's constraints follow its own bones
+        for constraint in bone.constraints:
+            if getattr(constraint, "target", None) == obj:
+                constraint.target = twin
+            if getattr(constraint, "pole_target", None) == obj:
+                constraint.pole_target = twin
+    report = api.export(obj, str(tmp_path / "legs.glb"))
+    assert [clip.name for clip in report.clips] == ["Walk"]
+    assert report.warnings == ("the action 'Kick' keys bones of 'Rig' but is not exported: the armature 'Twin' "
+                               "fits it as well, with as many of the bones it keys (make it the armature's action, "
+                               "or put it on an NLA strip of the armature, to export it)",)
+    assert api.export(obj, str(tmp_path / "walk.glb"), clips=["Walk"]).warnings == ()
