@@ -317,3 +317,15 @@ def test_a_take_another_armature_fits_as_well_is_named_not_exported(tmp_path):
                                "fits it as well, with as many of the bones it keys (make it the armature's action, "
                                "or put it on an NLA strip of the armature, to export it)",)
     assert api.export(obj, str(tmp_path / "walk.glb"), clips=["Walk"]).warnings == ()
+
+
+def test_a_take_kept_by_blender_4_2_is_exported_by_later_blenders(tmp_path):
+    """A file saved by Blender 4.2 with a take kept with a fake user, never assigned (as 4.2's FBX importer
+    keeps a file's other takes): Blender 4.4 and later open it with a slot of no type, 'XXLegacy Slot'.
+    Before, only the playing action was exported there, and the take was passed over."""
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / "legacy_takes_4.2.blend"))
+    obj = bpy.data.objects["Rig"]
+    api.auto_rig(obj)
+    report = api.export(obj, str(tmp_path / "legs.glb"))
+    assert [clip.name for clip in report.clips] == ["Kick", "Walk"] and report.warnings == ()
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
