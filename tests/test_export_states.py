@@ -329,3 +329,31 @@ def test_a_take_kept_by_blender_4_2_is_exported_by_later_blenders(tmp_path):
     report = api.export(obj, str(tmp_path / "legs.glb"))
     assert [clip.name for clip in report.clips] == ["Kick", "Walk"] and report.warnings == ()
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+def test_a_gltf_never_replaces_a_different_file_beside_it(tmp_path):
+    """A .gltf writes its images beside it: exported into the folder of the character's texture, painted
+    since it was saved, it replaced that texture without asking. Now it refuses, writing nothing; the
+    texture as saved (the same bytes as the export's) is no obstacle."""
+    obj = legs_character()
+    image = bpy.data.images.new("skin", 4, 4)
+    image.pixels = [0.5] * 64
+    image.filepath_raw = str(tmp_path / "skin.png")
+    image.file_format = "PNG"
+    image.save()
+    material = bpy.data.materials.new("Skin")
+    material.use_nodes = True
+    texture = material.node_tree.nodes.new("ShaderNodeTexImage")
+    texture.image = image
+    material.node_tree.links.new(texture.outputs[0], material.node_tree.nodes["Principled BSDF"].inputs[0])
+    bpy.data.objects["Body"].data.materials.append(material)
+    report = api.export(obj, str(tmp_path / "legs.gltf"), clips=["Walk"])
+    assert sorted(Path(path).name for path in report.files) == ["legs.bin", "legs.gltf", "skin.png"]
+    saved = (tmp_path / "skin.png").read_bytes()
+    image.pixels = [0.9] * 64  # painted, not saved
+    before = state()
+    with pytest.raises(api.RigError) as raised:
+        api.export(obj, str(tmp_path / "again.gltf"), clips=["Walk"])
+    assert f"'{tmp_path / 'skin.png'}'" in str(raised.value) and state() == before
+    assert (tmp_path / "skin.png").read_bytes() == saved
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["legs.bin", "legs.gltf", "skin.png"]

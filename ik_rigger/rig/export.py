@@ -16,6 +16,7 @@ user named.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import tempfile
@@ -243,6 +244,17 @@ def _remove(made: Sequence[bpy.types.ID]) -> None:
 
 
 def _moved_into_place(folder: Path, target: Path) -> list[str]:
+    """Move what the exporter wrote beside ``target``. The file asked for and its .bin replace theirs; any
+    other (a .gltf's images) replaces only a file of the same bytes: one that differs (the character's own
+    texture, painted since it was saved) is refused before anything is moved."""
+    asked = {target.name, target.with_suffix(".bin").name}
+    for produced in sorted(folder.iterdir()):
+        destination = target.parent / produced.name
+        if produced.name not in asked and destination.exists() and not filecmp.cmp(produced, destination,
+                                                                                    shallow=False):
+            raise RigError(f"the export would replace '{destination}', a file beside '{target.name}' that differs "
+                           "from the one it writes there", hint="Export to another folder (a .gltf writes its "
+                           "images beside it), or to .glb, which holds them.")
     written = []
     for produced in sorted(folder.iterdir()):
         destination = target.parent / produced.name
