@@ -12,7 +12,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from export_readers import validate
+from export_readers import POSITION, Y_UP, blender_skins, height, skin_gap, three_skins, validate
 from helpers import both_legs, make_armature
 from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_plays_the_rig, legs_character, state
 
@@ -357,3 +357,23 @@ def test_a_gltf_never_replaces_a_different_file_beside_it(tmp_path):
     assert f"'{tmp_path / 'skin.png'}'" in str(raised.value) and state() == before
     assert (tmp_path / "skin.png").read_bytes() == saved
     assert sorted(path.name for path in tmp_path.iterdir()) == ["legs.bin", "legs.gltf", "skin.png"]
+
+
+def test_the_skinned_mesh_plays_in_three_js_as_blender_deforms_it(tmp_path):
+    """The mesh, not only the joints: a mirrored half body (Mirror before Armature) on an armature object
+    turned, moved and scaled, the mesh object moved off the armature's origin, skinned by three.js on every
+    frame, each vertex where Blender's Armature modifier puts it. Before, the file's mesh was the half."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    body = bpy.data.objects["Body"]
+    body.modifiers.new("Mirror", "MIRROR").use_axis = (False, True, False)
+    body.modifiers.move(1, 0)
+    body.location = (0.1, 0.0, 0.05)
+    obj.location, obj.rotation_euler, obj.scale = (0.5, -0.2, 0.1), (0.0, 0.0, 0.7), (1.5, 1.5, 1.5)
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    scene = bpy.context.scene
+    rest, clips = three_skins(str(tmp_path / "legs.glb"), scene.render.fps / scene.render.fps_base)
+    frames = list(range(report.clips[0].first, report.clips[0].last + 1))
+    expected = blender_skins(obj, ["Body"], bpy.data.actions["Walk"], frames)
+    worst = max(skin_gap(played, wanted, Y_UP) for played, wanted in zip(clips["Walk"], expected))
+    assert len(clips["Walk"]) == len(expected) and worst < POSITION * height(obj), worst
