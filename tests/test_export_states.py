@@ -377,3 +377,21 @@ def test_the_skinned_mesh_plays_in_three_js_as_blender_deforms_it(tmp_path):
     expected = blender_skins(obj, ["Body"], bpy.data.actions["Walk"], frames)
     worst = max(skin_gap(played, wanted, Y_UP) for played, wanted in zip(clips["Walk"], expected))
     assert len(clips["Walk"]) == len(expected) and worst < POSITION * height(obj), worst
+
+
+def test_a_mesh_under_another_object_is_skinned_where_it_stands(tmp_path):
+    """The skinned mesh hangs from an Empty (a glTF import's node), parented by a script just before the
+    export: before, the copy took the mesh's matrix_world, stale as the bake keeps the mesh out of Blender's
+    evaluation, and three.js skinned it 0.3 away from where Blender shows it."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    holder = bpy.data.objects.new("Node", None)
+    bpy.context.scene.collection.objects.link(holder)
+    holder.location = (0.3, 0.3, 0.0)
+    bpy.data.objects["Body"].parent = holder
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    _, clips = three_skins(str(tmp_path / "legs.glb"), bpy.context.scene.render.fps)
+    frames = list(range(report.clips[0].first, report.clips[0].last + 1))
+    expected = blender_skins(obj, ["Body"], bpy.data.actions["Walk"], frames)
+    worst = max(skin_gap(played, wanted, Y_UP) for played, wanted in zip(clips["Walk"], expected))
+    assert worst < POSITION * height(obj), worst

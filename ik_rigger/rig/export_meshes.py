@@ -93,7 +93,9 @@ def mesh_copies(chosen: Sequence[bpy.types.Object], obj: bpy.types.Object, armat
         if copy.parent == obj:
             copy.parent = armature
         elif copy.parent is not None:
-            world = mesh.matrix_world.copy()
+            # Where Blender places it now: its own matrix_world is stale for a mesh kept out of the bake's
+            # evaluation (parented since the last update, as a script does).
+            world = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world.copy()
             copy.parent = None
             copy.matrix_world = world
         for modifier in copy.modifiers:
