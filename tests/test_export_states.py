@@ -11,8 +11,19 @@ import struct
 from pathlib import Path
 
 import bpy
+import numpy as np
 import pytest
-from export_readers import POSITION, Y_UP, blender_skins, height, skin_gap, three_skins, validate
+from export_readers import (
+    POSITION,
+    Y_UP,
+    blender_rest,
+    blender_skins,
+    height,
+    skin_gap,
+    three_play,
+    three_skins,
+    validate,
+)
 from helpers import both_legs, make_armature
 from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_plays_the_rig, legs_character, state
 
@@ -395,3 +406,17 @@ def test_a_mesh_under_another_object_is_skinned_where_it_stands(tmp_path):
     expected = blender_skins(obj, ["Body"], bpy.data.actions["Walk"], frames)
     worst = max(skin_gap(played, wanted, Y_UP) for played, wanted in zip(clips["Walk"], expected))
     assert worst < POSITION * height(obj), worst
+
+
+def test_an_armature_a_script_just_moved_exports_its_rest_where_it_stands(tmp_path):
+    """No clip played, no update since a script moved the armature: before, the file placed it where it
+    stood before the move."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    obj.location = (1.0, 2.0, 0.5)
+    api.export(obj, str(tmp_path / "legs.glb"), clips=[])
+    bpy.context.view_layer.update()
+    played = three_play(str(tmp_path / "legs.glb"), 24.0)
+    rest = blender_rest(obj, ["root", "foot.L"])
+    for name, matrix in rest.items():
+        assert np.allclose(played.rest[name][:3, 3], Y_UP @ matrix[:3, 3], atol=1e-5), name

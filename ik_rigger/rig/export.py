@@ -170,7 +170,8 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], 
         pose_bone.custom_shape = None
         pose_bone.rotation_mode = "QUATERNION"
     copy.parent = None
-    copy.matrix_world = obj.matrix_world
+    # Where Blender places it now (its own matrix_world is stale after a script's move, with no clip played).
+    copy.matrix_world = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world
     scene.collection.objects.link(copy)
     data.pose_position = "POSE"
     _deform_only(copy, scene, joints)
