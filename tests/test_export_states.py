@@ -420,3 +420,19 @@ def test_an_armature_a_script_just_moved_exports_its_rest_where_it_stands(tmp_pa
     rest = blender_rest(obj, ["root", "foot.L"])
     for name, matrix in rest.items():
         assert np.allclose(played.rest[name][:3, 3], Y_UP @ matrix[:3, 3], atol=1e-5), name
+
+
+def test_a_curve_the_armature_deforms_is_warned_of(tmp_path):
+    """A belt made of a curve, deformed by the armature: the exporters write meshes only. Before, it was
+    left out without a word."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    curve = bpy.data.curves.new("Belt", "CURVE")
+    curve.splines.new("POLY").points.add(2)
+    belt = bpy.data.objects.new("Belt", curve)
+    bpy.context.scene.collection.objects.link(belt)
+    belt.modifiers.new("Armature", "ARMATURE").object = obj
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips=["Walk"])
+    assert report.meshes == ("Body",)
+    assert report.warnings == ("the curve 'Belt' moves with the armature but is not a mesh: it is left out of the "
+                               "file (Object > Convert > Mesh makes it one)",)

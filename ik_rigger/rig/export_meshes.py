@@ -26,13 +26,23 @@ def local_copy(obj: bpy.types.Object) -> bpy.types.Object:
     return copy
 
 
+# Objects with a shape the exporters would write, were they meshes.
+_SHAPES = {"CURVE": "curve", "SURFACE": "surface", "FONT": "text", "META": "metaball"}
+
+
 def meshes(obj: bpy.types.Object, joints: Sequence[str]) -> tuple[list[bpy.types.Object], list[str]]:
     """The meshes ``obj`` moves (see the module), and a warning for each left out."""
     chosen, warnings, kept = [], [], set(joints)
     for other in bpy.data.objects:
-        if other.type != "MESH" or not (other.parent == obj or any(
-                modifier.type == "ARMATURE" and modifier.object == obj for modifier in other.modifiers)):
+        if not (other.parent == obj or any(modifier.type == "ARMATURE" and modifier.object == obj
+                                           for modifier in getattr(other, "modifiers", ()))):
             continue
+        if other.type in _SHAPES:
+            warnings.append(f"the {_SHAPES[other.type]} '{other.name}' moves with the armature but is not a mesh: it "
+                            "is left out of the file (Object > Convert > Mesh makes it one)")
+            continue
+        if other.type != "MESH":
+            continue  # an empty, a camera, a light: no part of the character's skin
         if other.parent == obj and other.parent_type == "BONE" and other.parent_bone not in kept:
             warnings.append(f"the mesh '{other.name}' hangs from the bone '{other.parent_bone}', which is not "
                             "exported: it is left out of the file (parent it to a deform bone to export it)")
