@@ -6,7 +6,8 @@ does not deform) has nothing to hang from there: it is left out, and a warning s
 copy shares its mesh data, but where modifiers other than Armature act on it (a Mirror before
 the Armature modifier): those are applied into a mesh of the copy's own, as Blender's FBX
 exporter applies them (glTF's would write the mesh without them), and the copy keeps only its
-Armature modifiers, which the file holds as its skin.
+Armature modifiers, which the file holds as its skin; and where its shape keys are animated, whose
+motion is not the clips': the copy's own mesh holds them still.
 """
 
 from __future__ import annotations
