@@ -61,7 +61,9 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
             self.clips.add().name = clip.name
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
         if not self.filepath:
-            self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(obj.name + ".glb"))
+            # Beside the .blend file, named as the armature: a name may hold what a path separates by.
+            name = obj.name.replace("/", "_").replace("\\", "_")
+            self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(name + ".glb"))
         return ExportHelper.invoke(self, context, event)
 
     def check(self, context: bpy.types.Context) -> bool:

@@ -436,3 +436,22 @@ def test_a_curve_the_armature_deforms_is_warned_of(tmp_path):
     assert report.meshes == ("Body",)
     assert report.warnings == ("the curve 'Belt' moves with the armature but is not a mesh: it is left out of the "
                                "file (Object > Convert > Mesh makes it one)",)
+
+
+def test_the_export_dialog_opens_for_an_armature_named_with_a_slash(monkeypatch):
+    """The file browser offers the armature's name beside the .blend file: a name with '/' (a path
+    separator) made that a traceback before the dialog opened."""
+    from types import SimpleNamespace
+
+    from bpy_extras.io_utils import ExportHelper
+
+    from ik_rigger import export_operators
+
+    obj = legs_character()
+    obj.name = "Hero/Body"
+    monkeypatch.setattr(ExportHelper, "invoke", lambda self, context, event: {"RUNNING_MODAL"})
+    operator = SimpleNamespace(clips=[], filepath="")
+    operator.clips = SimpleNamespace(clear=lambda: None, add=lambda: SimpleNamespace(name=""))
+    context = SimpleNamespace(active_object=obj, scene=bpy.context.scene)
+    assert export_operators.IKRIG_OT_export.invoke(operator, context, None) == {"RUNNING_MODAL"}
+    assert Path(operator.filepath).name == "Hero_Body.glb"
