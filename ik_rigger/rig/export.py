@@ -64,6 +64,12 @@ class ExportReport:
     warnings: tuple[str, ...]
 
 
+def file_stem(name: str) -> str:
+    """``name`` (an armature's) as part of a file's name: the path separators a Blender name may hold
+    replaced by '_'."""
+    return name.replace("/", "_").replace("\\", "_")
+
+
 def _format(filepath: str) -> str:
     suffix = Path(filepath).suffix.lower()
     if suffix not in FORMATS:
