@@ -11,6 +11,7 @@ from bpy_extras.io_utils import ExportHelper
 from . import api
 from .core.errors import RigError
 from .operators import armature_in, report_error
+from .rig.export import file_stem
 from .rig.export_bake import rig_clips
 
 _SUFFIXES = {"GLB": ".glb", "GLTF": ".gltf", "FBX": ".fbx"}
@@ -61,7 +62,8 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
             self.clips.add().name = clip.name
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
         if not self.filepath:
-            self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(obj.name + ".glb"))
+            # Beside the .blend file, named as the armature.
+            self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(file_stem(obj.name) + ".glb"))
         return ExportHelper.invoke(self, context, event)
 
     def check(self, context: bpy.types.Context) -> bool:

@@ -67,6 +67,68 @@ def three_play(path: str, fps: float) -> Played:
                   {name: [_matrices(frame) for frame in clip["frames"]] for name, clip in out["clips"].items()})
 
 
+def three_skins(path: str, fps: float) -> tuple[dict[str, np.ndarray], dict[str, list[dict[str, np.ndarray]]]]:
+    """three.js's skinning of each skinned mesh of ``path``: its vertices in world space at rest, and on
+    each frame of each clip (sampled every 1/fps s), each mesh's as an (N, 3) array."""
+    done = _node("play.mjs", path, repr(fps), "--skin")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+
+    def points(frame: dict) -> dict[str, np.ndarray]:
+        return {name: np.array(flat, dtype=np.float64).reshape(-1, 3) for name, flat in frame["#skins"].items()}
+
+    return points(out["rest"]), {name: [points(frame) for frame in clip["frames"]]
+                                 for name, clip in out["clips"].items()}
+
+
+def blender_skins(obj: bpy.types.Object, meshes: list[str], action: bpy.types.Action,
+                  frames: list[int]) -> list[dict[str, np.ndarray]]:
+    """The world positions of every vertex of ``meshes`` as Blender deforms them on each frame, ``action``
+    playing alone on ``obj`` from its rest pose (as ``blender_world``)."""
+    pose = [(bone, bone.matrix_basis.copy()) for bone in obj.pose.bones]
+    for bone, _ in pose:
+        bone.matrix_basis = Matrix.Identity(4)
+    data = obj.animation_data
+    saved = data.action, data.use_nla
+    slot = getattr(data, "action_slot", None)
+    data.use_nla = False
+    _assign(data, action)
+    scene = bpy.context.scene
+    current = scene.frame_current
+    out = []
+    try:
+        for frame in frames:
+            scene.frame_set(frame)
+            depsgraph = bpy.context.evaluated_depsgraph_get()
+            found = {}
+            for name in meshes:
+                evaluated = bpy.data.objects[name].evaluated_get(depsgraph)
+                flat = np.empty(3 * len(evaluated.data.vertices))
+                evaluated.data.vertices.foreach_get("co", flat)
+                world = np.array(evaluated.matrix_world)
+                found[name] = flat.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
+            out.append(found)
+    finally:
+        data.action, data.use_nla = saved
+        if slot is not None:
+            data.action_slot = slot
+        for bone, basis in pose:
+            bone.matrix_basis = basis
+        scene.frame_set(current)
+    return out
+
+
+def skin_gap(played: dict[str, np.ndarray], expected: dict[str, np.ndarray], axes: np.ndarray) -> float:
+    """The farthest any vertex of either side is from the nearest of the other (a reader splits and
+    reorders vertices): each mesh's points compared as sets, Blender's turned by ``axes``."""
+    worst = 0.0
+    for name, points in expected.items():
+        ours, theirs = points @ axes.T, played[name]
+        gaps = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=-1)
+        worst = max(worst, float(gaps.min(axis=1).max()), float(gaps.min(axis=0).max()))
+    return worst
+
+
 # assimp keeps an FBX file's unit: Blender writes metres as centimetres.
 ASSIMP_UNIT = 100.0
 
@@ -85,16 +147,18 @@ def _key(keys: list, tick: float) -> list[float]:
 def _assimp_worlds(nodes: list[tuple[str, int, np.ndarray]], channels: dict[str, dict], tick: float | None
                    ) -> dict[str, np.ndarray]:
     worlds: list[np.ndarray] = []
-    for name, parent, rest in nodes:
+    first: dict[str, int] = {}  # a name's node is the first found depth first, as assimp's FindNode finds it
+    for index, (name, parent, rest) in enumerate(nodes):
         local = rest
-        channel = channels.get(name)
+        first.setdefault(name, index)
+        channel = channels.get(name) if first[name] == index else None
         if channel is not None and tick is not None:
             local = np.eye(4)
             local[:3, :3] = _quaternion_matrix(*_key(channel["rotationkeys"], tick)) @ np.diag(
                 _key(channel["scalingkeys"], tick))
             local[:3, 3] = _key(channel["positionkeys"], tick)
         worlds.append(local if parent < 0 else worlds[parent] @ local)
-    return {name: world for (name, _, _), world in zip(nodes, worlds)}
+    return {name: worlds[index] for name, index in first.items()}
 
 
 def assimp_play(path: str, fps: float) -> Played:
@@ -130,6 +194,14 @@ def fbx_play(path: str) -> Played:
                   {name: [_matrices(frame) for frame in frames] for name, frames in out["clips"].items()})
 
 
+def _assign(data: bpy.types.AnimData, action: bpy.types.Action) -> None:
+    """``action`` as the active action, through its slot: Blender 4.4 and 4.5 assign none of another name
+    (a take an importer made for an object of another name)."""
+    data.action = action
+    if getattr(data, "action_slot", True) is None and action.slots:
+        data.action_slot = action.slots[0]
+
+
 def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[int],
                   names: list[str]) -> list[dict[str, np.ndarray]]:
     """The world matrices of ``names`` on each frame, ``action`` playing alone from the rest pose (the
@@ -142,7 +214,7 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
     saved = data.action, data.use_nla
     slot = getattr(data, "action_slot", None)
     data.use_nla = False
-    data.action = action
+    _assign(data, action)
     scene = bpy.context.scene
     current = scene.frame_current
     out = []

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import bpy
@@ -15,6 +16,13 @@ import bpy
 
 def _flat(matrix) -> list[float]:
     return [matrix[row][column] for column in range(4) for row in range(4)]
+
+
+def _kind(action: bpy.types.Action) -> str:
+    """The kind of datablock ``action`` animates (its slot's on Blender 4.4 and later; before, an action
+    never assigned may tell none)."""
+    slots = getattr(action, "slots", None)
+    return slots[0].target_id_type if slots else action.id_root
 
 
 def main(path: str) -> None:
@@ -27,13 +35,19 @@ def main(path: str) -> None:
     scene = bpy.context.scene
     data = armature.animation_data
     for action in list(bpy.data.actions):
+        if _kind(action) == "KEY":
+            continue  # a take's shape-key values, which the importer keeps in an action of their own
         data.action = action
         if getattr(data, "action_slot", True) is None and action.slots:  # 4.4, 4.5 assign no slot of another name
             data.action_slot = action.slots[0]
-        first, last = (round(value) for value in action.frame_range)
+        # The importer places a key at its time times the file's rate rounded (30 for NTSC's 29.97), and
+        # sets the scene's base so that plays at the file's rate: a file's frame is that base apart.
+        stretch = scene.render.fps_base
+        first, last = action.frame_range
         frames = []
-        for frame in range(first, last + 1):
-            scene.frame_set(frame)
+        for index in range(round((last - first) / stretch) + 1):
+            frame = first + index * stretch
+            scene.frame_set(math.floor(frame + 1e-6), subframe=max(0.0, frame - math.floor(frame + 1e-6)))
             evaluated = armature.evaluated_get(bpy.context.evaluated_depsgraph_get())
             frames.append({bone.name: _flat(evaluated.matrix_world @ bone.matrix) for bone in evaluated.pose.bones})
         out["clips"][action.name.partition("|")[2] or action.name] = frames

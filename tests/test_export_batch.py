@@ -50,3 +50,19 @@ def test_an_unknown_export_format_is_a_usage_error(tmp_path):
     assert done.returncode == 2 and not (tmp_path / "out").exists()
     assert "--export" in done.stderr
     assert not Path(tmp_path / "out" / "hero.obj").exists()
+
+
+def test_each_armature_of_a_file_is_written_beside_it_whatever_its_name(tmp_path):
+    """Two armatures, one named with a slash: NAME_ARMATURE.glb for each, the slash made '_' (before, the
+    file failed with a ValueError of Python's path)."""
+
+    def second() -> None:
+        from helpers import both_legs, make_armature
+
+        make_armature(both_legs(), name="Hero/Body", mode="OBJECT")
+
+    source = save_character(tmp_path / "in" / "hero.blend", extra=second)
+    out = tmp_path / "out"
+    done = run(str(source), "--out", str(out), "--export", "glb")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(path.name for path in out.iterdir()) == ["hero.blend", "hero_Hero_Body.glb", "hero_Rig.glb"]

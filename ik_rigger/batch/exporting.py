@@ -8,6 +8,7 @@ import bpy
 
 from .. import api
 from ..core.errors import RigError
+from ..rig.export import file_stem
 from .jobs import FileResult, Job
 
 
@@ -18,7 +19,7 @@ def export_rigged(job: Job, target: Path, result: FileResult) -> None:
     rigged = [entry for entry in result.armatures if entry.status == "rigged"]
     try:
         for entry in rigged:
-            stem = target.stem if len(rigged) == 1 else f"{target.stem}_{entry.name}"
+            stem = target.stem if len(rigged) == 1 else f"{target.stem}_{file_stem(entry.name)}"
             path = target.with_name(f"{stem}.{job.export}")
             if path.exists() and not (job.overwrite or job.in_place):
                 raise RigError(f"the export '{path}' exists", hint="Pass --overwrite to replace it, or another --out.")

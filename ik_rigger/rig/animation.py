@@ -117,7 +117,9 @@ def claimed_clips(obj: bpy.types.Object) -> tuple[list[tuple[bpy.types.Action, b
             passed.append((action, f"the armature '{tied[0]}' fits it as well, with as many of the bones it "
                                        f"keys; {_REMEDY}"))
             continue
-        slots = [slot for slot in getattr(action, "slots", ()) if slot.target_id_type == "OBJECT"]
+        # A slot of no type yet is an object's to take: Blender 4.4 and later give one, 'XXLegacy Slot', to an
+        # action a file of 4.3 or before kept without ever assigning it (an FBX import's other takes).
+        slots = [slot for slot in getattr(action, "slots", ()) if slot.target_id_type in ("OBJECT", "UNSPECIFIED")]
         if hasattr(action, "slots") and len(slots) != 1:
             passed.append((action, f"it has {len(slots)} object slots, none of them this armature's alone; "
                                    f"{_REMEDY}"))

@@ -126,6 +126,25 @@ def followed(obj: bpy.types.Object, bones: Iterable[str]) -> tuple[set[str], lis
     return names, others
 
 
+def carriers(obj: bpy.types.Object) -> list[bpy.types.Object]:
+    """The animated objects that move the object ``obj`` itself: its parents and what its constraints
+    follow, and what those follow in turn (parents, constraint targets, driver variables)."""
+    found: list[bpy.types.Object] = []
+    work = [obj]
+    while work:
+        item = work.pop()
+        leaders: list[bpy.types.Object | None] = [item.parent]
+        leaders += [leader for constraint in item.constraints if enabled(constraint)
+                    for leader, _ in _targets(constraint)]
+        if item is not obj:  # the armature's own drivers move its bones, read by the export
+            leaders += [leader for sources in _driven_by(item).values() for leader, _ in sources]
+        for leader in leaders:
+            if leader is not None and leader != obj and leader not in found:
+                found.append(leader)
+                work.append(leader)
+    return [item for item in found if _animated(item)]
+
+
 def _whole_frames(start: float, end: float) -> list[int]:
     """The whole frames from ``start`` to ``end``. Keys between frames (a glTF clip's, kept in
     seconds) widen them to the frame before the first and the one after the last: the motion

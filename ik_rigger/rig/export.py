@@ -16,6 +16,7 @@ user named.
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import tempfile
@@ -28,10 +29,11 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
-from . import export_bake
-from .export_formats import FORMATS, check_names, unweighted_warnings, write
+from . import export_bake, export_meshes
+from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write
+from .export_meshes import local_copy
 from .export_range import refuse_far_keys
-from .scene_state import holds
+from .scene_state import check_evaluated, others_kept
 
 _SCENE = "IK Rigger export"
 
@@ -62,6 +64,12 @@ class ExportReport:
     warnings: tuple[str, ...]
 
 
+def file_stem(name: str) -> str:
+    """``name`` (an armature's) as part of a file's name: the path separators a Blender name may hold
+    replaced by '_'."""
+    return name.replace("/", "_").replace("\\", "_")
+
+
 def _format(filepath: str) -> str:
     suffix = Path(filepath).suffix.lower()
     if suffix not in FORMATS:
@@ -72,7 +80,11 @@ def _format(filepath: str) -> str:
 
 
 def _check_writable(filepath: str) -> Path:
-    path = Path(filepath).absolute()
+    if filepath.startswith("//") and not bpy.data.filepath:
+        raise RigError(f"the path '{filepath}' is relative to the .blend file, which is not saved yet",
+                       hint="Save the .blend file first, or give a full path.")
+    # '//' starts a path relative to the .blend file, as Blender's own fields give it.
+    path = Path(bpy.path.abspath(filepath)).absolute()
     folder = path.parent
     if not folder.is_dir():
         raise RigError(f"cannot write '{path}': its folder does not exist", hint="Make the folder first, or "
@@ -81,12 +93,6 @@ def _check_writable(filepath: str) -> Path:
         raise RigError(f"cannot write '{path}': it is a folder or not writable", hint="Choose a file in a "
                        "folder you can write to.")
     return path
-
-
-def _meshes(obj: bpy.types.Object) -> list[bpy.types.Object]:
-    """The meshes ``obj`` moves: its children and those its Armature modifiers deform, shown or not."""
-    return [other for other in bpy.data.objects if other.type == "MESH" and (other.parent == obj or any(
-        modifier.type == "ARMATURE" and modifier.object == obj for modifier in other.modifiers))]
 
 
 def _roots_warning(obj: bpy.types.Object, joints: Sequence[str]) -> list[str]:
@@ -110,10 +116,10 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
     if obj.mode == "EDIT":
         raise RigError(f"the armature '{obj.name}' is in Edit mode, whose changes are not on its bones yet",
                        hint="Leave Edit mode, then export.")
-    if obj.hide_viewport or not holds(bpy.context.view_layer.objects, obj):
-        raise RigError(f"the armature '{obj.name}' is disabled in viewports or not in the view layer, where "
-                       "Blender does not play it", hint="Enable it in viewports (the screen icon) and include its "
-                       "collection, then export.")
+    if obj.hide_viewport:
+        raise RigError(f"the armature '{obj.name}' is disabled in viewports, where Blender does not play it",
+                       hint="Enable it in viewports (the screen icon), then export.")
+    check_evaluated(obj)  # a collection that keeps it out leaves its pose as last evaluated: named
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
                        "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
@@ -151,28 +157,27 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
             bpy.ops.object.mode_set(mode="OBJECT")
 
 
-def _local_copy(obj: bpy.types.Object) -> bpy.types.Object:
-    """A copy of ``obj`` of the file's own: the copy of a library override is one too, which no
-    Edit pass may change (an animator exports the character overridden in the shot)."""
-    copy = obj.copy()
-    assert copy is not None
-    if copy.override_library is not None:
-        copy.make_local()
-    return copy
-
-
 def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], made: list) -> bpy.types.Object:
     """The armature's copy in ``scene``: its deform bones and their rest, no constraint, driver,
     custom shape or motion, every bone inheriting fully (as the keys assume)."""
     data = obj.data.copy()
     made.append(data)
-    copy = _local_copy(obj)
+    copy = local_copy(obj)
     made.append(copy)
     copy.data = data
     copy.animation_data_clear()
     data.animation_data_clear()
+    # No constraint, before Blender evaluates the copy: the object's own would move it again from
+    # where it is placed (a Copy Location with offset, twice), the bones' follow bones the copy drops.
+    for owner in (copy, *copy.pose.bones):
+        for constraint in list(owner.constraints):
+            owner.constraints.remove(constraint)
+    for pose_bone in copy.pose.bones:
+        pose_bone.custom_shape = None
+        pose_bone.rotation_mode = "QUATERNION"
     copy.parent = None
-    copy.matrix_world = obj.matrix_world
+    # Where Blender places it now (its own matrix_world is stale after a script's move, with no clip played).
+    copy.matrix_world = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world
     scene.collection.objects.link(copy)
     data.pose_position = "POSE"
     _deform_only(copy, scene, joints)
@@ -180,41 +185,8 @@ def _copy(obj: bpy.types.Object, scene: bpy.types.Scene, joints: Sequence[str], 
         bone.inherit_scale = "FULL"
         bone.use_inherit_rotation = True
         bone.use_local_location = True
-    for pose_bone in copy.pose.bones:
-        for constraint in list(pose_bone.constraints):
-            pose_bone.constraints.remove(constraint)
-        pose_bone.custom_shape = None
-        pose_bone.rotation_mode = "QUATERNION"
     copy.animation_data_create()
     return copy
-
-
-def _mesh_copies(meshes: Sequence[bpy.types.Object], obj: bpy.types.Object, armature: bpy.types.Object,
-                 scene: bpy.types.Scene, made: list) -> list[bpy.types.Object]:
-    copies = []
-    for mesh in meshes:
-        copy = _local_copy(mesh)  # shares the mesh data, which nothing here changes
-        made.append(copy)
-        if mesh.mode == "EDIT":
-            # The exporters cannot read a mesh in Edit mode: a copy of it as the user sees it
-            # (written to the mesh as a save would), and the user stays in Edit mode.
-            mesh.update_from_editmode()
-            copy.data = mesh.data.copy()
-            made.insert(0, copy.data)
-        copy.animation_data_clear()
-        if copy.parent == obj:
-            copy.parent = armature
-        elif copy.parent is not None:
-            world = mesh.matrix_world.copy()
-            copy.parent = None
-            copy.matrix_world = world
-        for modifier in copy.modifiers:
-            if modifier.type == "ARMATURE" and modifier.object == obj:
-                modifier.object = armature
-        copy.hide_viewport = False
-        scene.collection.objects.link(copy)
-        copies.append(copy)
-    return copies
 
 
 def _scene(user_scene: bpy.types.Scene, made: list) -> bpy.types.Scene:
@@ -279,6 +251,17 @@ def _remove(made: Sequence[bpy.types.ID]) -> None:
 
 
 def _moved_into_place(folder: Path, target: Path) -> list[str]:
+    """Move what the exporter wrote beside ``target``. The file asked for and its .bin replace theirs; any
+    other (a .gltf's images) replaces only a file of the same bytes: one that differs (the character's own
+    texture, painted since it was saved) is refused before anything is moved."""
+    asked = {target.name, target.with_suffix(".bin").name}
+    for produced in sorted(folder.iterdir()):
+        destination = target.parent / produced.name
+        if produced.name not in asked and destination.exists() and not filecmp.cmp(produced, destination,
+                                                                                    shallow=False):
+            raise RigError(f"the export would replace '{destination}', a file beside '{target.name}' that differs "
+                           "from the one it writes there", hint="Export to another folder (a .gltf writes its "
+                           "images beside it), or to .glb, which holds them.")
     written = []
     for produced in sorted(folder.iterdir()):
         destination = target.parent / produced.name
@@ -293,7 +276,9 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
-                + unweighted_warnings(fmt, meshes, joints))
+                + export_bake.carrier_warnings(obj) + export_bake.passed_warnings(obj, chosen_names)
+                + unweighted_warnings(fmt, meshes, joints)
+                + clash_warnings(fmt, obj, meshes, joints))
     if not baked:
         none = "no clip was chosen" if chosen_names is not None else f"no clip animates the armature '{obj.name}'"
         warnings.append(f"{none}: the file holds its rest pose only")
@@ -302,15 +287,37 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     try:
         scene = _scene(bpy.context.scene, made)
         copy = _copy(obj, scene, joints, made)
-        mesh_copies = _mesh_copies(meshes, obj, copy, scene, made)
+        mesh_copies = export_meshes.mesh_copies(meshes, obj, copy, scene, made)
         _tracks(copy, joints, baked, made)
-        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies)]):
+        # A copy's own mesh (modifiers applied, Edit mode's) is named as the user's too, once for each mesh.
+        own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
+        with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
+                        *own.items()]):
             write(fmt, scene, copy, mesh_copies, str(folder / target.name))
         files = _moved_into_place(folder, target)
     finally:
         _remove(made)
         shutil.rmtree(folder, ignore_errors=True)
     return baked, files, warnings
+
+
+@contextmanager
+def _posed(obj: bpy.types.Object) -> Iterator[None]:
+    """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
+    animator turns on to look at the rest, Blender plays no clip, and every clip would be baked still."""
+    data = obj.data
+    rest = data.pose_position == "REST"
+    if rest and data.library is not None:
+        raise RigError(f"the armature '{obj.name}' shows its rest position, and its data is linked from a library, "
+                       "so it cannot be played for the export", hint="Set its Pose Position (Armature "
+                       "properties, Skeleton) in the library file, then export.")
+    if rest:
+        data.pose_position = "POSE"
+    try:
+        yield
+    finally:
+        if rest:
+            data.pose_position = "REST"
 
 
 def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
@@ -323,12 +330,13 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
                        hint="Give the first frame, then the last one.")
     joints = export_bake.deform_bones(obj)
     chosen = export_bake.chosen_clips(obj, clips)
-    meshes = _meshes(obj)
+    meshes, left_out = export_meshes.meshes(obj, joints)
     _refuse(obj, fmt, joints, [clip.name for clip in chosen], meshes)
     if frame_range is None:
         refuse_far_keys(obj, chosen)
-    with export_bake.pose_kept(obj):
+    # The frames played set every other object from its keys: a pose changed by hand is given back.
+    with others_kept(obj), export_bake.pose_kept(obj), _posed(obj):
         baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),
                         tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),
-                        tuple(mesh.name for mesh in meshes), tuple(warnings))
+                        tuple(mesh.name for mesh in meshes), tuple(left_out + warnings))

@@ -19,7 +19,7 @@ from ..core.errors import RigError
 from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
-from .clips import Clip, other_clips, playing_alone
+from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -75,6 +75,24 @@ def object_motion_warnings(obj: bpy.types.Object, clips: Sequence[Clip]) -> list
     return [f"the clip '{clip.name}' moves the armature object '{obj.name}' itself, which is not exported: key "
             "the root bone instead (engines read root motion from it)" for clip in clips
             if any(path in _OBJECT_TRANSFORMS for path in action_paths(clip.action))]
+
+
+def passed_warnings(obj: bpy.types.Object, names: Sequence[str] | None) -> list[str]:
+    """When every clip is exported (``names`` None), a warning for each action kept in the file that keys
+    bones of ``obj`` but is not taken for its clip (``clips.passed_clips``), saying why."""
+    if names is not None:
+        return []
+    return [f"the action '{clip.name}' keys bones of '{obj.name}' but is not exported: "
+            f"{why.partition('; to play it')[0]} (make it the armature's action, or put it on an NLA strip of "
+            "the armature, to export it)" for clip, why in passed_clips(obj) if clip.action.library is None]
+
+
+def carrier_warnings(obj: bpy.types.Object) -> list[str]:
+    """A warning for each animated object the armature object moves with (a parent, a constraint's
+    target): the file places the skeleton as it stands on the current frame."""
+    return [f"the armature '{obj.name}' moves with '{other.name}', which is animated: that motion is not exported "
+            "(the file places the skeleton where it stands on the current frame); key the root bone instead"
+            for other in carriers(obj)]
 
 
 @dataclass(frozen=True)

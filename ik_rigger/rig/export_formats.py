@@ -40,6 +40,20 @@ def check_names(fmt: str, names: Sequence[tuple[str, str]]) -> None:
                            hint=f"Rename the {kind}, or export to glTF (.glb).")
 
 
+def clash_warnings(fmt: str, obj: bpy.types.Object, meshes: Sequence[bpy.types.Object],
+                   joints: Sequence[str]) -> list[str]:
+    """FBX names each node, bone or mesh, and readers that find a take's bones by name (assimp's
+    FindNode, the first found depth first) may move a mesh named as a bone instead (a glTF import's
+    'Torso' mesh hanging from the bone 'Body', above the bone 'Torso'): say which names clash."""
+    if fmt != "FBX":
+        return []
+    bones = set(joints)
+    return [f"the {kind} '{name}' is named as a bone of the skeleton: FBX readers that find a take's bones by "
+            f"name (assimp, and engines built on it) may move the {kind} instead; rename the {kind} or the bone"
+            for kind, name in [("armature object", obj.name), *(("mesh", mesh.name) for mesh in meshes)]
+            if name in bones]
+
+
 def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Sequence[str]) -> list[str]:
     """glTF gives the vertices no joint moves a joint of their own (its exporter's
     'neutral_bone'): say which mesh has them, as they are one joint more than the skeleton's."""
@@ -56,6 +70,14 @@ def unweighted_warnings(fmt: str, meshes: Sequence[bpy.types.Object], joints: Se
             found.append(f"{loose} vertices of '{mesh.name}' are weighted to no deform bone: glTF gives them a "
                          "joint of their own, 'neutral_bone' (weight them to a deform bone to avoid it)")
     return found
+
+
+def _gltf_rate(scene: bpy.types.Scene) -> None:
+    """Blender's glTF exporter (4.2 to 5.2) times frame n at n / (fps * fps_base) seconds, where Blender
+    plays it at n / (fps / fps_base): 30.03 frames a second for NTSC's 29.97 (fps 30, base 1.001). On the
+    export's own scene, the base that makes that product the rate the user's scene plays at."""
+    rate = scene.render.fps / scene.render.fps_base
+    scene.render.fps_base = rate / scene.render.fps
 
 
 def _gltf(filepath: str, fmt: str) -> None:
@@ -94,4 +116,5 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
         if fmt == "FBX":
             _fbx(filepath)
         else:
+            _gltf_rate(scene)
             _gltf(filepath, fmt)

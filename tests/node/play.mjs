@@ -5,9 +5,10 @@
 //
 // Joints are named as the file names them (three.js keeps that name in userData.name).
 //
-//   node play.mjs FILE.glb FPS  ->  {"joints": [...], "rest": {joint: matrix}, "clips": {name:
+//   node play.mjs FILE.glb FPS [--skin]  ->  {"joints": [...], "rest": {joint: matrix}, "clips": {name:
 //   {"duration": s, "frames": [{joint: matrix}]}}}, matrices as three.js's 16 column-major values,
-//   one frame every 1/FPS s from 0 to the clip's duration.
+//   one frame every 1/FPS s from 0 to the clip's duration. With --skin, each frame (and the rest)
+//   also holds "#skins": {mesh: [x, y, z, x, y, z...]}, every vertex skinned, in world space.
 import { readFile } from "node:fs/promises";
 import * as THREE from "three";
 import { GLTFLoader } from "three/addons/loaders/GLTFLoader.js";
@@ -42,7 +43,9 @@ function withoutImages(bytes) {
     return out.buffer;
 }
 
-const [file, fpsText] = process.argv.slice(2);
+const [file, fpsText, skinFlag] = process.argv.slice(2);
+// With --skin, each skinned mesh's vertices too, in world space, as three.js skins them.
+const skins = [];
 const fps = Number(fpsText);
 const data = withoutImages(new Uint8Array(await readFile(file)));
 const gltf = await new Promise((resolve, reject) => new GLTFLoader().parse(data, "", resolve, reject));
@@ -56,7 +59,20 @@ const unique = [...new Set(joints)];
 const saved = new Map();
 root.traverse((node) => saved.set(node, [node.position.clone(), node.quaternion.clone(), node.scale.clone()]));
 const restore = () => { for (const [node, [p, q, s]] of saved) { node.position.copy(p); node.quaternion.copy(q); node.scale.copy(s); } };
-const read = () => { root.updateMatrixWorld(true); return Object.fromEntries(unique.map((bone) => [bone.userData.name ?? bone.name, bone.matrixWorld.toArray()])); };
+if (skinFlag === "--skin") root.traverse((node) => { if (node.isSkinnedMesh) skins.push(node); });
+const vertices = (mesh) => {
+    const point = new THREE.Vector3();
+    const flat = [];
+    for (let index = 0; index < mesh.geometry.attributes.position.count; index++) {
+        mesh.getVertexPosition(index, point);
+        point.applyMatrix4(mesh.matrixWorld);
+        flat.push(point.x, point.y, point.z);
+    }
+    return flat;
+};
+const readSkins = () => Object.fromEntries(skins.map((mesh) => { mesh.skeleton.update(); return [mesh.userData.name ?? mesh.name, vertices(mesh)]; }));
+const readJoints = () => { root.updateMatrixWorld(true); return Object.fromEntries(unique.map((bone) => [bone.userData.name ?? bone.name, bone.matrixWorld.toArray()])); };
+const read = () => { const joints = readJoints(); if (skins.length) joints["#skins"] = readSkins(); return joints; };
 const out = { joints: unique.map((bone) => bone.userData.name ?? bone.name), rest: read(), clips: {} };
 for (const clip of gltf.animations) {
     restore();
