@@ -87,9 +87,9 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         variable = driver.variables.new()
         variable.name, variable.type = "w", "TRANSFORMS"
         variable.targets[0].id, variable.targets[0].transform_type = obj, "SCALE_AVG"
-        u = f"D/w/{length:.9g}"
+        u = f"D/abs(w)/{length:.9g}"
         driver.type = "SCRIPTED"
-        driver.expression = (f"D/w if soft_ik<=0 else {length:.9g}*({u} if {u}<=1-soft_ik else "
+        driver.expression = (f"D/abs(w) if soft_ik<=0 else {length:.9g}*({u} if {u}<=1-soft_ik else "
                              f"1-soft_ik*exp((1-soft_ik-{u})/soft_ik))")
 
 
