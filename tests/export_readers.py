@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,36 +86,16 @@ def blender_skins(obj: bpy.types.Object, meshes: list[str], action: bpy.types.Ac
                   frames: list[int]) -> list[dict[str, np.ndarray]]:
     """The world positions of every vertex of ``meshes`` as Blender deforms them on each frame, ``action``
     playing alone on ``obj`` from its rest pose (as ``blender_world``)."""
-    pose = [(bone, bone.matrix_basis.copy()) for bone in obj.pose.bones]
-    for bone, _ in pose:
-        bone.matrix_basis = Matrix.Identity(4)
-    data = obj.animation_data
-    saved = data.action, data.use_nla
-    slot = getattr(data, "action_slot", None)
-    data.use_nla = False
-    _assign(data, action)
-    scene = bpy.context.scene
-    current = scene.frame_current
     out = []
-    try:
-        for frame in frames:
-            scene.frame_set(frame)
-            depsgraph = bpy.context.evaluated_depsgraph_get()
-            found = {}
-            for name in meshes:
-                evaluated = bpy.data.objects[name].evaluated_get(depsgraph)
-                flat = np.empty(3 * len(evaluated.data.vertices))
-                evaluated.data.vertices.foreach_get("co", flat)
-                world = np.array(evaluated.matrix_world)
-                found[name] = flat.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
-            out.append(found)
-    finally:
-        data.action, data.use_nla = saved
-        if slot is not None:
-            data.action_slot = slot
-        for bone, basis in pose:
-            bone.matrix_basis = basis
-        scene.frame_set(current)
+    for depsgraph in _played_alone(obj, action, frames):
+        found = {}
+        for name in meshes:
+            evaluated = bpy.data.objects[name].evaluated_get(depsgraph)
+            flat = np.empty(3 * len(evaluated.data.vertices))
+            evaluated.data.vertices.foreach_get("co", flat)
+            world = np.array(evaluated.matrix_world)
+            found[name] = flat.reshape(-1, 3) @ world[:3, :3].T + world[:3, 3]
+        out.append(found)
     return out
 
 
@@ -207,6 +188,17 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
     """The world matrices of ``names`` on each frame, ``action`` playing alone from the rest pose (the
     NLA off), read independently of the export: the active action swapped, the scene evaluated per
     frame; the pose and action put back afterwards."""
+    out = []
+    for depsgraph in _played_alone(obj, action, frames):
+        evaluated = obj.evaluated_get(depsgraph)
+        world = np.array(evaluated.matrix_world)
+        out.append({name: world @ np.array(evaluated.pose.bones[name].matrix) for name in names})
+    return out
+
+
+def _played_alone(obj: bpy.types.Object, action: bpy.types.Action, frames: list[int]) -> Iterator[bpy.types.Depsgraph]:
+    """The scene evaluated on each of ``frames`` with ``action`` playing alone on ``obj`` from its rest pose (the
+    NLA off); the pose, action and frame put back afterwards."""
     pose = [(bone, bone.matrix_basis.copy()) for bone in obj.pose.bones]
     for bone, _ in pose:
         bone.matrix_basis = Matrix.Identity(4)
@@ -217,13 +209,10 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
     _assign(data, action)
     scene = bpy.context.scene
     current = scene.frame_current
-    out = []
     try:
         for frame in frames:
             scene.frame_set(frame)
-            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-            world = np.array(evaluated.matrix_world)
-            out.append({name: world @ np.array(evaluated.pose.bones[name].matrix) for name in names})
+            yield bpy.context.evaluated_depsgraph_get()
     finally:
         data.action, data.use_nla = saved
         if slot is not None:
@@ -231,7 +220,6 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
         for bone, basis in pose:
             bone.matrix_basis = basis
         scene.frame_set(current)
-    return out
 
 
 def blender_rest(obj: bpy.types.Object, names: list[str]) -> dict[str, np.ndarray]:
