@@ -11,7 +11,7 @@ from ik_rigger.core import body
 from ik_rigger.core.model import BoneInfo, Skeleton
 from ik_rigger.limb.options import LimbOptions
 from ik_rigger.parts import parents
-from ik_rigger.rig import drivers
+from ik_rigger.rig import drivers, posed
 
 SEGMENT = 0.3
 
@@ -138,3 +138,30 @@ def test_many_limbs_at_once_build_and_rebuild_as_a_few_at_a_time():
     fresh = make_armature(creature.bones(16), name="Fresh", mode="OBJECT")
     api.build_many(fresh, [(last, api.options(max_stretch=1.0)) for last in legs])
     assert rig_state(together) == rig_state(fresh)
+
+
+class _CountedStacks(dict):
+    """Constraint stacks by bone (``checks.constraint_stacks``) that count how often a bone is asked for."""
+
+    asked = 0
+
+    def __contains__(self, name: object) -> bool:
+        type(self).asked += 1
+        return super().__contains__(name)
+
+
+def test_a_pose_without_keys_is_looked_for_asking_each_bone_once():
+    """Before a build, whether a limb may stand off its rest (``posed``) asks each bone above the legs once
+    per build, not once per leg and ancestor (legs hanging along a spine share it all); posed or not, the
+    answer is as each bone's pose and constraints say."""
+    skeleton = creature(32)
+    obj = make_armature([(bone.name, tuple(bone.head), tuple(bone.tail), bone.parent, False)
+                         for bone in skeleton.bones.values()], mode="OBJECT")
+    legs = [name for name in skeleton.bones if name.startswith(("thigh_", "shin_", "foot_"))]
+    stacks = _CountedStacks({"elsewhere": []})  # a bone with constraints no leg hangs from
+    assert not posed._may_stand_off_rest(obj, legs, stacks)
+    asked = _CountedStacks.asked
+    assert asked <= len(skeleton.bones), f"{asked} questions for {len(skeleton.bones)} bones"
+    assert posed._may_stand_off_rest(obj, legs, _CountedStacks({"spine_0": []}))  # a constraint above every leg
+    obj.pose.bones["spine_31"].rotation_euler.x = 0.1  # a bone posed by hand
+    assert posed._may_stand_off_rest(obj, legs, {})

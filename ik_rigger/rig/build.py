@@ -61,18 +61,19 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         upgrade(obj)
         records.refresh(obj)
         rig = obj.ik_rigger
-        plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
+        stacks = constraint_stacks(obj)
+        plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
         if rebuilt:
             refuse_shared(obj, "rebuilding a limb moves its bones in that data")
         motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt))
-        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt))
+        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt), stacks)
         bent = motion.bent_by_motion() | posed.bent_by_pose(obj, plans, motion.options, still)
         if bent:
             # Their motion bends them: planned again unbent, the motion plays exactly.
             requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
                         for index, (last, options) in enumerate(requests)]
             motion.options = [options for _, options in requests]
-            plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton)
+            plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
             plans = [not_prebent(limb_plan) if index in bent else limb_plan
                      for index, limb_plan in enumerate(plans)]
             motion.plans = plans
@@ -159,10 +160,12 @@ def _kept(obj: bpy.types.Object, entry: Rebuilt) -> dict[str, Any]:
     return {part.name: part.keep(obj, entry.parts) for part in limb_parts.PARTS if part.keep is not None}
 
 
-def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]],
-          skeleton: Skeleton | None = None) -> tuple[list[LimbPlan], dict[int, Rebuilt], list[list[joints.Hinge]]]:
+def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]], skeleton: Skeleton | None = None,
+          stacks: dict[str, list[bpy.types.Constraint]] | None = None,
+          ) -> tuple[list[LimbPlan], dict[int, Rebuilt], list[list[joints.Hinge]]]:
     """Plan every request; ``rebuilt`` maps a request's index to the limb it rebuilds; ``hinges``
-    holds each limb's hinge joints (none unless asked)."""
+    holds each limb's hinge joints (none unless asked); ``stacks``: the armature's constraints by bone
+    (``constraint_stacks``), when the caller read them."""
     if skeleton is None:
         skeleton = read_skeleton(obj)
     resolved = [records.resolve(obj, limb) for limb in rig.limbs]
@@ -180,7 +183,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     used = {bone: rig.limbs[index].name for index, parts in enumerate(resolved) if index not in rebuilt_indexes
             for bone in parts.bones()}
     ours = {pair for parts in resolved for pair in parts.constraints}
-    stacks = constraint_stacks(obj)
+    if stacks is None:
+        stacks = constraint_stacks(obj)
     solvers = solver_constraints(stacks)
     # Made bones keep their names through a rebuild, so no new bone may take one.
     taken: set[str] = set(made_all)

@@ -12,6 +12,7 @@ same when the rests come back.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,7 +34,12 @@ from .motion_read import limb_bones, to_prebend
 # anyone sees, well above single precision's noise.
 POSED_DISTANCE = 1e-5  # of the chain's length
 POSED_DEGREES = 1e-3
-_IDENTITY = Matrix.Identity(4)
+# Each pose channel at rest (Blender's defaults), as ``foreach_get`` reads it: a bone with another value in
+# any of them may stand off its rest (whichever its rotation mode reads). Read as arrays: ``matrix_basis``,
+# made for every bone, cost ten times as much.
+_REST_CHANNELS = (("location", array("f", [0.0] * 3)), ("scale", array("f", [1.0] * 3)),
+                  ("rotation_quaternion", array("f", [1.0, 0.0, 0.0, 0.0])), ("rotation_euler", array("f", [0.0] * 3)),
+                  ("rotation_axis_angle", array("f", [0.0, 0.0, 1.0, 0.0])))
 
 
 @dataclass
@@ -46,12 +52,13 @@ class Posed:
 
 
 def posed_still(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[LimbOptions],
-                modes: Sequence[str], rebuilt: set[int]) -> Posed:
+                modes: Sequence[str], rebuilt: set[int], stacks: Collection[str]) -> Posed:
     """Before the build: the new limbs that keep their motion (``animation`` not IGNORE) but no key moves
-    (``modes`` IGNORE), whose chain or extremity stands away from its rest in the pose shown now."""
+    (``modes`` IGNORE), whose chain or extremity stands away from its rest in the pose shown now. ``stacks``:
+    the bones that have constraints (``checks.constraint_stacks``)."""
     candidates = [index for index, (chosen, mode) in enumerate(zip(options, modes))
                   if index not in rebuilt and chosen.animation != "IGNORE" and mode == "IGNORE"]
-    if not any(_may_stand_off_rest(obj, limb_bones(plans[index])) for index in candidates):
+    if not _may_stand_off_rest(obj, [name for index in candidates for name in limb_bones(plans[index])], stacks):
         return Posed()
     shown = snap.evaluated_pose(obj)
     bones = obj.data.bones
@@ -65,16 +72,26 @@ def posed_still(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Seque
     return found
 
 
-def _may_stand_off_rest(obj: bpy.types.Object, names: Iterable[str]) -> bool:
-    """Whether any of ``names`` or the bones above them has a pose of its own or a constraint (else each
-    stands at its rest, and nothing needs evaluating)."""
-    pose_bones, seen = obj.pose.bones, set()
+def _may_stand_off_rest(obj: bpy.types.Object, names: Iterable[str], stacks: Collection[str]) -> bool:
+    """Whether any bone has a pose of its own, or any of ``names`` or the bones above them a constraint (one of
+    ``stacks``); else each stands at its rest, and nothing needs evaluating. Every bone's pose is read in a few
+    calls; each bone is asked once, as limbs hanging along a spine share their ancestors (a creature's legs:
+    asked again for every limb, it grew with the square of them)."""
+    pose_bones = obj.pose.bones
+    count = len(pose_bones)
+    for attribute, rest in _REST_CHANNELS:
+        values = array("f", bytes(4 * len(rest) * count))
+        pose_bones.foreach_get(attribute, values)
+        if values != rest * count:
+            return True
+    if not stacks:
+        return False
+    bones, seen = obj.data.bones, set()
     for name in names:
-        bone = obj.data.bones[name]
-        while bone is not None and bone.name not in seen:
-            seen.add(bone.name)
-            pose_bone = pose_bones[bone.name]
-            if pose_bone.constraints or pose_bone.matrix_basis != _IDENTITY:
+        bone = bones[name]
+        while bone is not None and (key := bone.name) not in seen:
+            seen.add(key)
+            if key in stacks:
                 return True
             bone = bone.parent
     return False
