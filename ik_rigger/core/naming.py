@@ -92,7 +92,18 @@ _JAPANESE_WORDS = {
     "腕": "Arm", "肩": "Shoulder", "親指": "Thumb", "人差指": "Index", "人指": "Index", "中指": "Middle",
     "薬指": "Ring", "小指": "Pinky", "指": "Finger", "先": "Tip", "手": "Hand",
 }
-_JAPANESE_WORD = re.compile("|".join(sorted(_JAPANESE_WORDS, key=len, reverse=True)))
+# Limb words in other scripts, as rigs named in Chinese ("左大腿"), Korean ("허벅지.L") and Russian
+# ("Бедро.L") write them, and German's ß ("Fuß"): read in any case. 足 stays MikuMikuDance's leg.
+_SCRIPT_WORDS = {
+    "大腿": "Thigh", "小腿": "Shin", "脚趾": "Toe", "脚": "Foot", "腳": "Foot", "上臂": "UpperArm",
+    "前臂": "Forearm", "手腕": "Wrist", "锁骨": "Clavicle", "鎖骨": "Clavicle",
+    "허벅지": "Thigh", "종아리": "Calf", "정강이": "Shin", "발가락": "Toe", "발": "Foot", "위팔": "UpperArm",
+    "아래팔": "Forearm", "손가락": "Finger", "손목": "Wrist", "손": "Hand", "쇄골": "Clavicle",
+    "бедро": "Thigh", "голень": "Shin", "стопа": "Foot", "ступня": "Foot", "предплечье": "Forearm",
+    "плечо": "UpperArm", "кисть": "Hand", "палец": "Finger", "ключица": "Clavicle", "ß": "ss",
+}
+_WORDS_READ = {**_JAPANESE_WORDS, **_SCRIPT_WORDS}
+_JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True)), re.IGNORECASE)
 
 # Words that start a limb bone's name; a glued side letter before one of them is a side.
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
@@ -176,11 +187,12 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
 
 
 def english(text: str) -> str:
-    """``text`` with MikuMikuDance's Japanese bone words in English ("左ひざ" -> "左Knee") and
-    full-width letters and digits made plain ("ＩＫ" -> "IK"); other text as it is."""
+    """``text`` with MikuMikuDance's Japanese bone words and other scripts' limb words in English
+    ("左ひざ" -> "左Knee", "Бедро" -> "Thigh") and full-width letters and digits made plain ("ＩＫ" ->
+    "IK"); other text as it is."""
     if text.isascii():
         return text
-    return _JAPANESE_WORD.sub(lambda found: _JAPANESE_WORDS[found.group()], unicodedata.normalize("NFKC", text))
+    return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group().lower()], unicodedata.normalize("NFKC", text))
 
 
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
