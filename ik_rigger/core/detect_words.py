@@ -73,7 +73,9 @@ UPPERS = {LEG: _LEG_UPPERS, ARM: _ARM_UPPERS}
 JOINT_UPPERS = frozenset({"hip", "shoulder"})
 # The hand is "Hand" in German; French and Spanish hands ("main", "mano") are found as the bone
 # continuing the forearm, as those words name other bones too ("UpperLeg_Main").
-EXTREMITIES = {LEG: frozenset({"foot", "ankle", "fuss", "pied", "pie"}), ARM: frozenset({"hand", "wrist"})}
+# Meta's body skeleton names the foot and hand after both: "FootAnkle", "HandWrist".
+EXTREMITIES = {LEG: frozenset({"foot", "ankle", "footankle", "fuss", "pied", "pie"}),
+               ARM: frozenset({"hand", "wrist", "handwrist"})}
 EXTREMITY_WORDS = frozenset().union(*EXTREMITIES.values())
 VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | EXTREMITY_WORDS
 # A child spelling any of these is a limb bone of its own, not this limb's foot or hand.

@@ -65,7 +65,7 @@ _CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
 # part of the name: "Skirt_L_Leg" is no leg.
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_|FullBody_"
     r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)_(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
     r"(?P<rest>.+)$"
 )
