@@ -102,8 +102,11 @@ _SCRIPT_WORDS = {
     "бедро": "Thigh", "голень": "Shin", "стопа": "Foot", "ступня": "Foot", "предплечье": "Forearm",
     "плечо": "UpperArm", "кисть": "Hand", "палец": "Finger", "ключица": "Clavicle", "ß": "ss",
 }
-_WORDS_READ = {**_JAPANESE_WORDS, **_SCRIPT_WORDS}
-_JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True)), re.IGNORECASE)
+# Each word as written in lower case, capitalised and in capitals: one search without IGNORECASE, which
+# would make every non-ASCII name's reading slower.
+_WORDS_READ = {**_JAPANESE_WORDS, **{cased: english for word, english in _SCRIPT_WORDS.items()
+                                     for cased in (word, word.capitalize(), word.upper()) if not cased.isascii()}}
+_JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True)))
 
 # Words that start a limb bone's name; a glued side letter before one of them is a side.
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
@@ -192,7 +195,7 @@ def english(text: str) -> str:
     "IK"); other text as it is."""
     if text.isascii():
         return text
-    return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group().lower()], unicodedata.normalize("NFKC", text))
+    return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group()], unicodedata.normalize("NFKC", text))
 
 
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
