@@ -1,7 +1,8 @@
 """Limbs named in other languages and scripts: German (``Oberschenkel_L > Unterschenkel_L``), French
-(``cuisse.L > jambe.L``), Spanish (``Muslo.L > Pierna.L``), Chinese (``左大腿 > 左小腿 > 左脚``), Korean
-(``허벅지.L > 종아리.L``) and Russian (``Бедро.L > Голень.L``), found as the English families are, and
-through Blender's FBX exporter and importer, which keep the names as written."""
+(``cuisse.L > jambe.L``, or ``cuisse_G > jambe_G`` beside ``cuisse_D``), Spanish (``Muslo.L >
+Pierna.L``), Chinese (``左大腿 > 左小腿 > 左脚``), Korean (``허벅지.L > 종아리.L``) and Russian (``Бедро.L >
+Голень.L``), found as the English families are, and through Blender's FBX exporter and importer, which
+keep the names as written."""
 
 from __future__ import annotations
 
@@ -37,31 +38,43 @@ LANGUAGES = {
 }
 
 
-def _human(names: dict[str, str]) -> list:
-    specs = human({role: name.replace("左", "{L}") for role, name in names.items()})
-    return [(_chinese_side(name), parent and _chinese_side(parent), head, tail) for name, parent, head, tail in specs]
+# French rigs write the sides "gauche" and "droite" as G and D ("cuisse_G"): {L} becomes G or D.
+LANGUAGES["french, sides G and D"] = {role: name.replace(".{L}", "_{L}") for role, name in LANGUAGES["french"].items()}
+_LETTERS = {"french, sides G and D": {"L": "G", "R": "D"}}
 
 
-def _chinese_side(name: str) -> str:
-    """``human`` fills {L} with L or R: a Chinese name's side is 左 or 右, before the name."""
+def _written(language: str, name: str) -> str:
+    """``human`` fills {L} with L or R: a Chinese name's side is 左 or 右, before the name; a French one's
+    may be G or D, after it."""
+    if language in _LETTERS:
+        for letter, written in _LETTERS[language].items():
+            if name.endswith(f"_{letter}"):
+                return f"{name[:-1]}{written}"
+        return name
     for letter, word in (("L", "左"), ("R", "右")):
         if name.startswith(letter) and not name.isascii():
             return word + name[1:]
     return name
 
 
-def _expected(names: dict[str, str]) -> list:
-    if "左" not in "".join(names.values()):
-        return expected(names)
-    return [(kind, side, tuple(_chinese_side(bone) for bone in chain), _chinese_side(end))
-            for kind, side, chain, end in expected({role: name.replace("左", "{L}") for role, name in names.items()})]
+def _templates(language: str) -> dict[str, str]:
+    return {role: name.replace("左", "{L}") for role, name in LANGUAGES[language].items()}
+
+
+def _human(language: str) -> list:
+    return [(_written(language, name), parent and _written(language, parent), head, tail)
+            for name, parent, head, tail in human(_templates(language))]
+
+
+def _expected(language: str) -> list:
+    return [(kind, side, tuple(_written(language, bone) for bone in chain), _written(language, end))
+            for kind, side, chain, end in expected(_templates(language))]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_limbs_named_in_other_languages_are_found(language):
-    names = LANGUAGES[language]
-    detection = detect_limbs(make_skeleton(_human(names)))
-    assert summary(detection) == _expected(names), reasons(detection)
+    detection = detect_limbs(make_skeleton(_human(language)))
+    assert summary(detection) == _expected(language), reasons(detection)
     assert detection.skipped == ()
 
 
@@ -69,6 +82,16 @@ def test_limbs_named_in_other_languages_are_found(language):
                                               ("Oberschenkel_L", "Oberschenkel_R"), ("cuisse.L", "cuisse.R")])
 def test_other_languages_names_mirror_as_written(name, mirror):
     assert naming.flip_name(name) == mirror
+
+
+def test_french_sides_g_and_d_are_read_beside_the_other_side_only():
+    """``cuisse_G`` is the left thigh when ``cuisse_D`` exists; ``Bone_D`` alone says no side."""
+    assert naming.flip_name("cuisse_G", {"cuisse_G", "cuisse_D"}) == "cuisse_D"
+    assert naming.flip_name("jambe_d.001", {"jambe_g.001"}) == "jambe_g.001"
+    assert naming.split_side("avant_bras_G", {"avant_bras_D"}).side == naming.LEFT
+    assert naming.split_side("avant_bras_D", {"avant_bras_G"}).side == naming.RIGHT
+    assert naming.flip_name("Bone_D") is None
+    assert naming.split_side("Bone_D", {"Bone_D"}).side is None
 
 
 def test_a_lower_word_takes_only_its_own_languages_upper_word():
@@ -81,11 +104,11 @@ def test_a_lower_word_takes_only_its_own_languages_upper_word():
         assert upper in reasons(detection)[lower]
 
 
-@pytest.mark.parametrize("language", ["german", "chinese", "russian"])
+@pytest.mark.parametrize("language", ["german", "chinese", "russian", "french, sides G and D"])
 def test_other_languages_limbs_rig_through_fbx(language, tmp_path):
     """Through Blender's FBX exporter and importer: every limb rigged, its handle carrying the foot or
     hand, the knee bending forward, the rest pose as it was."""
-    specs = _human(LANGUAGES[language])
+    specs = _human(language)
     made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in specs], mode="OBJECT")
     path = tmp_path / "rig.fbx"
     bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=False)
@@ -93,18 +116,18 @@ def test_other_languages_limbs_rig_through_fbx(language, tmp_path):
     bpy.ops.import_scene.fbx(filepath=str(path))
     obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
     at_rest_alone(obj)
-    assert summary(detect_limbs(read_skeleton(obj))) == _expected(LANGUAGES[language])
+    assert summary(detect_limbs(read_skeleton(obj))) == _expected(language)
     rest = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
     skipped: list[tuple[str, str]] = []
     built = api.auto_rig(obj, skipped=skipped)
     assert skipped == []
-    lasts = sorted(chain[-1] for _, _, chain, _ in _expected(LANGUAGES[language]))
+    lasts = sorted(chain[-1] for _, _, chain, _ in _expected(language))
     assert sorted(limb.name for limb in built) == lasts
     for name, matrix in rest.items():
         bone = obj.data.bones[name]
         assert (bone.matrix_local.translation - matrix.translation).length < 1e-6
     assert_handles_move_chain_ends(obj, {last: 2 for last in lasts})
-    shin = next(chain[-1] for kind, _, chain, _ in _expected(LANGUAGES[language]) if kind == LEG)
+    shin = next(chain[-1] for kind, _, chain, _ in _expected(language) if kind == LEG)
     handle = obj.pose.bones[obj.ik_rigger.limb_of(shin).handle]
     length = obj.data.bones[shin].length
     before = obj.matrix_world @ obj.pose.bones[shin].head

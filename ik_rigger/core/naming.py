@@ -56,6 +56,9 @@ _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
 # name exists: alone, a name may end in a capital of its own.
 _CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
+# French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
+# side's name exists: alone, a name may end in a letter of its own ("Bone_D").
+_FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
@@ -75,9 +78,9 @@ _INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
-    "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左",
+    "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左", "G": "D", "D": "G", "g": "d", "d": "g",
 }
-_LEFT_MARKERS = "lL左"
+_LEFT_MARKERS = "lLgG左"
 
 # A side marker as written: separators, the side, then separators and numbers (".L.001").
 _MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右])(?P<trail>.*)$")
@@ -183,6 +186,10 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
     if suffix:
         side, base = suffix["side"], suffix["base"]
         return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
+    suffix = _FRENCH_SUFFIX.match(rest)
+    if suffix:
+        side, base = suffix["side"], suffix["base"]
+        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
     if match:
         side, base = match["side"], match["base"]
         return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
