@@ -169,6 +169,13 @@ FAMILIES = {
                                            "DEF-hand.{L}", ""),
     "mmd_tools english": family("leg_{L}", "knee_{L}", "ankle_{L}", "toe_{L}", "shoulder_{L}", "arm_{L}",
                                 "elbow_{L}", "wrist_{L}", "index1_{L}"),
+    "apple arkit body": family("{left}_upLeg_joint", "{left}_leg_joint", "{left}_foot_joint", "{left}_toes_joint",
+                               "{left}_shoulder_1_joint", "{left}_arm_joint", "{left}_forearm_joint",
+                               "{left}_hand_joint", "{left}_handIndex_1_joint"),
+    "daz genesis 9": family("{l}_thigh", "{l}_shin", "{l}_foot", "{l}_toes", "{l}_shoulder", "{l}_upperarm",
+                            "{l}_forearm", "{l}_hand", "{l}_index1"),
+    "ready player me": family("{Left}UpLeg", "{Left}Leg", "{Left}Foot", "{Left}ToeBase", "{Left}Shoulder",
+                              "{Left}Arm", "{Left}ForeArm", "{Left}Hand", "{Left}HandIndex1"),
 }
 
 

@@ -4,8 +4,9 @@ the halves of one segment or one whole-limb word numbered in turn, and the side 
 
 from __future__ import annotations
 
-from .detect_names import Names
+from .detect_names import Name, Names
 from .detect_words import (
+    EXTREMITIES,
     EXTREMITY_WORDS,
     JOINT_UPPERS,
     NUMBERED,
@@ -56,9 +57,16 @@ class Chains:
         if one.base in VOCABULARY and one.base not in EXTREMITY_WORDS:
             if one.base == two.base:
                 return one.base not in NUMBERED and one.base not in JOINT_UPPERS
-            return "twist" in two.words and two.contains(frozenset({one.base}))
+            return "twist" in two.words and (two.contains(frozenset({one.base})) or self._end_twist(one, two))
         return (two.base in VOCABULARY and two.base not in EXTREMITY_WORDS and "twist" in one.words
                 and one.contains(frozenset({two.base})))
+
+    @staticmethod
+    def _end_twist(lower: Name, twist: Name) -> bool:
+        """Whether ``twist`` is named as the twist of the joint that ends ``lower``'s segment: Meta's body
+        skeleton's ``LowerLeg > FootAnkleTwist > FootAnkle``, ``ArmLower > HandWristTwist > HandWrist``."""
+        rule = RULE_OF_LOWER.get(lower.base)
+        return rule is not None and "".join(word for word in twist.words if word != "twist") in EXTREMITIES[rule.kind]
 
     def numbered_before(self, first: str, second: str) -> bool:
         """Whether ``first`` and ``second`` are one whole-limb word numbered in turn (``Leg1 > Leg2``,

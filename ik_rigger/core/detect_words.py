@@ -56,6 +56,11 @@ _RULES = (
     Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "lowarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
     # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
     Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
+    # German, French and Spanish rigs: "Oberschenkel_L > Unterschenkel_L", "cuisse.L > jambe.L",
+    # "Brazo.L > Antebrazo.L". Each lower word takes only its own language's upper one.
+    *(Rule(kind, frozenset({lower}), frozenset({upper}), frozenset({upper})) for kind, upper, lower in (
+        (LEG, "oberschenkel", "unterschenkel"), (LEG, "cuisse", "jambe"), (LEG, "muslo", "pierna"),
+        (ARM, "oberarm", "unterarm"), (ARM, "bras", "avantbras"), (ARM, "brazo", "antebrazo"))),
 )
 RULE_OF_LOWER = {lower: rule for rule in _RULES for lower in rule.lowers}
 # Whole-limb words numbered in order name successive segments: Leg01 > Leg02 is thigh > shin.
@@ -66,7 +71,11 @@ UPPERS = {LEG: _LEG_UPPERS, ARM: _ARM_UPPERS}
 # Two bones so named in a row are a pelvis or clavicle bone and the limb's own (CMU's ``LHipJoint >
 # LeftHip``, the hip's connector above the thigh), never the two halves of one segment.
 JOINT_UPPERS = frozenset({"hip", "shoulder"})
-EXTREMITIES = {LEG: frozenset({"foot", "ankle"}), ARM: frozenset({"hand", "wrist"})}
+# The hand is "Hand" in German; French and Spanish hands ("main", "mano") are found as the bone
+# continuing the forearm, as those words name other bones too ("UpperLeg_Main").
+# Meta's body skeleton names the foot and hand after both: "FootAnkle", "HandWrist".
+EXTREMITIES = {LEG: frozenset({"foot", "ankle", "footankle", "fuss", "pied", "pie"}),
+               ARM: frozenset({"hand", "wrist", "handwrist"})}
 EXTREMITY_WORDS = frozenset().union(*EXTREMITIES.values())
 VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | EXTREMITY_WORDS
 # A child spelling any of these is a limb bone of its own, not this limb's foot or hand.

@@ -56,6 +56,9 @@ _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
 # name exists: alone, a name may end in a capital of its own.
 _CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
+# French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
+# side's name exists: alone, a name may end in a letter of its own ("Bone_D").
+_FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
@@ -65,7 +68,7 @@ _CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
 # part of the name: "Skirt_L_Leg" is no leg.
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_|FullBody_"
     r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)_(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
     r"(?P<rest>.+)$"
 )
@@ -75,9 +78,9 @@ _INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
-    "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左",
+    "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左", "G": "D", "D": "G", "g": "d", "d": "g",
 }
-_LEFT_MARKERS = "lL左"
+_LEFT_MARKERS = "lLgG左"
 
 # A side marker as written: separators, the side, then separators and numbers (".L.001").
 _MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右])(?P<trail>.*)$")
@@ -92,7 +95,21 @@ _JAPANESE_WORDS = {
     "腕": "Arm", "肩": "Shoulder", "親指": "Thumb", "人差指": "Index", "人指": "Index", "中指": "Middle",
     "薬指": "Ring", "小指": "Pinky", "指": "Finger", "先": "Tip", "手": "Hand",
 }
-_JAPANESE_WORD = re.compile("|".join(sorted(_JAPANESE_WORDS, key=len, reverse=True)))
+# Limb words in other scripts, as rigs named in Chinese ("左大腿"), Korean ("허벅지.L") and Russian
+# ("Бедро.L") write them, and German's ß ("Fuß"): read in any case. 足 stays MikuMikuDance's leg.
+_SCRIPT_WORDS = {
+    "大腿": "Thigh", "小腿": "Shin", "脚趾": "Toe", "脚": "Foot", "腳": "Foot", "上臂": "UpperArm",
+    "前臂": "Forearm", "手腕": "Wrist", "锁骨": "Clavicle", "鎖骨": "Clavicle",
+    "허벅지": "Thigh", "종아리": "Calf", "정강이": "Shin", "발가락": "Toe", "발": "Foot", "위팔": "UpperArm",
+    "아래팔": "Forearm", "손가락": "Finger", "손목": "Wrist", "손": "Hand", "쇄골": "Clavicle",
+    "бедро": "Thigh", "голень": "Shin", "стопа": "Foot", "ступня": "Foot", "предплечье": "Forearm",
+    "плечо": "UpperArm", "кисть": "Hand", "палец": "Finger", "ключица": "Clavicle", "ß": "ss",
+}
+# Each word as written in lower case, capitalised and in capitals: one search without IGNORECASE, which
+# would make every non-ASCII name's reading slower.
+_WORDS_READ = {**_JAPANESE_WORDS, **{cased: english for word, english in _SCRIPT_WORDS.items()
+                                     for cased in (word, word.capitalize(), word.upper()) if not cased.isascii()}}
+_JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True)))
 
 # Words that start a limb bone's name; a glued side letter before one of them is a side.
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
@@ -169,6 +186,10 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
     if suffix:
         side, base = suffix["side"], suffix["base"]
         return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
+    suffix = _FRENCH_SUFFIX.match(rest)
+    if suffix:
+        side, base = suffix["side"], suffix["base"]
+        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
     if match:
         side, base = match["side"], match["base"]
         return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
@@ -176,11 +197,12 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
 
 
 def english(text: str) -> str:
-    """``text`` with MikuMikuDance's Japanese bone words in English ("左ひざ" -> "左Knee") and
-    full-width letters and digits made plain ("ＩＫ" -> "IK"); other text as it is."""
+    """``text`` with MikuMikuDance's Japanese bone words and other scripts' limb words in English
+    ("左ひざ" -> "左Knee", "Бедро" -> "Thigh") and full-width letters and digits made plain ("ＩＫ" ->
+    "IK"); other text as it is."""
     if text.isascii():
         return text
-    return _JAPANESE_WORD.sub(lambda found: _JAPANESE_WORDS[found.group()], unicodedata.normalize("NFKC", text))
+    return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group()], unicodedata.normalize("NFKC", text))
 
 
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
