@@ -423,13 +423,14 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     Returns the frames baked per limb; the warnings (``is_warning``: a chain bone's own IK
     limits keeping the IK off the FK motion) are appended to ``notes``, when given.
     """
+    listed = scene_state.check_frames(frames) if frames is not None else None
     scene_state.check_keyable(obj)
     prepare(obj)
     chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
-    if frames is None:
+    if listed is None:
         scene = bpy.context.scene
-        frames = _clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
-    results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
+        listed = list(_clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1))
+    results = _bake.bake_limbs(obj, chosen, direction, listed, switch=switch, clear=clear)
     if notes is not None:
         notes.extend(message for result in results for message in result.warnings)
     return {result.limb: result.frames for result in results}
@@ -448,6 +449,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     """
     surface = _ground.check_ground(obj, ground)
     if frames is not None:
+        frames = scene_state.check_frames(frames)
         scene_state.check_keyable(obj)
     prepare(obj)
     return _ground.plant_feet(obj, surface, frames)
