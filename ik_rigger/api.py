@@ -33,7 +33,7 @@ from .core import naming
 from .core.errors import RigError
 from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
-from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys, values_of
+from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, check_values, current_keys, values_of
 from .limb.plan import LimbPlan
 from .limb.requests import detected_requests
 from .parts.handle import ROLE_HANDLE
@@ -331,12 +331,13 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
-    # One block for reading and building: from Edit mode, the build finds the bones read and
-    # goes back to Edit mode once at the end.
+    chosen = options(**values)
+    # Refused as itself, not limb by limb as 'no limbs found'; the chain's length is each found limb's own.
+    check_values(replace(chosen, chain_length=LimbOptions().chain_length))
+    # One block for reading and building: from Edit mode, the build goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-        chosen = options(**values)
         requests, detection = detected_requests(skeleton, chosen)
         # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
         built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])

@@ -3,11 +3,12 @@ refused with a report naming what and what to do, the data as it was."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import bpy
 import pytest
-from helpers import both_legs, make_armature, same, set_active_bone, snapshot
+from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
 
 from ik_rigger import api
 
@@ -47,3 +48,36 @@ def test_plant_feet_outside_blenders_frames_is_refused(rigged):
     with pytest.raises(api.RigError, match="outside Blender's frames"):
         api.plant_feet(rigged, ground, range(1, 2**40))
     assert same(before, snapshot(rigged))
+
+
+@pytest.mark.parametrize("angle", [math.pi, -math.pi])
+def test_the_pole_angle_at_the_end_of_its_slider_builds(angle):
+    """Blender keeps a float property in single precision: the redo panel's Pole Angle at 180 degrees gives
+    3.1415927, past Python's pi, and the build refused it as 'pole angle 3.14159 is outside -3.14159 to
+    3.14159'. It builds as the API does with Python's pi."""
+    obj = make_armature(both_legs())
+    twin = make_armature(both_legs(), name="Twin")
+    api.build(twin, "shin.L", pole_angle=angle, pole_angle_auto=False)
+    bpy.context.view_layer.objects.active = obj
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(pole_angle=angle, pole_angle_auto=False) == {"FINISHED"}
+    for rig in (obj, twin):  # a turn of the pole the angle acts on
+        rig.pose.bones[rig.ik_rigger.limbs[0].pole].location.x += 0.3
+    ours, theirs = evaluate(obj), evaluate(twin)
+    length = obj.data.bones["shin.L"].length
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        assert same(ours[name], theirs[name], 1e-5 * length), name
+    assert abs(rotation_degrees(ours["shin.L"], obj.data.bones["shin.L"].matrix_local)) > 1.0
+
+
+def test_auto_rig_names_an_option_out_of_its_range(rigged):
+    """Every limb refused the value alike, and Auto-Rig said no limbs were found on the armature."""
+    before = snapshot(rigged)
+    with pytest.raises(api.RigError, match=r"iterations 0 is outside 1 to 10000 \(option iterations\)"):
+        api.auto_rig(rigged, iterations=0)
+    with pytest.raises(api.RigError, match=r"soft ik 0.5 is outside 0 to 0.25 \(option soft_ik\)"):
+        api.auto_rig(rigged, soft_ik=0.5)
+    assert same(before, snapshot(rigged))
+    # The chain's length Auto-Rig takes from each limb it finds, whatever is given.
+    assert [limb.chain for limb in api.auto_rig(rigged, chain_length=300)] == [("thigh.L", "shin.L"),
+                                                                               ("thigh.R", "shin.R")]
