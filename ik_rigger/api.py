@@ -215,7 +215,7 @@ def limbs(obj: bpy.types.Object) -> list[Limb]:
 
 
 def _record(obj: bpy.types.Object, bone: str):
-    record = records.limb_of(obj, bone) or obj.ik_rigger.limbs.get(bone)  # a bone, or a limb's name
+    record = records.limb_named(obj, bone)
     if record is None:
         raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
                        hint="Name a bone of a rigged limb (chain, handle, pole or clone).")

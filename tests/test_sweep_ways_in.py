@@ -11,6 +11,7 @@ import pytest
 from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
 
 from ik_rigger import api
+from ik_rigger.rig.skeleton import check_editable
 
 # Blender's frames run from -1048574 to 1048574 (the scene's current frame's limits).
 LAST_FRAME = 1048574
@@ -81,3 +82,26 @@ def test_auto_rig_names_an_option_out_of_its_range(rigged):
     # The chain's length Auto-Rig takes from each limb it finds, whatever is given.
     assert [limb.chain for limb in api.auto_rig(rigged, chain_length=300)] == [("thigh.L", "shin.L"),
                                                                                ("thigh.R", "shin.R")]
+
+
+def test_a_script_naming_no_bone_is_told_so(rigged):
+    """None for a bone raised Blender's SystemError from its bone lookup."""
+    before = snapshot(rigged)
+    for call in (lambda: api.snap_limb(rigged, None, "FK"), lambda: api.remove(rigged, None),
+                 lambda: api.switch_parent(rigged, None, 1), lambda: api.bake(rigged, "IK_TO_FK", range(1, 3), [None])):
+        with pytest.raises(api.RigError, match="is not part of a limb rigged by IK Rigger"):
+            call()
+    assert same(before, snapshot(rigged))
+    bpy.context.view_layer.update()
+    assert same(evaluate(rigged)["shin.L"], rigged.pose.bones["shin.L"].matrix)
+
+
+def test_a_ground_of_the_wrong_kind_is_named_with_its_article(rigged):
+    empty = bpy.data.objects.new("Marker", None)
+    bpy.context.scene.collection.objects.link(empty)
+    with pytest.raises(RuntimeError, match="'Rig': is an armature, not a mesh"):
+        bpy.ops.ik_rigger.plant_feet(ground="Rig")
+    with pytest.raises(api.RigError, match="'Marker': is an empty, not a mesh"):
+        api.plant_feet(rigged, empty)
+    with pytest.raises(api.RigError, match="the active object 'Marker' is an empty, not an armature"):
+        check_editable(empty)
