@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 
 import bpy
 import pytest
-from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
+from helpers import all_fcurves, both_legs, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
 
 from ik_rigger import api
+from ik_rigger.pose_operators import IKRIG_OT_bake
 from ik_rigger.rig.skeleton import check_editable
 
 # Blender's frames run from -1048574 to 1048574 (the scene's current frame's limits).
@@ -105,3 +107,34 @@ def test_a_ground_of_the_wrong_kind_is_named_with_its_article(rigged):
         api.plant_feet(rigged, empty)
     with pytest.raises(api.RigError, match="the active object 'Marker' is an empty, not an armature"):
         check_editable(empty)
+
+
+def _invoked_bake(given: dict[str, int]) -> tuple[int, int]:
+    """The range Bake IK/FK's invoke (F3, a button, a keymap) bakes with ``given`` set by the caller; Blender
+    calls invoke only where it has a window, so it is called here on a stand-in holding the properties."""
+    standin = SimpleNamespace(**({"frame_start": 1, "frame_end": 250} | given))
+    standin.properties = SimpleNamespace(is_property_set=lambda name: name in given)
+    standin.execute = lambda context: {"FINISHED"}
+    assert IKRIG_OT_bake.invoke(standin, bpy.context, None) == {"FINISHED"}
+    return standin.frame_start, standin.frame_end
+
+
+def test_bake_from_a_keymap_or_script_bakes_the_range_it_gives(rigged):
+    """Invoke replaced a range the caller gave with the scene's; and a range typed in the redo panel was
+    remembered for the next run (as set), so it would not take the scene's either."""
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 40
+    assert _invoked_bake({}) == (1, 40)
+    assert _invoked_bake({"frame_start": 10, "frame_end": 12}) == (10, 12)
+    assert _invoked_bake({"frame_end": 12}) == (1, 12)
+    scene.use_preview_range = True
+    scene.frame_preview_start, scene.frame_preview_end = 5, 8
+    assert _invoked_bake({}) == (5, 8)
+    for operator in (bpy.ops.ik_rigger.bake, bpy.ops.ik_rigger.plant_feet):
+        for name in ("frame_start", "frame_end"):
+            assert operator.get_rna_type().properties[name].is_skip_save, (operator, name)
+    handle = rigged.ik_rigger.limbs[0].handle
+    assert bpy.ops.ik_rigger.bake(direction="FK_TO_IK", frame_start=10, frame_end=12) == {"FINISHED"}
+    keyed = {round(point.co.x) for curve in all_fcurves(rigged) if f'"{handle}"' in curve.data_path
+             for point in curve.keyframe_points}
+    assert keyed == {10, 11, 12}
