@@ -370,8 +370,8 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     if to not in ("FK", "IK"):
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
-    if key:
-        scene_state.check_keyable(obj, mapped=True)  # keyed as Blender keys, in a tweaked strip's time too
+    if key:  # keyed as Blender keys, in a tweaked strip's time too
+        scene_state.check_keyable(obj, mapped=True, frame=frame)
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     if key:
@@ -398,7 +398,7 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     """
     record = _record(obj, bone)
     if key:
-        scene_state.check_keyable(obj)
+        scene_state.check_keyable(obj, frame=frame)
     prepare(obj)
     if key:
         scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())

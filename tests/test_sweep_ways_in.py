@@ -138,3 +138,19 @@ def test_bake_from_a_keymap_or_script_bakes_the_range_it_gives(rigged):
     keyed = {round(point.co.x) for curve in all_fcurves(rigged) if f'"{handle}"' in curve.data_path
              for point in curve.keyframe_points}
     assert keyed == {10, 11, 12}
+
+
+def test_keys_asked_outside_blenders_frames_are_refused(rigged):
+    """A snap or a parent switch keyed at frame 2**40 wrote keys there, where no frame of Blender plays."""
+    set_active_bone(rigged, "shin.L")
+    assert bpy.ops.ik_rigger.rebuild_limb(limb="shin.L") == {"FINISHED"}
+    api.build(rigged, "shin.L", parent_switch=True)
+    before = snapshot(rigged)
+    with pytest.raises(api.RigError, match="frame 1099511627776 lies outside Blender's frames"):
+        api.snap_limb(rigged, "shin.L", "FK", key=True, frame=2**40)
+    with pytest.raises(api.RigError, match="frame -1048575 lies outside Blender's frames"):
+        api.switch_parent(rigged, "shin.L", 1, key=True, frame=-LAST_FRAME - 1)
+    assert same(before, snapshot(rigged))
+    assert api.snap_limb(rigged, "shin.L", "FK", key=True, frame=LAST_FRAME)
+    keyed = {point.co.x for curve in all_fcurves(rigged) for point in curve.keyframe_points}
+    assert LAST_FRAME in keyed and keyed <= {LAST_FRAME - 1, LAST_FRAME}  # the switch held the frame before

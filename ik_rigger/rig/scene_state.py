@@ -62,10 +62,13 @@ def check_frames(frames: Iterable[int]) -> list[int]:
     return listed if listed is not None else list(frames)
 
 
-def check_keyable(obj: bpy.types.Object, mapped: bool = False) -> None:
+def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None) -> None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
     save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
-    inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time)."""
+    inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time), or at a
+    ``frame`` outside Blender's (``check_frames``), where no key plays."""
+    if frame is not None:
+        check_frames([frame])
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:
