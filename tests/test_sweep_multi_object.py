@@ -59,3 +59,25 @@ def test_the_other_armature_keeps_its_mode(mode, other_selected, operation):
     assert same(before, snapshot(other))
     after = evaluate(other)
     assert all(same(posed[name], after[name], 1e-5) for name in posed)
+
+
+def test_a_bone_renamed_in_edit_mode_is_named_by_the_greyed_out_operators():
+    """A chain bone renamed in Edit mode: Remove IK Limb said it was not part of a rigged limb; it is, and
+    leaving Edit mode once makes it known. Out of it, Rebuild Limb and Remove IK Limb work on it."""
+    obj = make_armature(both_legs())
+    api.build(obj, "shin.L")
+    bpy.ops.object.mode_set(mode="EDIT")
+    bones = obj.data.edit_bones
+    bones["shin.L"].name = "calf.L"
+    bones.active = bones["calf.L"]
+    with pytest.raises(RuntimeError, match="Leave Edit mode once: the bone 'calf.L' was renamed or added there"):
+        bpy.ops.ik_rigger.remove_ik()
+    bpy.ops.object.mode_set(mode="POSE")
+    set_active_bone(obj, "calf.L")
+    assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
+    handle = obj.pose.bones[obj.ik_rigger.limbs[0].handle]
+    handle.location.z += 0.2
+    bpy.context.view_layer.update()
+    assert evaluate(obj)["calf.L"] != obj.data.bones["calf.L"].matrix_local
+    assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}
+    assert not obj.ik_rigger.limbs
