@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mathutils import Vector
-
 from ..core import naming
 from ..core.model import PALETTE_CONTROL, ConstraintPlan, NewBone
 from .base import Draft, Part, Shape, option
@@ -39,7 +37,7 @@ def plan(draft: Draft) -> None:
     # the next update showed (a posed limb's line ran short of its pole) and kept by a rebuild that moved the
     # pole (the line ran past it).
     draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name,
-                                            (("rest_length", (Vector(pole.head) - Vector(knee)).length),)))
+                                            (("rest_length", (pole.head - knee).length),)))
 
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
