@@ -33,7 +33,7 @@ from .core import naming
 from .core.errors import RigError
 from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
-from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, current_keys, values_of
+from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, check_values, current_keys, values_of
 from .limb.plan import LimbPlan
 from .limb.requests import detected_requests
 from .parts.handle import ROLE_HANDLE
@@ -215,7 +215,7 @@ def limbs(obj: bpy.types.Object) -> list[Limb]:
 
 
 def _record(obj: bpy.types.Object, bone: str):
-    record = records.limb_of(obj, bone) or obj.ik_rigger.limbs.get(bone)  # a bone, or a limb's name
+    record = records.limb_named(obj, bone)
     if record is None:
         raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
                        hint="Name a bone of a rigged limb (chain, handle, pole or clone).")
@@ -331,12 +331,13 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     what it left alone on purpose (a skeleton's own IK bones) to ``notes``.
     """
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
-    # One block for reading and building: from Edit mode, the build finds the bones read and
-    # goes back to Edit mode once at the end.
+    chosen = options(**values)
+    # Refused as itself, not limb by limb as 'no limbs found'; the chain's length is each found limb's own.
+    check_values(replace(chosen, chain_length=LimbOptions().chain_length))
+    # One block for reading and building: from Edit mode, the build goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-        chosen = options(**values)
         requests, detection = detected_requests(skeleton, chosen)
         # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
         built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
@@ -369,8 +370,8 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     if to not in ("FK", "IK"):
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
-    if key:
-        scene_state.check_keyable(obj, mapped=True)  # keyed as Blender keys, in a tweaked strip's time too
+    if key:  # keyed as Blender keys, in a tweaked strip's time too
+        scene_state.check_keyable(obj, mapped=True, frame=frame)
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     if key:
@@ -397,7 +398,7 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     """
     record = _record(obj, bone)
     if key:
-        scene_state.check_keyable(obj)
+        scene_state.check_keyable(obj, frame=frame)
     prepare(obj)
     if key:
         scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
@@ -423,13 +424,14 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     Returns the frames baked per limb; the warnings (``is_warning``: a chain bone's own IK
     limits keeping the IK off the FK motion) are appended to ``notes``, when given.
     """
+    listed = scene_state.check_frames(frames) if frames is not None else None
     scene_state.check_keyable(obj)
     prepare(obj)
     chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
-    if frames is None:
+    if listed is None:
         scene = bpy.context.scene
-        frames = _clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1)
-    results = _bake.bake_limbs(obj, chosen, direction, list(frames), switch=switch, clear=clear)
+        listed = list(_clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1))
+    results = _bake.bake_limbs(obj, chosen, direction, listed, switch=switch, clear=clear)
     if notes is not None:
         notes.extend(message for result in results for message in result.warnings)
     return {result.limb: result.frames for result in results}
@@ -448,6 +450,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     """
     surface = _ground.check_ground(obj, ground)
     if frames is not None:
+        frames = scene_state.check_frames(frames)
         scene_state.check_keyable(obj)
     prepare(obj)
     return _ground.plant_feet(obj, surface, frames)

@@ -29,9 +29,11 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
         ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, without keys"),
         ("RANGE", "Frame Range", "Key the handles (and hips) on every frame of the range"),
     ], default="CURRENT")
+    # Not remembered from the last run (SKIP_SAVE): unless given, each run takes the scene's range.
     frame_start: IntProperty(name="Start", description="First frame to bake (the scene's start unless set)",
-                             default=1)
-    frame_end: IntProperty(name="End", description="Last frame to bake (the scene's end unless set)", default=250)
+                             default=1, options={"SKIP_SAVE"})
+    frame_end: IntProperty(name="End", description="Last frame to bake (the scene's end unless set)", default=250,
+                           options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:

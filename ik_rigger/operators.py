@@ -57,6 +57,16 @@ def armature_poll(cls: type[bpy.types.Operator], context: bpy.types.Context, nee
     return True
 
 
+def unknown_in_edit_mode(cls: type[bpy.types.Operator], context: bpy.types.Context) -> bool:
+    """Whether the active bone was renamed or added in Edit mode, and so is not known yet (Blender writes edit
+    bones back on leaving it): says so, where 'not part of a limb' would be wrong for a renamed one."""
+    obj, bone = context.active_object, context.active_bone
+    if obj.mode != "EDIT" or bone is None or bone.name in obj.data.bones:
+        return False
+    cls.poll_message_set(f"Leave Edit mode once: the bone '{bone.name}' was renamed or added there")
+    return True
+
+
 def report_notes(operator: bpy.types.Operator, messages: Iterable[str], about: str = "",
                  capital: bool = False) -> None:
     """Each sentence the rig layer had for the user (after ``about``, what it is about; with ``capital``,
@@ -189,7 +199,7 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if not armature_poll(cls, context):
+        if not armature_poll(cls, context) or unknown_in_edit_mode(cls, context):
             return False
         if records.limb_of(context.active_object, context.active_bone.name) is None:
             cls.poll_message_set("The active bone is not part of a limb rigged by IK Rigger")

@@ -269,9 +269,11 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
         ("FK_TO_IK", "FK to IK", "Key the limb's handle, pole and clone so the IK plays the FK motion"),
         ("IK_TO_FK", "IK to FK", "Key the chain's and extremity's own transforms with what the IK shows"),
     ])
-    frame_start: IntProperty(name="Start", description="First frame to bake (the scene's or preview range's "
-                             "when the operator starts)", default=1)
-    frame_end: IntProperty(name="End", description="Last frame to bake", default=250)
+    # Not remembered from the last run (SKIP_SAVE): unless given, each run starts from the scene's range.
+    frame_start: IntProperty(name="Start", description="First frame to bake (unless given, the scene's or preview "
+                             "range's when the operator starts)", default=1, options={"SKIP_SAVE"})
+    frame_end: IntProperty(name="End", description="Last frame to bake (unless given, the range's)", default=250,
+                           options={"SKIP_SAVE"})
     all_limbs: BoolProperty(name="All Limbs", description="Bake every limb of the armature, not only the active "
                             "bone's", default=False)
     key_switch: BoolProperty(name="Key IK/FK", description="Key each limb's IK/FK (constant) so the result plays "
@@ -284,8 +286,10 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         scene = context.scene
         preview = scene.use_preview_range
-        self.frame_start = scene.frame_preview_start if preview else scene.frame_start
-        self.frame_end = scene.frame_preview_end if preview else scene.frame_end
+        if not self.properties.is_property_set("frame_start"):  # a keymap's or a script's range is kept
+            self.frame_start = scene.frame_preview_start if preview else scene.frame_start
+        if not self.properties.is_property_set("frame_end"):
+            self.frame_end = scene.frame_preview_end if preview else scene.frame_end
         return self.execute(context)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

@@ -22,3 +22,9 @@ class RigError(Exception):
         where = f"'{self.bone}': " if self.bone else ""
         what_to_do = f" {self.hint}" if self.hint else ""
         return f"{where}{self.problem}.{what_to_do}"
+
+
+def a_kind(kind: str) -> str:
+    """A kind of thing (Blender's object type, say) with its article: "an armature", "a mesh"."""
+    kind = kind.lower()
+    return f"{'an' if kind[:1] in tuple('aeiou') else 'a'} {kind}"

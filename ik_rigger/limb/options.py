@@ -19,6 +19,7 @@ every part's fields, in the parts' order. Everything else is derived from it:
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields, make_dataclass, replace
 from operator import attrgetter
@@ -182,6 +183,14 @@ def check(options: LimbOptions, bone: str = "") -> None:
     check_values(options, bone)
 
 
+def _stored(bound: float) -> float:
+    """``bound`` as Blender stores a float property, in single precision: the end of the option's slider in
+    the redo panel gives this (pi, 180 degrees, is 3.1415927 there, past Python's 3.141592653589793)."""
+    if not abs(bound) < 3e38:  # an unbounded end, or one past single precision's (none is)
+        return bound
+    return struct.unpack("f", struct.pack("f", bound))[0]
+
+
 def check_values(options: LimbOptions, bone: str = "") -> None:
     """Refuse values outside an option's choices or range (of the right types: ``check_kinds`` first)."""
     for declared in schema():
@@ -195,7 +204,7 @@ def check_values(options: LimbOptions, bone: str = "") -> None:
         elif declared.kind in ("int", "float"):
             low = spec.minimum if spec.minimum is not None else -math.inf
             high = spec.maximum if spec.maximum is not None else math.inf
-            if not low <= value <= high:
+            if not min(low, _stored(low)) <= value <= max(high, _stored(high)):
                 raise RigError(f"{spec.label.lower()} {value:g} is outside {low:g} to {high:g} (option "
                                f"{declared.name})", bone=bone,
                                hint=f"Set {declared.name} between {low:g} and {high:g}.")

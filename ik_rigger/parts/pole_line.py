@@ -33,7 +33,11 @@ def plan(draft: Draft) -> None:
     line = draft.new_name(middle, TAG_POLE_LINE)
     draft.bones.append(NewBone(ROLE_POLE_LINE, line, knee, pole.head, (draft.joints[-1] - draft.joints[0]).normalized(),
                                middle, PALETTE_CONTROL, naming.COLLECTION_CONTROLS, selectable=False))
-    draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name))
+    # The line's rest length, as Blender measures it at rest: left to Blender (0), it was measured on the pose
+    # the next update showed (a posed limb's line ran short of its pole) and kept by a rebuild that moved the
+    # pole (the line ran past it).
+    draft.constraints.append(ConstraintPlan(line, "STRETCH_TO", CONSTRAINT_POLE_LINE, pole.name,
+                                            (("rest_length", (pole.head - knee).length),)))
 
 
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:

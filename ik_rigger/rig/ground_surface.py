@@ -10,7 +10,7 @@ from mathutils import Vector
 
 from ..core import geometry
 from ..core import ground as plan
-from ..core.errors import RigError
+from ..core.errors import RigError, a_kind
 
 
 def check_ground(obj: bpy.types.Object, ground: bpy.types.Object | None) -> bpy.types.Object:
@@ -18,7 +18,7 @@ def check_ground(obj: bpy.types.Object, ground: bpy.types.Object | None) -> bpy.
     if ground is None:
         raise RigError("no ground picked", hint="Pick the ground object (a mesh) in the sidebar's Ground box.")
     if ground.type != "MESH":
-        raise RigError(f"is a {ground.type.lower()}, not a mesh, so feet cannot stand on it", bone=ground.name,
+        raise RigError(f"is {a_kind(ground.type)}, not a mesh, so feet cannot stand on it", bone=ground.name,
                        hint="Pick a mesh object as the ground.")
     if any(modifier.type == "ARMATURE" and modifier.object == obj for modifier in ground.modifiers):
         raise RigError(f"is deformed by '{obj.name}' itself, so it cannot be its ground", bone=ground.name,

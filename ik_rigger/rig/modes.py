@@ -102,6 +102,10 @@ def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     hidden = obj.hide_get(view_layer=view_layer)
     hidden_viewport = obj.hide_viewport
     other_mode = active.mode if active is not None and active != obj else "OBJECT"
+    # Others in Pose or Edit mode besides: one not selected leaves it when ``obj`` does, and Blender takes
+    # back only the selected ones (two armatures in Pose mode, one deselected in the Outliner).
+    besides = [(item, item.mode) for item in view_layer.objects
+               if item.mode in _MODE_SET and item.mode != "OBJECT" and item not in (obj, active)]
     if other_mode != "OBJECT":
         set_mode(active, "OBJECT")
     # Touch the flags only when set: each change rebuilds the scene's dependency graph.
@@ -118,6 +122,8 @@ def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
         yield mode
     finally:
         set_mode(obj, mode)
+        for item, item_mode in besides:
+            set_mode(item, _MODE_SET[item_mode])
         _restore_visibility(obj, view_layer, hidden, hidden_viewport)
         if active is not None and view_layer.objects.active != active:
             view_layer.objects.active = active

@@ -341,8 +341,15 @@ def _update_names(limb, parts: Parts) -> None:
         limb.name = parts.chain[-1]
 
 
+def limb_named(obj: bpy.types.Object, name: str):
+    """The limb that uses the bone ``name``, else the limb of that name, if any."""
+    return limb_of(obj, name) or (obj.ik_rigger.limbs.get(name) if isinstance(name, str) else None)
+
+
 def limb_of(obj: bpy.types.Object, bone: str):
     """The limb that uses ``bone`` in any role, if any (reads only: safe in ``poll``)."""
+    if not isinstance(bone, str):  # a script's None: Blender's lookup raises a SystemError for it
+        return None
     rig = obj.ik_rigger
     data_bone = obj.data.bones.get(bone)
     tag = marker(data_bone) if data_bone is not None else None

@@ -48,10 +48,27 @@ def check_posable(obj: bpy.types.Object) -> None:
                        "Override > Make to make it editable, then try again.")
 
 
-def check_keyable(obj: bpy.types.Object, mapped: bool = False) -> None:
+def check_frames(frames: Iterable[int]) -> list[int]:
+    """``frames`` as a list, refused (before a list of them is made: a range to 2**31 would fill the memory)
+    where one lies outside the frames Blender has, those of its scene's current frame."""
+    limits = bpy.types.Scene.bl_rna.properties["frame_current"]
+    low, high = limits.hard_min, limits.hard_max
+    ends = [frames[0], frames[-1]] if isinstance(frames, range) and frames else None
+    listed = None if ends is not None else list(frames)
+    outside = [frame for frame in (ends if ends is not None else listed) if not low <= frame <= high]
+    if outside:
+        raise RigError(f"the frame {outside[0]} lies outside Blender's frames, {low} to {high}",
+                       hint="Give frames within them.")
+    return listed if listed is not None else list(frames)
+
+
+def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None) -> None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
     save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
-    inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time)."""
+    inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time), or at a
+    ``frame`` outside Blender's (``check_frames``), where no key plays."""
+    if frame is not None:
+        check_frames([frame])
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:

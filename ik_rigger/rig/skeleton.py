@@ -7,7 +7,7 @@ from array import array
 import bpy
 from mathutils import Vector
 
-from ..core.errors import RigError
+from ..core.errors import RigError, a_kind
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
 
 
@@ -51,7 +51,7 @@ def check_editable(obj: bpy.types.Object | None) -> None:
     if obj is None:
         raise RigError("no active object", hint="Select an armature and make it active.")
     if obj.type != 'ARMATURE':
-        raise RigError(f"the active object '{obj.name}' is a {obj.type.lower()}, not an armature",
+        raise RigError(f"the active object '{obj.name}' is {a_kind(obj.type)}, not an armature",
                        hint="Select the armature of your character.")
     for owner, what in ((obj, "object"), (obj.data, "armature data")):
         if owner.library is not None:
