@@ -208,3 +208,13 @@ def linked_override(path: Path, collection: str = "Character") -> bpy.types.Coll
     if override.name not in scene.collection.children:
         scene.collection.children.link(override)
     return override
+
+
+def through_fbx(made: bpy.types.Object, folder: Path, leaf_bones: bool = False) -> bpy.types.Object:
+    """``made`` (selected, as ``make_armature`` leaves it) through Blender's FBX exporter and importer at their
+    defaults, the exporter's leaf bones only with ``leaf_bones``: the imported armature, ``made`` removed."""
+    path = folder / f"{made.name}.fbx"
+    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=leaf_bones)
+    bpy.data.objects.remove(made)
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    return next(item for item in bpy.data.objects if item.type == "ARMATURE")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import DATA, at_rest_alone, make_armature
+from helpers import DATA, at_rest_alone, make_armature, through_fbx
 from test_batch_safety import report_of, run
 from test_detect import FAMILIES, human
 from test_detect_real import assert_handles_move_chain_ends, import_gltf
@@ -300,11 +300,7 @@ def test_unreals_own_ik_bones_are_noted_not_rigged(tmp_path):
     bones = [(name, head, tail, parent, False) for name, parent, head, tail in human(FAMILIES["unreal"])]
     bones += [(name, head, tail, parent, False) for name, parent, head, tail in UNREAL_IK]
     made = make_armature(bones, mode="OBJECT")
-    path = tmp_path / "mannequin.fbx"
-    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=False)
-    bpy.data.objects.remove(made)
-    bpy.ops.import_scene.fbx(filepath=str(path))
-    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    obj = through_fbx(made, tmp_path)
     at_rest_alone(obj)
     detection = detect_limbs(read_skeleton(obj))
     assert len(detection.limbs) == 4 and detection.skipped == ()

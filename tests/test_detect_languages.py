@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import at_rest_alone, make_armature
+from helpers import at_rest_alone, make_armature, through_fbx
 from mathutils import Matrix, Vector
 from test_detect import expected, family, human, make_skeleton, reasons, summary
 from test_detect_real import assert_handles_move_chain_ends
@@ -110,11 +110,7 @@ def test_other_languages_limbs_rig_through_fbx(language, tmp_path):
     hand, the knee bending forward, the rest pose as it was."""
     specs = _human(language)
     made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in specs], mode="OBJECT")
-    path = tmp_path / "rig.fbx"
-    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=False)
-    bpy.data.objects.remove(made)
-    bpy.ops.import_scene.fbx(filepath=str(path))
-    obj = next(item for item in bpy.data.objects if item.type == "ARMATURE")
+    obj = through_fbx(made, tmp_path)
     at_rest_alone(obj)
     assert summary(detect_limbs(read_skeleton(obj))) == _expected(language)
     rest = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}

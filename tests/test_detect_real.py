@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone
+from helpers import DATA, at_rest_alone, evaluate, make_armature, set_active_bone, through_fbx
 from mathutils import Matrix, Vector
 from test_detect import FAMILIES, QUADRUPEDS, human, mmd, sided
 
@@ -168,11 +168,7 @@ def test_fbx_round_trip_of_each_family_is_auto_rigged(family, tmp_path):
         specs = sided(QUADRUPEDS[family]) if family in QUADRUPEDS else human(FAMILIES[family])
     made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in specs], mode="OBJECT")
     before = detect_limbs(read_skeleton(made))
-    path = tmp_path / "character.fbx"
-    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=False)
-    bpy.data.objects.remove(made)
-    bpy.ops.import_scene.fbx(filepath=str(path))
-    obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    obj = through_fbx(made, tmp_path)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="POSE")
     detection = detect_limbs(read_skeleton(obj))

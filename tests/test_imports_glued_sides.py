@@ -9,7 +9,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import at_rest_alone
+from helpers import at_rest_alone, make_armature, through_fbx
 from test_detect import expected, family, human, make_skeleton, summary
 
 from ik_rigger import api
@@ -37,23 +37,9 @@ def test_a_capital_at_the_end_is_a_side_only_beside_the_other_side():
 
 
 def _fbx_imported(folder: Path) -> bpy.types.Object:
-    armature = bpy.data.armatures.new("Glued")
-    obj = bpy.data.objects.new("Glued", armature)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, parent, head, tail in human(GLUED, twists=True):
-        bone = armature.edit_bones.new(name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent = armature.edit_bones[parent]
-    bpy.ops.object.mode_set(mode="OBJECT")
-    path = str(folder / "glued.fbx")
-    bpy.ops.export_scene.fbx(filepath=path)
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.import_scene.fbx(filepath=path)
-    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    made = make_armature([(name, head, tail, parent, False) for name, parent, head, tail in human(GLUED, twists=True)],
+                         name="Glued", mode="OBJECT")
+    obj = through_fbx(made, folder, leaf_bones=True)  # the exporter's defaults
     at_rest_alone(obj)
     return obj
 
