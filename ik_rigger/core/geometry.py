@@ -32,6 +32,14 @@ AXES = {
 _EPSILON = 1e-9
 
 
+def rotation_property(mode: str) -> str:
+    """The pose bone property holding a rotation in Blender's rotation ``mode`` (each Euler order's is one)."""
+    return _ROTATION_PROPERTIES.get(mode, "rotation_euler")
+
+
+_ROTATION_PROPERTIES = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
+
+
 def perpendicular(vector: Vector, axis: Vector) -> Vector:
     """The part of ``vector`` at right angles to ``axis`` (a new vector)."""
     unit = axis.normalized()

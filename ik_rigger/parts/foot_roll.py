@@ -25,7 +25,7 @@ from mathutils import Matrix, Vector
 
 from ..core import naming
 from ..core.errors import RigError
-from ..core.geometry import cross
+from ..core.geometry import cross, rotation_property
 from ..core.model import PALETTE_CLONE, PALETTE_CONTROL, PALETTE_MECHANISM, ConstraintPlan, NewBone
 from .base import Draft, Part, option
 from .clone import TAG_CLONE
@@ -181,9 +181,6 @@ def plan(draft: Draft) -> None:
                                             influence=switch(draft.handle)))
 
 
-_ROTATIONS = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
-
-
 def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     """The Roll control's own rotation: X rolls heel to toe, Y banks, Z spins on the ball."""
     name = parts.made.get(ROLE_ROLL)
@@ -191,7 +188,7 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
     if roll is None:
         return
     layout.label(text=f"Foot Roll ({name}): X roll, Y bank, Z spin")
-    layout.prop(roll, _ROTATIONS.get(roll.rotation_mode, "rotation_euler"), text="Roll")
+    layout.prop(roll, rotation_property(roll.rotation_mode), text="Roll")
 
 
 def _toe(obj: Any, parts: Any, poses: Any) -> tuple[str, str] | None:

@@ -154,6 +154,12 @@ def every_fcurve_owner(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
                 yield owner
 
 
+def other_fcurve_owners(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
+    """``every_fcurve_owner`` but the active action's (``fcurve_owners``): the armature's other clips."""
+    active = {owner.as_pointer() for owner in fcurve_owners(obj)}
+    return (owner for owner in every_fcurve_owner(obj) if owner.as_pointer() not in active)
+
+
 def action_frame(obj: bpy.types.Object, frame: float) -> float:
     """The scene's ``frame`` in the time of ``obj``'s active action: in NLA tweak mode, the tweaked strip's
     (where Blender's own keying puts a key asked for on ``frame``)."""

@@ -14,7 +14,7 @@ import bpy
 
 from ..parts.handle import IK_FK
 from . import records
-from .animation import every_fcurve_owner, fcurve_owners
+from .animation import other_fcurve_owners
 from .journal import Journal
 
 
@@ -27,12 +27,10 @@ def hold_in_other_clips(obj: bpy.types.Object, parts: records.Parts, key: str, v
     path = f'pose.bones["{records.quoted(parts.handle)}"]["{key}"]'
     bones = [*parts.chain, *parts.made.values(), *([parts.extremity] if parts.extremity else [])]
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in bones)
-    active = {owner.as_pointer() for owner in fcurve_owners(obj)}
     held = []
-    for owner in list(every_fcurve_owner(obj)):
+    for owner in list(other_fcurve_owners(obj)):
         curves = owner.fcurves
-        if owner.as_pointer() in active or curves.find(path, index=0) is not None \
-                or not any(curve.data_path.startswith(prefixes) for curve in curves):
+        if curves.find(path, index=0) is not None or not any(curve.data_path.startswith(prefixes) for curve in curves):
             continue
         point = curves.new(path, index=0).keyframe_points.insert(owner.id_data.frame_range[0], value)
         point.interpolation = "CONSTANT"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bpy
 
 from ..core.errors import RigError
+from ..core.geometry import rotation_property
 from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
@@ -18,7 +19,7 @@ from . import records, switches
 from .animation import action_frame, existing_fcurve
 from .clip_hold import hold_in_other_clips
 from .parents_keys import Rekeying
-from .snap import evaluated_pose, key_pose, played_values, rotation_path
+from .snap import evaluated_pose, key_pose, played_values
 
 
 def parent_choices(obj: bpy.types.Object, parts: records.Parts) -> list[str]:
@@ -112,7 +113,7 @@ def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int)
     pose_bone[PARENT] = choice
     for name in kept:
         bone = obj.pose.bones[name]
-        paths = ("location", rotation_path(bone), "scale")
+        paths = ("location", rotation_property(bone.rotation_mode), "scale")
         now = {path: list(getattr(bone, path)) for path in paths}
         for path in paths:
             played = played_values(obj, bone, path, frame)

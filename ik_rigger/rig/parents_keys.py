@@ -15,7 +15,7 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
-from .animation import every_fcurve_owner, fcurve_owners
+from .animation import fcurve_owners, other_fcurve_owners
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import quoted
 from .scene_state import check_keyable
@@ -31,10 +31,9 @@ def _prefixes(names: Sequence[str]) -> tuple[str, ...]:
 def other_clip_keying(obj: bpy.types.Object, names: Sequence[str]) -> str | None:
     """The name of an action of ``obj`` other than the active one (an NLA strip's, a stored clip) that keys
     the transforms of the bones ``names``, None when none does."""
-    active = {owner.as_pointer() for owner in fcurve_owners(obj)}
     prefixes = _prefixes(names)
-    return next((owner.id_data.name for owner in every_fcurve_owner(obj) if owner.as_pointer() not in active
-                 and any(curve.data_path.startswith(prefixes) for curve in owner.fcurves)), None)
+    return next((owner.id_data.name for owner in other_fcurve_owners(obj)
+                 if any(curve.data_path.startswith(prefixes) for curve in owner.fcurves)), None)
 
 
 def keyed_frames(obj: bpy.types.Object, names: Sequence[str], after: int | None) -> list[int]:

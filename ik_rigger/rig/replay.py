@@ -18,6 +18,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..core.geometry import rotation_property
 from .animation import bone_of_path, fcurve_owners
 from .checks import IK_TYPES, moved_by
 from .clips import enabled
@@ -25,7 +26,6 @@ from .skeleton import read_skeleton
 
 # The channels a pose bone's matrix is made of.
 _CHANNELS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
-_ROTATION = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
 # A constraint's settings that turn it on or off.
 _SWITCHES = (".mute", ".enabled")
 
@@ -189,7 +189,7 @@ def _locals(pose_bone: bpy.types.PoseBone, curves: dict[tuple[str, str], dict[in
     def values(channel: str) -> np.ndarray:
         return _channel(pose_bone, channel, curves.get((name, channel), {}), frames)
 
-    rotation = values(_ROTATION.get(mode, "rotation_euler"))
+    rotation = values(rotation_property(mode))
     result = np.tile(np.eye(4), (len(frames), 1, 1))
     result[:, :3, :3] = _rotations(mode, rotation) * values("scale")[:, None, :]
     if not pose_bone.bone.use_connect:

@@ -12,6 +12,7 @@ import bpy
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from .. import parts as limb_parts
+from ..core.geometry import rotation_property
 from ..parts.handle import IK_FK, ROLE_HANDLE
 from . import records, snap_guard, solver, switches
 from .animation import action_frame, existing_fcurve
@@ -36,12 +37,6 @@ def local_from_pose(obj: bpy.types.Object, name: str, pose: Matrix, parent_pose:
     )
 
 
-def rotation_path(pose_bone: bpy.types.PoseBone) -> str:
-    """The property holding the bone's rotation in its rotation mode."""
-    return {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
-        pose_bone.rotation_mode, "rotation_euler")
-
-
 # A location (in bone lengths) or a scale this close to rest is rest, as single precision leaves it.
 _IDLE = 1e-5
 
@@ -52,11 +47,11 @@ def key_pose(obj: bpy.types.Object, names: list[str], frame: int) -> None:
     to single precision, only where keyed already, so no F-curve holds what plays anyway."""
     for name in names:
         pose_bone = obj.pose.bones[name]
-        played = played_values(obj, pose_bone, rotation_path(pose_bone), frame)
+        played = played_values(obj, pose_bone, rotation_property(pose_bone.rotation_mode), frame)
         if played is not None:
             compatible_rotation(pose_bone, played)
         bone = obj.data.bones[name]
-        for path in ("location", rotation_path(pose_bone), "scale"):
+        for path in ("location", rotation_property(pose_bone.rotation_mode), "scale"):
             idle = (path == "location" and (bone.use_connect or pose_bone.location.length < _IDLE * bone.length)
                     or path == "scale" and (pose_bone.scale - Vector((1.0, 1.0, 1.0))).length < _IDLE)
             if not idle or existing_fcurve(obj, pose_bone.path_from_id(path)) is not None:
@@ -109,17 +104,21 @@ def snap_fk_to_ik(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     return names
 
 
+def _shown_in(obj: bpy.types.Object, parts: records.Parts, ik_fk: float) -> dict[str, Matrix]:
+    """The evaluated pose with the limb's switch at ``ik_fk`` (0 FK, 1 IK); the switch given back after."""
+    blend = records.ik_fk(obj, parts)
+    records.set_ik_fk(obj, parts, ik_fk)
+    try:
+        return evaluated_pose(obj)
+    finally:
+        records.set_ik_fk(obj, parts, blend)
+
+
 def _check_fk(obj: bpy.types.Object, parts: records.Parts, guard: snap_guard.Guard, ik: dict[str, Matrix],
               names: list[str]) -> None:
     """Refuse an FK snap the user's constraints on the chain keep FK from showing (``snap_guard``)."""
-    blend = records.ik_fk(obj, parts)
-    records.set_ik_fk(obj, parts, 0.0)
-    try:
-        shown = evaluated_pose(obj)
-    finally:
-        records.set_ik_fk(obj, parts, blend)
     length = sum(obj.data.bones[name].length for name in parts.chain)
-    guard.check(ik, shown, names, length, "Snap FK to IK")
+    guard.check(ik, _shown_in(obj, parts, 0.0), names, length, "Snap FK to IK")
 
 
 @dataclass
@@ -182,16 +181,14 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     moved = [*parts.made.values(), *parts.chain, *([parts.extremity] if parts.extremity else [])]
     guard = snap_guard.guard(obj, parts, moved, parts.made.values())
     blend = records.ik_fk(obj, parts)
-    records.set_ik_fk(obj, parts, 0.0)
-    fk = evaluated_pose(obj)
-    records.set_ik_fk(obj, parts, blend)
+    fk = _shown_in(obj, parts, 0.0)
     last = obj.data.bones[parts.chain[-1]]
     end = fk[last.name] @ solver.end_point(obj, parts)
     snap = Snap(obj, parts, ik, fk, end, end.copy())
     changed = _place(snap)
     _refine(snap, blend)
     if guard is not None:
-        _check_ik(snap, guard, blend)
+        _check_ik(snap, guard)
     if keyframe:
         key_pose(obj, changed, frame)
     return changed
@@ -228,15 +225,10 @@ def _miss(snap: Snap) -> Vector:
     return wanted - shown[-1]
 
 
-def _check_ik(snap: Snap, guard: snap_guard.Guard, blend: float) -> None:
+def _check_ik(snap: Snap, guard: snap_guard.Guard) -> None:
     """Refuse an IK snap the user's constraints on the controls or the chain keep IK from showing (``snap_guard``)."""
-    records.set_ik_fk(snap.obj, snap.parts, 1.0)
-    try:
-        shown = evaluated_pose(snap.obj)
-    finally:
-        records.set_ik_fk(snap.obj, snap.parts, blend)
     names = [*snap.parts.chain, *([snap.parts.extremity] if snap.parts.extremity else [])]
-    guard.check(snap.fk, shown, names, snap.length, "Snap IK to FK")
+    guard.check(snap.fk, _shown_in(snap.obj, snap.parts, 1.0), names, snap.length, "Snap IK to FK")
 
 
 def _refine(snap: Snap, blend: float) -> None:
