@@ -57,7 +57,8 @@ class IKRIG_OT_remove_aim(bpy.types.Operator):
     bl_label = "Remove Aim"
     bl_options = {"REGISTER", "UNDO"}
 
-    bone: StringProperty(name="Bone", description="A bone of the aim rig to remove; the active bone when empty")
+    bone: StringProperty(name="Bone", description="A bone of the aim rig to remove; the active bone when empty",
+                         options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:

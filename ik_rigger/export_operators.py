@@ -48,8 +48,11 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
                               description="The clips to bake (all when none is listed)")
     use_frame_range: BoolProperty(name="Frame Range", description="Bake every clip over the same frames "
                                   "rather than each over its own range", default=False)
-    frame_start: IntProperty(name="Start", description="First frame baked for every clip", default=1)
-    frame_end: IntProperty(name="End", description="Last frame baked for every clip", default=250)
+    # Not remembered (another file's frames): unless given, the scene's range.
+    frame_start: IntProperty(name="Start", description="First frame baked for every clip", default=1,
+                             options={"SKIP_SAVE"})
+    frame_end: IntProperty(name="End", description="Last frame baked for every clip", default=250,
+                           options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -60,7 +63,10 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
         self.clips.clear()
         for clip in rig_clips(obj):
             self.clips.add().name = clip.name
-        self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
+        if not self.properties.is_property_set("frame_start"):  # a keymap's or a script's range is kept
+            self.frame_start = context.scene.frame_start
+        if not self.properties.is_property_set("frame_end"):
+            self.frame_end = context.scene.frame_end
         if not self.filepath:
             # Beside the .blend file, named as the armature.
             self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(file_stem(obj.name) + ".glb"))

@@ -23,8 +23,9 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
     bl_label = "Plant Feet"
     bl_options = {"REGISTER", "UNDO"}
 
+    # Not remembered: another character's ground (the sidebar's is each armature's own).
     ground: StringProperty(name="Ground", description="Mesh object the feet stand on; empty for the armature's "
-                           "ground picked in the sidebar", search=_mesh_names)
+                           "ground picked in the sidebar", search=_mesh_names, options={"SKIP_SAVE"})
     frames: EnumProperty(name="Frames", description="Which frames to plant the feet on", items=[
         ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, without keys"),
         ("RANGE", "Frame Range", "Key the handles (and hips) on every frame of the range"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 
@@ -15,7 +16,7 @@ from .core.errors import RigError
 from .core.notes import is_warning
 from .limb.options import BOTH_SIDES, schema
 from .parts.chain import BEND_DIRECTION_ITEMS
-from .props import LimbSettings, blender_property
+from .props import OperatorSettings, blender_property
 from .rig import records
 from .rig.chain import add_chain, armature_point
 from .rig.scene_state import check_keyable
@@ -76,16 +77,45 @@ def report_notes(operator: bpy.types.Operator, messages: Iterable[str], about: s
         operator.report({"WARNING"} if is_warning(message) else {"INFO"}, f"{about}: {text}" if about else text)
 
 
-# The build options' names, each an operator property of the build operators (``props.LimbSettings``).
+# The build options' names, each an operator property of the build operators (``props.OperatorSettings``).
 _OPTION_NAMES = tuple(declared.name for declared in schema())
 
 
-def given_options(operator: bpy.types.Operator) -> dict[str, object]:
-    """The build options the call set or the redo panel changed (``is_property_set``), each read alone: the
-    others are at their defaults, the options' own (``props.blender_property``). Reading every one of an
-    operator's thirty took Auto-Rig a tenth of a millisecond, as long as finding a metarig's limbs."""
+def given_options(operator: bpy.types.Operator, remembered: bool = True) -> dict[str, object]:
+    """The build options the call set or the redo panel changed, and with ``remembered`` those Blender
+    remembered from the operator's last call (its "ghosts": not set, yet what the redo panel shows), each
+    read alone: the others are at their defaults, the options' own (``props.blender_property``). An option
+    ``shown_from_record`` filled in from the limb's record is given only where the panel changed it. Reading
+    every one of an operator's thirty took Auto-Rig a tenth of a millisecond, as long as finding a metarig's
+    limbs."""
     properties = operator.properties
-    return {name: getattr(operator, name) for name in _OPTION_NAMES if properties.is_property_set(name)}
+    shown = json.loads(operator.shown_from_record or "{}")
+    given: dict[str, object] = {}
+    for name in _OPTION_NAMES:
+        if properties.is_property_set(name) or (remembered and properties.is_property_set(name, ghost=False)):
+            value = getattr(operator, name)
+            if name not in shown or shown[name] != value:
+                given[name] = value
+    return given
+
+
+def show_the_limbs_options(operator: bpy.types.Operator, limb) -> None:
+    """Put the rigged ``limb``'s recorded options in what the call did not set, so the redo panel shows the
+    limb as it is, not the operator's last call; they are not given to the rebuild unless changed there (a redo
+    keeps the operator's properties, and with them what was filled in)."""
+    recorded = limb.to_options()
+    properties = operator.properties
+    shown = {}
+    for name in _OPTION_NAMES:
+        if not properties.is_property_set(name):
+            setattr(operator, name, getattr(recorded, name))
+            shown[name] = getattr(operator, name)  # as Blender keeps it (a float in single precision)
+    operator.shown_from_record = json.dumps(shown)
+
+
+# The options a build operator filled in from the rigged limb's record (``show_the_limbs_options``), as JSON.
+_SHOWN_FROM_RECORD = StringProperty(name="Shown from the Limb", description="The options shown as the rigged "
+                                    "limb has them (JSON)", options={"HIDDEN", "SKIP_SAVE"})
 
 
 def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context, mapped: bool = False) -> bool:
@@ -110,7 +140,7 @@ def report_error(operator: bpy.types.Operator, error: RigError) -> set[str]:
     return {"CANCELLED"}
 
 
-class IKRIG_OT_build_ik(LimbSettings, bpy.types.Operator):
+class IKRIG_OT_build_ik(OperatorSettings, bpy.types.Operator):
     """Rig the chain ending at the active bone with an IK handle, a pole target and a planted extremity.
 Run it again on a rigged limb to update it in place"""
 
@@ -119,6 +149,7 @@ Run it again on a rigged limb to update it in place"""
     bl_options = {"REGISTER", "UNDO"}
 
     both_sides: blender_property(BOTH_SIDES)
+    shown_from_record: _SHOWN_FROM_RECORD
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -140,9 +171,12 @@ Run it again on a rigged limb to update it in place"""
             chain = records.resolve(obj, limb).chain
             if chain:
                 last = chain[-1]
+        if limb is not None and not self.shown_from_record:  # the first run, not a redo from the panel
+            show_the_limbs_options(self, limb)
         try:
-            # Only what the call sets (or the redo panel changed): a rigged limb keeps the rest of its options.
-            given = given_options(self)
+            # Only what the call sets (or the redo panel changed): a rigged limb keeps the rest of its options,
+            # and no other limb's remembered by Blender; a new one is built as the panel shows.
+            given = given_options(self, remembered=limb is None)
             built = api.build(obj, last, both_sides=self.both_sides, **given)
         except RigError as error:
             return report_error(self, error)
@@ -152,13 +186,15 @@ Run it again on a rigged limb to update it in place"""
         return {"FINISHED"}
 
 
-class IKRIG_OT_auto_rig(LimbSettings, bpy.types.Operator):
+class IKRIG_OT_auto_rig(OperatorSettings, bpy.types.Operator):
     """Find the legs and arms of the active armature by their names and hierarchy and rig them all.
 Limbs it is not sure of are skipped and listed, never guessed"""
 
     bl_idname = "ik_rigger.auto_rig"
     bl_label = "Auto-Rig Limbs"
     bl_options = {"REGISTER", "UNDO"}
+
+    shown_from_record: _SHOWN_FROM_RECORD
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -194,8 +230,10 @@ class IKRIG_OT_remove_ik(bpy.types.Operator):
     bl_label = "Remove IK Limb"
     bl_options = {"REGISTER", "UNDO"}
 
+    # Not remembered: a removal that dropped the motion once would drop the next limb's too.
     keep_motion: BoolProperty(name="Keep the Motion", description="Bake what the limb's IK plays onto the chain's "
-                              "own keys first, so the animation plays the same without the rig", default=True)
+                              "own keys first, so the animation plays the same without the rig", default=True,
+                              options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:

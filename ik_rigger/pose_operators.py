@@ -74,8 +74,9 @@ class LimbOperator:
 class SnapOperator(LimbOperator):
     """Mixin: snap one way, optionally switch the blend, optionally key it all."""
 
+    # Not remembered: unless the call sets it (*... and Key*), auto-keying decides, whatever the last snap did.
     keyframe: BoolProperty(name="Insert Keyframes", description="Key what changed at the current frame (unless "
-                           "set, on while auto-keying is)")
+                           "set, on while auto-keying is)", options={"SKIP_SAVE"})
     # Set by each snap: which way it snaps ("FK": FK takes the IK pose; "IK": the other way).
     direction = "FK"
     modes = {"POSE", "OBJECT"}
@@ -274,13 +275,14 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
                              "range's when the operator starts)", default=1, options={"SKIP_SAVE"})
     frame_end: IntProperty(name="End", description="Last frame to bake (unless given, the range's)", default=250,
                            options={"SKIP_SAVE"})
+    # Neither is remembered: each would overwrite or delete keys the next bake was not asked to touch.
     all_limbs: BoolProperty(name="All Limbs", description="Bake every limb of the armature, not only the active "
-                            "bone's", default=False)
+                            "bone's", default=False, options={"SKIP_SAVE"})
     key_switch: BoolProperty(name="Key IK/FK", description="Key each limb's IK/FK (constant) so the result plays "
                              "in the mode baked to", default=True)
     clear_other: BoolProperty(name="Clear the Other Side", description="Delete, over the range, the keys of the "
                               "side baked away from (the chain's for FK to IK, the controls' for IK to FK)",
-                              default=False)
+                              default=False, options={"SKIP_SAVE"})
     modes = {"POSE", "OBJECT"}
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
@@ -351,10 +353,11 @@ be built with Parent Switching)"""
     bl_label = "Switch Parent"
     bl_options = {"REGISTER", "UNDO"}
 
+    # Neither is remembered: the numbers are each limb's own, and unless set auto-keying decides.
     parent: IntProperty(name="Parent", description="What to follow, by number: 0 is the origin; the limb's "
-                        "panel lists the rest", min=0, default=0)
+                        "panel lists the rest", min=0, default=0, options={"SKIP_SAVE"})
     keyframe: BoolProperty(name="Insert Keyframes", description="Key the switch and the handle and pole where they "
-                           "are, at the current frame (unless set, on while auto-keying is)")
+                           "are, at the current frame (unless set, on while auto-keying is)", options={"SKIP_SAVE"})
     modes = {"POSE", "OBJECT"}
 
     def execute(self, context: bpy.types.Context) -> set[str]:

@@ -56,17 +56,19 @@ class IKRIG_PG_chain_state(bpy.types.PropertyGroup):
                                 "Hinge Joints holds the bone; empty when it does not")
 
 
-def blender_property(declared: options.Declared):
-    """The Blender property for one build option, from its one declaration."""
+def blender_property(declared: options.Declared, operator: bool = False):
+    """The Blender property for one build option, from its one declaration. An ``operator``'s property of
+    one limb's own (``Option.one_limbs``) is not remembered for the operator's next call (SKIP_SAVE)."""
     spec = declared.option
     label, description, default = spec.label, spec.description, declared.default
+    flags = {"options": {"SKIP_SAVE"}} if operator and spec.one_limbs else {}
     if spec.items:
-        return EnumProperty(name=label, description=description, items=list(spec.items), default=default)
+        return EnumProperty(name=label, description=description, items=list(spec.items), default=default, **flags)
     if declared.kind == "bool":
-        return BoolProperty(name=label, description=description, default=default)
+        return BoolProperty(name=label, description=description, default=default, **flags)
     if declared.kind == "str":
-        return StringProperty(name=label, description=description, default=default)
-    limits = {}
+        return StringProperty(name=label, description=description, default=default, **flags)
+    limits: dict[str, object] = dict(flags)
     if spec.minimum is not None:
         limits["min" if spec.clamp else "soft_min"] = spec.minimum
     if spec.maximum is not None:
@@ -78,15 +80,8 @@ def blender_property(declared: options.Declared):
     return FloatProperty(name=label, description=description, default=default, subtype=spec.subtype, **limits)
 
 
-class LimbSettings:
-    """The options of one limb, shared by the build operators, the sidebar's settings and each limb's record.
-
-    A mixin: Blender collects these annotations into every class that inherits it. They
-    are made from ``limb.options.LimbOptions``, where each option is declared once, so the
-    operators' redo panel, the stored record and the panel can never disagree.
-    """
-
-    __annotations__ = {declared.name: blender_property(declared) for declared in options.schema()}
+class _Settings:
+    """What the limb settings do with their options, whoever holds them."""
 
     def to_options(self) -> options.LimbOptions:
         """These settings as core's plain options."""
@@ -122,6 +117,23 @@ class LimbSettings:
             value = getattr(values, name)
             if value != getattr(self, name):
                 setattr(self, name, value)
+
+
+class LimbSettings(_Settings):
+    """The options of one limb, shared by the sidebar's settings and each limb's record.
+
+    A mixin: Blender collects these annotations into every class that inherits it. They
+    are made from ``limb.options.LimbOptions``, where each option is declared once, so the
+    operators' redo panel, the stored record and the panel can never disagree.
+    """
+
+    __annotations__ = {declared.name: blender_property(declared) for declared in options.schema()}
+
+
+class OperatorSettings(_Settings):
+    """The build operators' options: ``LimbSettings``'s, with one limb's own not remembered for the next call."""
+
+    __annotations__ = {declared.name: blender_property(declared, operator=True) for declared in options.schema()}
 
 
 # Each option's name and default, in the schema's order, read once.

@@ -68,6 +68,14 @@ class Option:
     # Whether Blender's property may clamp to the range. Off where a value past it must be refused
     # with a message, not quietly changed (Blender's IK counts at most 255 bones).
     clamp: bool = True
+    # What one limb's bones decide (its chain's length, its bend, a manual pole angle; a bone name always is):
+    # the build operators do not remember it for their next call, which would rig other bones or twist a limb.
+    per_limb: bool = False
+
+    @property
+    def one_limbs(self) -> bool:
+        """Whether the value is one limb's own: a bone name, or an option declared ``per_limb``."""
+        return self.bone or self.per_limb
 
 
 def option(default: Any, label: str, description: str, **details: Any) -> Any:

@@ -42,16 +42,17 @@ BEND_DIRECTION_ITEMS: tuple[Item, ...] = (
 @dataclass(frozen=True)
 class Options:
     chain_length: int = option(2, "Chain Length", "Bones in the IK chain, ending at the active bone", minimum=2,
-                               maximum=MAX_CHAIN_BONES, soft_maximum=16, panel="basic", clamp=False)
+                               maximum=MAX_CHAIN_BONES, soft_maximum=16, panel="basic", clamp=False, per_limb=True)
     extremity_mode: str = option("AUTO", "Extremity", "The foot or hand that stays planted with the handle",
-                                 items=EXTREMITY_MODE_ITEMS, panel="basic")
+                                 items=EXTREMITY_MODE_ITEMS, panel="basic", per_limb=True)
     extremity_name: str = option("", "Extremity Bone", "The extremity when set to Bone", panel="basic",
                                  shown_when=("extremity_mode", "BONE"), bone=True,
                                  old_names=("extremity",))
     animation: str = option("BAKE", "Animation", "What happens to motion already on the chain, its parents or the "
                             "extremity", items=ANIMATION_ITEMS, panel="basic")
     bend_direction: str = option("AUTO", "Bend Direction", "Side a straight chain bends to (a bent chain bends the "
-                                 "way it already does)", items=BEND_DIRECTION_ITEMS)
+                                 "way it already does)", items=BEND_DIRECTION_ITEMS,
+                                 per_limb=True)
     prebend_straight: bool = option(True, "Pre-bend Straight Chains", "Bow a perfectly straight chain by 1 degree, "
                                     "ends fixed, so IK can bend it")
     fix_orientation: bool = option(

@@ -40,7 +40,8 @@ PARENT_MODE_ITEMS: tuple[Item, ...] = (
 
 @dataclass(frozen=True)
 class Options:
-    handle_parent_mode: str = option("AUTO", "Handle Parent", "What the IK handle follows", items=PARENT_MODE_ITEMS)
+    handle_parent_mode: str = option("AUTO", "Handle Parent", "What the IK handle follows", items=PARENT_MODE_ITEMS,
+                                     per_limb=True)
     handle_parent: str = option("", "Handle Parent Bone", "The IK handle's parent when set to Bone",
                                 shown_when=("handle_parent_mode", "BONE"), bone=True)
     parent_switch: bool = option(False, "Parent Switching", "The handle (and a pole at the origin) follow a choice "

@@ -29,9 +29,10 @@ class Options:
     pole_distance: float = option(0.5, "Pole Distance", "How far the pole stands from the middle joint, as a "
                                   "fraction of the chain's length", minimum=0.05, maximum=100.0, soft_maximum=3.0)
     pole_angle_auto: bool = option(True, "Automatic Pole Angle", "Compute the pole angle from the rest pose so "
-                                   "nothing twists")
+                                   "nothing twists", per_limb=True)
     pole_angle: float = option(0.0, "Pole Angle", "The pole angle when not automatic", minimum=-math.pi,
-                               maximum=math.pi, subtype="ANGLE", shown_when=("pole_angle_auto", False))
+                               maximum=math.pi, subtype="ANGLE", shown_when=("pole_angle_auto", False),
+                               per_limb=True)
 
 
 def plan(draft: Draft) -> None:
