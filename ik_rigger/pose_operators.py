@@ -14,6 +14,7 @@ from .core.errors import RigError
 from .operators import armature_in, keys_asked, report_error, report_notes
 from .parts.pole import ROLE_POLE
 from .rig import records, selection
+from .rig.build import refuse_gone
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.scene_state import check_posable
 from .rig.upgrade import needs_upgrade, prepare, upgrade
@@ -237,6 +238,7 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
                 leave_edit_mode(obj)
                 prepare(obj)
                 parts = records.resolve(obj, limb)
+                refuse_gone(limb, parts)
                 if not parts.chain:
                     raise RigError("the limb's chain bones are gone", bone=limb.name, hint="Remove the limb.")
                 name = parts.chain[-1]

@@ -171,10 +171,12 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     resolved = [records.resolve(obj, limb) for limb in rig.limbs]
     made_all = {name for parts in resolved for name in parts.made.values()}
     by_last = {parts.chain[-1]: index for index, parts in enumerate(resolved) if parts.chain}
+    by_last.update({name: index for index, parts in enumerate(resolved) for name in parts.gone})
     rebuilt: dict[int, Rebuilt] = {}
     for number, (last, _) in enumerate(requests):
         index = by_last.get(last)
         if index is not None:
+            refuse_gone(rig.limbs[index], resolved[index])
             limb = rig.limbs[index]
             rebuilt[number] = Rebuilt(index, limb.uid, resolved[index], [
                 (rest.name, tuple(rest.head), tuple(rest.tail), rest.roll) for rest in limb.prebent])
@@ -217,6 +219,15 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         taken |= {bone.name for bone in limb_plan.new_bones}
         plans.append(limb_plan)
     return plans, rebuilt, hinges
+
+
+def refuse_gone(limb, parts: records.Parts) -> None:
+    """A limb whose chain bone was deleted by hand is not rebuilt: a chain of what is left would reach into
+    the bones above it (a leg's into the hips) or end elsewhere than the limb did."""
+    if parts.gone:
+        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone (deleted by hand)",
+                       bone=parts.gone[0], hint=f"Remove IK Limb takes the rest of that limb out (from one of its "
+                       f"bones, or api.remove with '{limb.name}'); then build the limb again on the bones there are.")
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:

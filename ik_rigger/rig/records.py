@@ -36,8 +36,8 @@ from ..parts.handle import IK_FK, IK_FK_DESCRIPTION, ROLE_HANDLE
 from ..parts.ik import IK_WEIGHT, IK_WEIGHT_DESCRIPTION
 from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
-from . import solver
 from .animation import action_frame, existing_fcurve, fcurve_owners
+from .chain_now import find_chain
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -146,6 +146,7 @@ class Parts:
     # The hidden chain IK solves where the chain's bones do not run joint to joint (parts.hidden), root
     # first; empty where IK runs on the chain itself.
     solver: list[str] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)  # the recorded chain bones deleted by hand
 
     @property
     def handle(self) -> str | None:
@@ -271,22 +272,10 @@ def resolve(obj: bpy.types.Object, limb) -> Parts:
     pose_bones = obj.pose.bones
     ik_owner = next((owner for owner, name in parts.constraints
                      if pose_bones[owner].constraints[name].type == "IK"), None)
-    recorded_chain = inventory(limb).chain
-    if ik_owner is not None:
-        count = pose_bones[ik_owner].constraints[
-            next(name for owner, name in parts.constraints if owner == ik_owner)].chain_count
-        chain = [ik_owner]
-        bone = bones[ik_owner]
-        while bone.parent is not None and len(chain) < max(count, 1):
-            bone = bone.parent
-            chain.append(bone.name)
-        parts.chain = list(reversed(chain))
-        if marker(bones[ik_owner]) is not None:
-            parts.solver = parts.chain
-            parts.chain = solver.followers(obj, parts, recorded_chain)
-    else:
-        parts.chain = [name for name in recorded_chain if name in bones]
-        parts.missing.append(f"the IK constraint on '{recorded_chain[-1] if recorded_chain else limb.name}'")
+    count = 0 if ik_owner is None else pose_bones[ik_owner].constraints[
+        next(name for owner, name in parts.constraints if owner == ik_owner)].chain_count
+    find_chain(obj, parts, ik_owner, count, inventory(limb).chain, limb.name,
+               ik_owner is not None and marker(bones[ik_owner]) is not None)
     clones = {name for name in (made.get(ROLE_CLONE), _recorded_made(limb).get(ROLE_CLONE)) if name}
     copy_owner = next((owner for owner, name in parts.constraints
                        if pose_bones[owner].constraints[name].type != "IK"
