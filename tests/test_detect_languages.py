@@ -41,11 +41,26 @@ LANGUAGES = {
 # French rigs write the sides "gauche" and "droite" as G and D ("cuisse_G"): {L} becomes G or D.
 LANGUAGES["french, sides G and D"] = {role: name.replace(".{L}", "_{L}") for role, name in LANGUAGES["french"].items()}
 _LETTERS = {"french, sides G and D": {"L": "G", "R": "D"}}
+# Korean rigs write the side as a word, before or after the name, glued or not: {Left} becomes 왼쪽 or 오른쪽
+# (left, right), 좌측 or 우측 (left side, right side), or the one syllable 좌 or 우.
+_KOREAN = family("허벅지", "종아리", "발", "발가락", "쇄골", "위팔", "아래팔", "손", "손가락")
+LANGUAGES |= {
+    "korean, sides 왼쪽 and 오른쪽 before": {role: f"{{Left}}_{name}" for role, name in _KOREAN.items()},
+    "korean, sides 왼쪽 and 오른쪽 after": {role: f"{name}{{Left}}" for role, name in _KOREAN.items()},
+    "korean, sides 좌측 and 우측": {role: f"{{Left}} {name}" for role, name in _KOREAN.items()},
+    "korean, sides 좌 and 우": {role: f"{{Left}}{name}" for role, name in _KOREAN.items()},
+}
+_WORDS = {"korean, sides 왼쪽 and 오른쪽 before": ("왼쪽", "오른쪽"),
+          "korean, sides 왼쪽 and 오른쪽 after": ("왼쪽", "오른쪽"),
+          "korean, sides 좌측 and 우측": ("좌측", "우측"), "korean, sides 좌 and 우": ("좌", "우")}
 
 
 def _written(language: str, name: str) -> str:
     """``human`` fills {L} with L or R: a Chinese name's side is 左 or 右, before the name; a French one's
     may be G or D, after it."""
+    if language in _WORDS:
+        left, right = _WORDS[language]
+        return name.replace("Left", left).replace("Right", right)
     if language in _LETTERS:
         for letter, written in _LETTERS[language].items():
             if name.endswith(f"_{letter}"):
@@ -79,7 +94,9 @@ def test_limbs_named_in_other_languages_are_found(language):
 
 
 @pytest.mark.parametrize(("name", "mirror"), [("Бедро.L", "Бедро.R"), ("左大腿", "右大腿"), ("허벅지.L", "허벅지.R"),
-                                              ("Oberschenkel_L", "Oberschenkel_R"), ("cuisse.L", "cuisse.R")])
+                                              ("Oberschenkel_L", "Oberschenkel_R"), ("cuisse.L", "cuisse.R"),
+                                              ("왼쪽_허벅지", "오른쪽_허벅지"), ("종아리오른쪽", "종아리왼쪽"),
+                                              ("좌측 위팔", "우측 위팔"), ("좌허벅지", "우허벅지"), ("우손", "좌손")])
 def test_other_languages_names_mirror_as_written(name, mirror):
     assert naming.flip_name(name) == mirror
 
@@ -94,6 +111,16 @@ def test_french_sides_g_and_d_are_read_beside_the_other_side_only():
     assert naming.split_side("Bone_D", {"Bone_D"}).side is None
 
 
+def test_korean_one_syllable_sides_are_read_before_a_limb_word_or_beside_the_other_side_only():
+    """좌 and 우 before a limb word are sides (``우종아리`` the right calf); ``우산`` (an umbrella) alone says no
+    side, and a name ending in 좌 or 우 is one side only where the other side's name exists."""
+    assert naming.split_side("우종아리").side == naming.RIGHT
+    assert naming.flip_name("우산") is None
+    assert naming.flip_name("꼬리좌") is None
+    assert naming.flip_name("꼬리좌", {"꼬리우"}) == "꼬리우"
+    assert naming.split_side("꼬리우", {"꼬리좌"}).side == naming.RIGHT
+
+
 def test_a_lower_word_takes_only_its_own_languages_upper_word():
     """``jambe`` (French) below ``thigh`` or ``Unterschenkel`` below ``cuisse`` mixes two rigs' words: no limb."""
     for upper, lower in (("thigh.L", "jambe.L"), ("cuisse.L", "Unterschenkel.L"), ("Oberarm.L", "avant_bras.L")):
@@ -104,7 +131,8 @@ def test_a_lower_word_takes_only_its_own_languages_upper_word():
         assert upper in reasons(detection)[lower]
 
 
-@pytest.mark.parametrize("language", ["german", "chinese", "russian", "french, sides G and D"])
+@pytest.mark.parametrize("language", ["german", "chinese", "russian", "french, sides G and D",
+                                      "korean, sides 왼쪽 and 오른쪽 after", "korean, sides 좌 and 우"])
 def test_other_languages_limbs_rig_through_fbx(language, tmp_path):
     """Through Blender's FBX exporter and importer: every limb rigged, its handle carrying the foot or
     hand, the knee bending forward, the rest pose as it was."""

@@ -48,6 +48,14 @@ _CAMEL_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[A-Z][a-z].*)$")
 # or, for a few bones, after it ("腰キャンセル左").
 _JAPANESE_PREFIX = re.compile(r"^(?P<side>[左右])(?P<base>.+)$")
 _JAPANESE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[左右])$")
+# Korean writes the side as a word before or after the name, glued or not: 왼쪽 and 오른쪽 (left, right),
+# 좌측 and 우측 (left side, right side) always ("왼쪽_허벅지", "허벅지오른쪽"); the one syllable 좌 or 우 only
+# before a limb word or beside the other side's name ("좌허벅지"): alone, 우 begins words of its own.
+_KOREAN = "왼쪽|오른쪽|좌측|우측"
+_KOREAN_PREFIX = re.compile(rf"^(?P<side>(?:{_KOREAN})[._\- ]*)(?P<base>.+)$")
+_KOREAN_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ]*(?:{_KOREAN}))$")
+_KOREAN_SYLLABLE_PREFIX = re.compile(r"^(?P<side>[좌우][._\- ]*)(?P<base>.+)$")
+_KOREAN_SYLLABLE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ]*[좌우])$")
 # A side glued to a lowercase word: "lthigh", "leftshin". Read so only when the other side
 # exists or the rest is a limb word: alone, "leg" would read as "l" + "eg".
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
@@ -79,11 +87,12 @@ _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
     "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左", "G": "D", "D": "G", "g": "d", "d": "g",
+    "왼쪽": "오른쪽", "오른쪽": "왼쪽", "좌측": "우측", "우측": "좌측", "좌": "우", "우": "좌",
 }
-_LEFT_MARKERS = "lLgG左"
+_LEFT_MARKERS = "lLgG左왼좌"
 
 # A side marker as written: separators, the side, then separators and numbers (".L.001").
-_MARKER = re.compile(r"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右])(?P<trail>.*)$")
+_MARKER = re.compile(rf"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右]|{_KOREAN}|[좌우])(?P<trail>.*)$")
 
 # MikuMikuDance's bone words (PMX's standard bones), as the English words detection reads;
 # mmd_tools keeps them, with the side as a suffix ("ひざ.L") when it renames. Longer words
@@ -172,7 +181,8 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
     match = _NAMESPACE.match(name)
     namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
     for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
-                               (_CAMEL_PREFIX, True), (_JAPANESE_PREFIX, True), (_JAPANESE_SUFFIX, False)):
+                               (_CAMEL_PREFIX, True), (_JAPANESE_PREFIX, True), (_JAPANESE_SUFFIX, False),
+                               (_KOREAN_PREFIX, True), (_KOREAN_SUFFIX, False)):
         match = pattern.match(rest)
         if match:
             if is_prefix:
@@ -186,6 +196,9 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
     if suffix:
         side, base = suffix["side"], suffix["base"]
         return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
+    korean = _korean_syllable(namespace, rest)
+    if korean is not None:
+        return korean
     suffix = _FRENCH_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
@@ -194,6 +207,24 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
         side, base = match["side"], match["base"]
         return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
     return plain, None, ""
+
+
+def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | None, str] | None:
+    """``_split_alone``'s answer for a side written as Korean's one syllable, 좌 or 우: a side before a limb
+    word ("좌허벅지"), else only where the other side's name exists; None where there is none."""
+    plain = SideName(namespace, "", rest, "")
+    match = _KOREAN_SYLLABLE_PREFIX.match(rest)
+    if match:
+        side, base = match["side"], match["base"]
+        split = SideName(namespace, side, base, "")
+        if english(base).lower().startswith(LIMB_WORDS):
+            return split, None, ""
+        return plain, split, f"{namespace}{_flip_marker(side)}{base}"
+    match = _KOREAN_SYLLABLE_SUFFIX.match(rest)
+    if match:
+        side, base = match["side"], match["base"]
+        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
+    return None
 
 
 def english(text: str) -> str:
