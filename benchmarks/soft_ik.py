@@ -6,8 +6,9 @@
   ``SOFT`` (0.05), and their ratio (lower is calmer).
 - The evaluation: the four limbs at Maximum Stretch 1 with soft IK against the floor without
   stretch (``floor.rig_four_limbs``) given the same soft-IK setup by a plain script
-  (``add_soft_ik``, with nothing from IK Rigger: a hidden root bone and a hidden SOFT bone per
-  limb, Copy Transforms and Limit Distance, the distance's simple-expression driver, the IK
+  (``add_soft_ik``, with nothing from IK Rigger: a hidden root bone, a hidden SOFT bone and a hidden
+  gauge bone per limb, Copy Transforms and Limit Distance, two Copy Locations putting the gauge at the
+  target less the root, the distance's simple-expression driver reading it, the IK
   aimed at SOFT and the clone hung from it), timed as ``evaluation`` times its rigs.
 """
 
@@ -63,10 +64,14 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         soft_bone.parent = handle.parent
         soft_bone.use_deform, soft_bone.hide = False, True
         edit_bones[f"{end_base}_IK_clone{side}"].parent = soft_bone
-        made.append((last_name, handle.name, root.name, soft_bone.name, length))
+        # The distance in the armature's space: the target less the root, on a bone at the origin.
+        gauge = edit_bones.new(f"{first_name[:-2]}_IK_soft_gauge{side}")
+        gauge.head, gauge.tail = (0.0, 0.0, 0.0), (0.0, length, 0.0)
+        gauge.use_deform, gauge.hide = False, True
+        made.append((last_name, handle.name, root.name, soft_bone.name, gauge.name, length))
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
-    for last_name, handle, root, soft_name, length in made:
+    for last_name, handle, root, soft_name, gauge, length in made:
         pose_bones[handle]["soft_ik"] = soft
         pose_bones[last_name].constraints["IK"].subtarget = soft_name
         copy = pose_bones[soft_name].constraints.new("COPY_TRANSFORMS")
@@ -76,20 +81,22 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         limit.target, limit.subtarget = obj, root
         limit.limit_mode, limit.distance = "LIMITDIST_ONSURFACE", length
         limit.owner_space = limit.target_space = "POSE"
+        for target, inverted in ((handle, False), (root, True)):
+            copy = pose_bones[gauge].constraints.new("COPY_LOCATION")
+            copy.target, copy.subtarget = obj, target
+            copy.owner_space = copy.target_space = "POSE"
+            copy.invert_x = copy.invert_y = copy.invert_z = copy.use_offset = inverted
         driver = limit.driver_add("distance").driver
         variable = driver.variables.new()
         variable.name, variable.targets[0].id = "soft_ik", obj
         variable.targets[0].data_path = f'pose.bones["{handle}"]["soft_ik"]'
         variable = driver.variables.new()
         variable.name, variable.type = "D", "LOC_DIFF"
-        for target, bone in zip(variable.targets, (root, handle)):
-            target.id, target.bone_target = obj, bone
-        variable = driver.variables.new()
-        variable.name, variable.type = "w", "TRANSFORMS"
-        variable.targets[0].id, variable.targets[0].transform_type = obj, "SCALE_AVG"
-        u = f"D/abs(w)/{length:.9g}"
+        for target, bone in zip(variable.targets, (gauge, root)):
+            target.id, target.bone_target, target.transform_space = obj, bone, "LOCAL_SPACE"
+        u = f"D/{length:.9g}"
         driver.type = "SCRIPTED"
-        driver.expression = (f"D/abs(w) if soft_ik<=0 else {length:.9g}*({u} if {u}<=1-soft_ik else "
+        driver.expression = (f"D if soft_ik<=0 else {length:.9g}*({u} if {u}<=1-soft_ik else "
                              f"1-soft_ik*exp((1-soft_ik-{u})/soft_ik))")
 
 

@@ -229,8 +229,8 @@ def test_soft_ik_zero_makes_no_bone_more():
     assert not any(role.startswith("SOFT") for role in plain.limb.bones)
     assert "soft_ik" not in plain.obj.pose.bones[plain.handle]
     soft = build(soft_ik=SOFT)
-    assert {"SOFT", "SOFT_ROOT"} <= set(soft.limb.bones)
-    assert len(soft.limb.bones) == len(plain.limb.bones) + 2
+    assert {"SOFT", "SOFT_ROOT", "SOFT_GAUGE"} <= set(soft.limb.bones)
+    assert len(soft.limb.bones) == len(plain.limb.bones) + 3
 
 
 def test_drivers_are_simple_expressions():

@@ -59,10 +59,10 @@ class Driven:
     expression: str = ""
     # More variables, each reading a path of the armature object itself (its IK solver...).
     object_paths: tuple[tuple[str, str], ...] = ()
-    # More variables, each the distance between two bones' heads (name, bone, bone), in world space.
+    # More variables, each the distance between two bones' heads (name, bone, bone), in world space or, with
+    # ``distance_space`` "LOCAL_SPACE", between their translations in their own spaces, constraints applied.
     distances: tuple[tuple[str, str, str], ...] = ()
-    # More variables, each the armature object's world scale (its average over the axes).
-    scales: tuple[str, ...] = ()
+    distance_space: str = "WORLD_SPACE"
 
     def renamed(self, names: dict[str, str]) -> Driven:
         return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables),

@@ -9,9 +9,16 @@ Surface). With L the chain's length, s = soft_ik x L, d_a = L - s and D the dist
 the root to the target, that distance is D up to d_a (the end reaches the target exactly)
 and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never gets there.
 
-The distance is a driver whose expression Blender evaluates without Python: D is a Distance
-variable (world space, divided by the size of the armature's world scale, which Blender reads
-negative on a mirrored armature), ``soft_ik`` the handle's animatable custom property (0 gives
+The distance is a driver whose expression Blender evaluates without Python: D is the distance in
+the armature's space, where the Limit Distance works, whatever the object's scale (mirrored, or
+other along each axis): GAUGE, a hidden bone without a parent at the armature's origin, is put at
+the target less the root by two Copy Location constraints (the second inverted, with offset), and
+a Distance variable reads its translation in its own space, which is that vector, from SOFT_ROOT's
+(never posed: nothing). In Local Space, Blender 4.2 to 5.2 read a bone's translation with its
+constraints applied (Transform Space reads its own location alone, here nothing). A world distance
+divided by the world scale, as earlier releases measured, was off by the ratio of the axes along
+the line where they differ.
+``soft_ik`` the handle's animatable custom property (0 gives
 hard IK back exactly: SOFT is then the target itself, up to Maximum Stretch). On a limb that
 stretches, the handle's ``stretch`` blends the distance toward D, so at 1 the chain's end reaches
 the target and the IK's own stretch takes it past the chain's length, up to Maximum Stretch,
@@ -40,10 +47,14 @@ from .stretch import CONSTRAINT_REACH, ROLE_REACH, STRETCH, stretches
 
 ROLE_SOFT_ROOT = "SOFT_ROOT"
 ROLE_SOFT = "SOFT"
+ROLE_SOFT_GAUGE = "SOFT_GAUGE"
 TAG_ROOT = "IK_soft_root"
 TAG_SOFT = "IK_soft"
+TAG_GAUGE = "IK_soft_gauge"
 CONSTRAINT_COPY = "IK Rigger Soft Copy"
 CONSTRAINT_SOFT = "IK Rigger Soft"
+CONSTRAINT_GAUGE = "IK Rigger Soft Gauge"
+CONSTRAINT_GAUGE_ROOT = "IK Rigger Soft Gauge Root"
 SOFT_IK = "soft_ik"
 MAX_SOFT_IK = 0.25
 SOFT_IK_DESCRIPTION = ("How softly the chain reaches full extension, as a fraction of its length: past its length "
@@ -93,14 +104,13 @@ def target_distance(reach: float, soft: float, length: float, stretch: float = 0
 
 
 def expression(length: float, reach: float | None) -> str:
-    """The SOFT distance's driver: ``D`` the world distance root -> target, ``w`` the armature's world
-    scale, ``soft_ik`` (and ``stretch``) the handle's; a simple expression (no Python), within the 256
-    characters Blender keeps. Past d_a, d_a + s(1 - exp(-(D - d_a)/s)) is L - s exp((d_a - D)/s): in
-    chain lengths, 1 - soft_ik exp((1 - soft_ik - u)/soft_ik). On a limb that stretches, ``reach`` (its
-    Maximum Stretch times L) caps the distance, as the target's own limit does without soft IK."""
+    """The SOFT distance's driver: ``D`` the distance root -> target in the armature's space, ``soft_ik``
+    (and ``stretch``) the handle's; a simple expression (no Python), within the 256 characters Blender
+    keeps. Past d_a, d_a + s(1 - exp(-(D - d_a)/s)) is L - s exp((d_a - D)/s): in chain lengths,
+    1 - soft_ik exp((1 - soft_ik - u)/soft_ik). On a limb that stretches, ``reach`` (its Maximum Stretch
+    times L) caps the distance, as the target's own limit does without soft IK."""
     chain = f"{length:.9g}"
-    # Blender reads the world scale of a mirrored armature (a negative axis) negative, all three axes alike.
-    distance = "D/abs(w)"
+    distance = "D"
     u = f"{distance}/{chain}"
     eased = f"{chain}*({u} if {u}<=1-soft_ik else 1-soft_ik*exp((1-soft_ik-{u})/soft_ik))"
     if reach is None:
@@ -123,6 +133,19 @@ def _reach_beyond(draft: Draft, length: float) -> float:
     return reach
 
 
+def _gauge(draft: Draft, root: str, aimed: str) -> str:
+    """GAUGE: at the target less the root, in the armature's space (its rest at the origin, no parent)."""
+    gauge = draft.new_name(draft.chain[0], TAG_GAUGE)
+    origin, tail, up = Vector((0.0, 0.0, 0.0)), Vector((0.0, draft.length, 0.0)), Vector((0.0, 0.0, 1.0))
+    draft.bones.append(NewBone(ROLE_SOFT_GAUGE, gauge, origin, tail, up, None, PALETTE_MECHANISM,
+                               naming.COLLECTION_MECHANISM, hidden=True))
+    pose_space = (("owner_space", "POSE"), ("target_space", "POSE"))
+    draft.constraints.append(ConstraintPlan(gauge, "COPY_LOCATION", CONSTRAINT_GAUGE, aimed, pose_space))
+    draft.constraints.append(ConstraintPlan(gauge, "COPY_LOCATION", CONSTRAINT_GAUGE_ROOT, root, (
+        ("invert_x", True), ("invert_y", True), ("invert_z", True), ("use_offset", True), *pose_space)))
+    return gauge
+
+
 def plan(draft: Draft) -> None:
     soft_ik = draft.options.soft_ik
     if soft_ik <= 0.0:
@@ -143,11 +166,12 @@ def plan(draft: Draft) -> None:
     draft.constraints.append(ConstraintPlan(soft, "COPY_TRANSFORMS", CONSTRAINT_COPY, aimed.name, pose_space))
     draft.constraints.append(ConstraintPlan(soft, "LIMIT_DISTANCE", CONSTRAINT_SOFT, root, (
         ("limit_mode", "LIMITDIST_ONSURFACE"), ("distance", length), *pose_space)))
+    gauge = _gauge(draft, root, aimed.name)
     stretching = stretches(draft.options)
     switches = ((SOFT_IK, draft.handle),) + (((STRETCH, draft.handle),) if stretching else ())
     reach = _reach_beyond(draft, length) if stretching else None
     draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
-        switches, expression(length, reach), distances=(("D", root, aimed.name),), scales=("w",))))
+        switches, expression(length, reach), distances=(("D", gauge, root),), distance_space="LOCAL_SPACE")))
     draft.constraints[index] = replace(ik, subtarget=soft)
     # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
     kept = draft.kept.get("soft_ik")
@@ -228,7 +252,7 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
         layout.prop(handle, f'["{SOFT_IK}"]', text="Soft IK", slider=True)
 
 
-PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT), used=used, plans=used,
-            targets={"IK": (ROLE_SOFT,), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,)},
+PART = Part("soft_ik", Options, plan, roles=(ROLE_SOFT_ROOT, ROLE_SOFT, ROLE_SOFT_GAUGE), used=used, plans=used,
+            targets={"IK": (ROLE_SOFT,), "LIMIT_DISTANCE": (ROLE_SOFT_ROOT,), "COPY_LOCATION": (ROLE_SOFT_ROOT,)},
             draw=draw, keep=keep, snap_to_fk=snap_to_fk,
             bake_to_ik=bake_to_ik)

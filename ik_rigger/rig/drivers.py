@@ -1,9 +1,11 @@
 """Drivers IK Rigger makes: each a plain average or a simple expression Blender evaluates without
-Python, reading made bones' switches, bone distances and the armature's scale, so a rig plays with
+Python, reading made bones' switches and bone distances, so a rig plays with
 auto-run off and without IK Rigger; how to find and remove them again; and how a build logs the drivers
 it replaces, to give them back on a rollback."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import bpy
 
@@ -24,12 +26,14 @@ def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, pat
     target.data_path = path
 
 
-def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str) -> None:
-    """Give ``driver`` a variable ``name``: the world-space distance between two bones' heads of ``obj``."""
+def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str,
+                 space: Any = "WORLD_SPACE") -> None:
+    """Give ``driver`` a variable ``name``: the distance between two bones' heads of ``obj`` in ``space``
+    (in "LOCAL_SPACE", between their translations in their own spaces, constraints applied)."""
     variable = driver.variables.new()
     variable.name, variable.type = name, "LOC_DIFF"
     for target, bone in zip(variable.targets, (first, second)):
-        target.id, target.bone_target, target.transform_space = obj, bone, "WORLD_SPACE"
+        target.id, target.bone_target, target.transform_space = obj, bone, space
 
 
 def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
@@ -63,7 +67,7 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
 def _shape(path: str, driven: Driven) -> tuple:
     """What two drivers share when one may be copied for the other: all but the bones they read."""
     return (path, tuple([key for key, _ in driven.variables]), driven.object_paths,
-            tuple([name for name, _, _ in driven.distances]), driven.scales, driven.expression)
+            tuple([name for name, _, _ in driven.distances]), driven.distance_space, driven.expression)
 
 
 def _copy(obj: bpy.types.Object, like: bpy.types.FCurve, full_path: str, driven: Driven) -> None:
@@ -90,12 +94,7 @@ def _fill(obj: bpy.types.Object, driver: bpy.types.Driver, driven: Driven) -> No
     for name, path in driven.object_paths:
         add_variable(driver, name, obj, path)
     for name, first, second in driven.distances:
-        add_distance(driver, name, obj, first, second)
-    for name in driven.scales:
-        variable = driver.variables.new()
-        variable.name, variable.type = name, "TRANSFORMS"
-        target = variable.targets[0]
-        target.id, target.transform_type, target.transform_space = obj, "SCALE_AVG", "WORLD_SPACE"
+        add_distance(driver, name, obj, first, second, driven.distance_space)
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
