@@ -450,7 +450,7 @@ def test_the_export_dialog_opens_for_an_armature_named_with_a_slash(monkeypatch)
     obj = legs_character()
     obj.name = "Hero/Body"
     monkeypatch.setattr(ExportHelper, "invoke", lambda self, context, event: {"RUNNING_MODAL"})
-    operator = SimpleNamespace(clips=[], filepath="")
+    operator = SimpleNamespace(clips=[], filepath="", properties=SimpleNamespace(is_property_set=lambda name: False))
     operator.clips = SimpleNamespace(clear=lambda: None, add=lambda: SimpleNamespace(name=""))
     context = SimpleNamespace(active_object=obj, scene=bpy.context.scene)
     assert export_operators.IKRIG_OT_export.invoke(operator, context, None) == {"RUNNING_MODAL"}

@@ -193,3 +193,23 @@ def test_a_redo_with_a_changed_option_gives_the_fresh_build_with_it():
                                                             fresh.pose.bones[bone].matrix)
                          for a, b in zip(row_a, row_b))
         assert difference < 1e-5 * chain_length(redone, ["thigh.L", "shin.L"]), bone
+
+
+def test_the_export_dialog_keeps_a_frame_range_it_is_given(monkeypatch):
+    """A keymap's or a script's Start and End reach the export's dialog; those not given are the scene's
+    (they were the scene's whatever was given)."""
+    from types import SimpleNamespace
+
+    from bpy_extras.io_utils import ExportHelper
+
+    from ik_rigger import export_operators
+
+    obj = make_armature(both_legs(), mode="OBJECT")
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 3, 40
+    monkeypatch.setattr(ExportHelper, "invoke", lambda self, context, event: {"RUNNING_MODAL"})
+    operator = SimpleNamespace(filepath="", frame_start=10, frame_end=250,
+                               properties=SimpleNamespace(is_property_set=lambda name: name == "frame_start"))
+    operator.clips = SimpleNamespace(clear=lambda: None, add=lambda: SimpleNamespace(name=""))
+    context = SimpleNamespace(active_object=obj, scene=bpy.context.scene)
+    assert export_operators.IKRIG_OT_export.invoke(operator, context, None) == {"RUNNING_MODAL"}
+    assert (operator.frame_start, operator.frame_end) == (10, 40)
