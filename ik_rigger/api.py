@@ -484,17 +484,17 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
 
 @_takes_armature
 def export(obj: bpy.types.Object, filepath: str, *, clips: Sequence[str] | None = None,
-           frame_range: tuple[int, int] | None = None) -> _export.ExportReport:
+           frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> _export.ExportReport:
     """Write ``obj`` for a game engine: ``.glb``, ``.gltf`` or ``.fbx`` by the suffix.
 
     The file holds the meshes ``obj`` deforms, skinned to its deform bones only (none IK Rigger
     made; one root, names and rest as they are), and each clip (action) that animates it, or
     those ``clips`` names, baked on every frame of its range (or ``frame_range``, first and
     last) as one glTF animation or FBX take named after it; stretch is the bones' scale. The
-    scene and file are left exactly as they were. Returns what was written (``files``,
-    ``joints``, ``clips`` with their frames, ``meshes``, ``warnings``); refuses, writing
-    nothing, a suffix of no format, an unwritable path, a name the format cannot hold, an
-    armature with nothing to export and, unless ``frame_range`` is given, a clip whose range a
-    stray key stretched (``rig/export_range.py``).
+    scene and file are left exactly as they were. Returns what was written (``files``, ``joints``,
+    ``clips`` with their frames, ``meshes``, ``warnings``); refuses, writing nothing, a suffix of
+    no format, an unwritable path, a file there already with ``overwrite=False`` (the default
+    replaces it, as every release did), a name the format cannot hold, an armature with nothing to
+    export and, unless ``frame_range`` is given, a clip a stray key stretched (``rig/export_range``).
     """
-    return _export.export(obj, filepath, clips, frame_range)
+    return _export.export(obj, filepath, clips, frame_range, overwrite)

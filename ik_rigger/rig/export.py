@@ -95,6 +95,14 @@ def _check_writable(filepath: str) -> Path:
     return path
 
 
+def _refuse_existing(target: Path, fmt: str) -> None:
+    """Refuse a file the export would replace: the one asked for, and a .gltf's .bin beside it."""
+    for path in (target, target.with_suffix(".bin")) if fmt == "GLTF" else (target,):
+        if path.exists():
+            raise RigError(f"'{path}' exists already, and the export was asked not to overwrite it",
+                           hint="Choose another file name, delete that file, or export with overwrite=True.")
+
+
 def _roots_warning(obj: bpy.types.Object, joints: Sequence[str]) -> list[str]:
     chosen = set(joints)
     roots = []
@@ -321,10 +329,13 @@ def _posed(obj: bpy.types.Object) -> Iterator[None]:
 
 
 def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
-           frame_range: tuple[int, int] | None = None) -> ExportReport:
-    """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module)."""
+           frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> ExportReport:
+    """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module); without
+    ``overwrite``, a file at the path (or a .gltf's .bin beside it) is refused, not replaced."""
     fmt = _format(filepath)
     target = _check_writable(filepath)
+    if not overwrite:
+        _refuse_existing(target, fmt)
     if frame_range is not None and (len(frame_range) != 2 or int(frame_range[1]) < int(frame_range[0])):
         raise RigError(f"the frame range {tuple(frame_range)} runs backwards or is not a (first, last) pair",
                        hint="Give the first frame, then the last one.")
