@@ -86,3 +86,26 @@ def test_a_renamed_chain_bone_is_still_followed():
     rebuilt = api.build(obj, "shin.L", pole_distance=0.75)
     assert rebuilt[0].chain == ("upper_leg.L", "shin.L")
     assert obj.ik_rigger.limbs[0].pole_distance == 0.75
+
+
+def test_on_a_hidden_chain_a_deleted_chain_bone_is_refused_and_removed_the_same():
+    """Godot's robot, rigged on hidden chains (its bones off their joints): the thigh deleted by hand, a
+    rebuild is refused naming it, changing nothing, and Remove takes the rest of the limb out, hidden chain
+    and all."""
+    from test_hidden_chain import hidden_bones, import_gltf
+
+    obj = import_gltf("godot_platformer_robot.glb")
+    api.auto_rig(obj, animation="IGNORE")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["l-thigh"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    before = snapshot(obj)
+    with pytest.raises(api.RigError) as refused:
+        api.build(obj, "l-leg")
+    assert refused.value.bone == "l-thigh"
+    assert same(snapshot(obj), before)
+    messages = api.remove(obj, "l-leg")
+    assert any("'l-thigh'" in message and "gone" in message for message in messages)
+    assert "l-leg" not in [limb.name for limb in obj.ik_rigger.limbs]
+    assert not [bone for bone in hidden_bones(obj) if bone.startswith("l-")], hidden_bones(obj)
