@@ -49,10 +49,12 @@ LANGUAGES |= {
     "korean, sides 왼쪽 and 오른쪽 after": {role: f"{name}{{Left}}" for role, name in _KOREAN.items()},
     "korean, sides 좌측 and 우측": {role: f"{{Left}} {name}" for role, name in _KOREAN.items()},
     "korean, sides 좌 and 우": {role: f"{{Left}}{name}" for role, name in _KOREAN.items()},
+    "korean, sides 왼 and 오른": {role: f"{{Left}}{name}" for role, name in _KOREAN.items()},
 }
 _WORDS = {"korean, sides 왼쪽 and 오른쪽 before": ("왼쪽", "오른쪽"),
           "korean, sides 왼쪽 and 오른쪽 after": ("왼쪽", "오른쪽"),
-          "korean, sides 좌측 and 우측": ("좌측", "우측"), "korean, sides 좌 and 우": ("좌", "우")}
+          "korean, sides 좌측 and 우측": ("좌측", "우측"), "korean, sides 좌 and 우": ("좌", "우"),
+          "korean, sides 왼 and 오른": ("왼", "오른")}
 
 
 def _written(language: str, name: str) -> str:
@@ -96,7 +98,8 @@ def test_limbs_named_in_other_languages_are_found(language):
 @pytest.mark.parametrize(("name", "mirror"), [("Бедро.L", "Бедро.R"), ("左大腿", "右大腿"), ("허벅지.L", "허벅지.R"),
                                               ("Oberschenkel_L", "Oberschenkel_R"), ("cuisse.L", "cuisse.R"),
                                               ("왼쪽_허벅지", "오른쪽_허벅지"), ("종아리오른쪽", "종아리왼쪽"),
-                                              ("좌측 위팔", "우측 위팔"), ("좌허벅지", "우허벅지"), ("우손", "좌손")])
+                                              ("좌측 위팔", "우측 위팔"), ("좌허벅지", "우허벅지"), ("우손", "좌손"),
+                                              ("왼발", "오른발"), ("오른손", "왼손"), ("오른쪽 손", "왼쪽 손")])
 def test_other_languages_names_mirror_as_written(name, mirror):
     assert naming.flip_name(name) == mirror
 
@@ -119,6 +122,7 @@ def test_korean_one_syllable_sides_are_read_before_a_limb_word_or_beside_the_oth
     assert naming.flip_name("꼬리좌") is None
     assert naming.flip_name("꼬리좌", {"꼬리우"}) == "꼬리우"
     assert naming.split_side("꼬리우", {"꼬리좌"}).side == naming.RIGHT
+    assert naming.flip_name("오른꼬리") is None and naming.flip_name("오른꼬리", {"왼꼬리"}) == "왼꼬리"
 
 
 def test_a_lower_word_takes_only_its_own_languages_upper_word():

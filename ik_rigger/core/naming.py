@@ -49,13 +49,14 @@ _CAMEL_PREFIX = re.compile(r"^(?P<side>[lr])(?P<base>[A-Z][a-z].*)$")
 _JAPANESE_PREFIX = re.compile(r"^(?P<side>[左右])(?P<base>.+)$")
 _JAPANESE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[左右])$")
 # Korean writes the side as a word before or after the name, glued or not: 왼쪽 and 오른쪽 (left, right),
-# 좌측 and 우측 (left side, right side) always ("왼쪽_허벅지", "허벅지오른쪽"); the one syllable 좌 or 우 only
-# before a limb word or beside the other side's name ("좌허벅지"): alone, 우 begins words of its own.
+# 좌측 and 우측 (left side, right side) always ("왼쪽_허벅지", "허벅지오른쪽"); the short 좌 or 우, 왼 or 오른
+# ("좌허벅지", "왼발") only before a limb word or beside the other side's name: alone, 우 begins words of its own.
 _KOREAN = "왼쪽|오른쪽|좌측|우측"
+_KOREAN_SHORT = "왼|오른|[좌우]"
 _KOREAN_PREFIX = re.compile(rf"^(?P<side>(?:{_KOREAN})[._\- ]*)(?P<base>.+)$")
 _KOREAN_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ]*(?:{_KOREAN}))$")
-_KOREAN_SYLLABLE_PREFIX = re.compile(r"^(?P<side>[좌우][._\- ]*)(?P<base>.+)$")
-_KOREAN_SYLLABLE_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ]*[좌우])$")
+_KOREAN_SYLLABLE_PREFIX = re.compile(rf"^(?P<side>(?:{_KOREAN_SHORT})[._\- ]*)(?P<base>.+)$")
+_KOREAN_SYLLABLE_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ]*(?:{_KOREAN_SHORT}))$")
 # A side glued to a lowercase word: "lthigh", "leftshin". Read so only when the other side
 # exists or the rest is a limb word: alone, "leg" would read as "l" + "eg".
 _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
@@ -88,11 +89,12 @@ _FLIP = {
     "left": "right", "right": "left", "Left": "Right", "Right": "Left",
     "LEFT": "RIGHT", "RIGHT": "LEFT", "左": "右", "右": "左", "G": "D", "D": "G", "g": "d", "d": "g",
     "왼쪽": "오른쪽", "오른쪽": "왼쪽", "좌측": "우측", "우측": "좌측", "좌": "우", "우": "좌",
+    "왼": "오른", "오른": "왼",
 }
 _LEFT_MARKERS = "lLgG左왼좌"
 
 # A side marker as written: separators, the side, then separators and numbers (".L.001").
-_MARKER = re.compile(rf"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右]|{_KOREAN}|[좌우])(?P<trail>.*)$")
+_MARKER = re.compile(rf"^(?P<lead>[._\- ]*)(?P<side>[A-Za-z]+|[左右]|{_KOREAN}|{_KOREAN_SHORT})(?P<trail>.*)$")
 
 # MikuMikuDance's bone words (PMX's standard bones), as the English words detection reads;
 # mmd_tools keeps them, with the side as a suffix ("ひざ.L") when it renames. Longer words
@@ -210,8 +212,8 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
 
 
 def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | None, str] | None:
-    """``_split_alone``'s answer for a side written as Korean's one syllable, 좌 or 우: a side before a limb
-    word ("좌허벅지"), else only where the other side's name exists; None where there is none."""
+    """``_split_alone``'s answer for a side written short in Korean, 좌 or 우, 왼 or 오른: a side before a limb
+    word ("좌허벅지", "왼발"), else only where the other side's name exists; None where there is none."""
     plain = SideName(namespace, "", rest, "")
     match = _KOREAN_SYLLABLE_PREFIX.match(rest)
     if match:
