@@ -12,15 +12,16 @@ from ik_rigger import api
 
 
 def _rigged(delete: str | None = None, rename: tuple[str, str] | None = None, rig: bool = True,
-            name: str = "Rig") -> bpy.types.Object:
-    """Both legs, the left one rigged (unless not ``rig``), its hips keyed over frames 1 to 3; then ``delete``
-    (or ``rename``) one of its chain bones in Edit mode, as a user does, and back to Pose mode."""
+            name: str = "Rig", keyed: bool = True) -> bpy.types.Object:
+    """Both legs, the left one rigged (unless not ``rig``), its hips keyed over frames 1 to 3 (unless not
+    ``keyed``); then ``delete`` (or ``rename``) one of its bones in Edit mode, as a user does, and back to
+    Pose mode."""
     obj = make_armature(both_legs(), name=name, mode="POSE")
     if rig:
         api.build(obj, "shin.L")
     hips = obj.pose.bones["hips"]
     hips.rotation_mode = "XYZ"
-    for frame, angle in ((1, 0.0), (3, 0.3)):
+    for frame, angle in ((1, 0.0), (3, 0.3)) if keyed else ():
         hips.rotation_euler = (angle, 0.0, 0.0)
         hips.keyframe_insert("rotation_euler", frame=frame)
     bpy.ops.object.mode_set(mode="EDIT")
@@ -109,3 +110,22 @@ def test_on_a_hidden_chain_a_deleted_chain_bone_is_refused_and_removed_the_same(
     assert any("'l-thigh'" in message and "gone" in message for message in messages)
     assert "l-leg" not in [limb.name for limb in obj.ik_rigger.limbs]
     assert not [bone for bone in hidden_bones(obj) if bone.startswith("l-")], hidden_bones(obj)
+
+
+def test_a_deleted_foot_rebuilds_as_a_fresh_build_of_what_is_left():
+    """The foot deleted by hand is no chain bone: the limb rebuilds from what is left (the toe, now below the
+    shin, its extremity), as a fresh build on a skeleton without the foot does, and plays the same."""
+    built = []
+    for rig in (True, False):
+        obj = _rigged(delete="foot.L", rig=rig, name=f"Rig{rig}", keyed=False)
+        limb = api.build(obj, "shin.L")[0]
+        built.append((obj, limb))
+        bpy.ops.object.mode_set(mode="OBJECT")
+    (rebuilt_obj, rebuilt), (fresh_obj, fresh) = built
+    assert (rebuilt.chain, rebuilt.extremity, sorted(rebuilt.bones)) == (fresh.chain, fresh.extremity,
+                                                                         sorted(fresh.bones))
+    for obj, limb in built:
+        obj.pose.bones[limb.bones["HANDLE"]].location = (0.05, -0.1, 0.2)
+    bpy.context.view_layer.update()
+    for bone in (*fresh.chain, fresh.extremity):
+        assert same(evaluate(rebuilt_obj)[bone], evaluate(fresh_obj)[bone], 1e-6), bone
