@@ -129,3 +129,18 @@ def test_a_deleted_foot_rebuilds_as_a_fresh_build_of_what_is_left():
     bpy.context.view_layer.update()
     for bone in (*fresh.chain, fresh.extremity):
         assert same(evaluate(rebuilt_obj)[bone], evaluate(fresh_obj)[bone], 1e-6), bone
+
+
+def test_a_chain_bone_deleted_and_made_again_elsewhere_under_its_name_is_not_taken_back():
+    """The thigh deleted and a new bone named 'thigh.L' added elsewhere: it is not the limb's, and the rebuild
+    is refused as for a deletion (it rigged the hips and the shin)."""
+    obj = _rigged(delete="thigh.L", keyed=False)
+    bpy.ops.object.mode_set(mode="EDIT")
+    made = obj.data.edit_bones.new("thigh.L")
+    made.head, made.tail = (0.5, 0.0, 2.0), (0.5, 0.0, 2.3)
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(obj)
+    with pytest.raises(api.RigError) as refused:
+        api.build(obj, "shin.L")
+    assert refused.value.bone == "thigh.L"
+    assert same(snapshot(obj), before)

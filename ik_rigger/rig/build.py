@@ -225,7 +225,8 @@ def refuse_gone(limb, parts: records.Parts) -> None:
     """A limb whose chain bone was deleted by hand is not rebuilt: a chain of what is left would reach into
     the bones above it (a leg's into the hips) or end elsewhere than the limb did."""
     if parts.gone:
-        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone (deleted by hand)",
+        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain "
+                       "(deleted by hand)",
                        bone=parts.gone[0], hint=f"Remove IK Limb takes the rest of that limb out (from one of its "
                        f"bones, or api.remove with '{limb.name}'); then build the limb again on the bones there are.")
 

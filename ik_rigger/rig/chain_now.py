@@ -22,7 +22,7 @@ from . import solver
 def find_chain(obj: bpy.types.Object, parts: Any, owner: str | None, count: int, recorded: Sequence[str],
                name: str, hidden: bool) -> None:
     """Set ``parts.chain`` (and ``solver`` on a hidden chain) from the IK's ``owner`` and its chain ``count``
-    (None: the IK constraint is gone), and ``parts.gone``, the ``recorded`` chain bones no longer there;
+    (None: the IK constraint is gone), and ``parts.gone``, the ``recorded`` chain bones no longer in it;
     ``name``: the limb's."""
     bones = obj.data.bones
     if owner is not None:
@@ -39,8 +39,8 @@ def find_chain(obj: bpy.types.Object, parts: Any, owner: str | None, count: int,
     else:
         parts.chain = [name for name in recorded if name in bones]
         parts.missing.append(f"the IK constraint on '{recorded[-1] if recorded else name}'")
-    if len(parts.chain) < len(recorded):
-        parts.gone = [name for name in recorded if name not in bones]
+    if len(parts.chain) < len(recorded):  # a bone of that name made again elsewhere is not the chain's either
+        parts.gone = [name for name in recorded if name not in parts.chain]
         parts.missing.extend(f"the chain bone '{name}'" for name in parts.gone)
 
 
