@@ -44,8 +44,9 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
         ("GLTF", "glTF Separate (.gltf + .bin)", "A JSON file with its binary data beside it"),
         ("FBX", "FBX (.fbx)", "Unity's and Unreal's own importers"),
     ], default="GLB")
+    # Not remembered: another armature's or file's clips (the dialog lists this one's).
     clips: CollectionProperty(type=IKRIG_PG_export_clip, name="Clips",
-                              description="The clips to bake (all when none is listed)")
+                              description="The clips to bake (all when none is listed)", options={"SKIP_SAVE"})
     use_frame_range: BoolProperty(name="Frame Range", description="Bake every clip over the same frames "
                                   "rather than each over its own range", default=False)
     # Not remembered (another file's frames): unless given, the scene's range.

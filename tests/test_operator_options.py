@@ -132,6 +132,7 @@ NOT_REMEMBERED = [
     ("remove_ik", "keep_motion"), ("snap_fk_to_ik", "keyframe"), ("snap_ik_to_fk", "keyframe"),
     ("switch_parent", "keyframe"), ("switch_parent", "parent"), ("bake", "frame_start"), ("bake", "clear_other"),
     ("bake", "all_limbs"), ("export", "filepath"), ("export", "frame_start"), ("export", "frame_end"),
+    ("export", "clips"),
     ("plant_feet", "ground"), ("plant_feet", "frame_start"), ("remove_aim", "bone"),
 ]
 REMEMBERED = [
