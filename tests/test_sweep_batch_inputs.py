@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import bpy
+import pytest
 from helpers import both_legs, linked_override, make_armature
 from test_batch import limbs_in, save_character
 from test_batch_safety import report_of, run
@@ -124,3 +125,29 @@ def test_a_shot_whose_library_is_missing_fails_naming_the_library(tmp_path):
     failed = next(line for line in result.stdout.splitlines() if "FAILED" in line)
     assert f"no armature of its own, and the library '{library}' it links is missing" in failed, failed
     assert "Put the library back" in failed
+
+
+def test_rigging_in_place_on_a_full_disk_fails_saying_what_to_do_and_leaves_the_file_whole(tmp_path):
+    """The backup beside the file did not fit: the failure said only "No space left on device". The run
+    gets a small disk of its own (a mount in a namespace of its own), as the --out disk's test does."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare to give the run a small disk of its own")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    character = save_character(tmp_path / "hero.blend")
+    assert run(str(character), "--out", str(tmp_path / "rigged")).returncode == 0
+    size, rigged = character.stat().st_size, (tmp_path / "rigged" / "hero.blend").stat().st_size
+    room = size + rigged + size // 2  # the rigged file fits beside it, not its backup as well
+    script = (f'mount -t tmpfs -o size={room // 1024 + 64}k none "$0" || exit 77; cp "$1" "$0/hero.blend"; '
+              f'head -c 65536 /dev/zero > "$0/filler"; sha256sum < "$0/hero.blend" > "$0.before"; shift; "$@"; '
+              'code=$?; sha256sum < "$0/hero.blend" > "$0.after"; ls -A "$0" > "$0.listing"; exit $code')
+    result = run(str(disk / "hero.blend"), "--in-place", prefix=["unshare", "-m", "sh", "-c", script, str(disk),
+                                                                 str(character)])
+    if result.returncode == 77:
+        pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = next(line for line in result.stdout.splitlines() if "FAILED" in line)
+    assert "No space left on device; its disk has 0." in failed and "MB free. Make room on its disk" in failed
+    assert ".blend1 backup" in failed and "or rig it with --out on another disk" in failed, failed
+    assert (tmp_path / "disk.before").read_text() == (tmp_path / "disk.after").read_text()
+    assert (tmp_path / "disk.listing").read_text().split() == ["filler", "hero.blend"]

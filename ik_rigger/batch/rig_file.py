@@ -8,6 +8,7 @@ run. Only an interrupt (``Interrupted``) goes through, after the file's temporar
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -32,7 +33,7 @@ from ..rig.upgrade import upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
-from .saving import _writer, file_identity, interrupts_held, save_atomically, unchanged_since
+from .saving import _room, _writer, file_identity, interrupts_held, save_atomically, unchanged_since
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
@@ -283,6 +284,16 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
 
 
+def _os_error(error: OSError, target: Path, in_place: bool) -> str:
+    """The failure of a file for ``error``: what it names, and what to do when its disk is full."""
+    where = Path(error.filename or target)
+    said = f"'{where}': {error.strerror or error}"
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return said
+    backup = " (rigged in place, the file's .blend1 backup takes as much room again)" if in_place else ""
+    return f"{said}{_room(where.parent)}. Make room on its disk{backup}, or rig it with --out on another disk."
+
+
 def new_result(job: Job) -> FileResult:
     """The result of ``job`` before any work: failed, with no reason yet."""
     return FileResult(job.input, None if job.dry_run else job.output)
@@ -345,8 +356,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None,
     except RigError as error:
         result.error = error.message
     except OSError as error:
-        where = error.filename or target
-        result.error = f"'{where}': {error.strerror or error}"
+        result.error = _os_error(error, target, job.in_place)
     except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
         result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()
