@@ -151,3 +151,28 @@ def test_rigging_in_place_on_a_full_disk_fails_saying_what_to_do_and_leaves_the_
     assert ".blend1 backup" in failed and "or rig it with --out on another disk" in failed, failed
     assert (tmp_path / "disk.before").read_text() == (tmp_path / "disk.after").read_text()
     assert (tmp_path / "disk.listing").read_text().split() == ["filler", "hero.blend"]
+
+
+def test_a_character_in_another_scene_or_in_none_fails_naming_the_scenes(tmp_path):
+    """The failure said to link it into "this scene's view layer": a batch shows no scene."""
+    def in_another_scene() -> None:
+        obj = bpy.data.objects["Rig"]
+        bpy.data.scenes.new("Layout").collection.objects.link(obj)
+        bpy.context.scene.collection.objects.unlink(obj)
+
+    def in_none() -> None:
+        obj = bpy.data.objects["Rig"]
+        obj.use_fake_user = True
+        bpy.context.scene.collection.objects.unlink(obj)
+
+    other = save_character(tmp_path / "in" / "other.blend", extra=in_another_scene)
+    orphan = save_character(tmp_path / "in" / "orphan.blend", extra=in_none)
+    result = run(str(other), str(orphan), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = {line.split(":")[0].rsplit("/", 1)[-1]: line for line in result.stdout.splitlines() if "FAILED" in line}
+    scene = bpy.data.scenes[0].name  # as the file opens
+    assert (f"the armature 'Rig' is not in the view layer 'ViewLayer' of the scene '{scene}' (in the scene "
+            f"'Layout')") in failed["other.blend"], failed
+    assert f"of the scene '{scene}', or open the file on the scene 'Layout'" in failed["other.blend"]
+    assert "(in no scene)" in failed["orphan.blend"] and f"into a collection of the scene '{scene}'," in failed[
+        "orphan.blend"], failed
