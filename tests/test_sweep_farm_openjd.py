@@ -76,3 +76,17 @@ def test_a_killed_runs_temporary_folder_among_the_inputs_is_never_an_input(tmp_p
     assert sorted(report_of(out / "report.json")) == ["a.blend"]
     assert sorted(path.name for path in out.iterdir()) == ["a.blend", "report.json"]
     assert limbs_in(out / "a.blend") == ["shin.L", "shin.R"]
+
+
+def test_a_folder_whose_name_ends_in_a_newline_is_rigged_as_any(tmp_path):
+    """The share's folders were read through ``$(dirname ...)``, which drops a name's last newlines: the
+    files of such a folder were written into another folder, 'odd' (where a folder of that name may be)."""
+    inputs = tmp_path / "in"
+    save_character(inputs / "odd\n" / "a.blend")
+    save_character(inputs / "b.blend")
+    out = tmp_path / "out"
+    result = job(inputs, out)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert sorted(report_of(out / "report.json")) == ["a.blend", "b.blend"]
+    assert limbs_in(out / "odd\n" / "a.blend") == ["shin.L", "shin.R"]
+    assert not (out / "odd").exists()
