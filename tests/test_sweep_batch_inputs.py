@@ -12,7 +12,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import both_legs, linked_override, make_armature
+from helpers import DATA, both_legs, linked_override, make_armature
 from test_batch import limbs_in, save_character
 from test_batch_safety import report_of, run
 
@@ -38,6 +38,18 @@ def test_a_backup_and_a_note_named_beside_a_character_fail_alone_and_it_is_rigge
     assert "is Blender's backup of an earlier save" in backup and "rename a copy to end in .blend" in backup
     assert "'notes.txt' is not an input IK Rigger reads" in files["notes.txt"]["error"].replace(f"{tmp_path}/in/", "")
     assert sorted(path.name for path in out.iterdir()) == ["hero.blend"]
+
+
+def test_a_character_and_its_export_side_by_side_are_a_usage_error_saying_what_to_do(tmp_path):
+    """hero.blend and a hero.bvh beside it (or the hero.fbx exported from it) would both be written to
+    out/hero.blend: the run is refused before any file, saying so, and now what to do."""
+    source = save_character(tmp_path / "in" / "hero.blend")
+    shutil.copy(DATA / "mixamo_freebvh.bvh", tmp_path / "in" / "hero.bvh")
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    assert result.returncode == 2 and not (tmp_path / "out").exists(), result.stdout + result.stderr
+    target = tmp_path / "out" / "hero.blend"
+    assert (f"'{source}' and '{source.with_suffix('.bvh')}' would both be written to '{target}': rig one of them, "
+            "or each into an --out folder of its own") in result.stderr, result.stderr
 
 
 def test_a_glob_takes_the_inputs_it_matches_as_a_folder_does(tmp_path):

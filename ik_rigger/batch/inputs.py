@@ -201,7 +201,8 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
             if args.in_place:  # the same file reached twice (a link and its target): rig it once
                 inputs.notes.append(f"'{source}' is the same file as '{outputs[key]}': rigged once")
                 continue
-            raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}'")
+            raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}': rig one of them, "
+                             "or each into an --out folder of its own (a glob such as '*.fbx' names one format)")
         if input_format(source) is not None:  # one named that is no input (a .blend1) fails alone, writing nothing
             outputs[key] = source
         jobs.append(Job(str(source), str(target), in_place=args.in_place, dry_run=args.dry_run,
