@@ -52,6 +52,18 @@ def test_a_character_and_its_export_side_by_side_are_a_usage_error_saying_what_t
             "or each into an --out folder of its own") in result.stderr, result.stderr
 
 
+def test_a_file_named_twice_is_rigged_once(tmp_path):
+    """A folder and a file in it, or two globs that overlap: the run was refused as 'in/a.blend' and
+    'in/a.blend' both written to 'out/a.blend'."""
+    source = save_character(tmp_path / "in" / "a.blend")
+    out = tmp_path / "out"
+    result = run(str(tmp_path / "in"), str(source), str(tmp_path / "in" / "*.blend"), "--out", str(out), "-v",
+                 keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 file(s)" in result.stdout and f"'{source}' is the same file as '{source}': rigged once" in result.stdout
+    assert limbs_in(out / "a.blend") == ["shin.L", "shin.R"]
+
+
 def test_a_glob_takes_the_inputs_it_matches_as_a_folder_does(tmp_path):
     """A quoted glob is searched by the batch as a folder is: a backup or a note it matches is no input."""
     _folder_with_a_backup(tmp_path / "in")

@@ -198,7 +198,8 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
         target = source if args.in_place or args.out is None else _output(relative, args.out)
         key = Path(os.path.realpath(target))
         if key in outputs:
-            if args.in_place:  # the same file reached twice (a link and its target): rig it once
+            if args.in_place or os.path.realpath(source) == os.path.realpath(outputs[key]):
+                # The same file reached twice (a link and its target; a folder and a file in it): rig it once.
                 inputs.notes.append(f"'{source}' is the same file as '{outputs[key]}': rigged once")
                 continue
             raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}': rig one of them, "
