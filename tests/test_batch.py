@@ -349,8 +349,9 @@ def test_blender_command_entry_runs_in_process(tmp_path):
 
 
 def test_worker_protocol(tmp_path):
-    """A worker says it is ready, then for each job line says which file it is about to put in place (should
-    it die before its answer), then answers with one result line."""
+    """A worker says it is ready, then for each job line that it took it (should it die before, the file goes
+    to another), which file it is about to put in place (should it die before its answer), then answers with
+    one result line."""
     source = save_character(tmp_path / "a.blend")
     job = json.dumps({"input": str(source), "output": str(tmp_path / "out" / "a.blend"), "in_place": False,
                       "dry_run": False})
@@ -361,9 +362,10 @@ def test_worker_protocol(tmp_path):
     with open(answers, encoding="utf-8") as channel:
         lines = [line for line in channel.read().splitlines() if line.startswith("IK-RIGGER-")]
     assert lines[0] == "IK-RIGGER-READY"
-    assert [line.split(" ", 1)[0] for line in lines[1:]] == ["IK-RIGGER-PLACING", "IK-RIGGER-RESULT"]
-    placing = json.loads(lines[1][len("IK-RIGGER-PLACING "):])
-    result = json.loads(lines[2][len("IK-RIGGER-RESULT "):])
+    assert [line.split(" ", 1)[0] for line in lines[1:]] == ["IK-RIGGER-TAKEN", "IK-RIGGER-PLACING",
+                                                             "IK-RIGGER-RESULT"]
+    placing = json.loads(lines[2][len("IK-RIGGER-PLACING "):])
+    result = json.loads(lines[3][len("IK-RIGGER-RESULT "):])
     assert result["status"] == "rigged" and result["armatures"][0]["limbs"]
     assert placing["record"]["armatures"] == result["armatures"]
     assert tuple(placing["file"]) == saving.file_place(tmp_path / "out" / "a.blend")

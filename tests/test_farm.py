@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import bpy
 import pytest
 from helpers import DATA
 from test_batch import digest, limbs_in, save_character
@@ -159,6 +160,23 @@ def _limbs_of(report: Path) -> dict[str, tuple[str, list]]:
             for name, entry in report_of(report).items()}
 
 
+def _poses(path: Path) -> dict[tuple[int, str, str], tuple[list[float], float]]:
+    """Every armature's evaluated pose matrices in ``path`` (opened without its scripts), at the scene's
+    first frame and 10 frames on, each with its bone's length."""
+    bpy.ops.wm.open_mainfile(filepath=str(path), use_scripts=False)
+    scene = bpy.context.scene
+    poses = {}
+    for frame in (scene.frame_start, scene.frame_start + 10):
+        scene.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for obj in bpy.data.objects:
+            if obj.type == "ARMATURE":
+                for bone in obj.evaluated_get(depsgraph).pose.bones:
+                    poses[frame, obj.name, bone.name] = ([value for row in bone.matrix for value in row],
+                                                         max(bone.length, 1e-3))
+    return poses
+
+
 def _counts(stdout: str) -> str:
     """The summary's counts, without its time."""
     return stdout.split(" file(s) in ")[1].split(" s: ", 1)[1].splitlines()[0]
@@ -185,6 +203,13 @@ def test_a_folder_rigged_on_the_cluster_is_what_a_local_run_gives(tmp_path, clus
     for name in ("c0.blend", "c2.blend"):
         assert limbs_in(tmp_path / "out" / name) == ["shin.L", "shin.R"]
     assert len(limbs_in(tmp_path / "out" / "gltf_fox.blend")) == 4
+    # The same rigs: every bone of every armature posed alike, at the first frame and at a later one.
+    for name in outputs:
+        if name != "report.json":
+            farm_poses, local_poses = _poses(tmp_path / "out" / name), _poses(tmp_path / "local" / name)
+            assert farm_poses.keys() == local_poses.keys() and farm_poses, name
+            for key, (matrix, length) in farm_poses.items():
+                assert max(abs(a - b) for a, b in zip(matrix, local_poses[key][0])) <= 1e-5 * length, (name, key)
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["scheduler"] == cluster.address and report["exit_code"] == 0
     # A second run finds the outputs there: refused, as a local run refuses them.

@@ -33,6 +33,7 @@ from .conclusion import conclude
 from .farm_runs import clean_dead_runs
 from .inputs import plan_jobs
 from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
+from .memory import available_memory, own_memory, processes_that_fit
 from .opening import IMPORTERS, importer_options
 from .pool import _dismiss, _Pool, _Stop, answers_channel, run_worker
 from .rig_file import new_result, rig_file
@@ -252,7 +253,9 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         inputs.notes.extend(f"removed '{path}', left by a run that was killed"
                             for path in [*clean_stale(folder), *clean_dead_runs(folder)])
     progress = Progress(len(jobs), quiet=args.quiet)
-    count = min(args.jobs, len(jobs))
+    count, crowded = processes_that_fit(args.jobs, [job.input for job in jobs], available_memory(), own_memory())
+    if crowded:
+        inputs.warnings.append(crowded)
     if count > 1 and not worker_command:
         print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
         count = 1

@@ -124,12 +124,13 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
                 if len(inputs.found) + len(inputs.failed) == before:
                     inputs.empty.append(text)
         elif any(mark in text for mark in "*?[") and not path.exists():
+            # Searched as a folder is: what it matches of no input's format (a .blend1 backup, a note) is left out.
             matches = [Path(match) for match in sorted(glob.glob(text, recursive=True))]
-            files = [match for match in matches if not match.is_dir()]
+            files = [match for match in matches if input_format(match) is not None and not match.is_dir()]
             for match in files:
                 _add_file(match, Path(match.name), inputs, real_out)
             if not files:
-                inputs.failed.append(FileResult(text, None, error=f"'{text}' matches no file"))
+                inputs.failed.append(FileResult(text, None, error=f"'{text}' matches no input file ({_formats()})"))
         elif input_format(path) is None and not os.path.lexists(path):
             # A folder, by its name: a mistyped one would make a run of nothing.
             raise UsageError(f"'{text}' does not exist: no such folder or file; check the path")
@@ -143,8 +144,9 @@ def _formats() -> str:
 
 
 def _output(relative: Path, out: Path) -> Path:
-    """Where one input's rigged file goes: imported formats become .blend files."""
-    return out / (relative if input_format(relative) == "blend" else relative.with_suffix(".blend"))
+    """Where one input's rigged file goes: imported formats become .blend files; a file named that is no
+    input keeps its name (it fails, writing nothing)."""
+    return out / (relative if input_format(relative) in ("blend", None) else relative.with_suffix(".blend"))
 
 
 def _writable(folder: Path, what: str) -> None:
@@ -196,11 +198,14 @@ def plan_jobs(args: argparse.Namespace) -> tuple[list[Job], Inputs]:
         target = source if args.in_place or args.out is None else _output(relative, args.out)
         key = Path(os.path.realpath(target))
         if key in outputs:
-            if args.in_place:  # the same file reached twice (a link and its target): rig it once
+            if args.in_place or os.path.realpath(source) == os.path.realpath(outputs[key]):
+                # The same file reached twice (a link and its target; a folder and a file in it): rig it once.
                 inputs.notes.append(f"'{source}' is the same file as '{outputs[key]}': rigged once")
                 continue
-            raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}'")
-        outputs[key] = source
+            raise UsageError(f"'{outputs[key]}' and '{source}' would both be written to '{target}': rig one of them, "
+                             "or each into an --out folder of its own (a glob such as '*.fbx' names one format)")
+        if input_format(source) is not None:  # one named that is no input (a .blend1) fails alone, writing nothing
+            outputs[key] = source
         jobs.append(Job(str(source), str(target), in_place=args.in_place, dry_run=args.dry_run,
                         overwrite=args.overwrite, allow_newer=args.allow_newer, armature=args.armature,
                         export=getattr(args, "export", None)))

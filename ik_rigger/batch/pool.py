@@ -16,7 +16,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from types import FrameType
 from typing import IO
 
@@ -30,6 +30,9 @@ _READY_MARK = "IK-RIGGER-READY"
 # Said right before a worker moves a rigged file into place: where that file is and what the worker
 # would answer for it, should it die before it can (see _Slot._lost).
 _PLACING_MARK = "IK-RIGGER-PLACING "
+# Said as a worker takes a file, before it begins it: a worker that dies before saying so never held
+# the file, which goes to the next worker (see _Slot._feed).
+_TAKEN_MARK = "IK-RIGGER-TAKEN"
 # A worker's answers channel: the descriptor of the pipe its starter passed on (see answers_channel).
 WORKER_VARIABLE = "IK_RIGGER_BATCH_ANSWERS"
 # The core a worker keeps to, told before it loads Blender (see scripts/rig_batch.py, keep_to_one_core).
@@ -110,6 +113,7 @@ def _serve(config: Config, stop: _Stop, channel: IO[str]) -> None:
         if not line.strip():
             continue
         job = Job(**json.loads(line))
+        _send(channel, _TAKEN_MARK)
         result = new_result(job)
         try:
             rig_file(job, config, result, lambda told, place: _send(
@@ -191,14 +195,25 @@ def _largest_first(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
     return sorted(enumerate(jobs), key=size, reverse=True)
 
 
-def _answer(process: subprocess.Popen, placing: list[dict]) -> FileResult | None:
-    """The worker's next result, or None when it is gone; what it said of a file it was putting
-    in place meanwhile is added to ``placing``."""
+@dataclass
+class _Heard:
+    """What a worker said of the file it was sent, short of its result: that it took it, and where it was
+    putting it in place."""
+
+    taken: bool = False
+    placing: list[dict] = field(default_factory=list)
+
+
+def _answer(process: subprocess.Popen, heard: _Heard) -> FileResult | None:
+    """The worker's next result, or None when it is gone; what it said of the file meanwhile goes
+    to ``heard``."""
     for line in _pipe(process.stdout):
         if line.startswith(_RESULT_MARK):
             return _result_from_json(json.loads(line[len(_RESULT_MARK):]))
-        if line.startswith(_PLACING_MARK):
-            placing.append(json.loads(line[len(_PLACING_MARK):]))
+        if line.startswith(_TAKEN_MARK):
+            heard.taken = True
+        elif line.startswith(_PLACING_MARK):
+            heard.placing.append(json.loads(line[len(_PLACING_MARK):]))
     return None
 
 
@@ -243,16 +258,19 @@ class _Slot:
         """Feed ``process`` files until none is left (True: it has ended) or it dies (False)."""
         while (item := self.pool.take()) is not None:
             index, job = item
-            placing: list[dict] = []
+            heard = _Heard()
             try:
                 _pipe(process.stdin).write(json.dumps(asdict(job)) + "\n")
                 _pipe(process.stdin).flush()
             except OSError:
                 result = None
             else:
-                result = _answer(process, placing)
+                result = _answer(process, heard)
             if result is None:
-                self.pool.answers.put((index, self._lost(job, process, placing)))
+                if not heard.taken and self.pool.give_back(index, job):  # gone before it took the file
+                    process.wait()
+                    return False
+                self.pool.answers.put((index, self._lost(job, process, heard.placing)))
                 return False
             self.pool.answers.put((index, result))
         _pipe(process.stdin).close()
@@ -264,7 +282,9 @@ class _Slot:
         putting in place (``placing``) is there, whole (it died before it could say so), else failed
         or interrupted."""
         code = process.wait()
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        # A worker's own handler ends it with 128 + the signal for SIGINT and SIGTERM (from outside the run).
+        signum = -code if code < 0 else code - 128 if code - 128 in (signal.SIGINT, signal.SIGTERM) else 0
+        how = f"signal {signum}" if signum else f"exit code {code}"
         target = job.target
         placed = next((told["record"] for told in placing if file_place(target) == tuple(told["file"])), None)
         with self.pool.lock:
@@ -310,6 +330,7 @@ class _Pool:
         self.answers: queue.Queue[_Answer] = queue.Queue()
         self.lock = threading.Lock()
         self.stopping = False
+        self.given_back: set[int] = set()
         self.processes: list[subprocess.Popen] = list(ready[:count])
         firsts = [*self.processes, *[None] * (count - len(self.processes))]
         self.threads = [threading.Thread(target=_Slot(self, first).serve, daemon=True) for first in firsts]
@@ -319,6 +340,16 @@ class _Pool:
     def take(self) -> tuple[int, Job] | None:
         with self.lock:
             return None if self.stopping or not self.pending else self.pending.popleft()
+
+    def give_back(self, index: int, job: Job) -> bool:
+        """Put back first in line a file whose worker died before it took it; once a file, and not
+        while stopping: False then, and the file is that worker's."""
+        with self.lock:
+            if self.stopping or index in self.given_back:
+                return False
+            self.given_back.add(index)
+            self.pending.appendleft((index, job))
+            return True
 
     def start_worker(self, core: int | None) -> subprocess.Popen:
         process = _start_worker(self.command, core)

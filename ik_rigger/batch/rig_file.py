@@ -8,7 +8,9 @@ run. Only an interrupt (``Interrupted``) goes through, after the file's temporar
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -26,22 +28,33 @@ from ..limb.requests import detected_requests
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.modes import kept_mode
-from ..rig.skeleton import read_skeleton
+from ..rig.skeleton import check_editable, read_skeleton
 from ..rig.upgrade import upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
-from .saving import _writer, file_identity, interrupts_held, save_atomically, unchanged_since
+from .saving import _room, _writer, file_identity, interrupts_held, save_atomically, unchanged_since
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
-    armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE" and obj.library is None]
+    """The armatures to rig: the file's own, and those a scene shows linked from a library (a shot's
+    character), to be refused as such; not one that an override of the file stands in for."""
+    overridden = {obj.override_library.reference.as_pointer() for obj in bpy.data.objects
+                  if obj.override_library is not None and obj.override_library.reference is not None}
+    armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE" and (
+        obj.library is None or (obj.users_scene and obj.as_pointer() not in overridden))]
     if job.armature:
         chosen = [obj for obj in armatures if obj.name == job.armature]
         if not chosen:
             names = ", ".join(sorted(obj.name for obj in armatures)) or "none"
             raise RigError(f"no armature named '{job.armature}' (armatures: {names})", hint="Check --armature.")
         return chosen
+    missing = sorted(os.path.normpath(bpy.path.abspath(library.filepath, library=library.library))
+                     for library in bpy.data.libraries if library.is_missing)
+    if not armatures and missing:  # the character may be what the file links from there
+        raise RigError(f"the file has no armature of its own, and the library '{missing[0]}' it links is missing",
+                       hint="Put the library back where the file looks for it (see the warnings), or rig the "
+                       "character in its own file.")
     if not armatures:
         raise RigError("the file has no armature", hint="Batch rigging needs a character with an armature.")
     return sorted(armatures, key=lambda obj: obj.name)
@@ -86,9 +99,11 @@ def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str
     """Rig ``obj`` as ``entry`` then says; True when detection skipped a limb only because its
     bones' tails lie off their joints. An armature no limb of which can be rigged where the file keeps
     it (a collection excluded, hidden or disabled in viewports, no collection of the scene's view
-    layer) is left as it is, its refusal appended to ``kept_out``, as the API refuses it."""
+    layer; linked from a library or overridden) is left as it is, its refusal appended to ``kept_out``,
+    as the API refuses it."""
     entered = False
     try:
+        check_editable(obj)  # linked from a library, or an override: rigged in the character's own file
         # One block for reading and building, as api.auto_rig's: the armature checked once for them all.
         with kept_mode(obj):
             entered = True
@@ -213,17 +228,17 @@ def _rig_armatures(job: Job, config: Config, filename: str, result: FileResult) 
 
 
 def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> None:
-    seen: dict[str, str] = {}
+    seen: dict[int, str] = {}  # by the data itself: a linked armature's may have a local one's name
     tails_off = False
     kept_out: list[RigError] = []
     for obj in _armatures(job):
         entry = ArmatureResult(obj.name)
         result.armatures.append(entry)
         # Two objects sharing one armature share its bones: rigging the first rigs those.
-        if obj.data.name in seen:
-            entry.notes.append(f"shares its bones with '{seen[obj.data.name]}': not rigged twice")
+        if obj.data.as_pointer() in seen:
+            entry.notes.append(f"shares its bones with '{seen[obj.data.as_pointer()]}': not rigged twice")
             continue
-        seen[obj.data.name] = obj.name
+        seen[obj.data.as_pointer()] = obj.name
         try:
             tails_off = _rig_armature(obj, job, config, filename, entry, kept_out) or tails_off
         except RigError as error:
@@ -239,8 +254,15 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
         raise RigError(f"no limbs found on the armature(s) {names}", hint="Name the limbs in a --config file.")
 
 
+# What Blender names the backups of a .blend it saves over (Save Versions: .blend1, .blend2, ...).
+_BACKUP = re.compile(r"\.blend\d+", re.IGNORECASE)
+
+
 def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
     """Refuse, before any work, a job whose input is no input or whose output must not be written."""
+    if fmt is None and _BACKUP.fullmatch(source.suffix):
+        raise RigError(f"'{source}' is Blender's backup of an earlier save of '{source.stem}.blend', not an input "
+                       "IK Rigger reads", hint="To rig that save, rename a copy to end in .blend.")
     if fmt is None:
         raise RigError(f"'{source}' is not an input IK Rigger reads",
                        hint=f"Give {', '.join(sorted(INPUT_FORMATS))} files.")
@@ -260,6 +282,16 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
         raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
     if target.exists() and not job.overwrite:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
+
+
+def _os_error(error: OSError, target: Path, in_place: bool) -> str:
+    """The failure of a file for ``error``: what it names, and what to do when its disk is full."""
+    where = Path(error.filename or target)
+    said = f"'{where}': {error.strerror or error}"
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return said
+    backup = " (rigged in place, the file's .blend1 backup takes as much room again)" if in_place else ""
+    return f"{said}{_room(where.parent)}. Make room on its disk{backup}, or rig it with --out on another disk."
 
 
 def new_result(job: Job) -> FileResult:
@@ -324,8 +356,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None,
     except RigError as error:
         result.error = error.message
     except OSError as error:
-        where = error.filename or target
-        result.error = f"'{where}': {error.strerror or error}"
+        result.error = _os_error(error, target, job.in_place)
     except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
         result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()

@@ -174,8 +174,13 @@ def check_evaluated(obj: bpy.types.Object) -> None:
         raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
                        "evaluate its poses", hint=f"{what_to_do}, then try again.")
     if not holds(view_layer.objects, obj):
-        raise RigError(f"the armature '{obj.name}' is not in the current view layer, so Blender does not evaluate "
-                       "its poses", hint="Link it into a collection of this scene's view layer, then try again.")
+        scene = bpy.context.scene
+        others = [other.name for other in obj.users_scene if other != scene]
+        where = f"in the scene '{others[0]}'" if others else "in no scene"
+        instead = f", or open the file on the scene '{others[0]}'" if others else ""
+        raise RigError(f"the armature '{obj.name}' is not in the view layer '{view_layer.name}' of the scene "
+                       f"'{scene.name}' ({where}), so Blender does not evaluate its poses",
+                       hint=f"Link it into a collection of the scene '{scene.name}'{instead}, then try again.")
 
 
 @contextmanager

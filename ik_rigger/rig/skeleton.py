@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from array import array
 
 import bpy
@@ -55,7 +56,8 @@ def check_editable(obj: bpy.types.Object | None) -> None:
                        hint="Select the armature of your character.")
     for owner, what in ((obj, "object"), (obj.data, "armature data")):
         if owner.library is not None:
-            raise RigError(f"the {what} '{owner.name}' is linked from the library '{owner.library.filepath}' "
+            library = os.path.normpath(bpy.path.abspath(owner.library.filepath, library=owner.library.library))
+            raise RigError(f"the {what} '{owner.name}' is linked from the library '{library}' "
                            "and cannot be edited", hint="Open the library file and rig it there, or make it local.")
         if owner.override_library is not None:
             raise RigError(f"the {what} '{owner.name}' is a library override: building or removing a limb "
