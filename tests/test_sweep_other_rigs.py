@@ -5,7 +5,9 @@ naming the bone and what to do."""
 from __future__ import annotations
 
 import bpy
-from helpers import both_legs, make_armature, same, snapshot
+import pytest
+from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, snapshot
+from mathutils import Matrix
 
 from ik_rigger import api
 
@@ -49,3 +51,56 @@ def test_controls_are_not_soloed_where_nothing_is() -> None:
     limb = api.build(obj, "shin.L")[0]
     assert not any(collection.is_solo for collection in obj.data.collections_all)
     assert _shown(obj, limb.bones["HANDLE"])
+
+
+def _game_rig(deform: str, control: str) -> bpy.types.Object:
+    """A game rig: both legs twice, the deform bones (``deform`` before each name) following the control
+    bones (``control`` before it) by a Copy Transforms each, as exporters want them."""
+    specs = both_legs()
+    bones = [(f"{prefix}{name}", head, tail, f"{prefix}{parent}" if parent else None, connected)
+             for prefix in (deform, control) for name, head, tail, parent, connected in specs]
+    obj = make_armature(bones, mode="OBJECT")
+    for name, *_ in specs:
+        obj.data.bones[f"{control}{name}"].use_deform = False
+        follow = obj.pose.bones[f"{deform}{name}"].constraints.new("COPY_TRANSFORMS")
+        follow.target, follow.subtarget = obj, f"{control}{name}"
+    return obj
+
+
+@pytest.mark.parametrize(("deform", "control"), [("", "CTRL_"), ("DEF-", "")])
+def test_auto_rig_rigs_the_controls_a_game_rig_s_deform_bones_follow(deform: str, control: str) -> None:
+    """Where each deform bone copies the transforms of a control bone, the limb a rigger means is the
+    control chain: Auto-Rig rigs it (where it refused the deform legs for their feet's Copy Transforms,
+    or skipped both chains as rivals), and the deform bones, their constraints untouched, follow it:
+    moving the handle brings the deform foot there and bends the deform knee toward the pole."""
+    obj = _game_rig(deform, control)
+    before = snapshot(obj)
+    notes: list[str] = []
+    built = api.auto_rig(obj, notes=notes)
+    assert sorted((limb.chain, limb.extremity) for limb in built) == [
+        ((f"{control}thigh.{side}", f"{control}shin.{side}"), f"{control}foot.{side}") for side in "LR"]
+    assert any(f"'{deform}shin.L'" in note and f"'{control}shin.L'" in note for note in notes), notes
+    for limb in built:
+        side = limb.name[-1]
+        handle = obj.pose.bones[limb.bones["HANDLE"]]
+        rested = evaluate(obj)
+        handle.matrix = Matrix.Translation((0.0, -0.1, 0.2)) @ rested[handle.name]
+        posed = evaluate(obj)
+        length = obj.data.bones[f"{deform}shin.{side}"].length
+        assert (posed[f"{deform}foot.{side}"].translation - posed[handle.name].translation).length < 1e-4 * length
+        assert rotation_degrees(posed[f"{deform}foot.{side}"], posed[handle.name] @ (
+            rested[handle.name].inverted() @ rested[f"{deform}foot.{side}"])) < 0.01
+        knee, hip = posed[f"{deform}shin.{side}"].translation, posed[f"{deform}thigh.{side}"].translation
+        pole = posed[limb.bones["POLE"]].translation
+        line = (posed[handle.name].translation - hip).normalized()
+        bend, aim = knee - hip, pole - hip
+        bend -= line * bend.dot(line)
+        aim -= line * aim.dot(line)
+        assert bend.length > 0.02 * length and bend.angle(aim) < 0.01, side
+        handle.matrix_basis = Matrix.Identity(4)
+    for side in "LR":
+        follow = obj.pose.bones[f"{deform}shin.{side}"].constraints
+        assert [(c.type, c.subtarget) for c in follow] == [("COPY_TRANSFORMS", f"{control}shin.{side}")]
+    for limb in built:
+        api.remove(obj, limb.name)
+    assert same(snapshot(obj), before)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ..core import naming
@@ -13,15 +14,17 @@ from .plan import chain_ending_at
 
 
 def detected_requests(
-    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
+    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset(),
+    follows: Mapping[str, str] | None = None,
 ) -> tuple[list[tuple[str, LimbOptions]], Detection]:
     """Build requests for the limbs detected in ``skeleton`` that share no bone with ``taken``.
 
-    Each request keeps ``defaults`` but for the chain length and extremity detection found.
+    Each request keeps ``defaults`` but for the chain length and extremity detection found. ``follows``:
+    the bones that copy others' transforms wholly (``detect_limbs``).
     """
     # Whatever way the bones point, the build solves the limb from joint to joint: on the bones turned
     # (fix_orientation), or on a hidden chain of its own (parts.hidden). Their tails do not matter.
-    detection = detect_limbs(skeleton, tails_fixed=True)
+    detection = detect_limbs(skeleton, tails_fixed=True, follows=follows)
     requests = []
     for limb in detection.limbs:
         if taken & set(limb.chain):
