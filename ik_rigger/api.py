@@ -35,7 +35,7 @@ from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
 from .limb.options import BOTH_SIDES, LimbOptions, check_kinds, check_values, current_keys, values_of
 from .limb.plan import LimbPlan
-from .limb.requests import detected_requests
+from .limb.requests import detected_requests, no_limbs
 from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
@@ -347,7 +347,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     if notes is not None:
         notes.extend(detection.notes)
     if not built:
-        raise RigError(f"no limbs found on '{obj.name}'", hint="Build them one by one with api.build.")
+        raise no_limbs(obj.name, detection)
     return built
 
 

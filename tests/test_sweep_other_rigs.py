@@ -4,6 +4,9 @@ naming the bone and what to do."""
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stdout
+
 import bpy
 import pytest
 from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, snapshot
@@ -104,3 +107,36 @@ def test_auto_rig_rigs_the_controls_a_game_rig_s_deform_bones_follow(deform: str
     for limb in built:
         api.remove(obj, limb.name)
     assert same(snapshot(obj), before)
+
+
+def _rigify_rig() -> tuple[bpy.types.Object, bpy.types.Object]:
+    """Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig button does."""
+    import addon_utils
+
+    addon_utils.enable("rigify", default_set=True)
+    bpy.ops.object.armature_basic_human_metarig_add()
+    metarig = bpy.context.active_object
+    with redirect_stdout(io.StringIO()):  # Rigify prints the time of each of its stages
+        bpy.ops.pose.rigify_generate()
+    rig = next(item for item in bpy.data.objects if item.type == "ARMATURE" and item != metarig)
+    return metarig, rig
+
+
+def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_it() -> None:
+    """Auto-Rig on the generated rig finds its limbs only as ORG- and DEF- bones its own IK/FK drives:
+    the refusal says the rig was generated and has its own IK (not to build the limbs one by one), by the
+    API and the operator alike, and changes nothing. Its metarig beside it is rigged, the rig untouched."""
+    metarig, rig = _rigify_rig()
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    before = snapshot(rig)
+    skipped: list[tuple[str, str]] = []
+    with pytest.raises(api.RigError, match=f"'{rig.name}' is a generated rig.*own IK") as refused:
+        api.auto_rig(rig, skipped=skipped)
+    assert "one by one" not in str(refused.value)
+    assert {bone for bone, _ in skipped} >= {"ORG-shin.L", "ORG-forearm.R"}
+    with pytest.raises(RuntimeError, match="is a generated rig"):
+        bpy.ops.ik_rigger.auto_rig()
+    assert same(snapshot(rig), before)
+    assert sorted(limb.name for limb in api.auto_rig(metarig)) == ["forearm.L", "forearm.R", "shin.L", "shin.R"]
+    assert same(snapshot(rig), before)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from ..core import naming
 from ..core.checks import check_mirrored
 from ..core.detect import Detection, detect_limbs
+from ..core.errors import RigError
 from ..core.model import Skeleton, automatic_extremity
 from .options import LimbOptions, renamed_bones
 from .plan import chain_ending_at
@@ -31,6 +32,15 @@ def detected_requests(
             continue
         requests.append((limb.last, _detected_options(defaults, len(limb.chain), limb.extremity)))
     return requests, detection
+
+
+def no_limbs(armature: str, detection: Detection) -> RigError:
+    """The refusal of an armature on which no limb was rigged: a generated rig (Rigify's) is told it has its IK."""
+    if any(item.generated for item in detection.skipped):
+        return RigError(f"'{armature}' is a generated rig: its legs and arms are ORG-, DEF- and MCH- bones that "
+                        "its own IK/FK controls drive, so it has its own IK", hint="Animate it with its own IK "
+                        "controls; IK Rigger rigs a bare armature (the metarig, or a skeleton without such a rig).")
+    return RigError(f"no limbs found on '{armature}'", hint="Build them one by one with api.build.")
 
 
 def _detected_options(defaults: LimbOptions, chain_length: int, extremity: str | None) -> LimbOptions:
