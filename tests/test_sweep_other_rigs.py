@@ -140,3 +140,69 @@ def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_
     assert same(snapshot(rig), before)
     assert sorted(limb.name for limb in api.auto_rig(metarig)) == ["forearm.L", "forearm.R", "shin.L", "shin.R"]
     assert same(snapshot(rig), before)
+
+
+def _driven_leg(driven: str) -> tuple[bpy.types.Object, bpy.types.FCurve, api.Limb]:
+    """Both legs, the bone ``driven``'s X rotation set by a driver of the user's (reading a property on the
+    hips), the left leg rigged."""
+    obj = make_armature(both_legs())
+    bone = obj.pose.bones[driven]
+    bone.rotation_mode = "XYZ"
+    obj.pose.bones["hips"]["bend"] = 0.3
+    driver = bone.driver_add("rotation_euler", 0)
+    variable = driver.driver.variables.new()
+    variable.targets[0].id, variable.targets[0].data_path = obj, 'pose.bones["hips"]["bend"]'
+    driver.driver.type = "AVERAGE"
+    return obj, driver, api.build(obj, "shin.L")[0]
+
+
+@pytest.mark.parametrize("driven", ["shin.L", "foot.L"])
+def test_snap_fk_to_ik_is_refused_where_a_driver_sets_a_bone_it_would_turn(driven: str) -> None:
+    """A driver of the user's on a chain bone's or the foot's rotation sets it whatever the snap writes:
+    Snap FK to IK left the FK leg up to 30 degrees off the IK pose and switched to it, saying nothing.
+    It is refused naming the driver and its bone, nothing changed; with the driver muted it lands."""
+    obj, driver, limb = _driven_leg(driven)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    handle.matrix = Matrix.Translation((0.05, -0.15, 0.25)) @ evaluate(obj)[handle.name]
+    ik_pose = evaluate(obj)
+    bases = {name: obj.pose.bones[name].matrix_basis.copy() for name in ("thigh.L", "shin.L", "foot.L")}
+    with pytest.raises(api.RigError, match=f"'{driven}'.*driver.*rotation_euler\\[0\\].*Mute the driver"):
+        api.snap_limb(obj, "shin.L", "FK")
+    assert handle["ik_fk"] == 1.0
+    assert all(obj.pose.bones[name].matrix_basis == basis for name, basis in bases.items())
+    driver.mute = True
+    api.snap_limb(obj, "shin.L", "FK")
+    fk_pose = evaluate(obj)
+    length = obj.data.bones["shin.L"].length
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        assert rotation_degrees(fk_pose[name], ik_pose[name]) < 0.01, name
+        assert (fk_pose[name].translation - ik_pose[name].translation).length < 1e-4 * length, name
+
+
+@pytest.mark.parametrize("driven", ["shin.L", "foot.L"])
+def test_bake_ik_to_fk_is_refused_where_a_driver_sets_a_bone_it_would_key(driven: str) -> None:
+    """Keys baked onto a channel a driver sets do not play: Bake IK to FK played the leg 30 degrees off
+    what the IK showed, saying nothing. It is refused naming the driver, before any key is written."""
+    obj, driver, limb = _driven_leg(driven)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    for frame, height in ((1, 0.0), (10, 0.3)):
+        handle.location = (0.0, 0.0, height)
+        handle.keyframe_insert("location", frame=frame)
+    before = snapshot(obj)
+    with pytest.raises(api.RigError, match=f"'{driven}'.*rotation_euler\\[0\\] is set by a driver.*Mute the driver"):
+        api.bake(obj, "IK_TO_FK", range(1, 11), switch=True)
+    assert same(snapshot(obj), before) and handle["ik_fk"] == 1.0
+    driver.mute = True
+    assert api.bake(obj, "IK_TO_FK", range(1, 11), switch=True) == {"shin.L": 10}
+
+
+def test_remove_warns_where_a_driver_sets_a_bone_the_kept_motion_is_keyed_on() -> None:
+    """Remove keys what the IK played onto the chain: where a driver sets the shin's rotation those keys do
+    not play, and Remove said it kept the motion. It warns, naming the driver's bone and channel."""
+    obj, driver, limb = _driven_leg("shin.L")
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    for frame, height in ((1, 0.0), (10, 0.3)):
+        handle.location = (0.0, 0.0, height)
+        handle.keyframe_insert("location", frame=frame)
+    warned = [message for message in api.remove(obj, "shin.L") if api.is_warning(message)]
+    assert len(warned) == 1 and "'shin.L''s rotation_euler[0] is set by a driver" in warned[0], warned
