@@ -206,3 +206,30 @@ def test_remove_warns_where_a_driver_sets_a_bone_the_kept_motion_is_keyed_on() -
         handle.keyframe_insert("location", frame=frame)
     warned = [message for message in api.remove(obj, "shin.L") if api.is_warning(message)]
     assert len(warned) == 1 and "'shin.L''s rotation_euler[0] is set by a driver" in warned[0], warned
+
+
+def test_remove_warns_of_the_user_s_b_bone_handles_and_drivers_on_the_bones_it_deletes() -> None:
+    """A B-bone chain whose shin eases into the IK handle (its end handle set to it), a driver of the user's
+    reading the handle's height: Remove deletes the handle, so Blender clears that B-bone handle and leaves
+    the driver reading nothing, and Remove said nothing. It warns of each, naming it; the user's own B-bone
+    settings stay as they were, and a limb without such readers is removed without a warning."""
+    obj = make_armature(both_legs())
+    limb = api.build(obj, "shin.L")[0]
+    handle = limb.bones["HANDLE"]
+    bpy.ops.object.mode_set(mode="EDIT")
+    shin = obj.data.edit_bones["shin.L"]
+    shin.bbone_segments, shin.bbone_handle_type_end = 4, "ABSOLUTE"
+    shin.bbone_custom_handle_end = obj.data.edit_bones[handle]
+    bpy.ops.object.mode_set(mode="POSE")
+    obj.pose.bones["hips"]["reach"] = 0.0
+    driver = obj.pose.bones["hips"].driver_add('["reach"]').driver
+    variable = driver.variables.new()
+    variable.type = "TRANSFORMS"
+    variable.targets[0].id, variable.targets[0].bone_target = obj, handle
+    warned = [message for message in api.remove(obj, "shin.L") if api.is_warning(message)]
+    assert len(warned) == 2, warned
+    assert f"'shin.L''s B-Bone end handle was '{handle}'" in warned[0]
+    assert f"""driver of 'pose.bones["hips"]["reach"]' on 'Rig' reads '{handle}'""" in warned[1]
+    assert obj.data.bones["shin.L"].bbone_segments == 4
+    api.build(obj, "shin.R")
+    assert not [message for message in api.remove(obj, "shin.R") if api.is_warning(message)]
