@@ -4,8 +4,9 @@ naming the bone and what to do."""
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stdout
+import subprocess
+import sys
+from pathlib import Path
 
 import bpy
 import pytest
@@ -109,24 +110,42 @@ def test_auto_rig_rigs_the_controls_a_game_rig_s_deform_bones_follow(deform: str
     assert same(snapshot(obj), before)
 
 
-def _rigify_rig() -> tuple[bpy.types.Object, bpy.types.Object]:
-    """Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig button does."""
-    import addon_utils
+_GENERATE = """
+import os
+import sys
+import bpy
+import addon_utils
+bpy.ops.wm.read_factory_settings(use_empty=True)
+addon_utils.enable("rigify", default_set=True)
+bpy.ops.object.armature_basic_human_metarig_add()
+bpy.ops.pose.rigify_generate()
+bpy.ops.object.mode_set(mode="OBJECT")
+bpy.ops.wm.save_as_mainfile(filepath=sys.argv[-1])
+sys.stdout.flush()
+os._exit(0)  # bpy 4.2 as a module crashes in its exit cleanup once an add-on was registered (conftest.py)
+"""
 
-    addon_utils.enable("rigify", default_set=True)
-    bpy.ops.object.armature_basic_human_metarig_add()
-    metarig = bpy.context.active_object
-    with redirect_stdout(io.StringIO()):  # Rigify prints the time of each of its stages
-        bpy.ops.pose.rigify_generate()
-    rig = next(item for item in bpy.data.objects if item.type == "ARMATURE" and item != metarig)
+
+def _rigify_rig(folder: Path) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig button does,
+    brought into the scene. Generated in a Blender of its own: with Rigify enabled, Blender 4.2's glTF
+    importer crashed now and then in later tests of the process, disabled again or not."""
+    path = folder / "rigify.blend"
+    done = subprocess.run([sys.executable, "-c", _GENERATE, str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and path.exists(), done.stderr[-2000:]
+    with bpy.data.libraries.load(str(path)) as (_source, target):
+        target.objects = ["metarig", "rig"]
+    for item in target.objects:
+        bpy.context.scene.collection.objects.link(item)
+    metarig, rig = target.objects
     return metarig, rig
 
 
-def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_it() -> None:
+def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_it(tmp_path: Path) -> None:
     """Auto-Rig on the generated rig finds its limbs only as ORG- and DEF- bones its own IK/FK drives:
     the refusal says the rig was generated and has its own IK (not to build the limbs one by one), by the
     API and the operator alike, and changes nothing. Its metarig beside it is rigged, the rig untouched."""
-    metarig, rig = _rigify_rig()
+    metarig, rig = _rigify_rig(tmp_path)
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     before = snapshot(rig)
@@ -233,3 +252,93 @@ def test_remove_warns_of_the_user_s_b_bone_handles_and_drivers_on_the_bones_it_d
     assert obj.data.bones["shin.L"].bbone_segments == 4
     api.build(obj, "shin.R")
     assert not [message for message in api.remove(obj, "shin.R") if api.is_warning(message)]
+
+
+def _b_bones(obj: bpy.types.Object) -> None:
+    bpy.ops.object.mode_set(mode="EDIT")
+    bones = obj.data.edit_bones
+    for name in ("thigh.L", "shin.L"):
+        bones[name].bbone_segments, bones[name].bbone_easeout = 4, 0.5
+    bones["shin.L"].bbone_handle_type_start, bones["shin.L"].bbone_custom_handle_start = "ABSOLUTE", bones["thigh.L"]
+    bones["shin.L"].bbone_handle_type_end, bones["shin.L"].bbone_custom_handle_end = "TANGENT", bones["foot.L"]
+    bpy.ops.object.mode_set(mode="POSE")
+    obj.pose.bones["shin.L"].bbone_curveinx = 0.1
+
+
+def _locked(obj: bpy.types.Object) -> None:
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        bone = obj.pose.bones[name]
+        bone.lock_location = bone.lock_scale = (True, True, True)
+        bone.lock_rotation = (True, False, True)
+        bone.lock_rotation_w = True
+
+
+def _inherit_scale(mode: str):
+    def given(obj: bpy.types.Object) -> None:
+        for name in ("shin.L", "foot.L"):
+            obj.data.bones[name].inherit_scale = mode
+        obj.pose.bones["hips"].scale = (1.2, 1.2, 1.2)
+    return given
+
+
+def _collection_hidden(obj: bpy.types.Object) -> None:
+    legs = obj.data.collections.new("Legs")
+    for name in ("thigh.L", "shin.L", "foot.L", "toe.L"):
+        legs.assign(obj.data.bones[name])
+    legs.is_visible = False
+
+
+def _child_of(obj: bpy.types.Object) -> None:
+    mover = bpy.data.objects.new("Mover", None)
+    bpy.context.scene.collection.objects.link(mover)
+    mover.location, mover.rotation_euler, mover.scale = (1.0, 2.0, 0.5), (0.3, 0.1, 0.7), (1.5, 1.5, 1.5)
+    obj.constraints.new("CHILD_OF").target = mover
+
+
+_SETTINGS = ("bbone_segments", "bbone_easeout", "bbone_handle_type_start", "bbone_handle_type_end", "inherit_scale",
+             "use_inherit_rotation")
+_POSE_SETTINGS = ("lock_location", "lock_rotation", "lock_rotation_w", "lock_scale", "bbone_curveinx")
+
+
+def _settings(obj: bpy.types.Object) -> dict:
+    handles = {name: (bone.bbone_custom_handle_start, bone.bbone_custom_handle_end)
+               for name, bone in obj.data.bones.items()}
+    return {name: ([getattr(bone, setting) for setting in _SETTINGS],
+                   [tuple(value) if hasattr(value := getattr(obj.pose.bones[name], setting), "__len__") else value
+                    for setting in _POSE_SETTINGS],
+                   tuple(handle.name if handle else None for handle in handles[name]))
+            for name, bone in obj.data.bones.items()}
+
+
+@pytest.mark.parametrize("layout", [_b_bones, _locked, _inherit_scale("NONE"), _inherit_scale("ALIGNED"),
+                                    _collection_hidden, _child_of],
+                         ids=["b-bones", "locked", "inherit-scale-none", "inherit-scale-aligned",
+                              "collection-hidden", "object-child-of"])
+def test_a_leg_with_the_user_s_own_settings_is_rigged_snapped_and_removed_as_it_was(layout) -> None:
+    """Already true, kept so: a leg of B-bones with handles of their own, one with its transforms locked,
+    one not inheriting scale under scaled hips, one in a hidden collection, an armature a Child Of carries.
+    The handle brings the foot and bends the knee toward the pole, Snap FK to IK lands, and Remove gives
+    back every bone setting as it was."""
+    obj = make_armature(both_legs())
+    layout(obj)
+    bpy.context.view_layer.update()
+    before, settings = snapshot(obj), _settings(obj)
+    limb = api.build(obj, "shin.L")[0]
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    handle.matrix = Matrix.Translation((0.05, -0.15, 0.25)) @ evaluate(obj)[handle.name]
+    ik_pose = evaluate(obj)
+    length = obj.data.bones["thigh.L"].length + obj.data.bones["shin.L"].length
+    hip, knee, ankle = (ik_pose[name].translation for name in ("thigh.L", "shin.L", "foot.L"))
+    assert (ankle - ik_pose[handle.name].translation).length < 1e-4 * length
+    line = (ankle - hip).normalized()
+    bend, aim = knee - hip, ik_pose[limb.bones["POLE"]].translation - hip
+    assert (bend - line * bend.dot(line)).angle(aim - line * aim.dot(line)) < 0.01
+    api.snap_limb(obj, "shin.L", "FK")
+    fk_pose = evaluate(obj)
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        assert (fk_pose[name].translation - ik_pose[name].translation).length < 1e-4 * length, name
+        assert rotation_degrees(fk_pose[name], ik_pose[name]) < 0.01, name
+    for name in ("thigh.L", "shin.L", "foot.L"):
+        obj.pose.bones[name].matrix_basis = Matrix.Identity(4)
+    api.remove(obj, "shin.L")
+    assert same(snapshot(obj), before) and _settings(obj) == settings
