@@ -161,6 +161,25 @@ def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_
     assert same(snapshot(rig), before)
 
 
+def test_a_game_rig_s_controls_with_their_own_ik_are_skipped_naming_it_and_helpers_are_not_followed() -> None:
+    """Where the left leg's controls already carry an IK of the user's, that leg is skipped naming it (the
+    right one rigged on its controls); deform bones that follow a generated rig's MCH- helpers are not
+    moved onto them: that rig's own controls drive those."""
+    obj = _game_rig("", "CTRL_")
+    own = obj.pose.bones["CTRL_shin.L"].constraints.new("IK")
+    own.target, own.subtarget, own.chain_count = obj, "CTRL_root", 2
+    skipped: list[tuple[str, str]] = []
+    built = api.auto_rig(obj, skipped=skipped)
+    assert [limb.chain for limb in built] == [("CTRL_thigh.R", "CTRL_shin.R")]
+    assert dict(skipped)["CTRL_shin.L"].startswith("already has an IK constraint 'IK'")
+    helped = _game_rig("", "MCH-")
+    skipped.clear()
+    with pytest.raises(api.RigError, match="is a generated rig"):
+        api.auto_rig(helped, skipped=skipped)
+    # The deform legs, for their feet's Copy Transforms, and the helpers, as a generated rig's.
+    assert {bone for bone, _ in skipped} == {"foot.L", "foot.R", "MCH-shin.L", "MCH-shin.R"}
+
+
 def _driven_leg(driven: str) -> tuple[bpy.types.Object, bpy.types.FCurve, api.Limb]:
     """Both legs, the bone ``driven``'s X rotation set by a driver of the user's (reading a property on the
     hips), the left leg rigged."""
