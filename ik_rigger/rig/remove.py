@@ -92,7 +92,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                 + (f" and {parts.extremity}" if parts.extremity else ""))
             removal.messages.extend(warning(
                 f"'{name}''s {channel} is set by a driver, so the motion keyed there does not play while it is on: "
-                "mute or delete the driver to see it") for name, channel in bake.driven_channels(obj, parts))
+                "mute or delete the driver to see it") for name, channel in bake.driven_channels(obj, [parts]))
         for clip, recording in clips:
             recording.follow_rests(obj)
             with playing_alone(obj, clip):
