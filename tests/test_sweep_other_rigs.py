@@ -361,3 +361,24 @@ def test_a_leg_with_the_user_s_own_settings_is_rigged_snapped_and_removed_as_it_
         obj.pose.bones[name].matrix_basis = Matrix.Identity(4)
     api.remove(obj, "shin.L")
     assert same(snapshot(obj), before) and _settings(obj) == settings
+
+
+def test_build_on_a_rigify_rig_s_fk_controls_ends_at_the_fk_foot_not_its_helper(tmp_path: Path) -> None:
+    """Build IK Limb on Rigify's FK shin (the one chain of its leg that no constraint drives): the foot it
+    ends at is the FK foot control, not the MCH- helper Rigify puts between it and the shin. The handle
+    turns the FK foot and brings it along, and Remove gives the rig back as it was."""
+    _, rig = _rigify_rig(tmp_path)
+    before = snapshot(rig)
+    limb = api.build(rig, "shin_fk.L")[0]
+    assert (limb.chain, limb.extremity) == (("thigh_fk.L", "shin_fk.L"), "foot_fk.L")
+    handle = rig.pose.bones[limb.bones["HANDLE"]]
+    rested = evaluate(rig)
+    handle.matrix = Matrix.Translation((0.0, -0.1, 0.15)) @ Matrix.Rotation(0.4, 4, "X") @ rested[handle.name]
+    posed = evaluate(rig)
+    length = rig.data.bones["shin_fk.L"].length
+    assert (posed["foot_fk.L"].translation - posed[handle.name].translation).length < 1e-3 * length
+    assert rotation_degrees(posed["foot_fk.L"] @ rested["foot_fk.L"].inverted(),
+                            posed[handle.name] @ rested[handle.name].inverted()) < 0.01
+    handle.matrix_basis = Matrix.Identity(4)
+    api.remove(rig, "shin_fk.L")
+    assert same(snapshot(rig), before)
