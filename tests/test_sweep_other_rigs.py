@@ -126,13 +126,19 @@ os._exit(0)  # bpy 4.2 as a module crashes in its exit cleanup once an add-on wa
 """
 
 
-def _rigify_rig(folder: Path) -> tuple[bpy.types.Object, bpy.types.Object]:
-    """Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig button does,
-    brought into the scene. Generated in a Blender of its own: with Rigify enabled, Blender 4.2's glTF
-    importer crashed now and then in later tests of the process, disabled again or not."""
-    path = folder / "rigify.blend"
+@pytest.fixture(scope="module")
+def rigify_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A .blend of Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig
+    button does. Generated in a Blender of its own: with Rigify enabled, Blender 4.2's glTF importer
+    crashed now and then in later tests of the process, disabled again or not."""
+    path = tmp_path_factory.mktemp("rigify") / "rigify.blend"
     done = subprocess.run([sys.executable, "-c", _GENERATE, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and path.exists(), done.stderr[-2000:]
+    return path
+
+
+def _rigify_rig(path: Path) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """The metarig and the rig of ``rigify_file``, brought into the scene."""
     with bpy.data.libraries.load(str(path)) as (_source, target):
         target.objects = ["metarig", "rig"]
     for item in target.objects:
@@ -141,11 +147,11 @@ def _rigify_rig(folder: Path) -> tuple[bpy.types.Object, bpy.types.Object]:
     return metarig, rig
 
 
-def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_it(tmp_path: Path) -> None:
+def test_a_rig_rigify_generated_is_refused_as_one_and_its_metarig_rigged_beside_it(rigify_file: Path) -> None:
     """Auto-Rig on the generated rig finds its limbs only as ORG- and DEF- bones its own IK/FK drives:
     the refusal says the rig was generated and has its own IK (not to build the limbs one by one), by the
     API and the operator alike, and changes nothing. Its metarig beside it is rigged, the rig untouched."""
-    metarig, rig = _rigify_rig(tmp_path)
+    metarig, rig = _rigify_rig(rigify_file)
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     before = snapshot(rig)
@@ -363,11 +369,11 @@ def test_a_leg_with_the_user_s_own_settings_is_rigged_snapped_and_removed_as_it_
     assert same(snapshot(obj), before) and _settings(obj) == settings
 
 
-def test_build_on_a_rigify_rig_s_fk_controls_ends_at_the_fk_foot_not_its_helper(tmp_path: Path) -> None:
+def test_build_on_a_rigify_rig_s_fk_controls_ends_at_the_fk_foot_not_its_helper(rigify_file: Path) -> None:
     """Build IK Limb on Rigify's FK shin (the one chain of its leg that no constraint drives): the foot it
     ends at is the FK foot control, not the MCH- helper Rigify puts between it and the shin. The handle
     turns the FK foot and brings it along, and Remove gives the rig back as it was."""
-    _, rig = _rigify_rig(tmp_path)
+    _, rig = _rigify_rig(rigify_file)
     before = snapshot(rig)
     limb = api.build(rig, "shin_fk.L")[0]
     assert (limb.chain, limb.extremity) == (("thigh_fk.L", "shin_fk.L"), "foot_fk.L")
