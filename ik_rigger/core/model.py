@@ -8,13 +8,14 @@ them to Blender.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from itertools import count
 from typing import Any, TypeVar
 
 from mathutils import Vector
+
+from . import naming
 
 # The guide's colours, as Blender bone colour palettes.
 PALETTE_CHAIN = "THEME01"  # red
@@ -318,17 +319,13 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     return None
 
 
-# A generated rig's helper bones (Rigify's MCH- and ORG-), which its own controls hang from.
-_HELPER = re.compile(r"^(MCH|ORG)[-_]", re.IGNORECASE)
-
-
 def _past_helper(skeleton: Skeleton, name: str) -> str:
     """``name``, or where it is a generated rig's helper (Rigify's MCH-foot_fk.L between the FK shin and
     the FK foot), the one control that hangs from it where it starts: the bone an animator poses."""
-    if not _HELPER.match(name):
+    if not naming.generated_helper(name):
         return name
     bone = skeleton.bones[name]
-    controls = [child.name for child in skeleton.children(name) if not _HELPER.match(child.name)
+    controls = [child.name for child in skeleton.children(name) if not naming.generated_helper(child.name)
                 and (child.head - bone.head).length <= 1e-3 * bone.length]
     return controls[0] if len(controls) == 1 else name
 
