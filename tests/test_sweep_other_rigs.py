@@ -388,3 +388,51 @@ def test_build_on_a_rigify_rig_s_fk_controls_ends_at_the_fk_foot_not_its_helper(
     handle.matrix_basis = Matrix.Identity(4)
     api.remove(rig, "shin_fk.L")
     assert same(snapshot(rig), before)
+
+
+def _vroid_with_spring_bones() -> bpy.types.Object:
+    """A VRoid body (J_Bip_ bones) with the spring bones its VRM add-on moves (J_Sec_: a skirt hanging from
+    the hips, the bust, sleeves on the upper arm and by the wrist)."""
+    bones: list = [("Root", (0, 0, 0), (0, 0.1, 0), None), ("J_Bip_C_Hips", (0, 0, 1.0), (0, 0, 1.1), "Root"),
+                   ("J_Bip_C_Spine", (0, 0, 1.1), (0, 0, 1.3), "J_Bip_C_Hips"),
+                   ("J_Bip_C_UpperChest", (0, 0, 1.3), (0, 0, 1.45), "J_Bip_C_Spine")]
+    for side, x in (("L", 1.0), ("R", -1.0)):
+        def at(*point: float, flip: float = x) -> tuple[float, float, float]:
+            return (point[0] * flip, point[1], point[2])
+        bones += [
+            (f"J_Bip_{side}_UpperLeg", at(0.1, 0, 1.0), at(0.1, -0.02, 0.55), "J_Bip_C_Hips"),
+            (f"J_Bip_{side}_LowerLeg", at(0.1, -0.02, 0.55), at(0.1, 0, 0.1), f"J_Bip_{side}_UpperLeg"),
+            (f"J_Bip_{side}_Foot", at(0.1, 0, 0.1), at(0.1, -0.12, 0.02), f"J_Bip_{side}_LowerLeg"),
+            (f"J_Bip_{side}_Shoulder", at(0.03, 0, 1.42), at(0.15, 0, 1.42), "J_Bip_C_UpperChest"),
+            (f"J_Bip_{side}_UpperArm", at(0.15, 0, 1.42), at(0.42, 0.02, 1.42), f"J_Bip_{side}_Shoulder"),
+            (f"J_Bip_{side}_LowerArm", at(0.42, 0.02, 1.42), at(0.68, 0, 1.42), f"J_Bip_{side}_UpperArm"),
+            (f"J_Bip_{side}_Hand", at(0.68, 0, 1.42), at(0.76, 0, 1.42), f"J_Bip_{side}_LowerArm"),
+            (f"J_Sec_{side}_Bust1", at(0.08, -0.05, 1.3), at(0.08, -0.1, 1.3), "J_Bip_C_UpperChest"),
+            (f"J_Sec_{side}_TopsUpperArmInside", at(0.2, 0, 1.4), at(0.4, 0, 1.4), f"J_Bip_{side}_UpperArm"),
+            (f"J_Sec_{side}_TopsLowerArmCuff", at(0.66, 0, 1.42), at(0.7, 0, 1.38), f"J_Bip_{side}_LowerArm")]
+        bones += [(f"J_Sec_{side}_SkirtBack{row}_01", at(0.08, 0.05, 1.0 - 0.2 * row), at(0.08, 0.06, 0.8 - 0.2 * row),
+                   f"J_Sec_{side}_SkirtBack{row - 1}_01" if row else "J_Bip_C_Hips") for row in range(3)]
+    return make_armature([(name, head, tail, parent, False) for name, head, tail, parent in bones])
+
+
+def test_a_vroid_body_s_spring_bones_are_no_limbs_and_ride_along_untouched() -> None:
+    """Already true, kept so: the skirt, bust and sleeve spring bones are neither limbs nor a hand or foot;
+    Auto-Rig rigs the legs and arms to the feet and hands, the spring bones keep their parents and get no
+    constraint, and the hand's handle brings the hand, not the sleeve by the wrist."""
+    obj = _vroid_with_spring_bones()
+    springs = {bone.name: bone.parent.name for bone in obj.data.bones if bone.name.startswith("J_Sec_")}
+    skipped: list[tuple[str, str]] = []
+    built = api.auto_rig(obj, skipped=skipped)
+    assert sorted((limb.chain[-1], limb.extremity) for limb in built) == sorted(
+        (f"J_Bip_{side}_Lower{segment}", f"J_Bip_{side}_{end}") for side in "LR"
+        for segment, end in (("Leg", "Foot"), ("Arm", "Hand")))
+    assert skipped == []
+    assert {name: obj.data.bones[name].parent.name for name in springs} == springs
+    assert not any(obj.pose.bones[name].constraints for name in springs)
+    arm = next(limb for limb in built if limb.name == "J_Bip_L_LowerArm")
+    handle = obj.pose.bones[arm.bones["HANDLE"]]
+    rested = evaluate(obj)
+    handle.matrix = Matrix.Translation((-0.1, -0.1, -0.1)) @ rested[handle.name]
+    posed = evaluate(obj)
+    length = obj.data.bones["J_Bip_L_LowerArm"].length
+    assert (posed["J_Bip_L_Hand"].translation - posed[handle.name].translation).length < 1e-4 * length
