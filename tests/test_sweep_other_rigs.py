@@ -4,6 +4,7 @@ naming the bone and what to do."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -436,3 +437,51 @@ def test_a_vroid_body_s_spring_bones_are_no_limbs_and_ride_along_untouched() -> 
     posed = evaluate(obj)
     length = obj.data.bones["J_Bip_L_LowerArm"].length
     assert (posed["J_Bip_L_Hand"].translation - posed[handle.name].translation).length < 1e-4 * length
+
+
+_METARIG = """
+import json
+import os
+import sys
+import bpy
+import addon_utils
+sys.path.insert(0, sys.argv[-1])
+import ik_rigger
+from ik_rigger import api
+bpy.ops.wm.read_factory_settings(use_empty=True)
+ik_rigger.register()
+addon_utils.enable("rigify", default_set=True)
+bpy.ops.object.armature_basic_human_metarig_add()
+said = {limb.name: list(limb.warnings) for limb in api.auto_rig(bpy.context.active_object)}
+bare = bpy.data.objects.new("Bare", bpy.data.armatures.new("Bare"))
+bpy.context.scene.collection.objects.link(bare)
+bpy.context.view_layer.objects.active = bare
+bpy.ops.object.mode_set(mode="EDIT")
+for name, head, tail, parent in (("hips", (0, 0, 1), (0, 0, 1.1), None),
+                                 ("thigh.L", (0.1, 0, 1), (0.1, -0.05, 0.55), "hips"),
+                                 ("shin.L", (0.1, -0.05, 0.55), (0.1, 0, 0.1), "thigh.L")):
+    bone = bare.data.edit_bones.new(name)
+    bone.head, bone.tail = head, tail
+    bone.parent = bare.data.edit_bones.get(parent or "")
+bpy.ops.object.mode_set(mode="POSE")
+said["bare"] = list(api.build(bare, "shin.L")[0].warnings)
+print(json.dumps(said))
+sys.stdout.flush()
+os._exit(0)  # bpy 4.2 as a module crashes in its exit cleanup once an add-on was registered (conftest.py)
+"""
+
+
+def test_rigging_a_rigify_metarig_warns_that_generate_rig_would_copy_the_rig() -> None:
+    """Rigify's Generate Rig copies every bone and constraint of a metarig into the rig it makes: generated
+    after Auto-Rig on the metarig, the rig's ORG-shin.L carried IK Rigger's IK beside Rigify's own IK/FK,
+    and nothing had said so. Each limb of a metarig warns of it, naming its Rigify type; a limb of an
+    armature that is no metarig does not. Run in a Blender of its own, Rigify enabled there."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", _METARIG, str(root)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(said) == ["bare", "forearm.L", "forearm.R", "shin.L", "shin.R"]
+    for limb in ("shin.L", "forearm.R"):
+        kind = "limbs.leg" if limb.startswith("shin") else "limbs.arm"
+        assert [note for note in said[limb] if f"a Rigify metarig's '{kind}': Generate Rig would copy" in note], said
+    assert said["bare"] == []
