@@ -28,7 +28,7 @@ from ..limb.requests import detected_requests
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.modes import kept_mode
-from ..rig.skeleton import check_editable, read_skeleton
+from ..rig.skeleton import check_editable, followed_bones, read_skeleton
 from ..rig.upgrade import upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
@@ -88,7 +88,7 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     if section is None or section.detect:
         covered = {name for last, options in named for name in skeleton.lineage(last, options.chain_length)}
         # As the API does: limbs whose bones do not run joint to joint are solved on a hidden chain.
-        found, detection = detected_requests(skeleton, config.defaults, covered)
+        found, detection = detected_requests(skeleton, config.defaults, covered, followed_bones(obj))
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
         tails_off = any(item.tails_off for item in detection.skipped)
     return named, found, tails_off

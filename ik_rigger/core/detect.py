@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from itertools import product
 
 from mathutils import Vector
 
 from . import naming
 from .detect_chain import Chains
+from .detect_follow import on_followed
 from .detect_limb import LimbFinder
 from .detect_names import Names, ik_candidates, lower_candidates
 from .detect_result import DetectedLimb, Detection, Skipped
@@ -186,7 +188,8 @@ def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list
     return kept, skipped
 
 
-def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
+def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
+                 follows: Mapping[str, str] | None = None) -> Detection:
     """The legs and arms of ``skeleton``: legs first, then arms, each left then right then unsided.
 
     A bone named like the lower half of a limb that cannot be rigged for sure is
@@ -194,6 +197,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
     hangs from a found limb's foot or hand.
     ``tails_fixed`` says the build will point every chain bone's tail at its next joint
     (Fix Bone Orientation): bones too short or too long for their segments do not matter then.
+    ``follows`` maps bones that copy another's transforms wholly to it (``rig.skeleton.followed_bones``):
+    a limb found on such bones is the chain they follow (``detect_follow``).
     """
     finder = LimbFinder(skeleton, tails_fixed)
     found: list[DetectedLimb] = []
@@ -208,6 +213,9 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
         else:
             skipped.append(result)
     found = _outermost(found)
+    followed: list[str] = []
+    if follows:
+        found, followed = on_followed(skeleton, found, follows, lambda bone: finder.names[bone].generated is not None)
     limbs, rivals = _drop_ambiguous(skeleton, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])
@@ -222,6 +230,6 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False) -> Detection:
                                  _SIDE_ORDER[limb.side], limb.chain))
     own_ik = sorted(name for name in ik_candidates(skeleton.bones)
                     if name not in used and finder.ends.own_ik_bone(name))
-    notes = (f"{', '.join(repr(name) for name in own_ik)}: the skeleton's own IK bones, "
-             "not limbs: left as they are",) if own_ik else ()
-    return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)), notes)
+    notes = ([f"{', '.join(repr(name) for name in own_ik)}: the skeleton's own IK bones, "
+              "not limbs: left as they are"] if own_ik else []) + followed
+    return Detection(tuple(limbs), tuple(reasons[bone] for bone in sorted(reasons)), tuple(notes))

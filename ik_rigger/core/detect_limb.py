@@ -18,11 +18,13 @@ from .model import Skeleton
 class _RefusalError(Exception):
     """Why the lower bone being read cannot end a limb: becomes its ``Skipped``."""
 
-    def __init__(self, reason: str, *, tails_off: bool = False, chain: tuple[str, ...] = ()) -> None:
+    def __init__(self, reason: str, *, tails_off: bool = False, chain: tuple[str, ...] = (),
+                 generated: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.tails_off = tails_off
         self.chain = chain
+        self.generated = generated
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class LimbFinder:
                 raise _RefusalError(disagreement)
             chain, halves = self._proportioned(chain, extremity, rule.kind, top.above)
         except _RefusalError as refused:
-            return Skipped(lower, refused.reason, tails_off=refused.tails_off, chain=refused.chain)
+            return Skipped(lower, refused.reason, tails_off=refused.tails_off, chain=refused.chain,
+                           generated=refused.generated)
         positions = {self.names[bone].position for bone in chain} - {None}
         position = positions.pop() if len(positions) == 1 else None
         return DetectedLimb(rule.kind, side, chain, extremity, position, halves,
@@ -70,13 +73,14 @@ class LimbFinder:
         """``lower``'s parent, when both can be in a limb of their own."""
         lower_name = self.names[lower]
         if lower_name.generated:
-            raise _RefusalError(_generated_reason(lower_name.generated))
+            raise _RefusalError(_generated_reason(lower_name.generated), generated=True)
         upper = self.skeleton[lower].parent
         if upper is None:
             raise _RefusalError(f"it is named like the lower half of a {KIND_WORD[rule.kind]} but has no parent bone")
         upper_name = self.names[upper]
         if upper_name.generated:
-            raise _RefusalError(f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated)}")
+            raise _RefusalError(f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated)}",
+                                generated=True)
         if self.chains.second_half(upper, lower):
             raise _RefusalError(f"it is the second half of the {SEGMENT_WORD[rule.kind][1]} '{upper}' > "
                            f"'{lower}', in the limb that '{upper}' ends")

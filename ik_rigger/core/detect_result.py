@@ -48,6 +48,8 @@ class Skipped:
     # The chain it would have ended, when it was refused for the chain's bones: a bone in it has
     # nothing more to say (Quaternius' BackLeg.L, the first of BackLeg.L > BackUpLeg.L > BackLowLeg.L).
     chain: tuple[str, ...] = ()
+    # It is a generated rig's ORG-, DEF- or MCH- bone, or hangs from one: that rig's own controls drive it.
+    generated: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 from mathutils import Vector
 
+from . import naming
+
 # The guide's colours, as Blender bone colour palettes.
 PALETTE_CHAIN = "THEME01"  # red
 PALETTE_CONTROL = "THEME04"  # blue: IK handle and pole
@@ -308,13 +310,24 @@ def automatic_extremity(skeleton: Skeleton, last: str) -> str | None:
     children = skeleton.children(last)
     connected = [child for child in children if child.connected]
     if connected:
-        return connected[0].name
+        return _past_helper(skeleton, connected[0].name)
     near = [child for child in children if (child.head - bone.tail).length <= 0.25 * bone.length]
     if near:
-        return min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name
+        return _past_helper(skeleton, min(near, key=lambda child: ((child.head - bone.tail).length, child.name)).name)
     if len(children) == 1 and (children[0].head - bone.head).length >= 0.5 * bone.length:
-        return children[0].name
+        return _past_helper(skeleton, children[0].name)
     return None
+
+
+def _past_helper(skeleton: Skeleton, name: str) -> str:
+    """``name``, or where it is a generated rig's helper (Rigify's MCH-foot_fk.L between the FK shin and
+    the FK foot), the one control that hangs from it where it starts: the bone an animator poses."""
+    if not naming.generated_helper(name):
+        return name
+    bone = skeleton.bones[name]
+    controls = [child.name for child in skeleton.children(name) if not naming.generated_helper(child.name)
+                and (child.head - bone.head).length <= 1e-3 * bone.length]
+    return controls[0] if len(controls) == 1 else name
 
 
 def bending_indexes(chain: Sequence[str], halves: Collection[str]) -> list[int]:

@@ -35,6 +35,15 @@ COLLECTION_CONTROLS = "IK Controls"
 COLLECTION_MECHANISM = "IK Mechanism"
 COLLECTION_CHAIN = "IK Chain"
 
+# A generated rig's helper bones (Rigify's MCH- and ORG-), which its own controls hang from.
+_HELPER = re.compile(r"^(MCH|ORG)[-_]", re.IGNORECASE)
+
+
+def generated_helper(name: str) -> bool:
+    """Whether ``name`` is a generated rig's helper bone's (Rigify's ``MCH-foot_fk.L``)."""
+    return _HELPER.match(name) is not None
+
+
 _SIDES = r"L|R|l|r|left|right|Left|Right|LEFT|RIGHT"
 # A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01"),
 # COLLADA's copies of a name ("arm_joint_L (4)" written "arm_joint_L__4_").

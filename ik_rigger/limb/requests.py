@@ -2,32 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ..core import naming
 from ..core.checks import check_mirrored
 from ..core.detect import Detection, detect_limbs
+from ..core.errors import RigError
 from ..core.model import Skeleton, automatic_extremity
 from .options import LimbOptions, renamed_bones
 from .plan import chain_ending_at
 
 
 def detected_requests(
-    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset()
+    skeleton: Skeleton, defaults: LimbOptions, taken: frozenset[str] | set[str] = frozenset(),
+    follows: Mapping[str, str] | None = None,
 ) -> tuple[list[tuple[str, LimbOptions]], Detection]:
     """Build requests for the limbs detected in ``skeleton`` that share no bone with ``taken``.
 
-    Each request keeps ``defaults`` but for the chain length and extremity detection found.
+    Each request keeps ``defaults`` but for the chain length and extremity detection found. ``follows``:
+    the bones that copy others' transforms wholly (``detect_limbs``).
     """
     # Whatever way the bones point, the build solves the limb from joint to joint: on the bones turned
     # (fix_orientation), or on a hidden chain of its own (parts.hidden). Their tails do not matter.
-    detection = detect_limbs(skeleton, tails_fixed=True)
+    detection = detect_limbs(skeleton, tails_fixed=True, follows=follows)
     requests = []
     for limb in detection.limbs:
         if taken & set(limb.chain):
             continue
         requests.append((limb.last, _detected_options(defaults, len(limb.chain), limb.extremity)))
     return requests, detection
+
+
+def no_limbs(armature: str, detection: Detection) -> RigError:
+    """The refusal of an armature on which no limb was rigged: a generated rig (Rigify's) is told it has its IK."""
+    if any(item.generated for item in detection.skipped):
+        return RigError(f"'{armature}' is a generated rig: its legs and arms are ORG-, DEF- and MCH- bones that "
+                        "its own IK/FK controls drive, so it has its own IK", hint="Animate it with its own IK "
+                        "controls; IK Rigger rigs a bare armature (the metarig, or a skeleton without such a rig).")
+    return RigError(f"no limbs found on '{armature}'", hint="Build them one by one with api.build.")
 
 
 def _detected_options(defaults: LimbOptions, chain_length: int, extremity: str | None) -> LimbOptions:

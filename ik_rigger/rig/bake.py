@@ -23,7 +23,8 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from . import bake_cleared, bake_limits, records, solver, switches
+from ..core.geometry import rotation_property
+from . import bake_cleared, bake_limits, records, snap_guard, solver, switches
 from .animation import existing_fcurve, fcurve_owners
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
@@ -145,6 +146,29 @@ def key_chain(obj: bpy.types.Object, parts: records.Parts, recording: Recording,
         key_transforms(obj, name, recording.frames, bases, interpolation, journal,
                         location=not bone.use_connect, scale=stretched)
     return len(recording.frames)
+
+
+def driven_channels(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> list[tuple[str, str]]:
+    """(bone, channel) of the limbs' chain and extremity channels ``key_chain`` keys (the rotation, the location
+    of a bone not connected) that a driver of the user's sets: keys there do not play. The drivers are read
+    once for all the limbs."""
+    names = [name for parts in limbs for name in parts.chain + ([parts.extremity] if parts.extremity else [])]
+    found = []
+    for bone, channel in snap_guard.user_drivers(obj, names):
+        keyed = {rotation_property(obj.pose.bones[bone].rotation_mode)}
+        if not obj.data.bones[bone].use_connect:
+            keyed.add("location")
+        if channel.partition("[")[0] in keyed:
+            found.append((bone, channel))
+    return found
+
+
+def _check_driven(obj: bpy.types.Object, limbs: Sequence[records.Parts]) -> None:
+    """Refuse to key FK where a driver of the user's sets the channel: the keys would not play."""
+    for bone, channel in driven_channels(obj, limbs)[:1]:
+        raise RigError(f"its {channel} is set by a driver, so the keys Bake IK to FK would write there would "
+                       "not play what the IK shows; nothing was changed", bone=bone,
+                       hint="Mute the driver (Drivers editor) or delete it, then bake again.")
 
 
 def ik_bones(obj: bpy.types.Object, parts: records.Parts) -> set[str]:
@@ -330,6 +354,8 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
     parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
     for parts in parts_list:
         switches.check(obj, parts, restored=(records.IK_FK,) if switch else ())
+    if direction == "IK_TO_FK":
+        _check_driven(obj, parts_list)
     progress = Progress(len(frames) + len(parts_list))
     started = time.perf_counter()
     results = []

@@ -214,7 +214,19 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
         setattr(rig, attribute, made)
         journal.edit(lambda edit_bones: _remove_collection(armature, made))
         journal.data(lambda: setattr(obj.ik_rigger, attribute, before))
+    if wanted == naming.COLLECTION_CONTROLS and not existing.is_solo \
+            and any(collection.is_solo for collection in armature.collections_all):
+        # Blender shows only soloed collections once one is: the controls would not show.
+        existing.is_solo = True
+        soloed = existing.name
+        journal.data(lambda: _unsolo(armature, soloed))
     return existing
+
+
+def _unsolo(armature: bpy.types.Armature, name: str) -> None:
+    collection = armature.collections_all.get(name)
+    if collection is not None:
+        collection.is_solo = False
 
 
 def _remove_collection(armature: bpy.types.Armature, name: str) -> None:

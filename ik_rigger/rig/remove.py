@@ -67,6 +67,7 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
         held = posed.held_pose(obj, parts.chain, {rest.name for rest in limb.prebent}, motion is not None)
         strip_constraints(obj, limb, parts)
         removal.messages.extend(release_user_constraints(obj, made))
+        removal.messages.extend(release_user_readers(obj, made))
         remove_fcurves(obj, bone_paths(made), groups=made, everywhere=True)  # the clips' keys too
         drop_empty_animation_data(obj)
         # Objects parented to a pre-bent bone stay where they are when it gets its rest back.
@@ -89,6 +90,9 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
             removal.messages.append(
                 f"kept the limb's motion: baked {len(motion.frames)} frames of it onto {', '.join(parts.chain)}"
                 + (f" and {parts.extremity}" if parts.extremity else ""))
+            removal.messages.extend(warning(
+                f"'{name}''s {channel} is set by a driver, so the motion keyed there does not play while it is on: "
+                "mute or delete the driver to see it") for name, channel in bake.driven_channels(obj, [parts]))
         for clip, recording in clips:
             recording.follow_rests(obj)
             with playing_alone(obj, clip):
@@ -244,6 +248,28 @@ def release_user_constraints(obj: bpy.types.Object, made: set[str]) -> list[str]
                 messages.append(warning(f"kept your constraint '{constraint.name}' on '{pose_bone.name}' but muted "
                                         f"it: it aimed at '{aimed}', which IK Rigger made and removed; aim it at "
                                         "another bone and unmute it"))
+    return messages
+
+
+def release_user_readers(obj: bpy.types.Object, made: set[str]) -> list[str]:
+    """Warnings on the user's B-bone handles and drivers that read a bone about to be removed: Blender
+    clears such a handle and leaves such a driver reading nothing. Run once IK Rigger's own drivers are gone."""
+    messages: list[str] = [
+        warning(f"'{bone.name}''s B-Bone {end} handle was '{handle.name}', which IK Rigger made and removed: it has "
+                "none now; give it another bone")
+        for bone in obj.data.bones if bone.name not in made
+        for end, handle in (("start", bone.bbone_custom_handle_start), ("end", bone.bbone_custom_handle_end))
+        if handle is not None and handle.name in made]
+    paths = {f'pose.bones["{records.quoted(name)}"]': name for name in made}
+    for owner in (obj, obj.data, *bpy.data.shape_keys):
+        data = getattr(owner, "animation_data", None)
+        for curve in data.drivers if data is not None else ():
+            read = {target.bone_target if variable.type != "SINGLE_PROP"
+                    else paths.get(target.data_path.partition("]")[0] + "]", "")
+                    for variable in curve.driver.variables for target in variable.targets if target.id == obj}
+            for name in sorted(read & made):
+                messages.append(warning(f"your driver of '{curve.data_path}' on '{owner.name}' reads '{name}', which "
+                                        "IK Rigger made and removed: point it at another bone"))
     return messages
 
 

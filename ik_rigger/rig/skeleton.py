@@ -64,3 +64,25 @@ def check_editable(obj: bpy.types.Object | None) -> None:
                            "changes the rest skeleton, which an override cannot",
                            hint="Rig the character in its own file (the shots that link it follow), or make the "
                            "override local. Posing, IK/FK and snapping work on the override.")
+
+
+def followed_bones(obj: bpy.types.Object) -> dict[str, str]:
+    """Each bone of ``obj`` another of its bones poses wholly, with that bone: the last Copy Transforms
+    in its stack that is on, at full influence no driver sets, replacing its transform from the same
+    space, of a bone of ``obj``. A game rig's deform bones follow its control bones so."""
+    data = obj.animation_data
+    driven = {curve.data_path for curve in data.drivers} if data is not None else set()
+    bones = obj.data.bones
+    follows = {}
+    for pose_bone in obj.pose.bones:
+        stack = pose_bone.constraints
+        if not stack:  # as most bones are
+            continue
+        for constraint in stack:
+            if (constraint.type == "COPY_TRANSFORMS" and not constraint.mute and constraint.influence == 1.0
+                    and constraint.target == obj and constraint.subtarget in bones
+                    and constraint.subtarget != pose_bone.name and constraint.mix_mode == "REPLACE"
+                    and constraint.target_space == constraint.owner_space
+                    and f"{constraint.path_from_id()}.influence" not in driven):
+                follows[pose_bone.name] = constraint.subtarget
+    return follows

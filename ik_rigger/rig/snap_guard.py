@@ -1,12 +1,13 @@
-"""What stops a snap from landing: the user's own constraints on the bones it sets.
+"""What stops a snap from landing: the user's own constraints and drivers on the bones it sets.
 
 A snap sets bones' own transforms (``PoseBone.matrix``, ``matrix_basis``), which Blender's
 constraints on those bones then move again: a Limit Location, Child Of or Copy Location of
 the user's on the IK handle or pole holds it where the snap did not put it, a Limit Rotation
-on a chain bone turns the FK chain away from the IK pose. Where such a constraint is on, the
+on a chain bone turns the FK chain away from the IK pose; a driver on a bone's own rotation,
+location or scale sets it whatever the snap wrote. Where such a constraint or driver is on, the
 snap is checked on the evaluated pose: it lands, or everything it set is given back and a
-``RigError`` names the constraint, its bone and what to do. Rigs without any pay nothing (the
-stacks read are the few of the limb's bones; nothing more is evaluated).
+``RigError`` names the constraint or driver, its bone and what to do. Rigs without any pay nothing
+(the stacks read are the few of the limb's bones; nothing more is evaluated).
 """
 
 from __future__ import annotations
@@ -44,13 +45,38 @@ def user_constraints(obj: bpy.types.Object, parts: records.Parts,
     return found
 
 
+# A pose bone's own transform channels, which a snap sets.
+_TRANSFORMS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
+def user_drivers(obj: bpy.types.Object, names: Iterable[str]) -> list[tuple[str, str]]:
+    """(bone, channel) of the drivers on the own transforms of the bones ``names`` that act now (not muted,
+    valid): the channel as its driver names it, ``rotation_euler[0]``."""
+    data = obj.animation_data
+    if data is None or not data.drivers:  # as most armatures have none
+        return []
+    prefixes = {f'pose.bones["{records.quoted(name)}"].': name for name in names}
+    found = []
+    for curve in data.drivers:
+        path = curve.data_path
+        if curve.mute or not curve.driver.is_valid or not path.startswith('pose.bones["'):
+            continue
+        prefix, _, channel = path.rpartition(".")
+        bone = prefixes.get(f"{prefix}.")
+        if bone is not None and channel in _TRANSFORMS:
+            found.append((bone, f"{channel}[{curve.array_index}]"))
+    return found
+
+
 @dataclass
 class Guard:
-    """The bones' own transforms before a snap, to give back if it misses, and the constraints that may make it."""
+    """The bones' own transforms before a snap, to give back if it misses, and the constraints and drivers
+    that may make it (``drivers``: (bone, channel))."""
 
     obj: bpy.types.Object
     blockers: list[tuple[str, bpy.types.Constraint]]
     bases: dict[str, Matrix]
+    drivers: list[tuple[str, str]]
 
     def check(self, wanted: dict[str, Matrix], shown: dict[str, Matrix], names: Iterable[str], length: float,
               what: str) -> None:
@@ -62,24 +88,29 @@ class Guard:
         for name, basis in self.bases.items():
             self.obj.pose.bones[name].matrix_basis = basis
         self.obj.update_tag()
-        bone, _ = self.blockers[0]
-        listed = ", ".join(f"the {constraint.type.replace('_', ' ').title()} constraint '{constraint.name}' on "
-                           f"'{owner}'" for owner, constraint in self.blockers)
-        it = "it" if len(self.blockers) == 1 else "them"
+        bone = (self.blockers or self.drivers)[0][0]
+        listed = ", ".join([f"the {constraint.type.replace('_', ' ').title()} constraint '{constraint.name}' on "
+                            f"'{owner}'" for owner, constraint in self.blockers]
+                           + [f"the driver of '{owner}''s {channel}" for owner, channel in self.drivers])
+        it = "it" if len(self.blockers) + len(self.drivers) == 1 else "them"
+        hints = (["Mute the constraint or set its influence to 0"] if self.blockers else []) + (
+            ["Mute the driver (Drivers editor)"] if self.drivers else [])
         raise RigError(f"{what} would not land: {listed} holds {it} where the snap does not put {it}, and "
                        f"'{off[0]}' would stand off the pose snapped to; nothing was changed",
-                       bone=bone, hint="Mute the constraint or set its influence to 0 for the snap, then snap again.")
+                       bone=bone, hint=f"{'; or '.join(hints)} for the snap, then snap again.")
 
 
 def guard(obj: bpy.types.Object, parts: records.Parts, checked: Iterable[str],
           kept: Iterable[str]) -> Guard | None:
     """A guard for a snap that sets ``kept`` when the user's constraints sit on ``checked``; None when none does."""
+    checked = list(checked)
     blockers = user_constraints(obj, parts, checked)
-    if not blockers:
+    drivers = user_drivers(obj, checked)
+    if not blockers and not drivers:
         return None
     pose_bones = obj.pose.bones
     return Guard(obj, blockers, {name: pose_bones[name].matrix_basis.copy() for name in dict.fromkeys(kept)
-                                 if name in pose_bones})
+                                 if name in pose_bones}, drivers)
 
 
 def _apart(a: Matrix, b: Matrix, length: float) -> bool:
