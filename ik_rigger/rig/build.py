@@ -266,7 +266,7 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
             "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
             f"'{obj.name}'"))
     for index, limb_plan in enumerate(plans):
-        metarig = _metarig_warning(obj, limb_plan)
+        metarig = _metarig_note(obj, limb_plan)
         if metarig:
             notes.setdefault(index, []).append(metarig)
     # A frozen plan is copied field by field: only those with something to tell are.
@@ -274,18 +274,19 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
             for index, limb_plan in enumerate(plans)]
 
 
-def _metarig_warning(obj: bpy.types.Object, limb_plan: LimbPlan) -> str | None:
-    """A warning where the limb is a Rigify metarig's (a chain bone has a Rigify type): Rigify's Generate Rig
-    copies every bone and constraint of the metarig into the rig it makes."""
+def _metarig_note(obj: bpy.types.Object, limb_plan: LimbPlan) -> str | None:
+    """A note where the limb is a Rigify metarig's (a chain bone has a Rigify type): Rigify's Generate Rig
+    copies every bone and constraint of the metarig into the rig it makes. A note, not a warning: rigging
+    a metarig as it is (the quick guide's way) is fine; only generating from it afterwards is not."""
     if not hasattr(bpy.types.PoseBone, "rigify_type"):  # Rigify is off: nothing is generated from it
         return None
     pose_bones = obj.pose.bones
     for bone in limb_plan.chain:
         kind = getattr(pose_bones[bone], "rigify_type", "")
         if kind:
-            return warning(f"'{bone}' is a Rigify metarig's '{kind}': Generate Rig would copy this limb's IK Rigger "
-                           "bones and constraints into the rig it makes, where they fight that rig's own IK; "
-                           "remove the limb before generating")
+            return (f"'{bone}' is a Rigify metarig's '{kind}': Generate Rig would copy this limb's IK Rigger "
+                    "bones and constraints into the rig it makes, where they fight that rig's own IK; "
+                    "remove the limb before generating one")
     return None
 
 
