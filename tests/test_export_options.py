@@ -71,6 +71,13 @@ SETS = {
         "forearm.L": dict(parent_switch=True, other_parent="spine.006", use_rotation=True, copy_mode="TRANSFORMS"),
         "forearm.R": dict(hinge_joints=True, distance_limit="INSIDE", pole_parent="HANDLE", max_stretch=1.0),
     }, snapped=("shin.R", "forearm.L"), switched=("forearm.L",), aim="HEAD", stretched=("thigh.L", "shin.L")),
+    "metarig-itasc-long-stretch": OptionSet(_metarig, {
+        "shin.L": dict(copy_mode="TRANSFORMS", max_stretch=10.0, use_pole=False, parent_switch=True),
+        "shin.R": dict(soft_ik=0.25, foot_roll=True, use_rotation=True, max_stretch=3.0, pole_line=False),
+        "forearm.L": dict(chain_length=3, soft_ik=0.125, copy_mode="ROTATION_SCALE", distance_limit="OUTSIDE",
+                          distance_method="ITASC"),
+        "forearm.R": dict(parent_switch=True, pole_parent="HANDLE", shapes=False),
+    }, snapped=("shin.L", "forearm.R"), switched=("shin.L", "forearm.R"), aim="EYES", solver="ITASC"),
     # Turned and scaled as an FBX import leaves it; the foot copying the handle's transforms leaves the
     # shin's end where the handle goes out of reach.
     "mixamo-imported-roll-transforms-chain3": OptionSet(_mixamo_as_an_fbx_arrives, {

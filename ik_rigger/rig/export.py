@@ -276,7 +276,8 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
-                + export_bake.carrier_warnings(obj) + export_bake.passed_warnings(obj, chosen_names)
+                + export_bake.carrier_warnings(obj) + export_bake.solver_warnings(obj)
+                + export_bake.passed_warnings(obj, chosen_names)
                 + unweighted_warnings(fmt, meshes, joints)
                 + clash_warnings(fmt, obj, meshes, joints))
     if not baked:

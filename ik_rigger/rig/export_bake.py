@@ -95,6 +95,22 @@ def carrier_warnings(obj: bpy.types.Object) -> list[str]:
             for other in carriers(obj)]
 
 
+def solver_warnings(obj: bpy.types.Object) -> list[str]:
+    """A warning when ``obj`` solves its IK with iTaSC: iTaSC starts each frame's solve from the pose of the
+    frame shown before, so a frame's pose depends on the frames played before it (Rigify's leg with soft IK
+    and Follow Handle Rotation, on one frame reached from two others, bent its knee differently). The file
+    holds each clip played from its first frame on, as playback from the start shows it, and the pose
+    shown on the current frame afterwards is the one reached from the clip's last frame."""
+    if obj.pose is None or obj.pose.ik_solver != "ITASC":
+        return []
+    if not any(constraint.type == "IK" for bone in obj.pose.bones for constraint in bone.constraints):
+        return []
+    return [f"the armature '{obj.name}' solves its IK with iTaSC, whose pose on a frame depends on the frames "
+            "shown before it: the file holds each clip as it plays from its first frame, and the pose shown on "
+            "the current frame may have moved (play from the clip's start to see the file's); for poses that "
+            "depend on their frame only, set the IK Solver (Armature properties) to Standard"]
+
+
 @dataclass(frozen=True)
 class BakedClip:
     """A clip's armature-space poses: ``poses[frame, bone]`` as 4x4 matrices, for ``frames``."""
