@@ -91,7 +91,8 @@ SETS = {
         "b_LeftForeArm_010": dict(soft_ik=0.2, max_stretch=3.0),
         "b_RightForeArm_07": dict(parent_switch=True, use_rotation=True, hinge_joints=True),
         "b_LeftFoot01_017": dict(max_stretch=2.5, copy_mode="TRANSFORMS"),
-    }, snapped=("b_RightForeArm_07",), switched=("b_RightForeArm_07",)),
+    }, snapped=("b_RightForeArm_07",), switched=("b_RightForeArm_07",),
+        stretched=("b_LeftLeg02_016", "b_LeftFoot01_017")),
 }
 
 
@@ -124,8 +125,23 @@ def _key_controls(obj: bpy.types.Object, limb: api.Limb, number: int) -> None:
     if "ROLL" in limb.bones:
         roll = bones[limb.bones["ROLL"]]
         roll.rotation_mode = "XYZ"
-        _key(roll, "rotation_euler", {frame: (angle, 0.0, 0.0) for frame, angle in
-                                      {1: 0.0, 9: 0.6, 15: -0.4, 23: 1.2}.items()})
+        # Forward onto the ball and the toe, back onto the heel, banked and spun.
+        _key(roll, "rotation_euler", {1: (0.0, 0.0, 0.0), 9: (0.6, 0.0, 0.0), 15: (-0.4, 0.3, 0.0),
+                                      23: (1.2, -0.3, 0.4)})
+    if "DISTANCE_CENTER" in limb.bones:
+        _key(bones[limb.bones["DISTANCE_CENTER"]], "location", {1: (0.0, 0.0, 0.0), 18: (0.2 * size, 0.0, 0.0)})
+    if number == 0:
+        _key(handle, '["ik_weight"]', {1: 1.0, 6: 0.4, 11: 1.0})
+
+
+def _key_aims(obj: bpy.types.Object, size: float) -> int:
+    """Each aim control (the bones that carry ``aim``) swung aside and its aim blended out and back in;
+    returns how many."""
+    controls = [bone for bone in obj.pose.bones if "aim" in bone]
+    for control in controls:
+        _key(control, "location", {1: (0.0, 0.0, 0.0), 12: (size, 0.0, 0.5 * size), 26: (-size, 0.0, 0.0)})
+        _key(control, '["aim"]', {1: 1.0, 8: 0.0, 16: 1.0})
+    return len(controls)
 
 
 def _rig_and_key(case: OptionSet) -> bpy.types.Object:
@@ -142,6 +158,7 @@ def _rig_and_key(case: OptionSet) -> bpy.types.Object:
     limbs = {limb.name: limb for limb in api.limbs(obj)}
     for number, limb in enumerate(limbs.values()):
         _key_controls(obj, limb, number)
+    assert _key_aims(obj, max(bone.length for bone in obj.data.bones)) or not case.aim, "no aim control to key"
     for name in case.snapped:
         api.snap_limb(obj, name, "FK", key=True, frame=TO_FK)
         api.snap_limb(obj, name, "IK", key=True, frame=TO_IK)
