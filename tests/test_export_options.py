@@ -224,3 +224,24 @@ def test_every_option_set_plays_the_same_in_three_js_and_through_fbx(tmp_path: P
             assert_three_plays_the_rig(obj, tmp_path / f"{name}.glb", report)
         else:
             assert_fbx_plays_the_rig(obj, tmp_path / f"{name}.fbx", report)
+
+
+def test_switches_set_by_hand_and_not_keyed_stay_as_they_were(tmp_path: Path):
+    """An animator looks at a frame with IK/FK, the parent, soft IK, stretch and an aim set by hand over
+    their keys, and exports: before, the frames played put every keyed switch back to its keys (the bones'
+    own transforms alone were given back), so the limbs jumped back to IK and the aim to its keys."""
+    obj = _rig_and_key(SETS["metarig-soft-roll-hinge-switch"])
+    scene = bpy.context.scene
+    scene.frame_set(5)
+    limbs = {limb.name: obj.pose.bones[limb.bones["HANDLE"]] for limb in api.limbs(obj)}
+    aim = next(bone for bone in obj.pose.bones if "aim" in bone)
+    by_hand = [(limbs["forearm.L"], "ik_fk", 0.5), (limbs["forearm.L"], "parent", 1),
+               (limbs["shin.L"], "soft_ik", 0.05), (limbs["shin.L"], "stretch", 0.3), (aim, "aim", 0.25)]
+    for bone, name, value in by_hand:
+        assert bone[name] != value, (bone.name, name)
+        bone[name] = value
+    obj.update_tag()
+    before = state()
+    api.export(obj, str(tmp_path / "shot.glb"))
+    assert [bone[name] for bone, name, _ in by_hand] == pytest.approx([value for _, _, value in by_hand])
+    assert state() == before

@@ -20,6 +20,7 @@ from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
+from .scene_state import action_paths_indexed, give_back, values_at
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -156,23 +157,39 @@ _TRANSFORMS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "ro
                "scale": 3}
 
 
+def _other_animated_paths(obj: bpy.types.Object) -> dict[str, set[int]]:
+    """Each data path of ``obj`` a clip of it animates (with its array indexes), but the bones' transforms:
+    the switches on the handles (``ik_fk``, ``parent``, ``soft_ik``, ``stretch``, ``aim``), the object's own."""
+    actions = [clip.action for clip in rig_clips(obj)]
+    if obj.animation_data is not None and obj.animation_data.action is not None:
+        actions.append(obj.animation_data.action)
+    paths: dict[str, set[int]] = {}
+    for action in dict.fromkeys(actions):
+        for path, index in action_paths_indexed(action):
+            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS):
+                paths.setdefault(path, set()).add(index)
+    return paths
+
+
 @contextmanager
 def pose_kept(obj: bpy.types.Object) -> Iterator[None]:
-    """Every pose bone's transform as the user left it, keyed or not, after the block. Swapping the
-    action, as removing a datablock, makes Blender play the keys again at the next update, over a
-    pose changed by hand and not keyed: that update runs first, then the transforms are put back
-    and evaluated without the keys."""
+    """Every pose bone's transform as the user left it, keyed or not, after the block, and every other value
+    a clip animates (a switch set by hand over its keys). Swapping the action, as removing a datablock, makes
+    Blender play the keys again at the next update, over a pose changed by hand and not keyed: that update
+    runs first, then the values are put back and evaluated without the keys."""
     bones = obj.pose.bones
     saved = {}
     for name, size in _TRANSFORMS.items():
         saved[name] = np.empty(size * len(bones), dtype=np.float32)
         bones.foreach_get(name, saved[name])
+    others = values_at(obj, _other_animated_paths(obj))
     try:
         yield
     finally:
         bpy.context.view_layer.update()
         for name, values in saved.items():
             bones.foreach_set(name, values)
+        give_back(others)
         obj.update_tag(refresh={"DATA"})
         bpy.context.view_layer.update()
 
