@@ -198,8 +198,11 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
 
 def _played_alone(obj: bpy.types.Object, action: bpy.types.Action, frames: list[int]) -> Iterator[bpy.types.Depsgraph]:
     """The scene evaluated on each of ``frames`` with ``action`` playing alone on ``obj`` from its rest pose (the
-    NLA off); the pose, action and frame put back afterwards."""
+    NLA off); the pose, action, frame and the bones' switches (custom properties) put back afterwards, so
+    the next clip starts from the switches as they were, not as this one left them."""
     pose = [(bone, bone.matrix_basis.copy()) for bone in obj.pose.bones]
+    switches = [(bone, key, bone[key]) for bone in obj.pose.bones for key in bone.keys()
+                if isinstance(bone[key], (int, float))]
     for bone, _ in pose:
         bone.matrix_basis = Matrix.Identity(4)
     data = obj.animation_data
@@ -219,6 +222,8 @@ def _played_alone(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
             data.action_slot = slot
         for bone, basis in pose:
             bone.matrix_basis = basis
+        for bone, key, value in switches:
+            bone[key] = value
         scene.frame_set(current)
 
 

@@ -19,7 +19,7 @@ import addon_utils
 import bpy
 import numpy as np
 import pytest
-from export_readers import blender_world
+from export_readers import DEGREES, POSITION, Y_UP, blender_rest, blender_world, compare, height, three_play
 from helpers import import_bvh
 from test_export import assert_fbx_plays_the_rig, assert_three_plays_the_rig, state
 from test_hidden_chain import hidden_bones, import_gltf
@@ -245,3 +245,42 @@ def test_switches_set_by_hand_and_not_keyed_stay_as_they_were(tmp_path: Path):
     api.export(obj, str(tmp_path / "shot.glb"))
     assert [bone[name] for bone, name, _ in by_hand] == pytest.approx([value for _, _, value in by_hand])
     assert state() == before
+
+
+def test_a_clip_that_keys_no_switch_plays_with_the_switches_as_they_are(tmp_path: Path):
+    """Two clips: 'Arm FK' keys the arm's IK/FK at FK and its soft IK off, 'Walk' keys the handles only.
+    Played alone in Blender, 'Walk' plays with the switches as they are (IK); before, the export played it
+    after 'Arm FK' and baked it in FK, with the soft IK off, the values that clip left."""
+    obj = _metarig()
+    api.build(obj, "forearm.L", soft_ik=0.1)
+    api.build(obj, "shin.L", soft_ik=0.1)
+    handles = {limb.name: obj.pose.bones[limb.bones["HANDLE"]] for limb in api.limbs(obj)}
+    for number, limb in enumerate(api.limbs(obj)):
+        _key_controls(obj, limb, number)
+    walk = obj.animation_data.action
+    walk.name = "Walk"
+    fk = bpy.data.actions.new("Arm FK")
+    fk.use_fake_user = True
+    obj.animation_data.action = fk
+    if hasattr(obj.animation_data, "action_slot") and fk.slots:
+        obj.animation_data.action_slot = fk.slots[0]
+    arm, leg = handles["forearm.L"], handles["shin.L"]
+    _key(arm, '["ik_fk"]', {1: 0.0, 10: 0.0})
+    _key(leg, '["soft_ik"]', {1: 0.0, 10: 0.0})
+    _key(arm, "location", {1: (0.0, 0.0, 0.0), 10: (0.1, 0.0, 0.0)})
+    obj.animation_data.action = walk
+    if hasattr(obj.animation_data, "action_slot") and walk.slots:
+        obj.animation_data.action_slot = walk.slots[0]
+    arm["ik_fk"], leg["soft_ik"] = 1.0, 0.1
+    bpy.ops.object.mode_set(mode="OBJECT")
+    before = state()
+    report = api.export(obj, str(tmp_path / "clips.glb"))
+    assert state() == before and (arm["ik_fk"], leg["soft_ik"]) == pytest.approx((1.0, 0.1))
+    assert [clip.name for clip in report.clips] == ["Arm FK", "Walk"]
+    # 'Walk' alone, as Blender plays it with the switches as they are (not after 'Arm FK').
+    expected = blender_world(obj, walk, list(range(1, 31)), list(report.joints))
+    scene = bpy.context.scene
+    played = three_play(str(tmp_path / "clips.glb"), scene.render.fps / scene.render.fps_base)
+    moved, turned = compare(played.clips["Walk"], played.rest, expected, blender_rest(obj, list(report.joints)),
+                            height(obj), Y_UP)
+    assert moved < POSITION and turned < DEGREES, (moved, turned)

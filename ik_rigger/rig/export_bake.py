@@ -121,21 +121,38 @@ class BakedClip:
     poses: np.ndarray  # (frames, bones, 4, 4), rows of the matrices (not Blender's columns)
 
 
+def _other_animated_paths(obj: bpy.types.Object) -> dict[str, set[int]]:
+    """Each data path of ``obj`` a clip of it animates (with its array indexes), but the bones' transforms:
+    the switches on the handles (``ik_fk``, ``parent``, ``soft_ik``, ``stretch``, ``aim``), the object's own."""
+    actions = [clip.action for clip in rig_clips(obj)]
+    if obj.animation_data is not None and obj.animation_data.action is not None:
+        actions.append(obj.animation_data.action)
+    paths: dict[str, set[int]] = {}
+    for action in dict.fromkeys(actions):
+        for path, index in action_paths_indexed(action):
+            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS):
+                paths.setdefault(path, set()).add(index)
+    return paths
+
+
 def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[int, int] | None,
                names: Sequence[str]) -> list[BakedClip]:
     """Play each clip alone on every frame of its range (or ``frame_range``) and read the evaluated
     poses of ``names`` once per frame; the scene's frame and the armature's action, pose and NLA
-    are as they were afterwards."""
+    are as they were afterwards. Each clip starts from the values the user left on what another clip
+    animates (a switch it does not key plays as set, not as the clip played before left it)."""
     scene = bpy.context.scene
     current = scene.frame_current, scene.frame_subframe
     pose_bones = obj.pose.bones
     indexes = np.array([pose_bones.find(name) for name in names])
     flat = np.empty(16 * len(pose_bones), dtype=np.float32)
     baked = []
+    left = values_at(obj, _other_animated_paths(obj))
     with asleep(followers(obj)):
         for clip in clips:
             frames = list(range(frame_range[0], frame_range[1] + 1)) if frame_range else clip.frames
             poses = np.empty((len(frames), len(names), 16), dtype=np.float64)
+            give_back(left)
             with playing_alone(obj, clip):
                 try:
                     for row, frame in enumerate(frames):
@@ -155,20 +172,6 @@ def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[
 
 _TRANSFORMS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4,
                "scale": 3}
-
-
-def _other_animated_paths(obj: bpy.types.Object) -> dict[str, set[int]]:
-    """Each data path of ``obj`` a clip of it animates (with its array indexes), but the bones' transforms:
-    the switches on the handles (``ik_fk``, ``parent``, ``soft_ik``, ``stretch``, ``aim``), the object's own."""
-    actions = [clip.action for clip in rig_clips(obj)]
-    if obj.animation_data is not None and obj.animation_data.action is not None:
-        actions.append(obj.animation_data.action)
-    paths: dict[str, set[int]] = {}
-    for action in dict.fromkeys(actions):
-        for path, index in action_paths_indexed(action):
-            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS):
-                paths.setdefault(path, set()).add(index)
-    return paths
 
 
 @contextmanager
