@@ -70,7 +70,7 @@ SETS = {
         "shin.R": dict(chain_length=3, hinge_joints=True, copy_mode="ROTATION_SCALE", max_stretch=2.0),
         "forearm.L": dict(parent_switch=True, other_parent="spine.006", use_rotation=True, copy_mode="TRANSFORMS"),
         "forearm.R": dict(hinge_joints=True, distance_limit="INSIDE", pole_parent="HANDLE", max_stretch=1.0),
-    }, snapped=("shin.R", "forearm.L"), switched=("forearm.L",), aim="HEAD", stretched=("thigh.L", "shin.L")),
+    }, snapped=("shin.L", "shin.R", "forearm.L"), switched=("forearm.L",), aim="HEAD", stretched=("thigh.L", "shin.L")),
     "metarig-itasc-long-stretch": OptionSet(_metarig, {
         "shin.L": dict(copy_mode="TRANSFORMS", max_stretch=10.0, use_pole=False, parent_switch=True),
         "shin.R": dict(soft_ik=0.25, foot_roll=True, use_rotation=True, max_stretch=3.0, pole_line=False),
