@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import addon_utils
@@ -43,7 +43,7 @@ class OptionSet:
     switched: tuple[str, ...] = ()
     aim: str = ""
     solver: str = "LEGACY"
-    stretched: tuple[str, ...] = field(default=())  # deform bones the clip must stretch past their length
+    stretched: tuple[str, ...] = ()  # deform bones the clip must stretch past their length
 
 
 def _metarig() -> bpy.types.Object:
@@ -213,7 +213,7 @@ def test_every_option_set_plays_the_same_in_three_js_and_through_fbx(tmp_path: P
         before = state()
         report = api.export(obj, str(tmp_path / f"{name}.{suffix}"))
         _assert_same_state(state(), before, f"the .{suffix} export", case.solver)
-        # The metarig's deform bones have several roots (its heels): that warning is the skeleton's.
+        # A warning of several roots is the skeleton's own, not the options'.
         warned = [warning for warning in report.warnings if "roots" not in warning]
         assert warned == ([f"the armature '{obj.name}' solves its IK with iTaSC, whose pose on a frame depends on "
                            "the frames shown before it: the file holds each clip as it plays from its first frame, "
