@@ -218,18 +218,23 @@ def _quaternions(rotations: np.ndarray) -> np.ndarray:
     return chosen / np.linalg.norm(chosen, axis=-1, keepdims=True)
 
 
-def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
-    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
-    armature-space pose on a copy where every bone inherits fully from its parent."""
+def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, where a bone's own transform starts from on a copy where every bone inherits
+    fully from its parent: its parent's pose @ the parent's rest⁻¹ @ its rest; its rest for a root."""
     bones = [obj.data.bones[name] for name in names]
     rests = np.array([np.array(bone.matrix_local) for bone in bones])
     position = {name: index for index, name in enumerate(names)}
     parents = [position[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
-    # basis = (parent pose @ parent rest⁻¹ @ rest)⁻¹ @ pose; rest⁻¹ @ pose for a root.
     offsets = np.array([np.linalg.inv(rests[parent]) @ rests[index] if parent >= 0 else rests[index]
                         for index, parent in enumerate(parents)])
     parent_poses = np.where(np.array(parents)[None, :, None, None] >= 0, poses[:, parents], np.eye(4))
-    basis = np.linalg.inv(parent_poses @ offsets) @ poses
+    return parent_poses @ offsets
+
+
+def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
+    armature-space pose on a copy where every bone inherits fully from its parent."""
+    basis = np.linalg.inv(_carried(obj, names, poses)) @ poses
     location = basis[..., :3, 3]
     linear = basis[..., :3, :3]
     scale = np.linalg.norm(linear, axis=-2)
@@ -242,6 +247,45 @@ def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarra
         sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
         quaternion[row] *= sign[:, None]
     return np.concatenate([location, quaternion, scale], axis=-1)
+
+
+def _rotations(matrices: np.ndarray) -> np.ndarray:
+    """The rotation nearest each 3x3 matrix (its scale and shear taken out)."""
+    u, _, vt = np.linalg.svd(matrices)
+    return u @ vt
+
+
+def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequence[str], baked: BakedClip,
+                   channels: np.ndarray) -> list[str]:
+    """A warning for each bone the file turns more than 0.05 degree off the rig on some frame of the clip:
+    glTF and FBX hold each bone's own transform as location, rotation and scale, and a bone that does not
+    take its parent's scale (its Inherit Scale not Full) under a parent scaled unevenly (a foot copying
+    the scale of an IK handle scaled along one axis) is sheared against it, which neither can hold."""
+    location, quaternion, scale = channels[..., :3], channels[..., 3:7], channels[..., 7:]
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    turn = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+    written = np.zeros(baked.poses.shape)
+    written[..., :3, :3] = turn * scale[..., None, :]
+    written[..., :3, 3] = location
+    written[..., 3, 3] = 1.0
+    played = _carried(copy, names, baked.poses) @ written
+    gap = _rotations(np.swapaxes(_rotations(played[..., :3, :3]), -1, -2) @ _rotations(baked.poses[..., :3, :3]))
+    degrees = np.degrees(np.arccos(np.clip((np.trace(gap, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)))
+    found = []
+    for column in np.nonzero(degrees.max(axis=0) > 0.05)[0]:
+        row = int(np.argmax(degrees[:, column]))
+        name, parent = names[column], copy.data.bones[names[column]].parent
+        above = f"its parent '{parent.name}'" if parent is not None else "the armature"
+        inherit = obj.data.bones[name].inherit_scale
+        found.append(f"the bone '{name}' plays up to {degrees[row, column]:.2g} degrees off in the file (frame "
+                     f"{baked.frames[row]} of '{baked.name}'), and what hangs from it with it: {above} scales "
+                     f"unevenly there, which '{name}' does not take (Inherit Scale '{inherit}'), "
+                     "a shear glTF and FBX cannot hold; scale the parent evenly (a foot copies its IK handle's "
+                     "scale with Copy Rotation & Scale or Copy Transforms), or set the bone's Inherit Scale to Full "
+                     "(Bone properties, Relations)")
+    return found
 
 
 def key_clip(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip, channels: np.ndarray,
