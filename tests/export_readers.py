@@ -265,8 +265,10 @@ def compare(played_frames: list[dict[str, np.ndarray]], played_rest: dict[str, n
         for name, matrix in expected.items():
             got = played[name]
             gap = np.linalg.norm(got[:3, 3] / unit - axes @ matrix[:3, 3]) / size
+            worst_position = max(worst_position, float(gap))
+            if abs(np.linalg.det(matrix[:3, :3])) < 1e-18:
+                continue  # a bone scaled to nothing shows no turn
             turn_expected = axes @ _rotation(matrix) @ _rotation(expected_rest[name]).T @ axes.T
             turn_played = _rotation(got) @ _rotation(played_rest[name]).T
-            worst_position = max(worst_position, float(gap))
             worst_degrees = max(worst_degrees, _degrees(turn_expected, turn_played))
     return worst_position, worst_degrees

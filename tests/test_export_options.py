@@ -307,3 +307,34 @@ def test_a_foot_scaled_unevenly_over_a_toe_that_does_not_take_its_scale_is_warne
     assert len(warned) == 1 and warned[0].startswith("the bone 'toe.L' plays up to 4.7 degrees off in the file "
                                                      "(frame 10 of 'metarigAction')"), warned
     assert "its parent 'foot.L' scales unevenly there" in warned[0] and "Inherit Scale 'NONE'" in warned[0]
+
+
+def test_a_bone_scaled_to_nothing_exports_and_plays_as_the_rig_does(tmp_path: Path):
+    """An animator hides the right hand (its fingers with it) by keying its scale to 0, while the left leg's IK
+    plays: before, the export failed with numpy's 'Singular matrix' for the fingers under it."""
+    obj = _metarig()
+    api.build(obj, "shin.L", soft_ik=0.1)
+    for number, limb in enumerate(api.limbs(obj)):
+        _key_controls(obj, limb, number)
+    _key(obj.pose.bones["hand.R"], "scale", {1: (1.0, 1.0, 1.0), 10: (0.0, 0.0, 0.0), 20: (1.0, 1.0, 1.0)})
+    bpy.ops.object.mode_set(mode="OBJECT")
+    before = state()
+    report = api.export(obj, str(tmp_path / "hidden.glb"))
+    assert state() == before and [warning for warning in report.warnings if "roots" not in warning] == []
+    assert_three_plays_the_rig(obj, tmp_path / "hidden.glb", report)
+    report = api.export(obj, str(tmp_path / "hidden.fbx"))
+    assert_fbx_plays_the_rig(obj, tmp_path / "hidden.fbx", report)
+
+
+def test_a_bone_flattened_along_one_axis_over_bones_is_warned_of(tmp_path: Path):
+    """Scaled to nothing along one axis only, the hand leaves both exporters nothing to place its fingers
+    from (they landed a hundred thousand heights off, without a word before): the warning names the hand
+    alone, not each finger flattened with it."""
+    obj = _metarig()
+    _key(obj.pose.bones["hand.R"], "scale", {1: (1.0, 1.0, 1.0), 25: (1.0, 0.0, 1.0)})
+    bpy.ops.object.mode_set(mode="OBJECT")
+    report = api.export(obj, str(tmp_path / "flat.glb"))
+    assert [warning for warning in report.warnings if "roots" not in warning] == [
+        "the bone 'hand.R' is scaled to nothing along some of its axes but not all three (frame 25 of "
+        "'metarigAction'): the exporters cannot place the bones under it there, which land far off in the file; "
+        "scale it to nothing along all three axes to hide it, or to a small scale (0.001) along that axis"]

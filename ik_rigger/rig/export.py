@@ -208,6 +208,7 @@ def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
     for clip in baked:
         channels = export_bake.local_channels(copy, names, clip.poses)
         warnings += export_bake.shear_warnings(copy, obj, names, clip, channels)
+        warnings += export_bake.flattened_warnings(copy, names, clip)
         action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
         made.append(action)
         data.action = None

@@ -231,19 +231,55 @@ def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> 
     return parent_poses @ offsets
 
 
+# A bone's scale below which it is taken as scaled to nothing along an axis (an animator's way to hide a
+# bone and what hangs from it); above single precision's noise on the poses read.
+_NOTHING = 1e-5
+
+
+def _flat(matrices: np.ndarray) -> np.ndarray:
+    """Where each 4x4 matrix's 3x3 part is flattened, scaled to nothing along some axis."""
+    return np.linalg.svd(matrices[..., :3, :3], compute_uv=False).min(axis=-1) < _NOTHING
+
+
+def _axes(linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``linear``'s columns divided by their ``scale``; an axis scaled to nothing made from the other two
+    (the turn they keep), where they are there."""
+    gone = np.abs(scale) < _NOTHING
+    axes = linear / np.where(gone, 1.0, scale)[..., None, :]
+    for index in range(3):
+        a, b = (index + 1) % 3, (index + 2) % 3
+        alone = gone[..., index] & ~gone[..., a] & ~gone[..., b]
+        axes[..., :, index] = np.where(alone[..., None], np.cross(axes[..., :, a], axes[..., :, b]),
+                                       axes[..., :, index])
+    return axes
+
+
 def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
     """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
-    armature-space pose on a copy where every bone inherits fully from its parent."""
-    basis = np.linalg.inv(_carried(obj, names, poses)) @ poses
+    armature-space pose on a copy where every bone inherits fully from its parent. A bone scaled to
+    nothing keeps the turn of the frame before (it shows none)."""
+    carried = _carried(obj, names, poses)
+    under_nothing = _flat(carried)
+    basis = np.linalg.inv(np.where(under_nothing[..., None, None], np.eye(4), carried)) @ poses
+    # Under a bone flattened, the least transform that places it as the rig does (exact where it takes the
+    # flattening as a child does: its pose lies in what that bone leaves).
+    flat, posed = carried[under_nothing], poses[under_nothing]
+    least = np.linalg.pinv(flat[..., :3, :3])
+    basis[under_nothing, :3, :3] = least @ posed[..., :3, :3]
+    basis[under_nothing, :3, 3] = (least @ (posed[..., :3, 3] - flat[..., :3, 3])[..., None])[..., 0]
+    basis[under_nothing, 3] = (0.0, 0.0, 0.0, 1.0)
     location = basis[..., :3, 3]
     linear = basis[..., :3, :3]
     scale = np.linalg.norm(linear, axis=-2)
     # A mirrored basis (negative determinant) keeps its flip in the scale's first axis, as Blender does.
     flip = np.where(np.linalg.det(linear) < 0.0, -1.0, 1.0)
     scale[..., 0] *= flip
-    quaternion = _quaternions(linear / scale[..., None, :])
+    quaternion = _quaternions(_axes(linear, scale))
+    held = (np.abs(scale) < _NOTHING).sum(axis=-1) > 1
+    quaternion[0][held[0]] = (1.0, 0.0, 0.0, 0.0)
     # The same turn without a flip through interpolation: each frame on the previous one's side.
     for row in range(1, len(quaternion)):
+        quaternion[row][held[row]] = quaternion[row - 1][held[row]]
         sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
         quaternion[row] *= sign[:, None]
     return np.concatenate([location, quaternion, scale], axis=-1)
@@ -273,6 +309,7 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
     played = _carried(copy, names, baked.poses) @ written
     gap = _rotations(np.swapaxes(_rotations(played[..., :3, :3]), -1, -2) @ _rotations(baked.poses[..., :3, :3]))
     degrees = np.degrees(np.arccos(np.clip((np.trace(gap, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)))
+    degrees[_flat(baked.poses)] = 0.0  # scaled to nothing, it shows no turn
     found = []
     for column in np.nonzero(degrees.max(axis=0) > 0.05)[0]:
         row = int(np.argmax(degrees[:, column]))
@@ -285,6 +322,28 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
                      "a shear glTF and FBX cannot hold; scale the parent evenly (a foot copies its IK handle's "
                      "scale with Copy Rotation & Scale or Copy Transforms), or set the bone's Inherit Scale to Full "
                      "(Bone properties, Relations)")
+    return found
+
+
+def flattened_warnings(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip) -> list[str]:
+    """A warning for each bone with bones under it that the clip scales to nothing along one or two of its
+    axes, not all three: both exporters place each bone from its parent's pose inverted, which such a
+    parent has none of, so the bones under it land far off (a hand at a scale of 1, 0, 1 threw its
+    fingers a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
+    parents = {bone.parent.name for bone in copy.data.bones if bone.parent is not None}
+    flat = (np.linalg.svd(baked.poses[..., :3, :3], compute_uv=False) < _NOTHING).sum(axis=-1)
+    found = []
+    flagged: set[str] = set()
+    for column, name in enumerate(names):  # parents first: a bone flattened with its parent is not named
+        rows = np.nonzero((flat[:, column] > 0) & (flat[:, column] < 3))[0]
+        parent = copy.data.bones[name].parent
+        if len(rows):
+            flagged.add(name)
+        if name in parents and len(rows) and (parent is None or parent.name not in flagged):
+            found.append(f"the bone '{name}' is scaled to nothing along some of its axes but not all three (frame "
+                         f"{baked.frames[int(rows[0])]} of '{baked.name}'): the exporters cannot place the bones "
+                         "under it there, which land far off in the file; scale it to nothing along all three "
+                         "axes to hide it, or to a small scale (0.001) along that axis")
     return found
 
 
