@@ -237,8 +237,12 @@ _NOTHING = 1e-5
 
 
 def _flat(matrices: np.ndarray) -> np.ndarray:
-    """Where each 4x4 matrix's 3x3 part is flattened, scaled to nothing along some axis."""
-    return np.linalg.svd(matrices[..., :3, :3], compute_uv=False).min(axis=-1) < _NOTHING
+    """Where each 4x4 matrix's 3x3 part is flattened, scaled to nothing along some axis (its least singular
+    value below ``_NOTHING``; looked for only where the determinant is small enough to allow it)."""
+    linear = matrices[..., :3, :3]
+    found = np.abs(np.linalg.det(linear)) <= _NOTHING * np.square(linear).sum(axis=(-2, -1))
+    found[found] = np.linalg.svd(linear[found], compute_uv=False).min(axis=-1) < _NOTHING
+    return found
 
 
 def _axes(linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -306,10 +310,15 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
     written[..., :3, :3] = turn * scale[..., None, :]
     written[..., :3, 3] = location
     written[..., 3, 3] = 1.0
-    played = _carried(copy, names, baked.poses) @ written
-    gap = _rotations(np.swapaxes(_rotations(played[..., :3, :3]), -1, -2) @ _rotations(baked.poses[..., :3, :3]))
-    degrees = np.degrees(np.arccos(np.clip((np.trace(gap, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)))
-    degrees[_flat(baked.poses)] = 0.0  # scaled to nothing, it shows no turn
+    played = (_carried(copy, names, baked.poses) @ written)[..., :3, :3]
+    shown = baked.poses[..., :3, :3]
+    # Only where the file's axes differ from the rig's at all (single precision's noise apart) is the turn
+    # measured, and not on a bone scaled to nothing, which shows none.
+    differ = (np.abs(played - shown).max(axis=(-2, -1)) > 1e-5 * np.abs(shown).max(axis=(-2, -1)))
+    differ &= ~_flat(baked.poses)
+    degrees = np.zeros(differ.shape)
+    gap = _rotations(np.swapaxes(_rotations(played[differ]), -1, -2) @ _rotations(shown[differ]))
+    degrees[differ] = np.degrees(np.arccos(np.clip((np.trace(gap, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)))
     found = []
     for column in np.nonzero(degrees.max(axis=0) > 0.05)[0]:
         row = int(np.argmax(degrees[:, column]))
@@ -331,7 +340,10 @@ def flattened_warnings(copy: bpy.types.Object, names: Sequence[str], baked: Bake
     parent has none of, so the bones under it land far off (a hand at a scale of 1, 0, 1 threw its
     fingers a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
     parents = {bone.parent.name for bone in copy.data.bones if bone.parent is not None}
-    flat = (np.linalg.svd(baked.poses[..., :3, :3], compute_uv=False) < _NOTHING).sum(axis=-1)
+    linear = baked.poses[..., :3, :3]
+    flat = np.zeros(linear.shape[:-2], dtype=int)  # how many axes each is scaled to nothing along
+    maybe = _flat(baked.poses)
+    flat[maybe] = (np.linalg.svd(linear[maybe], compute_uv=False) < _NOTHING).sum(axis=-1)
     found = []
     flagged: set[str] = set()
     for column, name in enumerate(names):  # parents first: a bone flattened with its parent is not named
