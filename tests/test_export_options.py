@@ -328,7 +328,7 @@ def test_a_bone_scaled_to_nothing_exports_and_plays_as_the_rig_does(tmp_path: Pa
 
 def test_a_bone_flattened_along_one_axis_over_bones_is_warned_of(tmp_path: Path):
     """Scaled to nothing along one axis only, the hand leaves both exporters nothing to place its fingers
-    from (they landed a hundred thousand heights off, without a word before): the warning names the hand
+    from (they landed over a hundred thousand heights off, without a word before): the warning names the hand
     alone, not each finger flattened with it."""
     obj = _metarig()
     _key(obj.pose.bones["hand.R"], "scale", {1: (1.0, 1.0, 1.0), 25: (1.0, 0.0, 1.0)})

@@ -338,7 +338,7 @@ def flattened_warnings(copy: bpy.types.Object, names: Sequence[str], baked: Bake
     """A warning for each bone with bones under it that the clip scales to nothing along one or two of its
     axes, not all three: both exporters place each bone from its parent's pose inverted, which such a
     parent has none of, so the bones under it land far off (a hand at a scale of 1, 0, 1 threw its
-    fingers a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
+    fingers over a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
     parents = {bone.parent.name for bone in copy.data.bones if bone.parent is not None}
     linear = baked.poses[..., :3, :3]
     flat = np.zeros(linear.shape[:-2], dtype=int)  # how many axes each is scaled to nothing along
