@@ -198,8 +198,11 @@ def blender_world(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
 
 def _played_alone(obj: bpy.types.Object, action: bpy.types.Action, frames: list[int]) -> Iterator[bpy.types.Depsgraph]:
     """The scene evaluated on each of ``frames`` with ``action`` playing alone on ``obj`` from its rest pose (the
-    NLA off); the pose, action and frame put back afterwards."""
+    NLA off); the pose, action, frame and the bones' switches (custom properties) put back afterwards, so
+    the next clip starts from the switches as they were, not as this one left them."""
     pose = [(bone, bone.matrix_basis.copy()) for bone in obj.pose.bones]
+    switches = [(bone, key, bone[key]) for bone in obj.pose.bones for key in bone.keys()
+                if isinstance(bone[key], (int, float))]
     for bone, _ in pose:
         bone.matrix_basis = Matrix.Identity(4)
     data = obj.animation_data
@@ -219,6 +222,8 @@ def _played_alone(obj: bpy.types.Object, action: bpy.types.Action, frames: list[
             data.action_slot = slot
         for bone, basis in pose:
             bone.matrix_basis = basis
+        for bone, key, value in switches:
+            bone[key] = value
         scene.frame_set(current)
 
 
@@ -260,8 +265,10 @@ def compare(played_frames: list[dict[str, np.ndarray]], played_rest: dict[str, n
         for name, matrix in expected.items():
             got = played[name]
             gap = np.linalg.norm(got[:3, 3] / unit - axes @ matrix[:3, 3]) / size
+            worst_position = max(worst_position, float(gap))
+            if abs(np.linalg.det(matrix[:3, :3])) < 1e-18:
+                continue  # a bone scaled to nothing shows no turn
             turn_expected = axes @ _rotation(matrix) @ _rotation(expected_rest[name]).T @ axes.T
             turn_played = _rotation(got) @ _rotation(played_rest[name]).T
-            worst_position = max(worst_position, float(gap))
             worst_degrees = max(worst_degrees, _degrees(turn_expected, turn_played))
     return worst_position, worst_degrees

@@ -25,10 +25,23 @@ def _kind(action: bpy.types.Action) -> str:
     return slots[0].target_id_type if slots else action.id_root
 
 
+def _disconnected(armature: bpy.types.Object) -> None:
+    """Every bone free to move off its parent's tail. The importer connects a bone whose head lies on its
+    parent's tail, and Blender then ignores the bone's keyed location, where the file moves it (a foot that
+    copies an IK handle's transforms leaves the shin's end when the handle is out of reach); engines and
+    assimp have no such link."""
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bone in armature.data.edit_bones:
+        bone.use_connect = False
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def main(path: str) -> None:
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.ops.import_scene.fbx(filepath=path, automatic_bone_orientation=False, ignore_leaf_bones=False)
     armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    _disconnected(armature)
     names = [bone.name for bone in armature.data.bones]
     out = {"joints": names, "rest": {bone.name: _flat(armature.matrix_world @ bone.matrix_local)
                                      for bone in armature.data.bones}, "clips": {}}

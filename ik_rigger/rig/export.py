@@ -207,12 +207,16 @@ def _scene(user_scene: bpy.types.Scene, made: list) -> bpy.types.Scene:
     return scene
 
 
-def _tracks(copy: bpy.types.Object, names: Sequence[str], baked: Sequence[export_bake.BakedClip],
-            made: list) -> None:
-    """One NLA track per clip, holding one strip of its keys, both named after the clip."""
+def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
+            baked: Sequence[export_bake.BakedClip], made: list) -> list[str]:
+    """One NLA track per clip, holding one strip of its keys, both named after the clip; returns the
+    warnings of bones the keys cannot place as the rig does (``export_bake.shear_warnings``)."""
     data = copy.animation_data
+    warnings = []
     for clip in baked:
         channels = export_bake.local_channels(copy, names, clip.poses)
+        warnings += export_bake.shear_warnings(copy, obj, names, clip, channels)
+        warnings += export_bake.flattened_warnings(copy, names, clip)
         action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
         made.append(action)
         data.action = None
@@ -228,6 +232,7 @@ def _tracks(copy: bpy.types.Object, names: Sequence[str], baked: Sequence[export
     for pose_bone in copy.pose.bones:
         pose_bone.matrix_basis = Matrix.Identity(4)
     copy.users_scene[0].frame_current = 0
+    return warnings
 
 
 @contextmanager
@@ -284,7 +289,8 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     span = (int(frame_range[0]), int(frame_range[1])) if frame_range is not None else None
     baked = export_bake.bake_clips(obj, chosen, span, joints)
     warnings = (_roots_warning(obj, joints) + export_bake.object_motion_warnings(obj, chosen)
-                + export_bake.carrier_warnings(obj) + export_bake.passed_warnings(obj, chosen_names)
+                + export_bake.carrier_warnings(obj) + export_bake.solver_warnings(obj)
+                + export_bake.passed_warnings(obj, chosen_names)
                 + unweighted_warnings(fmt, meshes, joints)
                 + clash_warnings(fmt, obj, meshes, joints))
     if not baked:
@@ -296,7 +302,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         scene = _scene(bpy.context.scene, made)
         copy = _copy(obj, scene, joints, made)
         mesh_copies = export_meshes.mesh_copies(meshes, obj, copy, scene, made)
-        _tracks(copy, joints, baked, made)
+        warnings += _tracks(obj, copy, joints, baked, made)
         # A copy's own mesh (modifiers applied, Edit mode's) is named as the user's too, once for each mesh.
         own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),

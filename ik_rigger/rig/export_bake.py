@@ -20,6 +20,7 @@ from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
+from .scene_state import action_paths_indexed, give_back, values_at
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -95,6 +96,22 @@ def carrier_warnings(obj: bpy.types.Object) -> list[str]:
             for other in carriers(obj)]
 
 
+def solver_warnings(obj: bpy.types.Object) -> list[str]:
+    """A warning when ``obj`` solves its IK with iTaSC: iTaSC starts each frame's solve from the pose of the
+    frame shown before, so a frame's pose depends on the frames played before it (Rigify's leg with soft IK
+    and Follow Handle Rotation, on one frame reached from two others, bent its knee differently). The file
+    holds each clip played from its first frame on, as playback from the start shows it, and the pose
+    shown on the current frame afterwards is the one reached from the clip's last frame."""
+    if obj.pose is None or obj.pose.ik_solver != "ITASC":
+        return []
+    if not any(constraint.type == "IK" for bone in obj.pose.bones for constraint in bone.constraints):
+        return []
+    return [f"the armature '{obj.name}' solves its IK with iTaSC, whose pose on a frame depends on the frames "
+            "shown before it: the file holds each clip as it plays from its first frame, and the pose shown on "
+            "the current frame may have moved (play from the clip's start to see the file's); for poses that "
+            "depend on their frame only, set the IK Solver (Armature properties) to Standard"]
+
+
 @dataclass(frozen=True)
 class BakedClip:
     """A clip's armature-space poses: ``poses[frame, bone]`` as 4x4 matrices, for ``frames``."""
@@ -104,21 +121,38 @@ class BakedClip:
     poses: np.ndarray  # (frames, bones, 4, 4), rows of the matrices (not Blender's columns)
 
 
+def _other_animated_paths(obj: bpy.types.Object) -> dict[str, set[int]]:
+    """Each data path of ``obj`` a clip of it animates (with its array indexes), but the bones' transforms:
+    the switches on the handles (``ik_fk``, ``parent``, ``soft_ik``, ``stretch``, ``aim``), the object's own."""
+    actions = [clip.action for clip in rig_clips(obj)]
+    if obj.animation_data is not None and obj.animation_data.action is not None:
+        actions.append(obj.animation_data.action)
+    paths: dict[str, set[int]] = {}
+    for action in dict.fromkeys(actions):
+        for path, index in action_paths_indexed(action):
+            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS):
+                paths.setdefault(path, set()).add(index)
+    return paths
+
+
 def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[int, int] | None,
                names: Sequence[str]) -> list[BakedClip]:
     """Play each clip alone on every frame of its range (or ``frame_range``) and read the evaluated
     poses of ``names`` once per frame; the scene's frame and the armature's action, pose and NLA
-    are as they were afterwards."""
+    are as they were afterwards. Each clip starts from the values the user left on what another clip
+    animates (a switch it does not key plays as set, not as the clip played before left it)."""
     scene = bpy.context.scene
     current = scene.frame_current, scene.frame_subframe
     pose_bones = obj.pose.bones
     indexes = np.array([pose_bones.find(name) for name in names])
     flat = np.empty(16 * len(pose_bones), dtype=np.float32)
     baked = []
+    left = values_at(obj, _other_animated_paths(obj))
     with asleep(followers(obj)):
         for clip in clips:
             frames = list(range(frame_range[0], frame_range[1] + 1)) if frame_range else clip.frames
             poses = np.empty((len(frames), len(names), 16), dtype=np.float64)
+            give_back(left)
             with playing_alone(obj, clip):
                 try:
                     for row, frame in enumerate(frames):
@@ -142,21 +176,23 @@ _TRANSFORMS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "ro
 
 @contextmanager
 def pose_kept(obj: bpy.types.Object) -> Iterator[None]:
-    """Every pose bone's transform as the user left it, keyed or not, after the block. Swapping the
-    action, as removing a datablock, makes Blender play the keys again at the next update, over a
-    pose changed by hand and not keyed: that update runs first, then the transforms are put back
-    and evaluated without the keys."""
+    """Every pose bone's transform as the user left it, keyed or not, after the block, and every other value
+    a clip animates (a switch set by hand over its keys). Swapping the action, as removing a datablock, makes
+    Blender play the keys again at the next update, over a pose changed by hand and not keyed: that update
+    runs first, then the values are put back and evaluated without the keys."""
     bones = obj.pose.bones
     saved = {}
     for name, size in _TRANSFORMS.items():
         saved[name] = np.empty(size * len(bones), dtype=np.float32)
         bones.foreach_get(name, saved[name])
+    others = values_at(obj, _other_animated_paths(obj))
     try:
         yield
     finally:
         bpy.context.view_layer.update()
         for name, values in saved.items():
             bones.foreach_set(name, values)
+        give_back(others)
         obj.update_tag(refresh={"DATA"})
         bpy.context.view_layer.update()
 
@@ -182,30 +218,145 @@ def _quaternions(rotations: np.ndarray) -> np.ndarray:
     return chosen / np.linalg.norm(chosen, axis=-1, keepdims=True)
 
 
-def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
-    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
-    armature-space pose on a copy where every bone inherits fully from its parent."""
+def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, where a bone's own transform starts from on a copy where every bone inherits
+    fully from its parent: its parent's pose @ the parent's rest⁻¹ @ its rest; its rest for a root."""
     bones = [obj.data.bones[name] for name in names]
     rests = np.array([np.array(bone.matrix_local) for bone in bones])
     position = {name: index for index, name in enumerate(names)}
     parents = [position[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
-    # basis = (parent pose @ parent rest⁻¹ @ rest)⁻¹ @ pose; rest⁻¹ @ pose for a root.
     offsets = np.array([np.linalg.inv(rests[parent]) @ rests[index] if parent >= 0 else rests[index]
                         for index, parent in enumerate(parents)])
     parent_poses = np.where(np.array(parents)[None, :, None, None] >= 0, poses[:, parents], np.eye(4))
-    basis = np.linalg.inv(parent_poses @ offsets) @ poses
+    return parent_poses @ offsets
+
+
+# A bone's scale below which it is taken as scaled to nothing along an axis (an animator's way to hide a
+# bone and what hangs from it); above single precision's noise on the poses read.
+_NOTHING = 1e-5
+
+
+def _flat(matrices: np.ndarray) -> np.ndarray:
+    """Where each 4x4 matrix's 3x3 part is flattened, scaled to nothing along some axis (its least singular
+    value below ``_NOTHING``; looked for only where the determinant is small enough to allow it)."""
+    linear = matrices[..., :3, :3]
+    found = np.abs(np.linalg.det(linear)) <= _NOTHING * np.square(linear).sum(axis=(-2, -1))
+    found[found] = np.linalg.svd(linear[found], compute_uv=False).min(axis=-1) < _NOTHING
+    return found
+
+
+def _axes(linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``linear``'s columns divided by their ``scale``; an axis scaled to nothing made from the other two
+    (the turn they keep), where they are there."""
+    gone = np.abs(scale) < _NOTHING
+    axes = linear / np.where(gone, 1.0, scale)[..., None, :]
+    for index in range(3):
+        a, b = (index + 1) % 3, (index + 2) % 3
+        alone = gone[..., index] & ~gone[..., a] & ~gone[..., b]
+        axes[..., :, index] = np.where(alone[..., None], np.cross(axes[..., :, a], axes[..., :, b]),
+                                       axes[..., :, index])
+    return axes
+
+
+def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
+    armature-space pose on a copy where every bone inherits fully from its parent. A bone scaled to
+    nothing keeps the turn of the frame before (it shows none)."""
+    carried = _carried(obj, names, poses)
+    under_nothing = _flat(carried)
+    basis = np.linalg.inv(np.where(under_nothing[..., None, None], np.eye(4), carried)) @ poses
+    # Under a bone flattened, the least transform that places it as the rig does (exact where it takes the
+    # flattening as a child does: its pose lies in what that bone leaves).
+    flat, posed = carried[under_nothing], poses[under_nothing]
+    least = np.linalg.pinv(flat[..., :3, :3])
+    basis[under_nothing, :3, :3] = least @ posed[..., :3, :3]
+    basis[under_nothing, :3, 3] = (least @ (posed[..., :3, 3] - flat[..., :3, 3])[..., None])[..., 0]
+    basis[under_nothing, 3] = (0.0, 0.0, 0.0, 1.0)
     location = basis[..., :3, 3]
     linear = basis[..., :3, :3]
     scale = np.linalg.norm(linear, axis=-2)
     # A mirrored basis (negative determinant) keeps its flip in the scale's first axis, as Blender does.
     flip = np.where(np.linalg.det(linear) < 0.0, -1.0, 1.0)
     scale[..., 0] *= flip
-    quaternion = _quaternions(linear / scale[..., None, :])
+    quaternion = _quaternions(_axes(linear, scale))
+    held = (np.abs(scale) < _NOTHING).sum(axis=-1) > 1
+    quaternion[0][held[0]] = (1.0, 0.0, 0.0, 0.0)
     # The same turn without a flip through interpolation: each frame on the previous one's side.
     for row in range(1, len(quaternion)):
+        quaternion[row][held[row]] = quaternion[row - 1][held[row]]
         sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
         quaternion[row] *= sign[:, None]
     return np.concatenate([location, quaternion, scale], axis=-1)
+
+
+def _rotations(matrices: np.ndarray) -> np.ndarray:
+    """The rotation nearest each 3x3 matrix (its scale and shear taken out)."""
+    u, _, vt = np.linalg.svd(matrices)
+    return u @ vt
+
+
+def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequence[str], baked: BakedClip,
+                   channels: np.ndarray) -> list[str]:
+    """A warning for each bone the file turns more than 0.05 degree off the rig on some frame of the clip:
+    glTF and FBX hold each bone's own transform as location, rotation and scale, and a bone that does not
+    take its parent's scale (its Inherit Scale not Full) under a parent scaled unevenly (a foot copying
+    the scale of an IK handle scaled along one axis) is sheared against it, which neither can hold."""
+    location, quaternion, scale = channels[..., :3], channels[..., 3:7], channels[..., 7:]
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    turn = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+    written = np.zeros(baked.poses.shape)
+    written[..., :3, :3] = turn * scale[..., None, :]
+    written[..., :3, 3] = location
+    written[..., 3, 3] = 1.0
+    played = (_carried(copy, names, baked.poses) @ written)[..., :3, :3]
+    shown = baked.poses[..., :3, :3]
+    # Only where the file's axes differ from the rig's at all (single precision's noise apart) is the turn
+    # measured, and not on a bone scaled to nothing, which shows none.
+    differ = (np.abs(played - shown).max(axis=(-2, -1)) > 1e-5 * np.abs(shown).max(axis=(-2, -1)))
+    differ &= ~_flat(baked.poses)
+    degrees = np.zeros(differ.shape)
+    gap = _rotations(np.swapaxes(_rotations(played[differ]), -1, -2) @ _rotations(shown[differ]))
+    degrees[differ] = np.degrees(np.arccos(np.clip((np.trace(gap, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)))
+    found = []
+    for column in np.nonzero(degrees.max(axis=0) > 0.05)[0]:
+        row = int(np.argmax(degrees[:, column]))
+        name, parent = names[column], copy.data.bones[names[column]].parent
+        above = f"its parent '{parent.name}'" if parent is not None else "the armature"
+        inherit = obj.data.bones[name].inherit_scale
+        found.append(f"the bone '{name}' plays up to {degrees[row, column]:.2g} degrees off in the file (frame "
+                     f"{baked.frames[row]} of '{baked.name}'), and what hangs from it with it: {above} scales "
+                     f"unevenly there, which '{name}' does not take (Inherit Scale '{inherit}'), "
+                     "a shear glTF and FBX cannot hold; scale the parent evenly (a foot copies its IK handle's "
+                     "scale with Copy Rotation & Scale or Copy Transforms), or set the bone's Inherit Scale to Full "
+                     "(Bone properties, Relations)")
+    return found
+
+
+def flattened_warnings(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip) -> list[str]:
+    """A warning for each bone with bones under it that the clip scales to nothing along one or two of its
+    axes, not all three: both exporters place each bone from its parent's pose inverted, which such a
+    parent has none of, so the bones under it land far off (a hand at a scale of 1, 0, 1 threw its
+    fingers over a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
+    parents = {bone.parent.name for bone in copy.data.bones if bone.parent is not None}
+    linear = baked.poses[..., :3, :3]
+    flat = np.zeros(linear.shape[:-2], dtype=int)  # how many axes each is scaled to nothing along
+    maybe = _flat(baked.poses)
+    flat[maybe] = (np.linalg.svd(linear[maybe], compute_uv=False) < _NOTHING).sum(axis=-1)
+    found = []
+    flagged: set[str] = set()
+    for column, name in enumerate(names):  # parents first: a bone flattened with its parent is not named
+        rows = np.nonzero((flat[:, column] > 0) & (flat[:, column] < 3))[0]
+        parent = copy.data.bones[name].parent
+        if len(rows):
+            flagged.add(name)
+        if name in parents and len(rows) and (parent is None or parent.name not in flagged):
+            found.append(f"the bone '{name}' is scaled to nothing along some of its axes but not all three (frame "
+                         f"{baked.frames[int(rows[0])]} of '{baked.name}'): the exporters cannot place the bones "
+                         "under it there, which land far off in the file; scale it to nothing along all three "
+                         "axes to hide it, or to a small scale (0.001) along that axis")
+    return found
 
 
 def key_clip(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip, channels: np.ndarray,

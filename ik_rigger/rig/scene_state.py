@@ -286,17 +286,30 @@ def _give_back(owner: bpy.types.ID, path: str, indexes: set[int], before: object
             _write(owner, path, index, before[index])
 
 
+Saved = list[tuple[bpy.types.ID, str, set[int], object]]
+
+
+def values_at(owner: bpy.types.ID, paths: dict[str, set[int]]) -> Saved:
+    """What ``owner`` holds at each of ``paths`` (data path -> the array indexes animated), for ``give_back``."""
+    return [(owner, path, indexes, _read(owner, path)) for path, indexes in paths.items()]
+
+
+def give_back(saved: Saved) -> None:
+    """Each value ``values_at`` read written back where it changed since."""
+    for owner, path, indexes, before in saved:
+        if before is not None:
+            _give_back(owner, path, indexes, before)
+
+
 @contextmanager
 def others_kept(obj: bpy.types.Object) -> Iterator[None]:
     """For a block that steps frames, every other object's animated values given back after it as they
     were: a frame step sets them from their keys, which would throw away a pose the user has not keyed
     (another character posed in Pose mode)."""
     # Only actions animate: a file without any has no animated value to give back.
-    saved = [(owner, path, indexes, _read(owner, path))
-             for owner in _animated_ids(obj) for path, indexes in _paths(owner).items()] if bpy.data.actions else []
+    saved = [item for owner in _animated_ids(obj) for item in values_at(owner, _paths(owner))] \
+        if bpy.data.actions else []
     try:
         yield
     finally:
-        for owner, path, indexes, before in saved:
-            if before is not None:
-                _give_back(owner, path, indexes, before)
+        give_back(saved)
