@@ -1,0 +1,269 @@
+"""Files rigged by earlier IK Rigger code keep working with this one.
+
+``tests/data/rigged_at_<commit>.blend`` were made by ``tests/make_rigged_by.py`` with the code of the
+0.2.0 release (c12aa73), of the landing of records version 2 (f9c30a1) and of the last landing before
+this session's (cfe1d2e), on Blender 4.2: "Hero" rigged with every option set of its ``LIMBS`` that code
+knew and an aim on the head, "Robot" (tails off their joints) auto-rigged, each with its keyed clip
+baked onto the controls. Their ``.poses.json`` hold what each played then.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import bpy
+import make_rigged_by
+import pytest
+from helpers import DATA, evaluate, rotation_degrees
+from mathutils import Matrix, Vector
+from test_pipeline import play_elsewhere
+from test_ui import PANELS, draw
+
+from ik_rigger import api, ui
+from ik_rigger.core.errors import RigError
+from ik_rigger.rig import records
+
+COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e"]
+
+
+def _failing(commits: tuple[str, ...], why: str) -> list:
+    return [pytest.param(commit, marks=pytest.mark.xfail(strict=True, reason=why)) if commit in commits else commit
+            for commit in COMMITS]
+
+ARMATURES = ["Hero", "Robot"]
+LEG = ["thigh.L", "shin.L"]
+
+
+def _open(commit: str) -> dict:
+    bpy.ops.wm.open_mainfile(filepath=str(DATA / f"rigged_at_{commit}.blend"))
+    return json.loads((DATA / f"rigged_at_{commit}.poses.json").read_text())
+
+
+def _length(obj: bpy.types.Object) -> float:
+    return sum(obj.data.bones[name].length for name in LEG)
+
+
+def _pose_mode(obj: bpy.types.Object) -> None:
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+
+
+def _misses(obj: bpy.types.Object, wanted: dict[str, dict[str, list]], tolerance: float = 1e-5,
+            degrees: float = 0.01) -> list[str]:
+    """Each frame's bones whose evaluated pose is off what ``wanted`` holds."""
+    length = _length(obj)
+    off = []
+    for frame, poses in wanted.items():
+        bpy.context.scene.frame_set(int(frame))
+        shown = evaluate(obj)
+        for name, rows in poses.items():
+            matrix = Matrix(rows)
+            gap = (shown[name].translation - matrix.translation).length / length
+            turn = rotation_degrees(shown[name], matrix)
+            if gap > tolerance or turn > degrees:
+                off.append(f"{obj.name} {name} at {frame}: {gap:.2e} of the leg, {turn:.3f} degree")
+    return off
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rig_plays_as_it_did_here_and_without_ik_rigger(commit, tmp_path):
+    made = _open(commit)
+    for name in ARMATURES:
+        assert not _misses(bpy.data.objects[name], made["poses"][name])
+    frames = [int(frame) for frame in made["frames"]]
+    played = play_elsewhere(DATA / f"rigged_at_{commit}.blend", frames, tmp_path)
+    assert played["invalid_drivers"] == []
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        length = _length(obj)
+        for frame in frames:
+            for bone, rows in made["poses"][name][str(frame)].items():
+                there = Matrix(played["frames"][str(frame)][name][bone])
+                assert (there.translation - Matrix(rows).translation).length < 1e-5 * length, (name, bone, frame)
+                assert rotation_degrees(there, Matrix(rows)) < 0.01, (name, bone, frame)
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rig_draws_its_panels_for_every_limb(commit):
+    _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        _pose_mode(obj)
+        for limb in obj.ik_rigger.limbs:
+            obj.data.bones.active = obj.data.bones[limb.name]
+            for panel in [*PANELS, ui.IKRIG_PT_aim]:
+                assert draw(panel, obj), (name, limb.name, panel.__name__)
+
+
+@pytest.mark.parametrize("commit", _failing(("c12aa73",), "0.2.0's Follow Handle Rotation target rests as the handle"))
+def test_an_earlier_rig_snaps_both_ways_without_a_jump(commit):
+    made = _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        _pose_mode(obj)
+        length = _length(obj)
+        bpy.context.scene.frame_set(8)
+        for limb in list(obj.ik_rigger.limbs):
+            chain = records.resolve(obj, limb).chain
+            before = evaluate(obj)
+            api.snap_limb(obj, limb.name, "FK")
+            fk = evaluate(obj)
+            api.snap_limb(obj, limb.name, "IK")
+            ik = evaluate(obj)
+            for bone in chain:
+                for shown in (fk, ik):
+                    assert (shown[bone].translation - before[bone].translation).length < 1e-4 * length, (
+                        name, limb.name, bone)
+                    assert rotation_degrees(shown[bone], before[bone]) < 0.05, (name, limb.name, bone)
+        assert made
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rig_bakes_to_fk_and_plays_the_same(commit):
+    made = _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        _pose_mode(obj)
+        api.bake(obj, "IK_TO_FK", switch=True)
+        assert all(handle_value == 0.0 for handle_value in _switches(obj))
+        assert not _misses(obj, made["poses"][name], 1e-4, 0.05)
+
+
+def _switches(obj: bpy.types.Object) -> list[float]:
+    return [obj.pose.bones[records.resolve(obj, limb).handle]["ik_fk"] for limb in obj.ik_rigger.limbs]
+
+
+def _short_of_reach(obj: bpy.types.Object, chain: list[str], handle: str) -> float:
+    """How far the chain's end stays from its handle pulled to 0.99 of its reach, as a share of its length."""
+    bones = obj.data.bones
+    length = sum(bones[name].length for name in chain)
+    root = evaluate(obj)[chain[0]].translation
+    pose_bone = obj.pose.bones[handle]
+    toward = (pose_bone.matrix.translation - root).normalized()
+    matrix = pose_bone.matrix.copy()
+    matrix.translation = root + toward * 0.99 * length
+    pose_bone.matrix = matrix
+    shown = evaluate(obj)
+    end = shown[chain[-1]] @ Vector((0.0, bones[chain[-1]].length, 0.0))
+    return (end - shown[handle].translation).length / length
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rigs_soft_ik_turns_off_and_on(commit):
+    """Soft IK keeps a chain pulled near full reach short of its handle; at 0 the chain reaches it."""
+    made = _open(commit)
+    obj = bpy.data.objects["Hero"]
+    _pose_mode(obj)
+    soft = [limb for limb in obj.ik_rigger.limbs if made["limbs"][limb.name].get("soft_ik")]
+    assert len(soft) == (2 if commit == "cfe1d2e" else 0)
+    bpy.context.scene.frame_set(8)
+    for limb in soft:
+        parts = records.resolve(obj, limb)
+        handle = obj.pose.bones[parts.handle]
+        value = handle["soft_ik"]
+        assert _short_of_reach(obj, parts.chain, parts.handle) > 0.01, limb.name
+        handle["soft_ik"] = 0.0
+        assert _short_of_reach(obj, parts.chain, parts.handle) < 1e-3, limb.name
+        handle["soft_ik"] = value
+        assert _short_of_reach(obj, parts.chain, parts.handle) > 0.01, limb.name
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rigs_parent_switch_keeps_the_handle_in_place(commit):
+    made = _open(commit)
+    obj = bpy.data.objects["Hero"]
+    _pose_mode(obj)
+    if "parent_switch" not in made["limbs"]["shin.L"]:
+        pytest.skip("this code had no parent switching")
+    bpy.context.scene.frame_set(8)
+    handle = records.resolve(obj, obj.ik_rigger.limbs["shin.L"]).handle
+    before = evaluate(obj)[handle]
+    api.switch_parent(obj, "shin.L", "Torso")
+    after = evaluate(obj)[handle]
+    assert (after.translation - before.translation).length < 1e-5 * _length(obj)
+    assert rotation_degrees(after, before) < 0.01
+
+
+def _made_of(obj: bpy.types.Object) -> dict[str, tuple]:
+    """Each limb's made roles and the constraints on its chain and extremity, by type."""
+    found = {}
+    for limb in obj.ik_rigger.limbs:
+        parts = records.resolve(obj, limb)
+        owners = [*parts.chain, *([parts.extremity] if parts.extremity else [])]
+        found[limb.name] = (sorted(role for role, _ in parts.made.items()),
+                            [sorted(c.type for c in obj.pose.bones[bone].constraints) for bone in owners])
+    return found
+
+
+@pytest.mark.parametrize("commit", _failing(("c12aa73", "f9c30a1"), "a rebuild keeps keys its parts play otherwise"))
+def test_an_earlier_rig_rebuilt_plays_as_before_and_is_made_as_a_fresh_build(commit):
+    """Rebuild Limb upgrades each limb to this release's parts (as a fresh build with its options makes
+    them, on a fresh copy of the character) and keeps the motion: it plays as it did."""
+    made = _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        _pose_mode(obj)
+        for limb in [limb.name for limb in obj.ik_rigger.limbs]:
+            api.build(obj, limb)
+        assert obj.ik_rigger.version == records.RECORD_VERSION
+        assert not _misses(obj, made["poses"][name], 1e-4, 0.05)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for name in ARMATURES:
+        fresh = make_rigged_by.armature(bpy, f"Fresh {name}", tails_off=name == "Robot")
+        _pose_mode(fresh)
+        if name == "Hero":
+            for last, given in made["limbs"].items():
+                api.build(fresh, last, **given)
+        else:
+            api.auto_rig(fresh)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        assert _made_of(bpy.data.objects[name]) == _made_of(fresh), name
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rig_removed_gives_the_armature_back(commit):
+    made = _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        _pose_mode(obj)
+        if name == "Hero":
+            api.remove_aim(obj, "head")
+        for limb in [limb.name for limb in obj.ik_rigger.limbs]:
+            api.remove(obj, limb)
+        rest = made["rest"][name]
+        assert sorted(bone.name for bone in obj.data.bones) == sorted(rest), name
+        for bone in obj.data.bones:
+            matrix, length, parent, connected, deform = rest[bone.name]
+            assert (bone.matrix_local.translation - Matrix(matrix).translation).length < 1e-6, bone.name
+            assert rotation_degrees(bone.matrix_local, Matrix(matrix)) < 1e-3, bone.name
+            assert math.isclose(bone.length, length, abs_tol=1e-6), bone.name
+            assert (bone.parent.name if bone.parent else None, bone.use_connect, bone.use_deform) == (
+                parent, connected, deform), bone.name
+            assert not obj.pose.bones[bone.name].constraints, bone.name
+        assert not (obj.animation_data and obj.animation_data.drivers), name
+        # The motion kept: the bones play what the rig played, the head its own keys (its aim is gone).
+        kept = {frame: {**poses, **{bone: made["before"][name][frame][bone] for bone in ("head",) if bone in poses}}
+                for frame, poses in made["poses"][name].items()}
+        assert not _misses(obj, kept, 1e-4, 0.05)
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rig_exports(commit, tmp_path):
+    made = _open(commit)
+    for name in ARMATURES:
+        obj = bpy.data.objects[name]
+        path = tmp_path / f"{name}.glb"
+        api.export(obj, str(path))
+        assert path.stat().st_size > 0
+    assert made
+
+
+def test_old_keyword_names_and_config_still_build():
+    """The 0.2.0 release's build options, by keyword and in a batch config, are still taken."""
+    made = _open("c12aa73")
+    with pytest.raises(RigError, match="unknown"):
+        api.options(no_such_option=True)
+    assert api.options(**made["limbs"]["shin.R"])
