@@ -98,7 +98,7 @@ def test_an_earlier_rig_draws_its_panels_for_every_limb(commit):
                 assert draw(panel, obj), (name, limb.name, panel.__name__)
 
 
-@pytest.mark.parametrize("commit", _failing(("c12aa73",), "0.2.0's Follow Handle Rotation target rests as the handle"))
+@pytest.mark.parametrize("commit", COMMITS)
 def test_an_earlier_rig_snaps_both_ways_without_a_jump(commit):
     made = _open(commit)
     for name in ARMATURES:
@@ -122,13 +122,16 @@ def test_an_earlier_rig_snaps_both_ways_without_a_jump(commit):
 
 
 @pytest.mark.parametrize("commit", COMMITS)
-def test_an_earlier_rig_bakes_to_fk_and_plays_the_same(commit):
+def test_an_earlier_rig_bakes_to_fk_and_back_and_plays_the_same(commit):
     made = _open(commit)
     for name in ARMATURES:
         obj = bpy.data.objects[name]
         _pose_mode(obj)
         api.bake(obj, "IK_TO_FK", switch=True)
         assert all(handle_value == 0.0 for handle_value in _switches(obj))
+        assert not _misses(obj, made["poses"][name], 1e-4, 0.05)
+        api.bake(obj, "FK_TO_IK", switch=True)
+        assert all(handle_value == 1.0 for handle_value in _switches(obj))
         assert not _misses(obj, made["poses"][name], 1e-4, 0.05)
 
 
