@@ -25,12 +25,6 @@ from ik_rigger.core.errors import RigError
 from ik_rigger.rig import records
 
 COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e"]
-
-
-def _failing(commits: tuple[str, ...], why: str) -> list:
-    return [pytest.param(commit, marks=pytest.mark.xfail(strict=True, reason=why)) if commit in commits else commit
-            for commit in COMMITS]
-
 ARMATURES = ["Hero", "Robot"]
 LEG = ["thigh.L", "shin.L"]
 
@@ -201,7 +195,7 @@ def _made_of(obj: bpy.types.Object) -> dict[str, tuple]:
     return found
 
 
-@pytest.mark.parametrize("commit", _failing(("c12aa73", "f9c30a1"), "a rebuild keeps keys its parts play otherwise"))
+@pytest.mark.parametrize("commit", COMMITS)
 def test_an_earlier_rig_rebuilt_plays_as_before_and_is_made_as_a_fresh_build(commit):
     """Rebuild Limb upgrades each limb to this release's parts (as a fresh build with its options makes
     them, on a fresh copy of the character) and keeps the motion: it plays as it did."""
