@@ -97,14 +97,15 @@ def armature(bpy, name: str, tails_off: bool):
 
 
 def _skin(bpy, obj) -> None:
-    """A mesh of one vertex at each bone's head and tail, weighted to that bone."""
-    points, groups = [], []
+    """A mesh of one triangle along each bone (its head, its tail and a point beside its head), weighted to it."""
+    points, groups, faces = [], [], []
     for bone in obj.data.bones:
-        for point in (bone.head_local, bone.tail_local):
+        faces.append((len(points), len(points) + 1, len(points) + 2))
+        for point in (bone.head_local, bone.tail_local, bone.head_local + bone.z_axis * 0.02):
             points.append(tuple(point))
             groups.append(bone.name)
     mesh = bpy.data.meshes.new(f"{obj.name} Body")
-    mesh.from_pydata(points, [], [])
+    mesh.from_pydata(points, [], faces)
     body = bpy.data.objects.new(f"{obj.name} Body", mesh)
     bpy.context.scene.collection.objects.link(body)
     body.parent = obj

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 
 import bpy
 import make_rigged_by
@@ -254,13 +255,106 @@ def test_an_earlier_rig_exports(commit, tmp_path):
         obj = bpy.data.objects[name]
         path = tmp_path / f"{name}.glb"
         api.export(obj, str(path))
-        assert path.stat().st_size > 0
-    assert made
+        written = _glb_json(path)
+        joints = {written["nodes"][index]["name"] for skin in written["skins"] for index in skin["joints"]}
+        # The character's own bones, none IK Rigger made, and its clip.
+        assert joints == set(made["rest"][name]), name
+        assert len(written["animations"]) == 1, name
 
 
-def test_old_keyword_names_and_config_still_build():
-    """The 0.2.0 release's build options, by keyword and in a batch config, are still taken."""
+def _glb_json(path) -> dict:
+    data = path.read_bytes()
+    length = struct.unpack_from("<I", data, 12)[0]
+    return json.loads(data[20:20 + length])
+
+
+# A batch config as the 0.2.0 release documented it, with each of its build options set.
+CONFIG_0_2 = """
+[defaults]
+copy_mode = "ROTATION_SCALE"
+max_stretch = 1.2
+shapes = false
+
+[[armature]]
+name = "Hero"
+file = "hero*.blend"
+detect = false
+
+[[armature.limb]]
+last = "shin.L"
+both_sides = true
+chain_length = 2
+use_pole = true
+pole_parent = "HANDLE"
+pole_line = false
+pole_distance = 0.8
+handle_parent_mode = "NONE"
+extremity_mode = "AUTO"
+animation = "BAKE"
+pole_angle_auto = false
+pole_angle = 0.3
+bend_direction = "AUTO"
+prebend_straight = false
+fix_orientation = false
+iterations = 200
+use_rotation = true
+foot_roll = true
+hinge_joints = true
+keep_extremity_constraints = false
+
+[[armature.limb]]
+last = "forearm.L"
+handle_parent_mode = "BONE"
+handle_parent = "chest"
+extremity_mode = "BONE"
+extremity_name = "hand.L"
+
+[import.fbx]
+global_scale = 0.01
+"""
+
+
+def test_a_config_of_release_0_2_reads_and_builds_as_it_said():
+    """Every key 0.2.0's config took is read as the option it named, with no note, and builds."""
+    from ik_rigger.batch.command import config_schema
+    from ik_rigger.limb.config import parse_config
+
+    config = parse_config(CONFIG_0_2, config_schema())
+    assert config.notes == ()
+    section = config.for_armature("Hero", "hero_walk.blend")
+    assert section is not None and not section.detect and config.imports["fbx"]["global_scale"] == 0.01
+    (leg, leg_both), (arm, _) = [(request.options, request.both_sides) for request in section.limbs]
+    assert leg_both and (leg.copy_mode, leg.max_stretch, leg.shapes) == ("ROTATION_SCALE", 1.2, False)
+    assert (leg.pole_parent, leg.pole_distance, leg.pole_angle, leg.iterations, leg.foot_roll, leg.use_rotation,
+            leg.hinge_joints, leg.pole_line) == ("HANDLE", 0.8, 0.3, 200, True, True, True, False)
+    assert (arm.handle_parent, arm.extremity_name) == ("chest", "hand.L")
     made = _open("c12aa73")
-    with pytest.raises(RigError, match="unknown"):
-        api.options(no_such_option=True)
-    assert api.options(**made["limbs"]["shin.R"])
+    obj = bpy.data.objects["Robot"]
+    bpy.context.view_layer.objects.active = obj
+    api.remove(obj, "shin.L", keep_motion=False)
+    built = api.build_many(obj, [(request.last, request.options) for request in section.limbs[:1]])
+    assert built[0].chain == ("thigh.L", "shin.L") and "ROLL" in built[0].bones and made
+
+
+def test_api_calls_of_release_0_2_work_on_its_file():
+    """Each call 0.2.0's api took, by the keyword names it documented, on a file it rigged."""
+    made = _open("c12aa73")
+    obj = bpy.data.objects["Hero"]
+    _pose_mode(obj)
+    assert api.upgrade(obj)
+    limb = {limb.name: limb for limb in api.limbs(obj)}["shin.L"]
+    assert (limb.chain, limb.extremity, limb.side, limb.missing, limb.ik_fk) == (
+        ("thigh.L", "shin.L"), "foot.L", "L", (), 1.0)
+    # 0.2.0's ``parts`` listed "CHAIN" and the made roles; those roles are ``bones``' keys, as they were then.
+    assert {"HANDLE", "POLE", "CLONE", "ROLL"} <= set(limb.bones)
+    assert api.snap_limb(obj, "shin.L", "FK", key=True, frame=4, switch=True)
+    assert api.snap_limb(obj, "shin.L", "IK", key=True, frame=4, switch=True)
+    assert api.bake(obj, "IK_TO_FK", frames=range(1, 5), bones=["shin.R"], switch=False, clear=False)
+    assert api.remove_aim(obj, "head") is not None
+    assert api.add_aim(obj, part="HEAD", bone=None, distance=2.0, influence=0.5) == ["head"]
+    assert api.options(**made["limbs"]["forearm.R"]).pole_angle == 0.5
+    with pytest.raises(RigError, match="unknown build option 'pole_angel'"):
+        api.options(pole_angel=0.5)
+    assert api.build(obj, "forearm.R", both_sides=False, **made["limbs"]["forearm.R"])[0].chain == (
+        "shoulder.R", "upper_arm.R", "forearm.R")
+    assert api.remove(obj, "forearm.R", keep_motion=True) is not None
