@@ -358,3 +358,27 @@ def test_api_calls_of_release_0_2_work_on_its_file():
     assert api.build(obj, "forearm.R", both_sides=False, **made["limbs"]["forearm.R"])[0].chain == (
         "shoulder.R", "upper_arm.R", "forearm.R")
     assert api.remove(obj, "forearm.R", keep_motion=True) is not None
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_an_earlier_rigs_operators_run_from_the_sidebar(commit, tmp_path):
+    """What the sidebar's and menus' buttons run, on each limb of an earlier file, without Upgrade Rig first."""
+    made = _open(commit)
+    obj = bpy.data.objects["Hero"]
+    _pose_mode(obj)
+    bpy.context.scene.frame_set(8)
+    for limb in list(made["limbs"]):
+        obj.data.bones.active = obj.data.bones[limb]
+        assert bpy.ops.ik_rigger.snap_fk_to_ik(limb=limb) == {"FINISHED"}, limb
+        assert bpy.ops.ik_rigger.snap_ik_to_fk(limb=limb) == {"FINISHED"}, limb
+        assert bpy.ops.ik_rigger.bake(limb=limb, direction="IK_TO_FK", frame_start=1, frame_end=12) == {
+            "FINISHED"}, limb
+        if made["limbs"][limb].get("parent_switch"):
+            assert bpy.ops.ik_rigger.switch_parent(limb=limb, parent=1) == {"FINISHED"}, limb
+        assert bpy.ops.ik_rigger.rebuild_limb(limb=limb) == {"FINISHED"}, limb
+    assert obj.ik_rigger.version == records.RECORD_VERSION
+    assert bpy.ops.ik_rigger.export(filepath=str(tmp_path / "hero.glb")) == {"FINISHED"}
+    for limb in list(made["limbs"]):
+        obj.data.bones.active = obj.data.bones[limb]
+        assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}, limb
+    assert not obj.ik_rigger.limbs
