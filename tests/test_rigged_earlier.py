@@ -2,22 +2,27 @@
 
 ``tests/data/rigged_at_<commit>.blend`` were made by ``tests/make_rigged_by.py`` with the code of the
 0.2.0 release (c12aa73), of the landing of records version 2 (f9c30a1) and of the last landing before
-this session's (cfe1d2e), on Blender 4.2 (and cfe1d2e's on 5.2 too, ``_on_5_2``): "Hero" rigged with every option set of its ``LIMBS`` that code
-knew and an aim on the head, "Robot" (tails off their joints) auto-rigged, each with its keyed clip
-baked onto the controls. Their ``.poses.json`` hold what each played then.
+this session's (cfe1d2e), on Blender 4.2 (and cfe1d2e's on 5.2 too, ``_on_5_2``): "Hero" rigged with
+every option set of its ``LIMBS`` that code knew and an aim on the head, "Robot" (tails off their joints)
+auto-rigged, each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
+played then.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 import struct
+import subprocess
+from pathlib import Path
 
 import bpy
 import make_rigged_by
 import pytest
 from helpers import DATA, evaluate, rotation_degrees
 from mathutils import Matrix, Vector
+from test_packaging import blender_command, isolated_env
 from test_pipeline import play_elsewhere
 from test_ui import PANELS, draw
 
@@ -385,3 +390,34 @@ def test_an_earlier_rigs_operators_run_from_the_sidebar(commit, tmp_path):
         obj.data.bones.active = obj.data.bones[limb]
         assert bpy.ops.ik_rigger.remove_ik() == {"FINISHED"}, limb
     assert not obj.ik_rigger.limbs
+
+
+def test_the_batch_command_takes_earlier_files_and_they_play_as_they_did(tmp_path):
+    """The batch command on the earlier files: each comes out upgraded, and plays as it did without IK Rigger."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    commits = ["c12aa73", "f9c30a1", "cfe1d2e"]
+    for commit in commits:
+        shutil.copy(DATA / f"rigged_at_{commit}.blend", inputs / f"{commit}.blend")
+    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(blender_command(script, str(inputs), "--out", str(tmp_path / "out")), cwd=tmp_path,
+                            env=isolated_env(home), capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    for commit in commits:
+        made = _open(commit)
+        frames = [int(frame) for frame in made["frames"]]
+        played = play_elsewhere(tmp_path / "out" / f"{commit}.blend", frames, tmp_path)
+        assert played["invalid_drivers"] == [], commit
+        for name in ARMATURES:
+            length = _length(bpy.data.objects[name])
+            for frame in frames:
+                for bone, rows in made["poses"][name][str(frame)].items():
+                    there = Matrix(played["frames"][str(frame)][name][bone])
+                    assert (there.translation - Matrix(rows).translation).length < 1e-4 * length, (commit, bone)
+                    assert rotation_degrees(there, Matrix(rows)) < 0.05, (commit, name, bone, frame)
+        bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / f"{commit}.blend"))
+        assert all(bpy.data.objects[name].ik_rigger.version == records.RECORD_VERSION for name in ARMATURES)
+        # Each limb rebuilt with its own options (the left leg's Foot Roll), not the defaults'.
+        assert "ROLL" in {limb.name: limb for limb in api.limbs(bpy.data.objects["Hero"])}["shin.L"].bones, commit
