@@ -6,12 +6,13 @@ and where to write:
     python tests/make_rigged_by.py CHECKOUT OUT_STEM
 
 It imports ``ik_rigger`` from CHECKOUT, builds "Hero" (a two-legged, two-armed armature whose bones run
-joint to joint, with a few-vertex skinned mesh and a keyed clip) and "Robot" (the same body with its
-tails turned off their next joints, as importers leave them, so a release with hidden chains rigs it on
-them), rigs every option set of ``LIMBS`` the release knows (the others dropped and listed), and writes
-OUT_STEM.blend and OUT_STEM.poses.json: the evaluated pose, in armature space, of every bone the
-character had before rigging at ``FRAMES`` (``poses``; ``before``: what it played before rigging), and
-the options each limb was built with.
+joint to joint, with a few-vertex skinned mesh and a keyed clip), "Robot" (the same body with its tails
+turned off their next joints, as importers leave them, so a release with hidden chains rigs it on them)
+and "Runner"; rigs Hero with every option set of ``LIMBS`` and Runner with ``RUNNER_LIMBS`` that the
+release knows (the others dropped and listed), auto-rigs Robot, and writes OUT_STEM.blend and
+OUT_STEM.poses.json: the evaluated pose, in armature space, of every bone the character had before
+rigging at ``FRAMES`` (``poses``; ``before``: what it played before rigging), and the options each
+limb was built with.
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ LIMBS = {
                   "copy_mode": "ROTATION_SCALE"},
     "forearm.R": {"chain_length": 3, "pole_angle_auto": False, "pole_angle": 0.5, "soft_ik": 0.25,
                   "pole_distance": 1.0},
+}
+
+# "Runner": Blender's iTaSC solver (which the iTaSC distance limit sets for the whole armature) and the
+# motion played in FK or left alone.
+RUNNER_LIMBS = {
+    "forearm.L": {"distance_limit": "OUTSIDE", "distance_radius": 0.2, "distance_method": "ITASC"},
+    "shin.L": {"animation": "FK"},
+    "shin.R": {"animation": "IGNORE", "pole_parent": "HANDLE"},
 }
 
 BONES = [  # name, head, tail, parent
@@ -175,18 +184,24 @@ def main(checkout: Path, out: Path) -> None:
                                  "poses": {}, "auto_rig": {}, "made_by": checkout.name}
     hero = armature(bpy, "Hero", tails_off=False)
     robot = armature(bpy, "Robot", tails_off=True)
-    originals = {obj.name: [bone.name for bone in obj.data.bones] for obj in (hero, robot)}
-    result["rest"] = {obj.name: _rest(obj) for obj in (hero, robot)}
-    result["before"] = {obj.name: _poses(bpy, obj, originals[obj.name]) for obj in (hero, robot)}
-    bpy.context.view_layer.objects.active = hero
-    bpy.ops.object.mode_set(mode="POSE")
-    for last, wanted in LIMBS.items():
-        given = {key: value for key, value in wanted.items() if key in known}
-        result["dropped"][last] = sorted(set(wanted) - set(given))  # type: ignore[index]
-        api.build(hero, last, **given)
-        result["limbs"][last] = given  # type: ignore[index]
-    api.add_aim(hero, "HEAD")
-    bpy.ops.object.mode_set(mode="OBJECT")
+    runner = armature(bpy, "Runner", tails_off=False)
+    runner.location = (-2.0, 0.0, 0.0)
+    everyone = (hero, robot, runner)
+    originals = {obj.name: [bone.name for bone in obj.data.bones] for obj in everyone}
+    result["rest"] = {obj.name: _rest(obj) for obj in everyone}
+    result["before"] = {obj.name: _poses(bpy, obj, originals[obj.name]) for obj in everyone}
+    for obj, limbs, key in ((hero, LIMBS, "limbs"), (runner, RUNNER_LIMBS, "runner_limbs")):
+        bpy.context.view_layer.objects.active = obj
+        bpy.ops.object.mode_set(mode="POSE")
+        result.setdefault(key, {})
+        for last, wanted in limbs.items():
+            given = {name: value for name, value in wanted.items() if name in known}
+            result["dropped"][f"{obj.name} {last}"] = sorted(set(wanted) - set(given))  # type: ignore[index]
+            api.build(obj, last, **given)
+            result[key][last] = given  # type: ignore[index]
+        if obj is hero:
+            api.add_aim(hero, "HEAD")
+        bpy.ops.object.mode_set(mode="OBJECT")
     bpy.context.view_layer.objects.active = robot
     bpy.ops.object.mode_set(mode="POSE")
     try:
@@ -194,7 +209,7 @@ def main(checkout: Path, out: Path) -> None:
     except Exception as error:  # noqa: BLE001 - an earlier release may refuse; say so in the record
         result["auto_rig"] = {"Robot": f"refused: {error}"}
     bpy.ops.object.mode_set(mode="OBJECT")
-    for obj in (hero, robot):
+    for obj in everyone:
         result["poses"][obj.name] = _poses(bpy, obj, originals[obj.name])  # type: ignore[index]
     bpy.context.scene.frame_set(FRAMES[0])
     bpy.ops.wm.save_as_mainfile(filepath=str(out.with_suffix(".blend")), compress=True)

@@ -4,7 +4,8 @@
 0.2.0 release (c12aa73), of the landing of records version 2 (f9c30a1) and of the last landing before
 this session's (cfe1d2e), on Blender 4.2 (and cfe1d2e's on 5.2 too, ``_on_5_2``): "Hero" rigged with
 every option set of its ``LIMBS`` that code knew and an aim on the head, "Robot" (tails off their joints)
-auto-rigged, each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
+auto-rigged, "Runner" with an iTaSC distance and its motion played in FK or left alone (``RUNNER_LIMBS``),
+each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
 played then.
 """
 
@@ -34,7 +35,7 @@ from ik_rigger.rig import records
 COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e",
            pytest.param("cfe1d2e_on_5_2", marks=pytest.mark.skipif(bpy.app.version < (5, 0, 0),
                                                                     reason="saved by Blender 5.2"))]
-ARMATURES = ["Hero", "Robot"]
+ARMATURES = ["Hero", "Robot", "Runner"]
 LEG = ["thigh.L", "shin.L"]
 
 
@@ -220,11 +221,11 @@ def test_an_earlier_rig_rebuilt_plays_as_before_and_is_made_as_a_fresh_build(com
     for name in ARMATURES:
         fresh = make_rigged_by.armature(bpy, f"Fresh {name}", tails_off=name == "Robot")
         _pose_mode(fresh)
-        if name == "Hero":
-            for last, given in made["limbs"].items():
-                api.build(fresh, last, **given)
-        else:
+        if name == "Robot":
             api.auto_rig(fresh)
+        else:
+            for last, given in made["limbs" if name == "Hero" else "runner_limbs"].items():
+                api.build(fresh, last, **given)
         bpy.ops.object.mode_set(mode="OBJECT")
         assert _made_of(bpy.data.objects[name]) == _made_of(fresh), name
 
