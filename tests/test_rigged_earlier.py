@@ -422,3 +422,32 @@ def test_the_batch_command_takes_earlier_files_and_they_play_as_they_did(tmp_pat
         assert all(bpy.data.objects[name].ik_rigger.version == records.RECORD_VERSION for name in ARMATURES)
         # Each limb rebuilt with its own options (the left leg's Foot Roll), not the defaults'.
         assert "ROLL" in {limb.name: limb for limb in api.limbs(bpy.data.objects["Hero"])}["shin.L"].bones, commit
+
+
+@pytest.mark.parametrize("commit", ["cfe1d2e", COMMITS[-1]])
+def test_an_earlier_soft_ik_on_an_armature_scaled_unevenly_is_refused_until_rebuilt(commit):
+    """cfe1d2e's soft IK measured the reach in world space over the average scale: on Hero scaled 1:3:2,
+    Snap IK to FK and baking FK to IK refuse naming the limb and saying to rebuild it, changing nothing;
+    rebuilt, it snaps exactly."""
+    _open(commit)
+    obj = bpy.data.objects["Hero"]
+    obj.scale = (1.0, 3.0, 2.0)
+    _pose_mode(obj)
+    bpy.context.scene.frame_set(8)
+    length = _length(obj)
+    for limb in ("shin.L", "forearm.R"):
+        before = evaluate(obj)
+        with pytest.raises(RigError, match=f"'{limb}'.*earlier IK Rigger.*Rebuild Limb"):
+            api.snap_limb(obj, limb, "IK")
+        with pytest.raises(RigError, match=f"'{limb}'.*earlier IK Rigger.*Rebuild Limb"):
+            api.bake(obj, "FK_TO_IK", frames=[8], bones=[limb])
+        assert evaluate(obj) == before
+        api.build(obj, limb)
+        chain = records.resolve(obj, obj.ik_rigger.limbs[limb]).chain
+        before = evaluate(obj)
+        api.snap_limb(obj, limb, "FK")
+        api.snap_limb(obj, limb, "IK")
+        after = evaluate(obj)
+        for bone in chain:
+            assert (after[bone].translation - before[bone].translation).length < 1e-4 * length, (limb, bone)
+            assert rotation_degrees(after[bone], before[bone]) < 0.05, (limb, bone)
