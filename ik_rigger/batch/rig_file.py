@@ -25,11 +25,12 @@ from ..core.model import Skeleton
 from ..limb.config import Config
 from ..limb.options import LimbOptions
 from ..limb.requests import detected_requests
+from ..rig import records
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.modes import kept_mode
 from ..rig.skeleton import check_editable, followed_bones, read_skeleton
-from ..rig.upgrade import upgrade
+from ..rig.upgrade import prepare, upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
@@ -94,6 +95,21 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
     return named, found, tails_off
 
 
+def _own_options(obj: bpy.types.Object, found: list[tuple[str, LimbOptions]]) -> list[tuple[str, LimbOptions]]:
+    """Each detected limb rigged already with its own options, as Rebuild Limb and ``api.build`` rebuild it (its
+    Foot Roll, soft IK or stretch kept, not the defaults'); the others as they are. Name a limb in the config
+    to change its options."""
+    if not obj.ik_rigger.limbs:
+        return found
+    prepare(obj)  # the records' names up to date after renames, as a build brings them
+    own = []
+    for last, options in found:
+        record = records.limb_of(obj, last)
+        chain = records.resolve(obj, record).chain if record is not None else []
+        own.append((last, record.to_options() if record is not None and chain and chain[-1] == last else options))
+    return own
+
+
 def _rig_armature(obj: bpy.types.Object, job: Job, config: Config, filename: str, entry: ArmatureResult,
                   kept_out: list[RigError]) -> bool:
     """Rig ``obj`` as ``entry`` then says; True when detection skipped a limb only because its
@@ -134,7 +150,7 @@ def _rig_in_place(obj: bpy.types.Object, job: Job, config: Config, filename: str
     elif named or found:
         # Motion already on the armature (an animated file, an imported clip) is kept by the
         # build as each limb's ``animation`` option says; its notes say what was kept.
-        built, refused = api.build_found(obj, named, found, skeleton)
+        built, refused = api.build_found(obj, named, _own_options(obj, found), skeleton)
         entry.skipped.extend(f"{bone}: {why}" for bone, why in refused)
         if built:
             entry.limbs = [list(limb.chain) for limb in built]
@@ -193,14 +209,28 @@ def _geometry_asleep() -> Iterator[None]:
         # again once the view layer syncs (the selection syncs it), and the save's evaluation,
         # which gives the selection of what it evaluates back to the file, sees it shown
         # (one that the armature depends on, its parent, was evaluated while asleep).
-        for obj in _selected:
+        # A rebuild drops a bone shape no limb uses any more (an earlier release's pole line's): it is gone.
+        chosen = _still_there(_selected)
+        for obj in chosen:
             obj.hide_viewport = False
-        reselect(_selected)
+        reselect(chosen)
         # The others are shown after that sync, unevaluated: the save evaluates what is shown
         # in the synced view layer, the selected objects alone.
-        _shown_unevaluated(_asleep)
+        _shown_unevaluated(_still_there(_asleep))
         _asleep.clear()
         _selected.clear()
+
+
+def _still_there(objects: list[bpy.types.Object]) -> list[bpy.types.Object]:
+    """Those of ``objects`` rigging did not remove."""
+    there = []
+    for obj in objects:
+        try:
+            obj.as_pointer()
+        except ReferenceError:
+            continue
+        there.append(obj)
+    return there
 
 
 def _shown_unevaluated(objects: list[bpy.types.Object]) -> None:

@@ -63,6 +63,24 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
         layout.prop(handle, "custom_shape_scale_xyz", text="Handle Shape Size")
 
 
+def _aimed(obj: Any, ik: Any, handle: str, bones: Any) -> str:
+    """The bone the IK aims at that hangs from the handle: its target, or the one soft IK's target copies
+    (which it eases toward the root), or the handle itself."""
+    aimed = ik.subtarget if ik.subtarget in bones else handle
+    if aimed == handle:
+        return aimed
+    return next((constraint.subtarget for constraint in obj.pose.bones[aimed].constraints
+                 if constraint.type == "COPY_TRANSFORMS" and constraint.subtarget in bones), aimed)
+
+
+def _tip_rest(obj: Any, ik: Any) -> Any:
+    """The rest of the bone that carries the IK (the last chain bone, or its hidden chain's): with Follow
+    Handle Rotation Blender's IK turns it as the target stands, whatever the target rests as (this release
+    rests the target as that bone; 0.2.0 rested it as the handle, so the limb rests twisted)."""
+    path = ik.path_from_id()
+    return obj.path_resolve(path[:path.rindex(".constraints[")]).bone.matrix_local
+
+
 def snap_to_fk(snap: Any) -> list[str]:
     """The handle where the FK pose puts the extremity (through its clone), slid so the bone
     the IK aims at lands on the FK chain's end (``snap.aim``). With Follow Handle Rotation the last
@@ -72,14 +90,11 @@ def snap_to_fk(snap: Any) -> list[str]:
     handle, chain = parts.handle, parts.chain
     # Handle, clone and IK target hang from each other (through a foot roll's pivots, if any),
     # whatever the switch, so the FK evaluation holds how they stand now.
-    aimed = snap.ik.subtarget if snap.ik.subtarget in fk else handle
-    # Soft IK's target copies the IK target and eases it toward the root: the copied one hangs from the handle.
-    aimed = next((constraint.subtarget for constraint in snap.obj.pose.bones[aimed].constraints
-                  if constraint.type == "COPY_TRANSFORMS" and constraint.subtarget in fk), aimed) \
-        if aimed != handle else aimed
+    aimed = _aimed(snap.obj, snap.ik, handle, fk)
     target = fk[handle].inverted() @ (snap.unconstrained(aimed) if aimed != handle else fk[handle])
     if snap.ik.use_rotation:
-        pose = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ bones[aimed].matrix_local @ target.inverted()
+        tip = fk[chain[-1]] @ bones[chain[-1]].matrix_local.inverted() @ _tip_rest(snap.obj, snap.ik)
+        pose = tip @ target.inverted()
     elif parts.extremity and parts.clone:
         pose = fk[parts.extremity] @ (fk[handle].inverted() @ fk[parts.clone]).inverted()
     else:
@@ -99,7 +114,12 @@ def bake_to_ik(bake: Any) -> None:
     parent = bones[handle].parent
     local = bake.local(rest, parent.matrix_local if parent is not None else None)
     follows = parts.extremity if parts.extremity and parts.clone and not bake.ik.use_rotation else chain[-1]
-    to_handle = bones[parts.clone if follows != chain[-1] else chain[-1]].matrix_local.inverted() @ rest
+    if follows == chain[-1]:
+        # The IK's bone takes the aimed bone's turn, which hangs from the handle as it rests.
+        to_handle = (bones[chain[-1]].matrix_local.inverted() @ _tip_rest(bake.obj, bake.ik)
+                     @ bones[_aimed(bake.obj, bake.ik, handle, bones)].matrix_local.inverted() @ rest)
+    else:
+        to_handle = bones[parts.clone].matrix_local.inverted() @ rest
     followed = bake.poses_of(follows)
     parent_poses = bake.poses_of(parent.name) if parent is not None else None
     poses, bases = [], []

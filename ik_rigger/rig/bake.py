@@ -24,7 +24,7 @@ from mathutils import Matrix, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from ..core.geometry import rotation_property
-from . import bake_cleared, bake_limits, records, snap_guard, solver, switches
+from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
 from .animation import existing_fcurve, fcurve_owners
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
@@ -354,6 +354,8 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
     parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
     for parts in parts_list:
         switches.check(obj, parts, restored=(records.IK_FK,) if switch else ())
+        if direction == "FK_TO_IK":
+            soft_measure.check(obj, parts, "baking FK to IK")
     if direction == "IK_TO_FK":
         _check_driven(obj, parts_list)
     progress = Progress(len(frames) + len(parts_list))

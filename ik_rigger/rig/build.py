@@ -41,6 +41,7 @@ from .kept_controls import KeptControls
 from .motion import Motion, not_prebent
 from .orient import keep_bone_children
 from .records import Rebuilt
+from .remade import remade
 from .shared_data import refuse_shared, sharing
 from .skeleton import check_editable, read_skeleton
 from .upgrade import upgrade
@@ -65,7 +66,9 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
         plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
         if rebuilt:
             refuse_shared(obj, "rebuilding a limb moves its bones in that data")
-        motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt))
+        # Limbs an earlier release rigged may be rebuilt onto parts that play their keys otherwise: baked again.
+        again = remade(obj, plans, [options for _, options in requests], rebuilt)
+        motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt) - again)
         still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt), stacks)
         bent = motion.bent_by_motion() | posed.bent_by_pose(obj, plans, motion.options, still)
         if bent:
@@ -77,7 +80,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             plans = [not_prebent(limb_plan) if index in bent else limb_plan
                      for index, limb_plan in enumerate(plans)]
             motion.plans = plans
-        kept = KeptControls(obj, plans, rebuilt) if rebuilt else None  # before any rest or parent changes
+        kept_ones = {index: entry for index, entry in rebuilt.items() if index not in again}
+        kept = KeptControls(obj, plans, kept_ones) if kept_ones else None  # before any rest or parent changes
         journal = Journal(obj)
         try:
             keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)

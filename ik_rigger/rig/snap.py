@@ -14,7 +14,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.geometry import rotation_property
 from ..parts.handle import IK_FK, ROLE_HANDLE
-from . import records, snap_guard, solver, switches
+from . import records, snap_guard, soft_measure, solver, switches
 from .animation import action_frame, existing_fcurve
 
 
@@ -176,6 +176,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     """
     parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
     switches.check(obj, parts, restored=(IK_FK,))
+    soft_measure.check(obj, parts, "Snap IK to FK")
     ik = records.ik_constraint(obj, parts)
     # The controls the snap sets and those hanging from them, the chain IK moves and its extremity.
     moved = [*parts.made.values(), *parts.chain, *([parts.extremity] if parts.extremity else [])]

@@ -1,0 +1,52 @@
+"""Rebuilt limbs whose new parts would play their kept keys otherwise: their controls are baked again.
+
+A rebuild keeps a limb's controls and their keys (``motion_read``, ``kept_controls``), which is right
+while the parts under them are the ones those keys were made for. A limb rigged by an earlier release
+may be rebuilt onto parts that carry the same keys elsewhere: a hidden chain where its bones do not run
+joint to joint (earlier releases solved on the bones themselves, the chain's end, not its joint, on the
+handle), or, with Follow Handle Rotation, an IK target resting as the last chain bone (0.2.0 rested it
+as the handle, so the limb rested twisted). Those limbs' controls are keyed anew from what plays before
+the rebuild, as a fresh build's are, so the limb plays as it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bpy
+from mathutils import Vector
+
+from ..core.model import NewBone
+from ..limb.options import LimbOptions
+from ..limb.plan import LimbPlan
+from ..parts.hidden import JOINT_ROLES
+from ..parts.stretch import ROLE_TARGET
+from .records import Rebuilt
+
+# Axes closer than this (the length of their difference, for unit vectors) are the same turn.
+_SAME_AXIS = 1e-4
+
+
+def _turned(bone: bpy.types.Bone, planned: NewBone) -> bool:
+    """Whether the bone is planned turned otherwise than it rests (its Y or Z axis)."""
+    y_axis = (Vector(planned.tail) - Vector(planned.head)).normalized()
+    return ((bone.matrix_local.col[1].xyz - y_axis).length > _SAME_AXIS
+            or (bone.matrix_local.col[2].xyz - Vector(planned.z_axis).normalized()).length > _SAME_AXIS)
+
+
+def remade(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[LimbOptions],
+           rebuilt: dict[int, Rebuilt]) -> set[int]:
+    """The indexes of the rebuilt limbs whose controls' keys the rebuilt parts would play otherwise."""
+    bones = obj.data.bones
+    joints = set(JOINT_ROLES)
+    found = set()
+    for index, entry in rebuilt.items():
+        planned = {new.role: new for new in plans[index].new_bones}
+        if joints & set(planned) and not joints & set(entry.parts.made):
+            found.add(index)
+            continue
+        target = entry.parts.made.get(ROLE_TARGET)
+        if (options[index].use_rotation and ROLE_TARGET in planned and target in bones
+                and _turned(bones[target], planned[ROLE_TARGET])):
+            found.add(index)
+    return found
