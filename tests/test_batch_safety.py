@@ -304,19 +304,27 @@ if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
 """
 
 
-def _killed_once(tmp_path: Path, hook_text: str, variable: str, arguments: list[str]):
-    """A --jobs 1 run of four characters whose worker ``hook_text`` kills once (on the file it names in the
-    file ``variable`` gives): the inputs, the output folder, the run, its report's files and that file's name."""
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(4)]
+def hooked_run(tmp_path: Path, hook_text: str, count: int, *arguments: str, **variables: str):
+    """A run of ``count`` characters from ``tmp_path``/in to ``tmp_path``/out, every Python it starts loading
+    ``hook_text`` first (a sitecustomize on its path) with ``variables`` in its environment: the inputs and
+    the run."""
+    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(count)]
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(hook_text)
-    killed = tmp_path / "killed"
-    out, report = tmp_path / "out", tmp_path / "report.json"
-    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", "--report", str(report), *arguments,
-                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook), variable: str(killed)})
+    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), *arguments, keep=[tmp_path / "in"],
+                 env={**os.environ, "PYTHONPATH": str(hook), **variables})
+    return inputs, result
+
+
+def _killed_once(tmp_path: Path, hook_text: str, variable: str, arguments: list[str]):
+    """A --jobs 1 run of four characters whose worker ``hook_text`` kills once (on the file it names in the
+    file ``variable`` gives): the inputs, the output folder, the run, its report's files and that file's name."""
+    killed, report = tmp_path / "killed", tmp_path / "report.json"
+    inputs, result = hooked_run(tmp_path, hook_text, 4, "--jobs", "1", "--report", str(report), *arguments,
+                                **{variable: str(killed)})
     name = killed.read_text()  # the hook did kill a worker
-    return inputs, out, result, report_of(report), name
+    return inputs, tmp_path / "out", result, report_of(report), name
 
 
 @pytest.mark.parametrize("export", [False, True])
@@ -396,13 +404,8 @@ if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
 
 
 def test_a_folder_a_worker_left_beside_the_outputs_is_removed_by_the_end_of_the_run(tmp_path):
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(3)]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_KEEP_WORKER_FOLDERS)
+    inputs, result = hooked_run(tmp_path, _KEEP_WORKER_FOLDERS, 3, "--jobs", "1")
     out = tmp_path / "out"
-    result = run(str(tmp_path / "in"), "--out", str(out), "--jobs", "1", keep=[tmp_path / "in"],
-                 env={**os.environ, "PYTHONPATH": str(hook)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert sorted(path.name for path in out.iterdir()) == sorted(path.name for path in inputs)
     assert "left by a run that was killed" not in result.stdout + result.stderr

@@ -60,6 +60,17 @@ def key_motion(obj: bpy.types.Object) -> None:
         thigh.keyframe_insert("rotation_euler", frame=frame)
 
 
+def run_batch_script(tmp_path: Path, inputs: Path, timeout: int = 300) -> None:
+    """``scripts/rig_batch.py`` on ``inputs`` in a new Blender with user folders of its own, into
+    ``tmp_path``/out; it must succeed."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(blender_command(script, str(inputs), "--out", str(tmp_path / "out")), cwd=tmp_path,
+                            env=isolated_env(home), capture_output=True, text=True, timeout=timeout, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
 def play_elsewhere(path: Path, frames: list[int], tmp_path: Path, move: str = "") -> dict:
     """What a Blender without IK Rigger shows of ``path`` (tests/play_without_addon.py)."""
     home = tmp_path / "home-without-addon"
@@ -637,12 +648,7 @@ def test_batch_outputs_play_without_the_addon_and_earlier_rigs_come_out_upgraded
     make_armature(both_legs(), name="Fresh")
     bpy.ops.object.mode_set(mode="OBJECT")
     bpy.ops.wm.save_as_mainfile(filepath=str(inputs / "fresh.blend"), copy=True)
-    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
-    home = tmp_path / "home"
-    home.mkdir()
-    result = subprocess.run(blender_command(script, str(inputs), "--out", str(tmp_path / "out")), cwd=tmp_path,
-                            env=isolated_env(home), capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_batch_script(tmp_path, inputs)
     expected = json.loads((DATA / "rigged_by_0.1.0.poses.json").read_text())
     played = play_elsewhere(tmp_path / "out" / "old.blend", FRAMES, tmp_path)
     assert played["invalid_drivers"] == []

@@ -15,16 +15,13 @@ import json
 import math
 import shutil
 import struct
-import subprocess
-from pathlib import Path
 
 import bpy
 import make_rigged_by
 import pytest
 from helpers import DATA, evaluate, rotation_degrees
 from mathutils import Matrix, Vector
-from test_packaging import blender_command, isolated_env
-from test_pipeline import play_elsewhere
+from test_pipeline import play_elsewhere, run_batch_script
 from test_ui import PANELS, draw
 
 from ik_rigger import api, ui
@@ -400,12 +397,7 @@ def test_the_batch_command_takes_earlier_files_and_they_play_as_they_did(tmp_pat
     commits = ["c12aa73", "f9c30a1", "cfe1d2e"]
     for commit in commits:
         shutil.copy(DATA / f"rigged_at_{commit}.blend", inputs / f"{commit}.blend")
-    script = Path(__file__).resolve().parent.parent / "scripts" / "rig_batch.py"
-    home = tmp_path / "home"
-    home.mkdir()
-    result = subprocess.run(blender_command(script, str(inputs), "--out", str(tmp_path / "out")), cwd=tmp_path,
-                            env=isolated_env(home), capture_output=True, text=True, timeout=600, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_batch_script(tmp_path, inputs, timeout=600)
     for commit in commits:
         made = _open(commit)
         frames = [int(frame) for frame in made["frames"]]

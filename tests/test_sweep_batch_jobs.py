@@ -12,8 +12,8 @@ import signal
 import subprocess
 import sys
 
-from test_batch import ENTRY, limbs_in, save_character
-from test_batch_safety import _catch_temporary, _heavy, _worker_of, report_of, run, temporaries
+from test_batch import ENTRY, limbs_in
+from test_batch_safety import _catch_temporary, _heavy, _worker_of, hooked_run, report_of, temporaries
 
 from ik_rigger.batch.memory import processes_that_fit
 
@@ -32,13 +32,8 @@ builtins.open = _little
 
 
 def test_more_jobs_than_the_memory_holds_rig_as_many_at_once_as_it_holds_and_say_so(tmp_path):
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(3)]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_LITTLE_MEMORY)
     report = tmp_path / "report.json"
-    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "3", "--report", str(report),
-                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook)})
+    inputs, result = hooked_run(tmp_path, _LITTLE_MEMORY, 3, "--jobs", "3", "--report", str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     whole = json.loads(report.read_text())
     assert whole["jobs"] == 1 and whole["workers_started"] == 1, whole
@@ -97,14 +92,9 @@ if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
 
 def test_a_worker_that_dies_before_it_took_its_file_leaves_it_to_the_next(tmp_path):
     """The file was failed, 'worker died (signal 9) while rigging it', though no worker had begun it."""
-    inputs = [save_character(tmp_path / "in" / f"c{index}.blend") for index in range(3)]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(_DIES_ON_TAKING)
     report = tmp_path / "report.json"
-    result = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--jobs", "1", "--report", str(report),
-                 keep=[tmp_path / "in"], env={**os.environ, "PYTHONPATH": str(hook),
-                                              "KILL_ON_TAKE": str(tmp_path / "killed")})
+    inputs, result = hooked_run(tmp_path, _DIES_ON_TAKING, 3, "--jobs", "1", "--report", str(report),
+                                KILL_ON_TAKE=str(tmp_path / "killed"))
     assert (tmp_path / "killed").exists()  # a worker did die so
     assert result.returncode == 0, result.stdout + result.stderr
     whole = json.loads(report.read_text())

@@ -1,7 +1,10 @@
-"""Soft IK on a mirrored character (an object scale with a negative axis, as mirroring a character in
-Object mode leaves it): the limb plays in the armature as it does unmirrored, and Snap IK to FK lands.
-An earlier SOFT distance's driver divided the world distance by the armature's world scale, which Blender
-reads negative there: the Mixamo capture's leg turned 180 degrees, in every pose."""
+"""Soft IK under any object scale: mirrored (a negative axis, as mirroring a character in Object mode
+leaves it) or other along each axis (a character squashed or stretched in Object mode): the limb plays in
+the armature as it does unscaled, and Snap IK to FK lands. Earlier SOFT distance drivers divided the world
+distance by the armature's world scale, which Blender reads negative on a mirrored one (the Mixamo
+capture's leg turned 180 degrees, in every pose), then by its size, off by the ratio of the axes along
+the handle's line (the leg at 1:3:2 snapped about 1% of the chain off); it measures the distance in the
+armature's own space now, with constraints and a simple expression only."""
 
 from __future__ import annotations
 
@@ -21,9 +24,10 @@ def _off(a: dict, b: dict, names, length: float) -> tuple[float, float]:
             max(rotation_degrees(a[name], b[name]) for name in names))
 
 
-@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (1.0, 1.0, -1.0), (-2.0, -2.0, -2.0)])
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (1.0, 1.0, -1.0), (-2.0, -2.0, -2.0),
+                                   (1.0, 3.0, 2.0), (0.5, 1.0, 2.0), (-1.0, 2.0, 1.0)])
 @pytest.mark.parametrize("max_stretch", [1.0, 1.5], ids=["no stretch", "stretch"])
-def test_soft_ik_plays_and_snaps_the_same_on_a_mirrored_character(scale, max_stretch):
+def test_soft_ik_plays_and_snaps_the_same_under_any_object_scale(scale, max_stretch):
     obj = import_mocap()
     api.auto_rig(obj, soft_ik=0.1, max_stretch=max_stretch, animation="FK")
     limb = next(limb for limb in api.limbs(obj) if limb.name == LEG)
@@ -44,7 +48,7 @@ def test_soft_ik_plays_and_snaps_the_same_on_a_mirrored_character(scale, max_str
     fk = evaluate(obj)
     api.snap_limb(obj, LEG, "IK")
     moved, turned = _off(fk, evaluate(obj), names, length)
-    assert moved < 1e-4 and turned < 0.01, (moved, turned)
+    assert moved < 2e-5 and turned < 0.01, (moved, turned)
 
 
 def test_a_limb_built_before_is_put_right_by_a_rebuild():
