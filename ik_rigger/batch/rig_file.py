@@ -29,12 +29,13 @@ from ..rig import records
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.modes import kept_mode
+from ..rig.scene_state import library_file
 from ..rig.skeleton import check_editable, followed_bones, read_skeleton
 from ..rig.upgrade import prepare, upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
 from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
-from .saving import _room, _writer, file_identity, interrupts_held, save_atomically, unchanged_since
+from .saving import _writer, file_identity, interrupts_held, room_left, save_atomically, unchanged_since
 
 
 def _armatures(job: Job) -> list[bpy.types.Object]:
@@ -50,8 +51,7 @@ def _armatures(job: Job) -> list[bpy.types.Object]:
             names = ", ".join(sorted(obj.name for obj in armatures)) or "none"
             raise RigError(f"no armature named '{job.armature}' (armatures: {names})", hint="Check --armature.")
         return chosen
-    missing = sorted(os.path.normpath(bpy.path.abspath(library.filepath, library=library.library))
-                     for library in bpy.data.libraries if library.is_missing)
+    missing = sorted(library_file(library) for library in bpy.data.libraries if library.is_missing)
     if not armatures and missing:  # the character may be what the file links from there
         raise RigError(f"the file has no armature of its own, and the library '{missing[0]}' it links is missing",
                        hint="Put the library back where the file looks for it (see the warnings), or rig the "
@@ -321,7 +321,7 @@ def _os_error(error: OSError, target: Path, in_place: bool) -> str:
     if error.errno not in (errno.ENOSPC, errno.EDQUOT):
         return said
     backup = " (rigged in place, the file's .blend1 backup takes as much room again)" if in_place else ""
-    return f"{said}{_room(where.parent)}. Make room on its disk{backup}, or rig it with --out on another disk."
+    return f"{said}{room_left(where.parent)}. Make room on its disk{backup}, or rig it with --out on another disk."
 
 
 def new_result(job: Job) -> FileResult:

@@ -285,7 +285,7 @@ def _named(path: Path, step: Callable[[], Any]) -> Any:
 _LITTLE_ROOM = 256 * 1024 * 1024
 
 
-def _room(folder: Path) -> str:
+def room_left(folder: Path) -> str:
     """'; its disk has 0.2 MB free' when the disk holding ``folder`` is nearly full, else ''."""
     try:
         free = shutil.disk_usage(folder).free
@@ -311,7 +311,7 @@ def _writer(compress: bool, source: Path | None, target: Path) -> Callable[[Path
             raise RigError(f"Blender cannot write in '{folder}': its path is not UTF-8",
                            hint="Give an --out folder whose path is UTF-8.") from error
         except RuntimeError as error:
-            raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){_room(folder)}",
+            raise RigError(f"Blender cannot write '{folder}' ({blender_error(error)}){room_left(folder)}",
                            hint="Check that the folder can be written and that its disk has room.") from error
         if not temporary.exists():
             raise RigError(f"Blender did not write '{target}'", hint="Check that the folder can be written.")

@@ -32,6 +32,10 @@ AXES = {
 _EPSILON = 1e-9
 
 
+# A pose bone's own transform channels (what keys and drivers set on it), each rotation mode's included.
+POSE_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
+
+
 def rotation_property(mode: str) -> str:
     """The pose bone property holding a rotation in Blender's rotation ``mode`` (each Euler order's is one)."""
     return _ROTATION_PROPERTIES.get(mode, "rotation_euler")

@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector
 
 from .. import parts as limb_parts
 from ..core.errors import RigError
-from ..core.geometry import rotation_property
+from ..core.geometry import POSE_CHANNELS, rotation_property
 from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
 from .animation import existing_fcurve, fcurve_owners
 from .clip_hold import hold_in_other_clips
@@ -191,7 +191,6 @@ def _basis_as_blender(bone: bpy.types.Bone, pose: Matrix, parent_pose: Matrix | 
                                       parent_matrix_local=bone.parent.matrix_local, invert=True)
 
 
-_POSE_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
 def _log_poses(obj: bpy.types.Object, limbs: Sequence[records.Parts], journal: Journal) -> None:
@@ -199,12 +198,12 @@ def _log_poses(obj: bpy.types.Object, limbs: Sequence[records.Parts], journal: J
     and removing those keys again would leave them so."""
     names = {name for parts in limbs for name in [*parts.chain, *parts.made.values(), parts.extremity] if name}
     pose_bones = obj.pose.bones
-    saved = {name: [tuple(getattr(pose_bones[name], channel)) for channel in _POSE_CHANNELS]
+    saved = {name: [tuple(getattr(pose_bones[name], channel)) for channel in POSE_CHANNELS]
              for name in names if name in pose_bones}
 
     def undo() -> None:
         for name, values in saved.items():
-            for channel, value in zip(_POSE_CHANNELS, values):
+            for channel, value in zip(POSE_CHANNELS, values):
                 setattr(obj.pose.bones[name], channel, value)
 
     journal.data(undo)

@@ -20,7 +20,7 @@ from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
-from .scene_state import action_paths_indexed, give_back, values_at
+from .scene_state import animated_paths, give_back, values_at
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -127,12 +127,8 @@ def _other_animated_paths(obj: bpy.types.Object) -> dict[str, set[int]]:
     actions = [clip.action for clip in rig_clips(obj)]
     if obj.animation_data is not None and obj.animation_data.action is not None:
         actions.append(obj.animation_data.action)
-    paths: dict[str, set[int]] = {}
-    for action in dict.fromkeys(actions):
-        for path, index in action_paths_indexed(action):
-            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS):
-                paths.setdefault(path, set()).add(index)
-    return paths
+    return {path: indexes for path, indexes in animated_paths(actions).items()
+            if not (path.startswith("pose.bones[") and path.rpartition(".")[2] in _TRANSFORMS)}
 
 
 def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[int, int] | None,

@@ -15,17 +15,15 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
+from ..core.geometry import POSE_CHANNELS
 from .animation import fcurve_owners, other_fcurve_owners
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import quoted
 from .scene_state import check_keyable
 
-# The channels a control is kept in place by (``snap.key_pose``'s).
-_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
-
 
 def _prefixes(names: Sequence[str]) -> tuple[str, ...]:
-    return tuple(f'pose.bones["{quoted(name)}"].{channel}' for name in names for channel in _CHANNELS)
+    return tuple(f'pose.bones["{quoted(name)}"].{channel}' for name in names for channel in POSE_CHANNELS)
 
 
 def other_clip_keying(obj: bpy.types.Object, names: Sequence[str]) -> str | None:

@@ -18,14 +18,13 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.geometry import rotation_property
+from ..core.geometry import POSE_CHANNELS, rotation_property
 from .animation import bone_of_path, fcurve_owners
 from .checks import IK_TYPES, moved_by
 from .clips import enabled
 from .skeleton import read_skeleton
 
 # The channels a pose bone's matrix is made of.
-_CHANNELS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
 # A constraint's settings that turn it on or off.
 _SWITCHES = (".mute", ".enabled")
 
@@ -121,7 +120,7 @@ def _curves(obj: bpy.types.Object, bones: set[str]) -> dict[tuple[str, str], dic
             channel = curve.data_path.rsplit(".", 1)[-1]
             if channel == "rotation_mode" or curve.data_path.endswith(_SWITCHES):
                 return None
-            if channel not in _CHANNELS:
+            if channel not in POSE_CHANNELS:
                 continue
             group = curve.group
             if curve.mute or (group is not None and group.mute) or not curve.is_valid or not len(curve.keyframe_points):

@@ -11,6 +11,7 @@ it holds, in every scene that uses it, which is the user's call.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -22,8 +23,12 @@ from .animation import action_fcurves
 
 def library_path(data: bpy.types.ID) -> str:
     """The file ``data`` is linked from, as an absolute path (empty for local data)."""
-    library = data.library
-    return bpy.path.abspath(library.filepath, library=library.library) if library is not None else ""
+    return library_file(data.library) if data.library is not None else ""
+
+
+def library_file(library: bpy.types.Library) -> str:
+    """The file of ``library`` as an absolute path, relative parts resolved (``//../chars/hero.blend``)."""
+    return os.path.normpath(bpy.path.abspath(library.filepath, library=library.library))
 
 
 def check_local(obj: bpy.types.Object) -> None:
@@ -224,8 +229,13 @@ def _paths(owner: bpy.types.ID) -> dict[str, set[int]]:
         return {}
     actions = [data.action] if data.action is not None else []
     actions += [strip.action for track in data.nla_tracks for strip in track.strips if strip.action is not None]
+    return animated_paths(actions)
+
+
+def animated_paths(actions: Iterable[bpy.types.Action]) -> dict[str, set[int]]:
+    """Each data path ``actions`` animate, with the array indexes they animate (an action once)."""
     paths: dict[str, set[int]] = {}
-    for action in actions:
+    for action in dict.fromkeys(actions):
         for path, index in action_paths_indexed(action):
             paths.setdefault(path, set()).add(index)
     return paths

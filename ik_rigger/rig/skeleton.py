@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from array import array
 
 import bpy
@@ -10,6 +9,7 @@ from mathutils import Vector
 
 from ..core.errors import RigError, a_kind
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
+from .scene_state import library_path
 
 
 def read_skeleton(obj: bpy.types.Object) -> Skeleton:
@@ -56,7 +56,7 @@ def check_editable(obj: bpy.types.Object | None) -> None:
                        hint="Select the armature of your character.")
     for owner, what in ((obj, "object"), (obj.data, "armature data")):
         if owner.library is not None:
-            library = os.path.normpath(bpy.path.abspath(owner.library.filepath, library=owner.library.library))
+            library = library_path(owner)
             raise RigError(f"the {what} '{owner.name}' is linked from the library '{library}' "
                            "and cannot be edited", hint="Open the library file and rig it there, or make it local.")
         if owner.override_library is not None:

@@ -19,7 +19,7 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
-from ..core.geometry import turn_degrees
+from ..core.geometry import POSE_CHANNELS, turn_degrees
 from . import records
 
 # How far a snapped chain may stand from the pose it was snapped to before the snap counts as missed:
@@ -45,8 +45,6 @@ def user_constraints(obj: bpy.types.Object, parts: records.Parts,
     return found
 
 
-# A pose bone's own transform channels, which a snap sets.
-_TRANSFORMS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale")
 
 
 def user_drivers(obj: bpy.types.Object, names: Iterable[str]) -> list[tuple[str, str]]:
@@ -63,7 +61,7 @@ def user_drivers(obj: bpy.types.Object, names: Iterable[str]) -> list[tuple[str,
             continue
         prefix, _, channel = path.rpartition(".")
         bone = prefixes.get(f"{prefix}.")
-        if bone is not None and channel in _TRANSFORMS:
+        if bone is not None and channel in POSE_CHANNELS:
             found.append((bone, f"{channel}[{curve.array_index}]"))
     return found
 
