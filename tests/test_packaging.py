@@ -159,3 +159,21 @@ def test_zip_installs_and_runs_in_a_fresh_blender(built_zip: Path, tmp_path: Pat
     assert result.returncode == 0, output
     assert SUCCESS_MARKER in result.stdout.splitlines(), output
     assert (home / "blender" / "extensions" / "user_default" / "ik_rigger" / "__init__.py").is_file(), output
+
+
+def test_installed_extension_rigs_poses_exports_and_survives_off_and_on(built_zip: Path, tmp_path: Path) -> None:
+    """An animator's session with the installed copy (tests/installed_workflow.py): Auto-Rig on a motion
+    capture from Pose mode, a handle the shin follows, snaps both ways, an export; the extension turned
+    off (the rig still follows its handle: it needs no add-on) and on again (the limbs read back), a Remove."""
+    home = tmp_path / "home"
+    home.mkdir()
+    output = tmp_path / "out"
+    output.mkdir()
+    result = subprocess.run(
+        blender_command(ROOT / "tests" / "installed_workflow.py", str(built_zip),
+                        str(ROOT / "tests" / "data" / "mixamo_freebvh.bvh"), str(output)),
+        cwd=tmp_path, env=isolated_env(home), capture_output=True, text=True, check=False, timeout=300,
+    )
+    output_text = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 0, output_text
+    assert "IK_RIGGER_INSTALLED_WORKFLOW_OK" in result.stdout.splitlines(), output_text
