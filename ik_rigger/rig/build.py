@@ -210,8 +210,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
                 used[bone] = last
         told: tuple[str, ...] = ()
         if stacks:  # a bare armature has no constraint a limb could fight or override
-            check_limb(skeleton, limb_plan, options, ours, stacks, solvers)
-            told = tuple(overridden_by_ik(stacks, limb_plan, ours))
+            told = (*check_limb(skeleton, limb_plan, options, ours, stacks, solvers),
+                    *overridden_by_ik(stacks, limb_plan, ours))
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
