@@ -215,6 +215,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
+        told += (soloed,) if (soloed := edit_pass.solo_note(obj)) else ()
         if told:
             limb_plan = replace(limb_plan, notes=limb_plan.notes + told)
         hinges.append(list(limb_plan.hinges))
