@@ -29,7 +29,7 @@ import bpy
 from .. import parts as limb_parts
 from ..core import joints
 from ..core.errors import RigError
-from ..core.model import Skeleton
+from ..core.model import PALETTE_CHAIN, Skeleton
 from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
@@ -230,10 +230,22 @@ def refuse_gone(limb, parts: records.Parts) -> None:
     """A limb whose chain bone was deleted by hand is not rebuilt: a chain of what is left would reach into
     the bones above it (a leg's into the hips) or end elsewhere than the limb did."""
     if parts.gone:
-        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain "
-                       "(deleted by hand)",
-                       bone=parts.gone[0], hint=f"Remove IK Limb takes the rest of that limb out (from one of its "
-                       f"bones, or api.remove with '{limb.name}'); then build the limb again on the bones there are.")
+        how = "(deleted by hand)" if parts.stand_in is None else (
+            f"(deleted by hand, or renamed to '{parts.stand_in}', recoloured and moved: '{parts.stand_in}' stands "
+            "where it stood but does not end at the next chain bone's head, as the bone above a deleted one "
+            "would not)")
+        hint = "" if parts.stand_in is None else (
+            f"If '{parts.stand_in}' is it, give it back the chain bones' colour (Pose mode, Bone > Viewport Display "
+            f"> Color: {_chain_colour()}) and try again. If not: ")
+        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain {how}",
+                       bone=parts.gone[0], hint=f"{hint}Remove IK Limb takes the rest of that limb out (from one of "
+                       f"its bones, or api.remove with '{limb.name}'); then build the limb again on the bones there "
+                       "are.")
+
+
+def _chain_colour() -> str:
+    """The chain bones' colour as Blender's interface names it."""
+    return bpy.types.BoneColor.bl_rna.properties["palette"].enum_items[PALETTE_CHAIN].name
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:
