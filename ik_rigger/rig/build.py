@@ -34,7 +34,7 @@ from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
-from . import edit_pass, modes, pose_pass, posed, readers, records, shapes
+from . import edit_pass, modes, pose_pass, posed, precision, readers, records, shapes
 from .checks import check_armature, check_limb, constraint_stacks, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .kept_controls import KeptControls
@@ -216,6 +216,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
         told += (soloed,) if (soloed := edit_pass.solo_note(obj)) else ()
+        told += (far,) if (far := precision.far_warning(obj, skeleton, limb_plan.chain)) else ()
         if told:
             limb_plan = replace(limb_plan, notes=limb_plan.notes + told)
         hinges.append(list(limb_plan.hinges))
