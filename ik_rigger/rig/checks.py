@@ -140,7 +140,8 @@ def _check_extremity(stack: list[bpy.types.Constraint], limb_plan: LimbPlan, ext
             if _idle(constraint):
                 notes.append(f"'{extremity}' keeps its own {_type_name(constraint.type)} constraint "
                              f"'{constraint.name}' as it is ({_how_idle(constraint)}): turned on, it applies with "
-                             f"IK/FK at FK, and while IK is on IK Rigger's {names} override it")
+                             f"IK/FK at FK, and while IK is on IK Rigger's {names} "
+                             f"override{'s' if len(copies) == 1 else ''} it")
                 continue
             raise RigError(
                 f"has its own {_type_name(constraint.type)} constraint '{constraint.name}', which IK Rigger's "
