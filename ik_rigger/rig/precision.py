@@ -17,8 +17,8 @@ from ..core.model import Skeleton
 from ..core.notes import WarningNote, warning
 
 _STEP = 2.0 ** -24
-# The worst measured miss over distance-in-chain-lengths times the step, rounded up.
-_WORST = 2.0
+# The worst measured miss over the distance in chain lengths times the step.
+_WORST = 2.3
 # The miss, as a share of the chain, a rig is warned of: about where Blender's IK stops short anyway at
 # the origin (1e-4) times ten.
 WARNED_MISS = 1e-3
@@ -50,7 +50,7 @@ def expected_miss(far: float, length: float) -> float:
 def far_warning(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...]) -> WarningNote | None:
     """A warning where ``chain`` stands so far from the world's origin, for its length in the world, that
     Blender's IK will miss its handle by more than ``WARNED_MISS`` of the chain; none on an ordinary
-    character (a leg of 0.9 m is warned of beyond about 7.5 km from the origin)."""
+    character (a leg of 0.9 m is warned of beyond about 6.5 km from the origin)."""
     far, length = placed(obj, skeleton, chain)
     miss = expected_miss(far, length)
     if miss <= WARNED_MISS:
