@@ -64,3 +64,24 @@ def test_no_solo_no_note() -> None:
     limb = api.build(obj, "shin.L")[0]
     assert not any("soloed" in note for note in limb.notes)
     assert [bone.name for bone in obj.data.collections_all["Legs"].bones if "IK" in bone.name] == []
+
+
+def test_every_soloed_collection_of_the_users_shows_the_controls_and_ik_riggers_own_are_not_used() -> None:
+    """Two collections soloed: the controls go in both. IK Rigger's own mechanism collection soloed (to look
+    at the mechanism) is no collection of the user's: the controls do not go there."""
+    obj = _legs_in_collections()
+    obj.data.collections_all["Body"].is_solo = True
+    limb = api.build(obj, "shin.L")[0]
+    assert any("soloed bone collections 'Legs' and 'Body', so they show while they are soloed" in note
+               for note in limb.notes), limb.notes
+    for name in ("Legs", "Body"):
+        members = {bone.name for bone in obj.data.collections_all[name].bones}
+        assert {limb.bones["HANDLE"], limb.bones["POLE"]} <= members
+    for name in ("Legs", "Body"):
+        obj.data.collections_all[name].is_solo = False
+    mechanism = obj.data.collections_all[obj.ik_rigger.mechanism_collection]
+    mechanism.is_solo = True
+    rebuilt = api.build(obj, "shin.L", pole_distance=0.75)[0]
+    assert not any(bone.name in (rebuilt.bones["HANDLE"], rebuilt.bones["POLE"]) for bone in mechanism.bones)
+    assert not any("soloed" in note for note in rebuilt.notes)
+    assert not _shown(obj, rebuilt.bones["HANDLE"])  # as Blender shows a mechanism soloed: only it

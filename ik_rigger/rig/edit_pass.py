@@ -184,7 +184,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         collections[new.collection].assign(bone)
         if new.collection == naming.COLLECTION_CONTROLS:
             if soloed is None:
-                soloed = soloed_beside(armature, collections[new.collection])
+                soloed = soloed_beside(obj, collections[new.collection])
             for collection in soloed:
                 collection.assign(bone)
         records.mark(bone, uid, new.role)
@@ -225,31 +225,31 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
 
 def solo_note(obj: bpy.types.Object) -> str | None:
     """The note a build gives where the controls go in the user's soloed collections too (``soloed_beside``)."""
-    armature = obj.data
     name = obj.ik_rigger.controls_collection
-    controls = armature.collections_all.get(name) if name else None
-    if controls is not None:
-        soloed = soloed_beside(armature, controls)
-    else:
-        soloed = [collection for collection in armature.collections_all
-                  if collection.is_solo and getattr(collection, "is_editable", True)]
+    controls = obj.data.collections_all.get(name) if name else None
+    soloed = soloed_beside(obj, controls)
     if not soloed:
         return None
     names = " and ".join(f"'{collection.name}'" for collection in soloed)
-    return (f"the controls are also in your soloed bone collection{'s' if len(soloed) > 1 else ''} {names}, so "
-            "they show while it is soloed (and in IK Controls otherwise); they leave it with the limb")
+    many = len(soloed) > 1
+    shown = controls.name if controls is not None else naming.COLLECTION_CONTROLS
+    return (f"the controls are also in your soloed bone collection{'s' if many else ''} {names}, so they show "
+            f"while {'they are' if many else 'it is'} soloed (and in '{shown}' otherwise); they leave "
+            f"{'them' if many else 'it'} with the limb")
 
 
-def soloed_beside(armature: bpy.types.Armature, controls: bpy.types.BoneCollection) -> list[bpy.types.BoneCollection]:
-    """The user's soloed bone collections the controls also go in, so they show: Blender shows only
-    soloed collections once one is. Soloing the controls' own collection instead would outlast the
-    user's solo and hide everything else once they turn theirs off; a driver soloing it only while
-    theirs is would read the armature's data from its own data, a cycle Blender's dependency graph
-    reports. In theirs, the controls show as long as theirs does, and leave with the controls."""
-    if controls.is_solo:
+def soloed_beside(obj: bpy.types.Object, controls: bpy.types.BoneCollection | None) -> list[bpy.types.BoneCollection]:
+    """The user's soloed bone collections the controls (their collection ``controls``, None before the first
+    build) also go in, so they show: Blender shows only soloed collections once one is. Soloing the
+    controls' own collection instead would outlast the user's solo and hide everything else once they turn
+    theirs off; a driver soloing it only while theirs is would read the armature's data from its own data,
+    a cycle Blender's dependency graph reports. In theirs, the controls show as long as theirs does, and
+    leave with the controls."""
+    if controls is not None and controls.is_solo:
         return []
-    return [collection for collection in armature.collections_all
-            if collection.is_solo and collection != controls and getattr(collection, "is_editable", True)]
+    ours = {obj.ik_rigger.controls_collection, obj.ik_rigger.mechanism_collection} - {""}
+    return [collection for collection in obj.data.collections_all
+            if collection.is_solo and collection.name not in ours and getattr(collection, "is_editable", True)]
 
 
 def _remove_collection(armature: bpy.types.Armature, name: str) -> None:
