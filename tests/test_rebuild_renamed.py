@@ -74,8 +74,8 @@ def test_renamed_recoloured_and_moved_is_refused_naming_both():
     with pytest.raises(api.RigError) as refused:
         api.build(obj, "shin.L")
     assert refused.value.bone == "thigh.L"
-    assert "renamed to 'upper_leg.L', recoloured and moved" in str(refused.value)
-    assert "If 'upper_leg.L' is it, give it back the chain bones' colour" in refused.value.hint
+    assert "or renamed to 'upper_leg.L', recoloured and moved, which cannot be told" in str(refused.value)
+    assert "If 'upper_leg.L' is 'thigh.L' renamed, give it back the chain bones' colour" in refused.value.hint
     assert "Remove IK Limb" in refused.value.hint
     assert same(snapshot(obj), before)
     # As the hint says: given the chain's colour back, it is the limb's again.

@@ -232,12 +232,12 @@ def refuse_gone(limb, parts: records.Parts) -> None:
     the bones above it (a leg's into the hips) or end elsewhere than the limb did."""
     if parts.gone:
         how = "(deleted by hand)" if parts.stand_in is None else (
-            f"(deleted by hand, or renamed to '{parts.stand_in}', recoloured and moved: '{parts.stand_in}' stands "
-            "where it stood but does not end at the next chain bone's head, as the bone above a deleted one "
-            "would not)")
+            f"(deleted by hand; or renamed to '{parts.stand_in}', recoloured and moved, which cannot be told from "
+            "the bone above a deleted one: it stands where the chain bone stood but does not end at the next one's "
+            "head)")
         hint = "" if parts.stand_in is None else (
-            f"If '{parts.stand_in}' is it, give it back the chain bones' colour (Pose mode, Bone > Viewport Display "
-            f"> Color: {_chain_colour()}) and try again. If not: ")
+            f"If '{parts.stand_in}' is '{parts.gone[0]}' renamed, give it back the chain bones' colour (Pose mode, "
+            f"Bone > Viewport Display > Color: {_chain_colour()}) and try again. If not: ")
         raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain {how}",
                        bone=parts.gone[0], hint=f"{hint}Remove IK Limb takes the rest of that limb out (from one of "
                        f"its bones, or api.remove with '{limb.name}'); then build the limb again on the bones there "
