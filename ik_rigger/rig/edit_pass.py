@@ -249,7 +249,7 @@ def soloed_beside(obj: bpy.types.Object, controls: bpy.types.BoneCollection | No
         return []
     ours = {obj.ik_rigger.controls_collection, obj.ik_rigger.mechanism_collection} - {""}
     return [collection for collection in obj.data.collections_all
-            if collection.is_solo and collection.name not in ours and getattr(collection, "is_editable", True)]
+            if collection.is_solo and collection.name not in ours and collection.is_editable]
 
 
 def _remove_collection(armature: bpy.types.Armature, name: str) -> None:
