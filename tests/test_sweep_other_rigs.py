@@ -34,8 +34,8 @@ def _shown(obj: bpy.types.Object, bone: str) -> bool:
 
 def test_controls_show_beside_a_soloed_collection() -> None:
     """With one of the user's bone collections soloed, Blender shows only soloed collections: the
-    controls' collection is soloed too, so the handles and poles show; the user's collections keep
-    their own solo and visibility, and Remove takes the controls' collection away."""
+    controls go in it too, so the handles and poles show; the user's collections keep their own solo
+    and visibility, and Remove takes the controls' collection away (tests/test_solo_controls.py)."""
     obj = _legs_in_collections(solo=True)
     before = snapshot(obj)
     solos = {collection.name: collection.is_solo for collection in obj.data.collections_all}

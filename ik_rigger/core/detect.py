@@ -215,7 +215,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
     found = _outermost(found)
     followed: list[str] = []
     if follows:
-        found, followed = on_followed(skeleton, found, follows, lambda bone: finder.names[bone].generated is not None)
+        found, followed = on_followed(skeleton, found, follows, lambda bone: finder.names[bone].generated is not None,
+                                      finder.ends.extremity)
     limbs, rivals = _drop_ambiguous(skeleton, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])

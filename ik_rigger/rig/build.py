@@ -29,12 +29,12 @@ import bpy
 from .. import parts as limb_parts
 from ..core import joints
 from ..core.errors import RigError
-from ..core.model import Skeleton
+from ..core.model import PALETTE_CHAIN, Skeleton
 from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan, plan_limb
 from ..limb.requests import mirrored
-from . import edit_pass, modes, pose_pass, posed, readers, records, shapes
+from . import edit_pass, modes, pose_pass, posed, precision, readers, records, shapes
 from .checks import check_armature, check_limb, constraint_stacks, overridden_by_ik, solver_constraints
 from .journal import Journal
 from .kept_controls import KeptControls
@@ -210,11 +210,13 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
                 used[bone] = last
         told: tuple[str, ...] = ()
         if stacks:  # a bare armature has no constraint a limb could fight or override
-            check_limb(skeleton, limb_plan, options, ours, stacks, solvers)
-            told = tuple(overridden_by_ik(stacks, limb_plan, ours))
+            told = (*check_limb(skeleton, limb_plan, options, ours, stacks, solvers),
+                    *overridden_by_ik(stacks, limb_plan, ours))
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
+        told += (soloed,) if (soloed := edit_pass.solo_note(obj)) else ()
+        told += (far,) if (far := precision.far_warning(obj, skeleton, limb_plan.chain)) else ()
         if told:
             limb_plan = replace(limb_plan, notes=limb_plan.notes + told)
         hinges.append(list(limb_plan.hinges))
@@ -229,10 +231,22 @@ def refuse_gone(limb, parts: records.Parts) -> None:
     """A limb whose chain bone was deleted by hand is not rebuilt: a chain of what is left would reach into
     the bones above it (a leg's into the hips) or end elsewhere than the limb did."""
     if parts.gone:
-        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain "
-                       "(deleted by hand)",
-                       bone=parts.gone[0], hint=f"Remove IK Limb takes the rest of that limb out (from one of its "
-                       f"bones, or api.remove with '{limb.name}'); then build the limb again on the bones there are.")
+        how = "(deleted by hand)" if parts.stand_in is None else (
+            f"(deleted by hand; or renamed to '{parts.stand_in}', recoloured and moved, which cannot be told from "
+            "the bone above a deleted one: it stands where the chain bone stood but does not end at the next one's "
+            "head)")
+        hint = "" if parts.stand_in is None else (
+            f"If '{parts.stand_in}' is '{parts.gone[0]}' renamed, give it back the chain bones' colour (Pose mode, "
+            f"Bone > Viewport Display > Color: {_chain_colour()}) and try again. If not: ")
+        raise RigError(f"was a chain bone of the limb ending at '{limb.name}' and is gone from its chain {how}",
+                       bone=parts.gone[0], hint=f"{hint}Remove IK Limb takes the rest of that limb out (from one of "
+                       f"its bones, or api.remove with '{limb.name}'); then build the limb again on the bones there "
+                       "are.")
+
+
+def _chain_colour() -> str:
+    """The chain bones' colour as Blender's interface names it."""
+    return bpy.types.BoneColor.bl_rna.properties["palette"].enum_items[PALETTE_CHAIN].name
 
 
 def _reuse_names(limb_plan: LimbPlan, made: dict[str, str]) -> LimbPlan:

@@ -11,6 +11,7 @@ from ..core.model import Skeleton
 from ..core.notes import warning
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
+from . import clips
 
 _LOCATION, _ROTATION, _SCALE = "location", "rotation", "scale"
 _EVERYTHING = frozenset((_LOCATION, _ROTATION, _SCALE))
@@ -60,7 +61,8 @@ def solver_constraints(stacks: dict[str, list[bpy.types.Constraint]]) -> list[tu
 
 
 def check_limb(skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions, ours: Collection[tuple[str, str]],
-               stacks: dict[str, list[bpy.types.Constraint]], solvers: list[tuple[str, bpy.types.Constraint]]) -> None:
+               stacks: dict[str, list[bpy.types.Constraint]], solvers: list[tuple[str, bpy.types.Constraint]],
+               ) -> list[str]:
     """Refuse a planned limb that would fight constraints already on the armature.
 
     ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild
@@ -70,14 +72,16 @@ def check_limb(skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions, ou
     the two solvers would pull the same bone. The extremity's own constraints that IK
     Rigger's copy constraints would come after and override are refused unless
     ``options.keep_extremity_constraints``: then they stay first, and apply while IK is
-    off (Blender appends the constraints the build adds).
+    off (Blender appends the constraints the build adds). One that does nothing now (muted, or at
+    influence 0, neither animated) is kept as it is, and named in the notes returned.
     """
     guarded = list(limb_plan.chain) + ([limb_plan.extremity] if limb_plan.extremity else [])
     for owner, constraint in solvers:
         if (owner, constraint.name) not in ours:
             _check_ik(skeleton, owner, constraint, guarded)
     if limb_plan.extremity and not options.keep_extremity_constraints:
-        _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
+        return _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
+    return []
 
 
 def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
@@ -110,14 +114,16 @@ def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, 
 
 
 def _check_extremity(stack: list[bpy.types.Constraint], limb_plan: LimbPlan, extremity: str,
-                     ours: Collection[tuple[str, str]]) -> None:
+                     ours: Collection[tuple[str, str]]) -> list[str]:
     """Refuse a user constraint on the extremity that one of IK Rigger's copies would come after and override.
 
     A rebuild sets IK Rigger's constraints again in place and appends only new kinds,
-    so a user constraint the user put after them stays after them, and decides.
+    so a user constraint the user put after them stays after them, and decides. One that does
+    nothing now is not refused: the note returned says what it will do if turned on.
     """
     if not stack:  # as most extremities are: nothing to override
-        return
+        return []
+    notes: list[str] = []
     copies = [planned for planned in limb_plan.constraints if planned.owner == extremity]
     kinds = {planned.kind for planned in copies}
     # IK Rigger's own constraints there that the rebuild keeps in place.
@@ -131,11 +137,30 @@ def _check_extremity(stack: list[bpy.types.Constraint], limb_plan: LimbPlan, ext
                                  for after, mine in zip(stack[index + 1:], staying[index + 1:]) if mine))
         if _SETS.get(constraint.type, _EVERYTHING) & later:
             names = " and ".join(_type_name(planned.kind) for planned in copies)
+            if _idle(constraint):
+                notes.append(f"'{extremity}' keeps its own {_type_name(constraint.type)} constraint "
+                             f"'{constraint.name}' as it is ({_how_idle(constraint)}): turned on, it applies with "
+                             f"IK/FK at FK, and while IK is on IK Rigger's {names} "
+                             f"override{'s' if len(copies) == 1 else ''} it")
+                continue
             raise RigError(
                 f"has its own {_type_name(constraint.type)} constraint '{constraint.name}', which IK Rigger's "
                 f"{names} would override while IK is on", bone=extremity,
                 hint="Turn on Keep Extremity Constraints to keep it, with IK Rigger's constraints after it; or "
                 "delete it; or set the extremity to none.")
+    return notes
+
+
+def _idle(constraint: bpy.types.Constraint) -> bool:
+    """True when ``constraint`` does nothing now and nothing animates its switch or influence on."""
+    if not (constraint.mute or constraint.influence == 0.0):
+        return False
+    path = constraint.path_from_id()
+    return not any(animated.startswith(path) for animated in clips.animated_paths_of(constraint.id_data))
+
+
+def _how_idle(constraint: bpy.types.Constraint) -> str:
+    return "muted" if constraint.mute else "at influence 0"
 
 
 def overridden_by_ik(stacks: dict[str, list[bpy.types.Constraint]], limb_plan: LimbPlan,

@@ -160,6 +160,11 @@ def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
         yield from (curve.data_path for curve in data.drivers)
 
 
+def animated_paths_of(obj: bpy.types.Object) -> set[str]:
+    """Every data path of ``obj`` its actions, NLA strips and drivers animate."""
+    return set(_animated_paths(obj))
+
+
 def _moving(names: Iterable[str], paths: Iterable[str]) -> bool:
     """True when one of ``paths`` animates one of the bones ``names``."""
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in names)

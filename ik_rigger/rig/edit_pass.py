@@ -152,6 +152,7 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     if made_already is None:
         made_already = make_bones(journal, edit_bones, [new for new in planned if new.name not in reused])
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
+    soloed: list[bpy.types.BoneCollection] | None = None
     # A bone that takes another's roll (``roll_like``) gets no roll of its own first, unless a bone here
     # takes its roll in turn.
     copied = {new.roll_like for new in planned}
@@ -181,6 +182,11 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
                 else "mechanism_collection"
             collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
         collections[new.collection].assign(bone)
+        if new.collection == naming.COLLECTION_CONTROLS:
+            if soloed is None:
+                soloed = soloed_beside(obj, collections[new.collection])
+            for collection in soloed:
+                collection.assign(bone)
         records.mark(bone, uid, new.role)
         placed[new.name] = bone
     for new in planned:
@@ -214,19 +220,36 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
         setattr(rig, attribute, made)
         journal.edit(lambda edit_bones: _remove_collection(armature, made))
         journal.data(lambda: setattr(obj.ik_rigger, attribute, before))
-    if wanted == naming.COLLECTION_CONTROLS and not existing.is_solo \
-            and any(collection.is_solo for collection in armature.collections_all):
-        # Blender shows only soloed collections once one is: the controls would not show.
-        existing.is_solo = True
-        soloed = existing.name
-        journal.data(lambda: _unsolo(armature, soloed))
     return existing
 
 
-def _unsolo(armature: bpy.types.Armature, name: str) -> None:
-    collection = armature.collections_all.get(name)
-    if collection is not None:
-        collection.is_solo = False
+def solo_note(obj: bpy.types.Object) -> str | None:
+    """The note a build gives where the controls go in the user's soloed collections too (``soloed_beside``)."""
+    name = obj.ik_rigger.controls_collection
+    controls = obj.data.collections_all.get(name) if name else None
+    soloed = soloed_beside(obj, controls)
+    if not soloed:
+        return None
+    names = " and ".join(f"'{collection.name}'" for collection in soloed)
+    many = len(soloed) > 1
+    shown = controls.name if controls is not None else naming.COLLECTION_CONTROLS
+    return (f"the controls are also in your soloed bone collection{'s' if many else ''} {names}, so they show "
+            f"while {'they are' if many else 'it is'} soloed (and in '{shown}' otherwise); they leave "
+            f"{'them' if many else 'it'} with the limb")
+
+
+def soloed_beside(obj: bpy.types.Object, controls: bpy.types.BoneCollection | None) -> list[bpy.types.BoneCollection]:
+    """The user's soloed bone collections the controls (their collection ``controls``, None before the first
+    build) also go in, so they show: Blender shows only soloed collections once one is. Soloing the
+    controls' own collection instead would outlast the user's solo and hide everything else once they turn
+    theirs off; a driver soloing it only while theirs is would read the armature's data from its own data,
+    a cycle Blender's dependency graph reports. In theirs, the controls show as long as theirs does, and
+    leave with the controls."""
+    if controls is not None and controls.is_solo:
+        return []
+    ours = {obj.ik_rigger.controls_collection, obj.ik_rigger.mechanism_collection} - {""}
+    return [collection for collection in obj.data.collections_all
+            if collection.is_solo and collection.name not in ours and collection.is_editable]
 
 
 def _remove_collection(armature: bpy.types.Armature, name: str) -> None:

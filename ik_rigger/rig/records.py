@@ -147,6 +147,8 @@ class Parts:
     # first; empty where IK runs on the chain itself.
     solver: list[str] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)  # the recorded chain bones deleted by hand
+    # A bone standing where a gone chain bone stood, which may be it renamed and moved (chain_now._stand_in).
+    stand_in: str | None = None
 
     @property
     def handle(self) -> str | None:
