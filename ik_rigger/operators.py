@@ -128,7 +128,7 @@ def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context, mapped:
     if not context.scene.tool_settings.use_keyframe_insert_auto:
         return False
     try:
-        check_keyable(context.active_object, mapped)  # ``mapped``: as the operator's own keys go (a snap's)
+        check_keyable(context.active_object, mapped, shown=True)  # ``mapped``: as the operator's own keys go (a snap's)
     except RigError as error:
         operator.report({"WARNING"}, f"Not keyed, although auto-keying is on: {error.message}")
         return False

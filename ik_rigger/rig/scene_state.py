@@ -19,6 +19,7 @@ import bpy
 
 from ..core.errors import RigError
 from .animation import action_fcurves
+from .scene_time import check_unstretched
 
 
 def library_path(data: bpy.types.ID) -> str:
@@ -67,13 +68,17 @@ def check_frames(frames: Iterable[int]) -> list[int]:
     return listed if listed is not None else list(frames)
 
 
-def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None) -> None:
+def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None, shown: bool = False) -> None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
     save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
     inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time), or at a
-    ``frame`` outside Blender's (``check_frames``), where no key plays."""
+    ``frame`` outside Blender's (``check_frames``), where no key plays; ``shown``: keys of the pose shown on
+    ``frame`` (default: the current one), refused while the scene stretches time (``check_unstretched``)."""
     if frame is not None:
         check_frames([frame])
+    if shown:
+        scene = bpy.context.scene
+        check_unstretched(scene, scene.frame_current if frame is None else frame)
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:
