@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import all_fcurves, chain_length, evaluate, rotation_degrees, set_active_bone
+from helpers import all_fcurves, chain_length, evaluate, make_armature, rotation_degrees, set_active_bone
+from mathutils import Vector
 from test_bake import animated_leg, assert_plays_the_same, played
 from test_ground import assert_planted, plane, walking_biped
 
@@ -181,3 +182,21 @@ def test_beside_a_mesh_in_weight_paint_the_armature_and_mesh_keep_their_modes(op
     assert [group.weight for vertex in body.data.vertices for group in vertex.groups] == weights
     if operator in ("auto_rig", "bake", "remove"):
         assert_plays_the_same(obj, before, chain_length(obj, chain))
+
+
+def test_adding_chain_bones_with_x_axis_mirror_leaves_the_other_side_s_bones_as_they_were():
+    """With the armature's X-Axis Mirror on (Edit mode's tool settings), Add IK Chain Bones placing a left
+    chain moved the user's right chain of the same names onto its mirror image, unasked."""
+    obj = make_armature([("root", (0.0, 0.0, 0.0), (0.0, 0.5, 0.0), None, False)])
+    bpy.context.scene.cursor.location = (-0.3, 0.0, 1.0)
+    assert bpy.ops.ik_rigger.add_chain(side="R") == {"FINISHED"}
+    right = {bone.name: (bone.head_local.copy(), bone.tail_local.copy()) for bone in obj.data.bones
+             if bone.name.endswith(".R")}
+    obj.data.use_mirror_x = True
+    bpy.context.scene.cursor.location = (0.2, 0.1, 1.1)  # not where the right chain's mirror image is
+    assert bpy.ops.ik_rigger.add_chain(side="L", bend_angle=0.3) == {"FINISHED"}
+    assert obj.data.use_mirror_x and obj.mode == "POSE"
+    for name, (head, tail) in right.items():
+        bone = obj.data.bones[name]
+        assert (bone.head_local - head).length < 1e-6 and (bone.tail_local - tail).length < 1e-6, name
+    assert (obj.data.bones["leg_01.L"].head_local - Vector((0.2, 0.1, 1.1))).length < 1e-6
