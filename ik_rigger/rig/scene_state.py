@@ -170,9 +170,31 @@ def _tweaked_strips_replace(data: bpy.types.AnimData) -> bool:
                                 for strip in strips)
 
 
+def instancing(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple[str, str] | None:
+    """The first object of ``view_layer`` showing a collection that holds ``obj`` as an instance, with that
+    collection's name; None when none does."""
+    for item in view_layer.objects:
+        collection = item.instance_collection if item.instance_type == "COLLECTION" else None
+        if collection is not None and holds(collection.all_objects, obj):
+            return item.name, collection.name
+    return None
+
+
+def _check_not_instanced(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, what_to_do: str) -> None:
+    """Refuse an armature kept out of ``view_layer`` and shown there through a collection instance only, naming
+    the instance: what the user sees is Blender's copy, which no one can pose."""
+    shown = instancing(view_layer, obj)
+    if shown is not None:
+        raise RigError(f"the armature '{obj.name}' is shown in the view layer '{view_layer.name}' only through the "
+                       f"collection instance '{shown[0]}', a copy of the collection '{shown[1]}' that Blender "
+                       "evaluates and no one can pose", hint=f"{what_to_do}, hide the instance while you rig and "
+                       "animate, then try again.")
+
+
 def check_evaluated(obj: bpy.types.Object) -> None:
     """Refuse, naming the collection, an armature Blender cannot evaluate in the current view layer
-    because of its collections (or because no collection of this scene holds it)."""
+    because of its collections (or because no collection of this scene holds it); one a collection instance
+    shows there, naming the instance."""
     view_layer = bpy.context.view_layer
     if obj.visible_get(view_layer=view_layer):
         return  # shown in this view layer: in it, and no collection keeps it out (nor need its collections be walked)
@@ -181,10 +203,15 @@ def check_evaluated(obj: bpy.types.Object) -> None:
         name, how = off
         what_to_do = "Include it in the view layer (its checkbox in the Outliner)" if how.startswith("excluded") \
             else "Enable it in viewports (its screen icon in the Outliner)"
+        _check_not_instanced(obj, view_layer,
+                             f"Work on the collection '{name}' itself: {what_to_do[0].lower()}{what_to_do[1:]}")
         raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
                        "evaluate its poses", hint=f"{what_to_do}, then try again.")
     if not holds(view_layer.objects, obj):
         scene = bpy.context.scene
+        where = next((collection.name for collection in obj.users_collection), "")
+        _check_not_instanced(obj, view_layer, f"Work on the collection '{where}' itself: link it into the scene "
+                             f"'{scene.name}'")
         others = [other.name for other in obj.users_scene if other != scene]
         where = f"in the scene '{others[0]}'" if others else "in no scene"
         instead = f", or open the file on the scene '{others[0]}'" if others else ""
