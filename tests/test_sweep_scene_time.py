@@ -9,7 +9,8 @@ import bpy
 import pytest
 from helpers import all_fcurves, chain_length, evaluate, rotation_degrees
 from test_bake import animated_leg, assert_plays_the_same, played
-from test_export import assert_three_plays_the_rig, legs_character, state
+from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_plays_the_rig, legs_character, state
+from test_ground import assert_planted, plane, walking_biped
 
 from ik_rigger import api
 
@@ -58,6 +59,17 @@ def test_stretched_time_exports_each_clip_as_keyed(tmp_path):
     assert state() == before
     scene.render.frame_map_new = 100  # the reader plays the clips' frames as keyed
     assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+
+
+def test_stretched_time_plants_the_feet_over_a_range_on_the_frames_that_play_each_key():
+    """Before, the feet were planted where the scene's frames showed them, half a stride early."""
+    obj = walking_biped()
+    _stretched(bpy.context.scene)
+    ground = plane(location=(0.0, 0.0, 0.04))
+    api.plant_feet(obj, ground, range(1, 25))
+    for frame, side in ((2, "L"), (12, "R"), (20, "L"), (20, "R")):  # frames each foot is down, as keyed
+        bpy.context.scene.frame_set(2 * frame)
+        assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
 
 
 def test_a_key_of_the_frame_shown_while_time_is_stretched_is_refused_and_changes_nothing():
@@ -167,3 +179,26 @@ def test_motion_is_kept_snapped_and_baked_whatever_the_scene_s_time(setup):
     assert_plays_the_same(obj, before, length)
     api.remove(obj, "shin.L")
     assert_plays_the_same(obj, before, length)
+
+
+@pytest.mark.parametrize("suffix", ["glb", "fbx"])
+def test_clips_before_frame_0_at_23_976_fps_with_axis_angle_bones_export_as_the_rig_plays_them(tmp_path, suffix):
+    obj = legs_character()
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 24, 1.001
+    scene.frame_start = -40
+    for action in bpy.data.actions:
+        for curve in action_curves(action):
+            for point in curve.keyframe_points:
+                point.co.x -= 30
+                point.handle_left.x -= 30
+                point.handle_right.x -= 30
+    for bone in obj.pose.bones:
+        if not bone.name.startswith(("foot_IK", "shin_IK")):
+            bone.rotation_mode = "AXIS_ANGLE"
+    before = state()
+    report = api.export(obj, str(tmp_path / f"legs.{suffix}"))
+    assert state() == before
+    assert {clip.name: (clip.first, clip.last) for clip in report.clips} == {"Walk": (-29, -10), "Kick": (-25, -12)}
+    (assert_three_plays_the_rig if suffix == "glb" else assert_fbx_plays_the_rig)(obj, tmp_path / f"legs.{suffix}",
+                                                                               report)
