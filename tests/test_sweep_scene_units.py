@@ -15,10 +15,13 @@ from export_readers import (
     Y_UP,
     assimp_play,
     blender_rest,
+    blender_skins,
     compare,
     fbx_play,
     height,
+    skin_gap,
     three_play,
+    three_skins,
 )
 from test_export import expected_clips, legs_character, state
 
@@ -46,6 +49,13 @@ def test_a_glb_from_a_centimetre_scene_holds_the_character_in_metres(tmp_path):
     played = three_play(str(tmp_path / "legs.glb"), scene.render.fps / scene.render.fps_base)
     moved, turned = _worst(played, report, obj, Y_UP, CENTIMETRE)
     assert moved < POSITION and turned < DEGREES, (moved, turned)
+    # The skinned mesh, hanging from the armature, arrives at its size on the skeleton too.
+    _rest, clips = three_skins(str(tmp_path / "legs.glb"), scene.render.fps / scene.render.fps_base)
+    frames = list(range(report.clips[-1].first, report.clips[-1].last + 1))
+    expected = blender_skins(obj, ["Body"], bpy.data.actions[report.clips[-1].name], frames)
+    worst = max(skin_gap(played_skin, wanted, CENTIMETRE * Y_UP)
+                for played_skin, wanted in zip(clips[report.clips[-1].name], expected))
+    assert worst < POSITION * height(obj) * CENTIMETRE, worst
 
 
 @pytest.mark.parametrize("system", ["METRIC", "NONE"])
