@@ -200,3 +200,35 @@ def test_adding_chain_bones_with_x_axis_mirror_leaves_the_other_side_s_bones_as_
         bone = obj.data.bones[name]
         assert (bone.head_local - head).length < 1e-6 and (bone.tail_local - tail).length < 1e-6, name
     assert (obj.data.bones["leg_01.L"].head_local - Vector((0.2, 0.1, 1.1))).length < 1e-6
+
+
+REST_CALLS = {
+    "auto-rig": lambda obj: api.auto_rig(obj),
+    "build": lambda obj: api.build(obj, "shin.L", both_sides=False),
+    "bake IK to FK": lambda obj: api.bake(obj, "IK_TO_FK", range(1, 26), switch=True),
+    "bake FK to IK": lambda obj: api.bake(obj, "FK_TO_IK", range(1, 26), switch=True),
+    "snap FK to IK": lambda obj: api.snap_limb(obj, "shin.L", "FK", key=True),
+    "snap IK to FK": lambda obj: api.snap_limb(obj, "shin.L", "IK", key=True),
+    "switch parent": lambda obj: api.switch_parent(obj, "shin.L", 1, key=True),
+    "remove": lambda obj: api.remove(obj, "shin.L"),
+}
+
+
+@pytest.mark.parametrize("call", REST_CALLS)
+def test_an_armature_shown_in_rest_position_is_rigged_and_animated_as_it_plays(call):
+    """An animator looking at the rest (Armature properties, Pose Position: Rest): before, a build kept the
+    motion as the rest pose (the leg 6 degrees off when played), the bakes baked the rest and the snaps
+    snapped to it. Each reads the poses the rig plays, and Rest Position stays on."""
+    obj, chain = animated_leg()
+    if call not in ("auto-rig", "build"):
+        api.build(obj, "shin.L", both_sides=False, parent_switch=True)
+    length = chain_length(obj, chain)
+    before = played(obj, range(1, 26))
+    bpy.context.scene.frame_set(13)
+    obj.data.pose_position = "REST"
+    REST_CALLS[call](obj)
+    assert obj.data.pose_position == "REST"
+    obj.data.pose_position = "POSE"
+    keyed_on_13 = call.startswith("snap") or call == "switch parent"
+    assert_plays_the_same(obj, {frame: poses for frame, poses in before.items() if frame <= 13 or not keyed_on_13},
+                          length)

@@ -221,10 +221,31 @@ def check_evaluated(obj: bpy.types.Object) -> None:
 
 
 @contextmanager
+def in_pose_position(obj: bpy.types.Object, done: str = "rigged or animated") -> Iterator[None]:
+    """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
+    animator turns on to look at the rest, Blender plays no pose, and every pose read (a kept motion, a
+    bake, a snap, a clip exported) would be the rest. ``done``: what the caller does, for a refusal."""
+    data = obj.data
+    rest = data.pose_position == "REST"
+    if rest and data.library is not None:
+        raise RigError(f"the armature '{obj.name}' shows its rest position, and its data is linked from a library, "
+                       f"so its poses cannot be played to be {done}", hint="Set its Pose Position (Armature "
+                       "properties, Skeleton) in the library file, then try again.")
+    if rest:
+        data.pose_position = "POSE"
+    try:
+        yield
+    finally:
+        if rest:
+            data.pose_position = "REST"
+
+
+@contextmanager
 def evaluated(obj: bpy.types.Object) -> Iterator[None]:
     """For the block, ``obj`` evaluated by Blender: refused (``check_evaluated``) when its collections
     keep it out; shown when disabled in viewports itself (its keys evaluated at the current frame, as
-    showing it again would), and disabled again after, selected as it was."""
+    showing it again would), and disabled again after, selected as it was; in Pose Position
+    (``in_pose_position``)."""
     check_evaluated(obj)
     hidden = obj.hide_viewport
     selected = obj.select_get()
@@ -233,7 +254,8 @@ def evaluated(obj: bpy.types.Object) -> Iterator[None]:
         # Its animation was not evaluated while it was off, whatever frames the user went to since.
         obj.update_tag(refresh={"TIME"})
     try:
-        yield
+        with in_pose_position(obj):
+            yield
     finally:
         if hidden:
             obj.hide_viewport = True
