@@ -8,6 +8,7 @@ from bpy.props import EnumProperty, IntProperty, StringProperty
 from . import api
 from .core.errors import RigError
 from .operators import armature_in, report_error
+from .rig.scene_time import keys_range
 
 
 def _mesh_names(_self: bpy.types.Operator, context: bpy.types.Context, _text: str) -> list[str]:
@@ -59,10 +60,10 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
         frames = None
         if self.frames == "RANGE":
             preview = scene.use_preview_range  # the frames the animator works on, as Bake IK/FK takes them
-            start = self.frame_start if self.properties.is_property_set("frame_start") else (
-                scene.frame_preview_start if preview else scene.frame_start)
-            end = self.frame_end if self.properties.is_property_set("frame_end") else (
-                scene.frame_preview_end if preview else scene.frame_end)
+            first, last = keys_range(scene, scene.frame_preview_start if preview else scene.frame_start,
+                                     scene.frame_preview_end if preview else scene.frame_end)
+            start = self.frame_start if self.properties.is_property_set("frame_start") else first
+            end = self.frame_end if self.properties.is_property_set("frame_end") else last
             if end < start:
                 self.report({"ERROR"}, f"The frame range {start} to {end} is empty: set the start before the end")
                 return {"CANCELLED"}

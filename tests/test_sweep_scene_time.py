@@ -202,3 +202,27 @@ def test_clips_before_frame_0_at_23_976_fps_with_axis_angle_bones_export_as_the_
     assert {clip.name: (clip.first, clip.last) for clip in report.clips} == {"Walk": (-29, -10), "Kick": (-25, -12)}
     (assert_three_plays_the_rig if suffix == "glb" else assert_fbx_plays_the_rig)(obj, tmp_path / f"legs.{suffix}",
                                                                                report)
+
+
+def test_the_operators_range_in_a_scene_that_stretches_time_is_the_keys_frames_it_plays():
+    """Bake IK/FK and Plant Feet over Frame Range take the scene's (or preview) range: stretched, its frames
+    1 to 48 play the keys of frames 0.5 to 24, which they bake (before, 1 to 48, keying 24 frames past the
+    motion and lengthening its clip)."""
+    from types import SimpleNamespace
+
+    from ik_rigger.pose_operators import IKRIG_OT_bake
+
+    obj = walking_biped()
+    scene = bpy.context.scene
+    _stretched(scene)
+    scene.frame_start, scene.frame_end = 1, 48
+    standin = SimpleNamespace(frame_start=1, frame_end=250, execute=lambda context: {"FINISHED"},
+                              properties=SimpleNamespace(is_property_set=lambda name: False))
+    assert IKRIG_OT_bake.invoke(standin, bpy.context, None) == {"FINISHED"}
+    assert (standin.frame_start, standin.frame_end) == (1, 24)
+    obj.ik_rigger.ground = plane(location=(0.0, 0.0, 0.04))
+    handle = obj.ik_rigger.limbs[0].handle
+    assert bpy.ops.ik_rigger.plant_feet(frames="RANGE") == {"FINISHED"}
+    keyed = {round(point.co.x) for curve in all_fcurves(obj) if f'"{handle}"' in curve.data_path
+             for point in curve.keyframe_points}
+    assert keyed == set(range(1, 25))
