@@ -371,7 +371,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
     if key:  # keyed as Blender keys, in a tweaked strip's time too
-        scene_state.check_keyable(obj, mapped=True, frame=frame)
+        scene_state.check_keyable(obj, mapped=True, frame=frame, shown=True)
     prepare(obj)
     parts = records.require(obj, record, ROLE_HANDLE)
     if key:
@@ -398,7 +398,7 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     """
     record = _record(obj, bone)
     if key:
-        scene_state.check_keyable(obj, frame=frame)
+        scene_state.check_keyable(obj, frame=frame, shown=True)
     prepare(obj)
     if key:
         scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())

@@ -8,6 +8,7 @@ from bpy.props import EnumProperty, IntProperty, StringProperty
 from . import api
 from .core.errors import RigError
 from .operators import armature_in, report_error
+from .rig.scene_time import keys_range
 
 
 def _mesh_names(_self: bpy.types.Operator, context: bpy.types.Context, _text: str) -> list[str]:
@@ -30,10 +31,10 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
         ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, without keys"),
         ("RANGE", "Frame Range", "Key the handles (and hips) on every frame of the range"),
     ], default="CURRENT")
-    # Not remembered from the last run (SKIP_SAVE): unless given, each run takes the scene's range.
-    frame_start: IntProperty(name="Start", description="First frame to bake (the scene's start unless set)",
-                             default=1, options={"SKIP_SAVE"})
-    frame_end: IntProperty(name="End", description="Last frame to bake (the scene's end unless set)", default=250,
+    # Not remembered from the last run (SKIP_SAVE): unless given, each run takes the scene's (or preview) range.
+    frame_start: IntProperty(name="Start", description="First frame to bake (unless set, the scene's or preview "
+                             "range's)", default=1, options={"SKIP_SAVE"})
+    frame_end: IntProperty(name="End", description="Last frame to bake (unless set, the range's)", default=250,
                            options={"SKIP_SAVE"})
 
     @classmethod
@@ -58,8 +59,11 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
         scene = context.scene
         frames = None
         if self.frames == "RANGE":
-            start = self.frame_start if self.properties.is_property_set("frame_start") else scene.frame_start
-            end = self.frame_end if self.properties.is_property_set("frame_end") else scene.frame_end
+            preview = scene.use_preview_range  # the frames the animator works on, as Bake IK/FK takes them
+            first, last = keys_range(scene, scene.frame_preview_start if preview else scene.frame_start,
+                                     scene.frame_preview_end if preview else scene.frame_end)
+            start = self.frame_start if self.properties.is_property_set("frame_start") else first
+            end = self.frame_end if self.properties.is_property_set("frame_end") else last
             if end < start:
                 self.report({"ERROR"}, f"The frame range {start} to {end} is empty: set the start before the end")
                 return {"CANCELLED"}

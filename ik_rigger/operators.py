@@ -27,6 +27,12 @@ AXIS_ITEMS = list(BEND_DIRECTION_ITEMS[1:])
 def armature_in(cls: type[bpy.types.Operator], context: bpy.types.Context, modes: set[str]) -> bool:
     """Shared poll: the active object is an armature in one of ``modes``; says why not."""
     obj = context.active_object
+    shown = obj.instance_collection if obj is not None and obj.instance_type == "COLLECTION" else None
+    if shown is not None and any(item.type == "ARMATURE" for item in shown.all_objects):
+        # The character as a collection instance: what it shows is Blender's copy.
+        cls.poll_message_set(f"'{obj.name}' shows the collection '{shown.name}' as an instance, which no one can "
+                             "pose: work on the collection's armature itself")
+        return False
     if obj is None or obj.type != "ARMATURE":
         near = _armatures_near(context, obj)
         cls.poll_message_set(f"Make an armature the active object (click {near})" if near
@@ -128,7 +134,7 @@ def keys_asked(operator: bpy.types.Operator, context: bpy.types.Context, mapped:
     if not context.scene.tool_settings.use_keyframe_insert_auto:
         return False
     try:
-        check_keyable(context.active_object, mapped)  # ``mapped``: as the operator's own keys go (a snap's)
+        check_keyable(context.active_object, mapped, shown=True)  # ``mapped``: as the operator's own keys go (a snap's)
     except RigError as error:
         operator.report({"WARNING"}, f"Not keyed, although auto-keying is on: {error.message}")
         return False

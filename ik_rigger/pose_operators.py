@@ -17,6 +17,7 @@ from .rig import records, selection
 from .rig.build import refuse_gone
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.scene_state import check_posable
+from .rig.scene_time import keys_range
 from .rig.upgrade import needs_upgrade, prepare, upgrade
 
 
@@ -290,10 +291,13 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         scene = context.scene
         preview = scene.use_preview_range
+        # The keys' frames the range plays (a scene that stretches time plays others).
+        first, last = keys_range(scene, scene.frame_preview_start if preview else scene.frame_start,
+                                 scene.frame_preview_end if preview else scene.frame_end)
         if not self.properties.is_property_set("frame_start"):  # a keymap's or a script's range is kept
-            self.frame_start = scene.frame_preview_start if preview else scene.frame_start
+            self.frame_start = first
         if not self.properties.is_property_set("frame_end"):
-            self.frame_end = scene.frame_preview_end if preview else scene.frame_end
+            self.frame_end = last
         return self.execute(context)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

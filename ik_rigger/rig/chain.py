@@ -22,7 +22,7 @@ def add_chain(obj: bpy.types.Object, spec: ChainSpec) -> list[str]:
     """Add the bones ``spec`` describes to ``obj``; returns their names, parents first."""
     check_editable(obj)
     planned = plan_chain(spec, set(obj.data.bones.keys()) if obj.mode != "EDIT" else set(obj.data.edit_bones.keys()))
-    with modes.kept_mode(obj):
+    with modes.kept_mode(obj), modes.mirror_off(obj):  # X-Axis Mirror would move the other side's bones
         modes.set_mode(obj, "EDIT")
         edit_bones = obj.data.edit_bones
         for new in planned:

@@ -33,7 +33,7 @@ from . import export_bake, export_meshes
 from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
-from .scene_state import check_evaluated, others_kept
+from .scene_state import check_evaluated, in_pose_position, others_kept
 
 _SCENE = "IK Rigger export"
 
@@ -315,25 +315,6 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     return baked, files, warnings
 
 
-@contextmanager
-def _posed(obj: bpy.types.Object) -> Iterator[None]:
-    """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
-    animator turns on to look at the rest, Blender plays no clip, and every clip would be baked still."""
-    data = obj.data
-    rest = data.pose_position == "REST"
-    if rest and data.library is not None:
-        raise RigError(f"the armature '{obj.name}' shows its rest position, and its data is linked from a library, "
-                       "so it cannot be played for the export", hint="Set its Pose Position (Armature "
-                       "properties, Skeleton) in the library file, then export.")
-    if rest:
-        data.pose_position = "POSE"
-    try:
-        yield
-    finally:
-        if rest:
-            data.pose_position = "REST"
-
-
 def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
            frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> ExportReport:
     """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module); without
@@ -352,7 +333,7 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = N
     if frame_range is None:
         refuse_far_keys(obj, chosen)
     # The frames played set every other object from its keys: a pose changed by hand is given back.
-    with others_kept(obj), export_bake.pose_kept(obj), _posed(obj):
+    with others_kept(obj), export_bake.pose_kept(obj), in_pose_position(obj, "exported"):
         baked, files, warnings = _bake_and_write(obj, fmt, target, joints, chosen, clips, meshes, frame_range)
     return ExportReport(str(target), fmt, tuple(files), tuple(joints),
                         tuple(ExportedClip(clip.name, clip.frames[0], clip.frames[-1]) for clip in baked),

@@ -21,6 +21,7 @@ from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, followers
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
 from .scene_state import animated_paths, give_back, values_at
+from .scene_time import keys_time
 
 _QUATERNION_PATH = "rotation_quaternion"
 # Per bone, the channels keyed: (path, how many values), in the order of a row of ``local_channels``.
@@ -151,11 +152,12 @@ def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[
             give_back(left)
             with playing_alone(obj, clip):
                 try:
-                    for row, frame in enumerate(frames):
-                        scene.frame_set(frame)
-                        obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones.foreach_get(
-                            "matrix", flat)
-                        poses[row] = flat.reshape(-1, 16)[indexes]
+                    with keys_time(scene):  # a clip's frames as keyed, the scene's Time Stretching aside
+                        for row, frame in enumerate(frames):
+                            scene.frame_set(frame)
+                            obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones.foreach_get(
+                                "matrix", flat)
+                            poses[row] = flat.reshape(-1, 16)[indexes]
                 finally:
                     # Back on the user's frame while the clip still plays alone: the pose the
                     # user had (keys or not) is put back after it, and no key overwrites it.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import bpy
+from mathutils import Matrix
 
 from ..core.errors import RigError
 
@@ -80,6 +81,20 @@ def _gltf_rate(scene: bpy.types.Scene) -> None:
     scene.render.fps_base = rate / scene.render.fps
 
 
+def _gltf_metres(scene: bpy.types.Scene) -> None:
+    """glTF is in metres, and Blender's glTF exporter writes a Blender unit as one whatever the scene's Unit
+    Scale (its importer reads a metre as 1 / Unit Scale units; the FBX exporter writes the Unit Scale): on the
+    export's own scene, its objects without a parent scaled by the Unit Scale, so the file holds the character
+    at its size. The skeleton's root node carries that scale; its bones and their motion are as in Blender."""
+    units = scene.unit_settings
+    if units.system == "NONE" or units.scale_length == 1.0:
+        return
+    metres = Matrix.Scale(units.scale_length, 4)
+    for obj in scene.objects:
+        if obj.parent is None:
+            obj.matrix_world = metres @ obj.matrix_world
+
+
 def _gltf(filepath: str, fmt: str) -> None:
     bpy.ops.export_scene.gltf(
         filepath=filepath, check_existing=False, export_format="GLB" if fmt == "GLB" else "GLTF_SEPARATE",
@@ -117,4 +132,5 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
             _fbx(filepath)
         else:
             _gltf_rate(scene)
+            _gltf_metres(scene)
             _gltf(filepath, fmt)

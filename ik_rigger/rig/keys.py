@@ -20,6 +20,7 @@ from .animation import ensure_fcurve, existing_fcurve, fcurve_owners
 from .asleep import asleep, followers
 from .journal import Journal
 from .scene_state import library_path
+from .scene_time import keys_time
 
 # Rest matrices closer than this, entry by entry, are the same rest.
 _SAME_REST = 1e-7
@@ -52,8 +53,9 @@ def evaluated_poses(obj: bpy.types.Object, frames: Sequence[int], names: Sequenc
     current = scene.frame_current, scene.frame_subframe
     flat = [0.0] * (16 * len(pose_bones))
     try:
-        # The frames evaluate the armature without the meshes it moves, which would cost far more.
-        with asleep(followers(obj)):
+        # The frames evaluate the armature without the meshes it moves, which would cost far more; each
+        # plays its own keys, where the poses read are keyed.
+        with asleep(followers(obj)), keys_time(scene):
             for number, frame in enumerate(frames):
                 scene.frame_set(frame)
                 evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import bpy
 
 from ..core.errors import RigError
-from .scene_state import check_evaluated, others_kept
+from .scene_state import check_evaluated, in_pose_position, others_kept
 
 # Object.mode values and the mode_set argument that returns to them.
 _MODE_SET = {"EDIT_ARMATURE": "EDIT", "EDIT": "EDIT", "POSE": "POSE", "OBJECT": "OBJECT"}
@@ -71,7 +71,8 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     Yields the mode ``obj`` was in ('OBJECT', 'EDIT' or 'POSE'). Restores the mode,
     the active object (and the mode it was in: a mesh in Edit mode or Weight Paint leaves
     it while the armature changes modes) and the object's visibility. A hidden armature
-    is shown for the duration, since Blender cannot edit hidden objects. Every other
+    is shown for the duration, since Blender cannot edit hidden objects, and one in Rest Position
+    is in Pose Position (``scene_state.in_pose_position``). Every other
     object's animated values are given back as they were: Blender sets them from their
     keys on entering Edit mode and on each frame step, which would lose a pose not keyed.
     A block inside another for the same object gives back the mode it finds and leaves the
@@ -88,7 +89,7 @@ def kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     check_evaluated(obj)  # named as every operation names it: the collection that keeps it out
     _KEEPING.add(key)
     try:
-        with others_kept(obj), _kept_mode(obj) as mode:
+        with others_kept(obj), in_pose_position(obj), _kept_mode(obj) as mode:
             yield mode
     finally:
         _KEEPING.discard(key)

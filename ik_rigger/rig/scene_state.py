@@ -19,6 +19,7 @@ import bpy
 
 from ..core.errors import RigError
 from .animation import action_fcurves
+from .scene_time import check_unstretched
 
 
 def library_path(data: bpy.types.ID) -> str:
@@ -67,13 +68,17 @@ def check_frames(frames: Iterable[int]) -> list[int]:
     return listed if listed is not None else list(frames)
 
 
-def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None) -> None:
+def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None, shown: bool = False) -> None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
     save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
     inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time), or at a
-    ``frame`` outside Blender's (``check_frames``), where no key plays."""
+    ``frame`` outside Blender's (``check_frames``), where no key plays; ``shown``: keys of the pose shown on
+    ``frame`` (default: the current one), refused while the scene stretches time (``check_unstretched``)."""
     if frame is not None:
         check_frames([frame])
+    if shown:
+        scene = bpy.context.scene
+        check_unstretched(scene, scene.frame_current if frame is None else frame)
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is not None and action.library is not None:
@@ -165,9 +170,31 @@ def _tweaked_strips_replace(data: bpy.types.AnimData) -> bool:
                                 for strip in strips)
 
 
+def instancing(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple[str, str] | None:
+    """The first object of ``view_layer`` showing a collection that holds ``obj`` as an instance, with that
+    collection's name; None when none does."""
+    for item in view_layer.objects:
+        collection = item.instance_collection if item.instance_type == "COLLECTION" else None
+        if collection is not None and holds(collection.all_objects, obj):
+            return item.name, collection.name
+    return None
+
+
+def _check_not_instanced(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, what_to_do: str) -> None:
+    """Refuse an armature kept out of ``view_layer`` and shown there through a collection instance only, naming
+    the instance: what the user sees is Blender's copy, which no one can pose."""
+    shown = instancing(view_layer, obj)
+    if shown is not None:
+        raise RigError(f"the armature '{obj.name}' is shown in the view layer '{view_layer.name}' only through the "
+                       f"collection instance '{shown[0]}', a copy of the collection '{shown[1]}' that Blender "
+                       "evaluates and no one can pose", hint=f"{what_to_do}, hide the instance while you rig and "
+                       "animate, then try again.")
+
+
 def check_evaluated(obj: bpy.types.Object) -> None:
     """Refuse, naming the collection, an armature Blender cannot evaluate in the current view layer
-    because of its collections (or because no collection of this scene holds it)."""
+    because of its collections (or because no collection of this scene holds it); one a collection instance
+    shows there, naming the instance."""
     view_layer = bpy.context.view_layer
     if obj.visible_get(view_layer=view_layer):
         return  # shown in this view layer: in it, and no collection keeps it out (nor need its collections be walked)
@@ -176,10 +203,15 @@ def check_evaluated(obj: bpy.types.Object) -> None:
         name, how = off
         what_to_do = "Include it in the view layer (its checkbox in the Outliner)" if how.startswith("excluded") \
             else "Enable it in viewports (its screen icon in the Outliner)"
+        _check_not_instanced(obj, view_layer,
+                             f"Work on the collection '{name}' itself: {what_to_do[0].lower()}{what_to_do[1:]}")
         raise RigError(f"the armature '{obj.name}' is in the collection '{name}', {how}, so Blender does not "
                        "evaluate its poses", hint=f"{what_to_do}, then try again.")
     if not holds(view_layer.objects, obj):
         scene = bpy.context.scene
+        where = next((collection.name for collection in obj.users_collection), "")
+        _check_not_instanced(obj, view_layer, f"Work on the collection '{where}' itself: link it into the scene "
+                             f"'{scene.name}'")
         others = [other.name for other in obj.users_scene if other != scene]
         where = f"in the scene '{others[0]}'" if others else "in no scene"
         instead = f", or open the file on the scene '{others[0]}'" if others else ""
@@ -189,10 +221,31 @@ def check_evaluated(obj: bpy.types.Object) -> None:
 
 
 @contextmanager
+def in_pose_position(obj: bpy.types.Object, done: str = "rigged or animated") -> Iterator[None]:
+    """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
+    animator turns on to look at the rest, Blender plays no pose, and every pose read (a kept motion, a
+    bake, a snap, a clip exported) would be the rest. ``done``: what the caller does, for a refusal."""
+    data = obj.data
+    rest = data.pose_position == "REST"
+    if rest and data.library is not None:
+        raise RigError(f"the armature '{obj.name}' shows its rest position, and its data is linked from a library, "
+                       f"so its poses cannot be played to be {done}", hint="Set its Pose Position (Armature "
+                       "properties, Skeleton) in the library file, then try again.")
+    if rest:
+        data.pose_position = "POSE"
+    try:
+        yield
+    finally:
+        if rest:
+            data.pose_position = "REST"
+
+
+@contextmanager
 def evaluated(obj: bpy.types.Object) -> Iterator[None]:
     """For the block, ``obj`` evaluated by Blender: refused (``check_evaluated``) when its collections
     keep it out; shown when disabled in viewports itself (its keys evaluated at the current frame, as
-    showing it again would), and disabled again after, selected as it was."""
+    showing it again would), and disabled again after, selected as it was; in Pose Position
+    (``in_pose_position``)."""
     check_evaluated(obj)
     hidden = obj.hide_viewport
     selected = obj.select_get()
@@ -201,7 +254,8 @@ def evaluated(obj: bpy.types.Object) -> Iterator[None]:
         # Its animation was not evaluated while it was off, whatever frames the user went to since.
         obj.update_tag(refresh={"TIME"})
     try:
-        yield
+        with in_pose_position(obj):
+            yield
     finally:
         if hidden:
             obj.hide_viewport = True
