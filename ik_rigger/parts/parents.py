@@ -194,8 +194,10 @@ def choice_count(handle: Any) -> int:
 
 
 def labels(obj: Any, socket: str | None, count: int) -> list[str]:
-    """Each choice's label, read from the socket's constraints (``count`` choices in all)."""
-    found = ["Armature"] * count
+    """Each choice's label, read from the socket's constraints (``count`` choices in all). The origin
+    with no constraint is the armature itself: still the Origin, as the ``parent`` property and the
+    docs name it, so ``switch_parent(..., "Origin")`` finds it."""
+    found = ["Origin (the armature)", *["Armature"] * (count - 1)][:count]
     if socket is None or socket not in obj.pose.bones:
         return found
     for constraint in obj.pose.bones[socket].constraints:
