@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -233,9 +234,14 @@ def test_mistakes_are_usage_errors_that_write_nothing(tmp_path, args, message):
 def test_the_usage_line_names_every_option():
     done = subprocess.run([sys.executable, str(ENTRY)], capture_output=True, text=True, timeout=60)
     usage = done.stderr.splitlines()[-1]
-    for option in ("--out", "--in-place", "--dry-run", "--overwrite", "--config", "--armature", "--allow-newer",
-                   "--animation", "--jobs", "--report", "--help"):
-        assert option in usage
+    from ik_rigger.batch import command
+
+    # Every long option the command takes, as its parser declares them (--export, --scheduler too).
+    declared = {option for action in command.parser()._actions for option in action.option_strings
+                if option.startswith("--")}
+    assert {"--out", "--export", "--scheduler", "--worker-wait", "--quiet", "--verbose"} <= declared
+    for option in declared:
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", usage), option
 
 
 # Points 7 and 9: names and folders Blender could not take.

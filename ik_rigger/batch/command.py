@@ -41,7 +41,7 @@ from .saving import clean_stale, clean_stale_scratch, folders_kept, new_scratch
 from .terminal import Progress, _open_standard_streams, _tolerant_terminal, printable, shown
 
 _USAGE = ("usage: ik_rigger [OPTIONS] [--] FILE|FOLDER|GLOB... (--out DIR | --in-place | --dry-run) [--overwrite] "
-          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] "
+          "[--config FILE] [--armature NAME] [--allow-newer] [--animation bake|fk|ignore] [--export glb|gltf|fbx] "
           "[--jobs N | --scheduler ADDRESS [--worker-wait SECONDS]] [--report FILE.json] [--quiet | --verbose]; "
           "--help says more")
 
