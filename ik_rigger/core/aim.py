@@ -87,7 +87,9 @@ class AimPlan:
 
     def describe(self) -> str:
         lines = [f"aim {self.kind.lower()}: {', '.join(self.aimed)}, control {self.control}"]
-        lines += [f"  {new.role.lower()} {new.name} parented to {new.parent or 'nothing'}" for new in self.new_bones]
+        lines += [f"  {new.role.lower()} {new.name} " + (f"parented to {new.parent}" if new.parent else
+                                                         "follows the armature itself (no parent bone)")
+                  for new in self.new_bones]
         return "\n".join(lines)
 
 

@@ -65,7 +65,8 @@ class LimbPlan:
         lines = [
             f"limb {' > '.join(self.chain)}"
             + (f" (extremity {self.extremity})" if self.extremity else ""),
-            f"  handle {self.handle} parented to {self.handle_parent or 'nothing'}",
+            f"  handle {self.handle} " + (f"parented to {self.handle_parent}" if self.handle_parent
+                                          else "follows the armature itself (no parent bone)"),
         ]
         if self.pole:
             lines.append(f"  pole {self.pole}, pole angle {math.degrees(self.pole_angle):.2f} degrees")
