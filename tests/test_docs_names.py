@@ -205,3 +205,15 @@ def test_every_api_call_and_operator_call_exists(page: Path) -> None:
 @pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
 def test_operators_and_menus_are_named_as_blender_shows_them(page: Path) -> None:
     assert wrong_names(page.read_text(encoding="utf-8")) == []
+
+
+def test_every_benchmark_section_named_is_one() -> None:
+    """``scripts/benchmark.sh --only NAME`` and ``--series NAME``: a section and series the benchmark has."""
+    from benchmarks import run, scaling
+
+    for page in PAGES:
+        for code in _code(page.read_text(encoding="utf-8")):
+            for section in re.findall(r"--only ([\w ]+)", code):
+                assert set(section.split()) <= set(run.SECTIONS), (page.name, code)
+            for series in re.findall(r"--series ([\w ]+)", code):
+                assert set(series.split()) <= {item.name for item in scaling.SERIES}, (page.name, code)
