@@ -12,6 +12,12 @@ from ..rig.export import file_stem
 from .jobs import FileResult, Job
 
 
+def _as_named(written: Path, path: Path) -> str:
+    """A file the export wrote, named as ``path`` is (relative where --out was): the export's report
+    names it absolute, while the line and the report name the .blend beside it as the user did."""
+    return str(path.parent / written.name) if written.parent == path.resolve().parent else str(written)
+
+
 def export_rigged(job: Job, target: Path, result: FileResult) -> None:
     """Write OUT/NAME.glb (.gltf, .fbx) beside the saved ``target`` for its rigged armature, or
     OUT/NAME_ARMATURE.glb for each of several; each file written is listed in the result, and its
@@ -24,7 +30,7 @@ def export_rigged(job: Job, target: Path, result: FileResult) -> None:
             if path.exists() and not (job.overwrite or job.in_place):
                 raise RigError(f"the export '{path}' exists", hint="Pass --overwrite to replace it, or another --out.")
             report = api.export(bpy.data.objects[entry.name], str(path))
-            result.exports.extend(report.files)
+            result.exports.extend(_as_named(Path(file), path) for file in report.files)
             entry.warnings.extend(f"export: {warning}" for warning in report.warnings)
     except RigError as error:
         result.status, result.error = "failed", f"rigged and saved, but not exported: {error.message}"
