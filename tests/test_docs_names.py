@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```.*?^```", flags=re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
-ITALIC = re.compile(r"(?<![*\w])\*([^*\n]+?)\*(?![*\w])")
+# *An italic span*, which may run over one line break.
+ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*\n]*?(?:\n[^*\n]+?)?)\*(?![*\w])")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 # Blender's own command-line flags, and pip's, as the pages use them beside IK Rigger's.
@@ -160,7 +161,7 @@ def wrong_names(text: str) -> list[str]:
     """Menu paths through IK Rigger's menus to an entry they do not hold; an operator named by part of its label."""
     found = []
     shown = OPERATOR_LABELS | PANEL_LABELS | _operator_words()
-    for span in ITALIC.findall(_prose(text)):
+    for span in (" ".join(found.split()) for found in ITALIC.findall(_prose(text))):
         menu = next((menu for menu in MENUS if span.startswith(menu + " > ")), None)
         if menu is not None and span[len(menu) + 3:] not in MENUS[menu]:
             found.append(span)
