@@ -261,6 +261,20 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
         return {"FINISHED"}
 
 
+def _take_the_scenes_range(operator, context: bpy.types.Context) -> None:
+    """A bake's Start and End, where its caller gave none (a menu, F3, a script), from the scene's (or preview)
+    range as it is now; a keymap's or a script's range is kept, and the redo panel then shows it."""
+    scene = context.scene
+    preview = scene.use_preview_range
+    # The keys' frames the range plays (a scene that stretches time plays others).
+    first, last = keys_range(scene, scene.frame_preview_start if preview else scene.frame_start,
+                             scene.frame_preview_end if preview else scene.frame_end)
+    if not operator.properties.is_property_set("frame_start"):
+        operator.frame_start = first
+    if not operator.properties.is_property_set("frame_end"):
+        operator.frame_end = last
+
+
 class IKRIG_OT_bake(LimbOperator, bpy.types.Operator):
     """Bake a frame range between FK and IK: key the IK controls from the FK motion, or the chain's own
 rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
@@ -289,18 +303,11 @@ rotations from what the IK shows (visual keying), as Rigify's IK/FK bake does"""
     modes = {"POSE", "OBJECT"}
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
-        scene = context.scene
-        preview = scene.use_preview_range
-        # The keys' frames the range plays (a scene that stretches time plays others).
-        first, last = keys_range(scene, scene.frame_preview_start if preview else scene.frame_start,
-                                 scene.frame_preview_end if preview else scene.frame_end)
-        if not self.properties.is_property_set("frame_start"):  # a keymap's or a script's range is kept
-            self.frame_start = first
-        if not self.properties.is_property_set("frame_end"):
-            self.frame_end = last
+        _take_the_scenes_range(self, context)
         return self.execute(context)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
+        _take_the_scenes_range(self, context)  # a script's call (EXEC) too, where invoke does not run
         obj = context.active_object
         if self.frame_end < self.frame_start:
             self.report({"ERROR"}, f"The frame range {self.frame_start} to {self.frame_end} is empty: "
