@@ -26,6 +26,14 @@ class IKRIG_PG_export_clip(bpy.types.PropertyGroup):
                       "take (FBX)", default=True)
 
 
+def _take_the_scenes_range(operator, context: bpy.types.Context) -> None:
+    """Start and End from the scene's range where the caller gave none: a keymap's or a script's is kept."""
+    if not operator.properties.is_property_set("frame_start"):
+        operator.frame_start = context.scene.frame_start
+    if not operator.properties.is_property_set("frame_end"):
+        operator.frame_end = context.scene.frame_end
+
+
 class IKRIG_OT_export(bpy.types.Operator, ExportHelper):
     """Export the active armature for a game engine: its deform bones, the meshes they deform and each
 clip baked on every frame as the rig plays it, without the IK controls. The scene is left as it was"""
@@ -64,10 +72,7 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
         self.clips.clear()
         for clip in rig_clips(obj):
             self.clips.add().name = clip.name
-        if not self.properties.is_property_set("frame_start"):  # a keymap's or a script's range is kept
-            self.frame_start = context.scene.frame_start
-        if not self.properties.is_property_set("frame_end"):
-            self.frame_end = context.scene.frame_end
+        _take_the_scenes_range(self, context)
         if not self.filepath:
             # Beside the .blend file, named as the armature.
             self.filepath = str(Path(bpy.data.filepath or "untitled").with_name(file_stem(obj.name) + ".glb"))
@@ -100,6 +105,7 @@ clip baked on every frame as the rig plays it, without the IK controls. The scen
         row.prop(self, "frame_end")
 
     def execute(self, context: bpy.types.Context) -> set[str]:
+        _take_the_scenes_range(self, context)  # a script's call (EXEC) too, where invoke does not run
         clips = [clip.name for clip in self.clips if clip.use] if len(self.clips) else None
         frames = (self.frame_start, self.frame_end) if self.use_frame_range else None
         try:
