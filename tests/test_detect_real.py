@@ -113,13 +113,13 @@ def test_fox_build_both_sides_mirrors_across_the_exporters_numbers():
 
 def test_robot_with_the_default_bone_shapes_is_rigged_on_hidden_chains():
     # The importer's default bone shapes leave the robot's limb bones a hundredth of their segments long:
-    # read as they are, detection skips them, naming the bone shapes.
+    # read as they are, detection skips them, naming the importer's setting that puts tails on the joints.
     obj = import_gltf("gltf_robot_expressive.glb")
     detection = detect_limbs(read_skeleton(obj))
     assert detection.limbs == ()
     why = {item.bone: item.reason for item in detection.skipped}
     assert set(why) == {"LowerArm.L", "LowerArm.R", "LowerLeg.L", "LowerLeg.R"}
-    assert all("bone shape" in reason for reason in why.values())
+    assert all("Bone Dir set to Temperance" in reason for reason in why.values())
     # Auto-Rig solves the legs from joint to joint on hidden chains, the bones as they are; the arms have
     # no hand to end at (before, nothing was rigged until Fix Bone Orientation turned the bones).
     before = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}

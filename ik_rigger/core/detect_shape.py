@@ -36,7 +36,9 @@ _MAX_TAIL_OFF = 0.5
 HALF_MAX_DEGREES = 20.0
 _EPSILON = 1e-9
 
-IMPORT_HINT = "give the bones tails on their next joint (the importer's bone shape setting)"
+# Named as the importers' panels name their settings: glTF's Bone Dir, FBX's Automatic Bone Orientation.
+IMPORT_HINT = ("give the bones tails on their next joint (import a glTF with Bone Dir set to Temperance, an FBX "
+               "with Automatic Bone Orientation)")
 SHAPE_HINT = f"{IMPORT_HINT}, or rig with Fix Bone Orientation on"
 
 
