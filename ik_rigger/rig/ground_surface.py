@@ -16,7 +16,7 @@ from ..core.errors import RigError, a_kind
 def check_ground(obj: bpy.types.Object, ground: bpy.types.Object | None) -> bpy.types.Object:
     """The ground object, refusing what cannot be stood on."""
     if ground is None:
-        raise RigError("no ground picked", hint="Pick the ground object (a mesh) in the sidebar's Ground box.")
+        raise RigError("no ground picked", hint="Pick the ground mesh in the sidebar's IK Rigger tab, Ground panel.")
     if ground.type != "MESH":
         raise RigError(f"is {a_kind(ground.type)}, not a mesh, so feet cannot stand on it", bone=ground.name,
                        hint="Pick a mesh object as the ground.")
