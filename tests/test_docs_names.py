@@ -171,6 +171,20 @@ def wrong_names(text: str) -> list[str]:
     return found
 
 
+def wrong_panels(text: str) -> list[str]:
+    """The panels a page names ("sidebar *Limbs > Joints*", "the sidebar's *Pose Helpers*") that are not
+    panels of IK Rigger's tab, each under the one named before it."""
+    parents = {cls.bl_label: getattr(cls, "bl_parent_id", "") for cls in ui.classes if issubclass(cls, bpy.types.Panel)}
+    ids = {cls.__name__: cls.bl_label for cls in ui.classes if issubclass(cls, bpy.types.Panel)}
+    found = []
+    for span in re.findall(r"sidebar(?:'s)? \*([^*]+)\*", " ".join(_prose(text).split())):
+        path = span.split(" > ")
+        if any(name not in parents for name in path) or any(
+                ids.get(parents[child]) != parent for parent, child in zip(path, path[1:])):
+            found.append(span)
+    return found
+
+
 def test_the_checks_find_what_is_wrong() -> None:
     page = ("Run `scripts/rig_batch.sh in/ --out o/ --jbos 2` or `--nowhere`; `scripts/farm.sh worker A --out x`.\n"
             "```sh\nscripts/benchmark.sh --only matrix --quik   # --anything in a comment\n```\n"
@@ -185,6 +199,8 @@ def test_the_checks_find_what_is_wrong() -> None:
     assert wrong_operator_calls(page) == ["build_ik(both_side=...)", "bpy.ops.ik_rigger.no_such"]
     assert internal_calls("In Python: `rig.aim.add_aim(obj, 'EYES')`, `api.add_aim(obj, 'EYES')`.") == [
         "rig.aim.add_aim"]
+    assert wrong_panels("the sidebar *Limbs > Joints*, the sidebar's *Pose Helpers*, sidebar *Joints > Limbs*,\n"
+                        "the sidebar's *Snapping*.") == ["Joints > Limbs", "Snapping"]
     assert wrong_names(page) == ["Pose > IK Rigger > Bake", "Object > IK Rigger > Build IK Limb", "Auto-Rig",
                                  "Remove", "Snap FK"]
 
@@ -204,8 +220,10 @@ def test_every_api_call_and_operator_call_exists(page: Path) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
-def test_operators_and_menus_are_named_as_blender_shows_them(page: Path) -> None:
-    assert wrong_names(page.read_text(encoding="utf-8")) == []
+def test_operators_menus_and_panels_are_named_as_blender_shows_them(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert wrong_names(text) == []
+    assert wrong_panels(text) == []
 
 
 def test_every_benchmark_section_named_is_one() -> None:
