@@ -34,6 +34,9 @@ def test_the_armature_as_origin_is_the_origin_by_its_label() -> None:
     assert obj.pose.bones[handle]["parent"] == 1
     api.switch_parent(obj, LEG[-1], "Origin")  # as the docs name the default choice
     assert obj.pose.bones[handle]["parent"] == 0
+    api.switch_parent(obj, LEG[-1], 1)
+    api.switch_parent(obj, LEG[-1], "Armature")  # as earlier code labelled it: scripts written then keep working
+    assert obj.pose.bones[handle]["parent"] == 0
     after = evaluate(obj)
     for name in (handle, limb.bones["POLE"], *LEG):
         assert (after[name].translation - before[name].translation).length < 1e-5 * length, name

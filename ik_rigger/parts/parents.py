@@ -193,11 +193,15 @@ def choice_count(handle: Any) -> int:
     return int(handle.id_properties_ui(PARENT).as_dict().get("max", 0)) + 1
 
 
+# The first choice's label where the origin is the armature itself (no bone above the chain's parent).
+ORIGIN_ARMATURE = "Origin (the armature)"
+
+
 def labels(obj: Any, socket: str | None, count: int) -> list[str]:
     """Each choice's label, read from the socket's constraints (``count`` choices in all). The origin
     with no constraint is the armature itself: still the Origin, as the ``parent`` property and the
     docs name it, so ``switch_parent(..., "Origin")`` finds it."""
-    found = ["Origin (the armature)", *["Armature"] * (count - 1)][:count]
+    found = [ORIGIN_ARMATURE, *["Armature"] * (count - 1)][:count]
     if socket is None or socket not in obj.pose.bones:
         return found
     for constraint in obj.pose.bones[socket].constraints:

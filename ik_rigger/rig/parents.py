@@ -14,7 +14,7 @@ from ..core.errors import RigError
 from ..core.geometry import rotation_property
 from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
-from ..parts.parents import PARENT, ROLE_SOCKET, choice_count, labels
+from ..parts.parents import ORIGIN_ARMATURE, PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
 from .animation import action_frame, existing_fcurve
 from .clip_hold import hold_in_other_clips
@@ -40,6 +40,8 @@ def _index(choices: list[str], parent: int | str, limb: str) -> int:
         for index, label in enumerate(choices):
             if label.lower() == wanted or label.lower().split(" (")[0] == wanted:
                 return index
+        if wanted == "armature" and choices and choices[0] == ORIGIN_ARMATURE:
+            return 0  # "Armature", as earlier code labelled it: scripts written then keep working
     listed = ", ".join(f"{index} {label}" for index, label in enumerate(choices))
     raise RigError(f"has no parent '{parent}' to follow", bone=limb, hint=f"Pick one of: {listed}.")
 
