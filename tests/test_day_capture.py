@@ -1,0 +1,253 @@
+"""A day on one motion capture: the operators one after another on the same shot, saved and reopened.
+
+The Mixamo capture in tests/data as Blender's BVH importer gives it (69 frames, motion kept): Auto-Rig, a
+handle keyed by hand, keyed snaps both ways, a keyed parent switch, a bake over a range, feet planted over
+another, a limb rebuilt with more options, the file saved and reopened, refused operations, a limb removed
+and the clip exported. After every step ``Shot.step`` checks the frames and keys it was not asked to touch
+play and stay exactly as before, and the test checks the step did what it says.
+"""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from day_shot import SAME_MOVE, Shot, played
+from helpers import DATA, rotation_degrees, same, snapshot
+from mathutils import Matrix, Vector
+
+from ik_rigger import api
+from ik_rigger.core.errors import RigError
+
+LEFT_LEG, RIGHT_LEG = "mixamorig:LeftLeg", "mixamorig:RightLeg"
+LEFT_ARM = "mixamorig:LeftForeArm"
+HIPS = "mixamorig:Hips"
+FRAMES = range(1, 70)
+# What a bake or a build keys plays the capture within these (README: 6.7e-4 of the height, 0.20 degree).
+BAKED_MOVE, BAKED_TURN = 7e-4, 0.25
+# A snap lands within 1e-4 of the chain and 0.01 degree (docs/animating.md); the chain is about half the size.
+SNAPPED_MOVE, SNAPPED_TURN = 1e-4, 0.03
+
+
+def limb_bones(obj: bpy.types.Object, name: str) -> set[str]:
+    """The bones a limb's operations may move: its chain, its made bones and everything below them."""
+    limb = next(item for item in api.limbs(obj) if item.name == name)
+    tops = [*limb.chain, *limb.bones.values()]
+    found = set()
+    for top in tops:
+        bone = obj.data.bones[top]
+        found.add(bone.name)
+        found.update(child.name for child in bone.children_recursive)
+    return found
+
+
+def made_bones(obj: bpy.types.Object, name: str) -> set[str]:
+    return set(next(item for item in api.limbs(obj) if item.name == name).bones.values())
+
+
+def assert_plays(expected: dict, shown: dict, bones, size: float, move: float, turn: float, where: str) -> None:
+    for frame, poses in expected.items():
+        for name in bones:
+            moved = (poses[name].translation - shown[frame][name].translation).length / size
+            turned = rotation_degrees(poses[name], shown[frame][name])
+            assert moved < move and turned < turn, (where, frame, name, moved, turned)
+
+
+def capture() -> tuple[bpy.types.Object, float, dict]:
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
+    obj = bpy.context.active_object
+    return obj, max(obj.dimensions), played(obj, FRAMES)
+
+
+def key_handle_by_hand(obj: bpy.types.Object, handle: str, frames: range, lift: float) -> None:
+    """The user moves the handle up by ``lift`` on each of ``frames`` and keys its location there."""
+    scene = bpy.context.scene
+    pose_bone = obj.pose.bones[handle]
+    for frame in frames:
+        scene.frame_set(frame)
+        world = pose_bone.matrix.copy()
+        world.translation += Vector((0.0, 0.0, lift))
+        pose_bone.matrix = world
+        pose_bone.keyframe_insert("location", frame=frame)
+
+
+def test_a_day_on_a_motion_capture(tmp_path):
+    obj, size, captured = capture()
+    users = [bone.name for bone in obj.data.bones]
+    assert len(api.auto_rig(obj)) == 4
+    assert_plays(captured, played(obj, FRAMES, users), users, size, BAKED_MOVE, BAKED_TURN, "auto-rigged")
+    shot = Shot(obj, FRAMES, size)
+    left_leg = limb_bones(obj, LEFT_LEG)
+    handle = api.limbs(obj)[0].bones["HANDLE"]
+
+    # The user lifts the left foot's handle by hand over frames 10-20.
+    key_handle_by_hand(obj, handle, range(10, 21), 0.05 * size)
+    moved = shot.step("handle keyed by hand", range(10, 21), left_leg, owned={handle})
+    assert set(moved) == set(range(10, 21)), sorted(moved)
+
+    # Snap IK to FK, keyed at 15: the leg plays the capture there again, and only there.
+    api.snap_limb(obj, LEFT_LEG, "IK", key=True, frame=15)
+    moved = shot.step("snap IK to FK at 15", {15}, left_leg, owned=made_bones(obj, LEFT_LEG))
+    assert 15 in moved
+    assert_plays({15: captured[15]}, shot.shown, left_leg & set(users), size, SNAPPED_MOVE, SNAPPED_TURN,
+                 "snapped IK to FK at 15")
+
+    # FK over 30-40: keyed snaps at both ends; the leg plays its own (the capture's) keys between.
+    api.snap_limb(obj, LEFT_LEG, "FK", key=True, frame=30)
+    api.snap_limb(obj, LEFT_LEG, "IK", key=True, frame=40)
+    shot.step("FK over 30-40", range(30, 41), left_leg, owned=left_leg)
+    assert_plays({f: captured[f] for f in range(30, 41)}, shot.shown, left_leg & set(users), size, BAKED_MOVE,
+                 BAKED_TURN, "FK over 30-40")
+
+    # The left hand may follow the hips: the arm rebuilt with parent switching plays as before.
+    api.build(obj, LEFT_ARM, both_sides=False, parent_switch=True)
+    left_arm = limb_bones(obj, LEFT_ARM)
+    moved = shot.step("arm rebuilt with parent switching", FRAMES, left_arm, owned=made_bones(obj, LEFT_ARM))
+    assert all(gap[0] < 1e-4 and gap[1] < 0.05 for poses in moved.values() for gap in poses.values()), moved
+
+    # Switch Parent of the hand to the hips at 35, keyed: the hand stays put there, and its keys after are
+    # keyed anew under the hips, so the whole shot plays as before.
+    api.switch_parent(obj, LEFT_ARM, "Root", key=True, frame=35)
+    socket = {api.limbs(obj)[2].bones["SOCKET"]}  # the hidden bone the controls hang from follows the hips
+    shot.step("hand switched to the hips at 35", range(35, 70), socket, owned=made_bones(obj, LEFT_ARM),
+              switches=False)
+    assert api.limbs(obj)[2].name == LEFT_ARM
+    bpy.context.scene.frame_set(36)
+    assert obj.pose.bones[api.limbs(obj)[2].bones["HANDLE"]]["parent"] == 1
+
+    # Bake FK to IK over 25-45: every limb's controls keyed from the FK motion there, and nothing else.
+    controls = set().union(*(made_bones(obj, limb.name) for limb in api.limbs(obj)))
+    api.bake(obj, "FK_TO_IK", range(25, 46))
+    shot.step("baked FK to IK over 25-45", range(25, 46), owned=controls, switches=False)
+    assert_plays({f: captured[f] for f in range(25, 46)}, shot.shown, users, size, BAKED_MOVE, BAKED_TURN,
+                 "baked FK to IK over 25-45")
+
+    # Plant Feet over 50-60 on a floor under the feet's lowest point there.
+    lowest = min((obj.matrix_world @ shot.shown[f][foot].translation).z
+                 for f in range(50, 61) for foot in ("mixamorig:LeftFoot", "mixamorig:RightFoot"))
+    ground = floor(lowest - 0.02 * size)
+    legs = limb_bones(obj, LEFT_LEG) | limb_bones(obj, RIGHT_LEG)
+    result = api.plant_feet(obj, ground, range(50, 61))
+    assert len(result.feet) == 2
+    hips = {HIPS} if result.hips else set()
+    shot.step("feet planted over 50-60", range(50, 61), legs | hips | ({*users} if result.hips else set()),
+              owned=controls | hips, switches=False)
+
+    # The right leg rebuilt with its pole following the handle: the shot plays as before.
+    api.build(obj, RIGHT_LEG, both_sides=False, pole_parent="HANDLE")
+    moved = shot.step("right leg rebuilt with its pole on the handle", FRAMES, limb_bones(obj, RIGHT_LEG),
+                      owned=made_bones(obj, RIGHT_LEG), switches=False)
+    worst = max((gap for poses in moved.values() for gap in poses.values()), default=(0.0, 0.0))
+    assert worst[0] < 1e-4 and worst[1] < 0.05, worst
+
+    # Saved and reopened, it plays the same.
+    path = tmp_path / "day.blend"
+    name = obj.name
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    obj = bpy.data.objects[name]
+    shot.obj = obj
+    shot.step("saved and reopened", switches=False)
+
+    # Refused in the middle: each leaves everything as it was.
+    kept = snapshot(obj)
+    for refused in (lambda: api.switch_parent(obj, LEFT_ARM, "Nowhere", key=True, frame=50),
+                    lambda: api.plant_feet(obj, None, range(1, 10)),
+                    lambda: api.bake(obj, "SIDEWAYS", range(1, 10)),
+                    lambda: api.build(obj, LEFT_LEG, pole_distance=-3.0)):
+        with pytest.raises(RigError):
+            refused()
+        assert same(kept, snapshot(obj))
+        shot.step("refused", switches=False)
+
+    # The arm removed, its motion kept: the user's bones play as before.
+    api.remove(obj, LEFT_ARM)
+    moved = shot.step("arm removed", FRAMES, left_arm, owned=left_arm, switches=False)
+    worst = max((gap for frame, poses in moved.items() for name, gap in poses.items() if name in users),
+                default=(0.0, 0.0))
+    assert worst[0] < SAME_MOVE * 10 and worst[1] < 0.05, worst
+
+
+def floor(height: float) -> bpy.types.Object:
+    mesh = bpy.data.meshes.new("Floor")
+    mesh.from_pydata([(-1e3, -1e3, height), (1e3, -1e3, height), (1e3, 1e3, height), (-1e3, 1e3, height)], [],
+                     [(0, 1, 2, 3)])
+    ground = bpy.data.objects.new("Floor", mesh)
+    bpy.context.scene.collection.objects.link(ground)
+    return ground
+
+
+_ = Matrix
+
+
+def test_a_snap_keyed_on_another_frame_keys_the_pose_shown_there():
+    """``api.snap_limb(..., key=True, frame=15)`` with the scene on frame 40: the leg at 15 plays the FK pose of
+    15 (it keyed frame 40's pose at 15, the thigh 129 degrees off), and the scene is back on 40."""
+    obj, size, captured = capture()
+    api.auto_rig(obj)
+    shot = Shot(obj, FRAMES, size)
+    handle = api.limbs(obj)[0].bones["HANDLE"]
+    key_handle_by_hand(obj, handle, range(10, 21), 0.05 * size)
+    shot.remember()
+    bpy.context.scene.frame_set(40)
+    api.snap_limb(obj, LEFT_LEG, "IK", key=True, frame=15)
+    assert bpy.context.scene.frame_current == 40
+    left_leg = limb_bones(obj, LEFT_LEG)
+    shot.step("snap IK to FK at 15 from frame 40", {15}, left_leg, owned=made_bones(obj, LEFT_LEG))
+    assert_plays({15: captured[15]}, shot.shown, left_leg & set(captured[15]), size, SNAPPED_MOVE, SNAPPED_TURN,
+                 "snapped IK to FK at 15 from frame 40")
+
+
+def test_a_parent_switch_keyed_on_another_frame_keeps_the_controls_where_they_play_there():
+    obj, size, _ = capture()
+    api.auto_rig(obj)
+    api.build(obj, LEFT_ARM, both_sides=False, parent_switch=True)
+    shot = Shot(obj, FRAMES, size)
+    bpy.context.scene.frame_set(10)
+    api.switch_parent(obj, LEFT_ARM, "Root", key=True, frame=35)
+    assert bpy.context.scene.frame_current == 10
+    socket = {api.limbs(obj)[2].bones["SOCKET"]}
+    shot.step("hand switched to the hips at 35 from frame 10", range(35, 70), socket,
+              owned=made_bones(obj, LEFT_ARM), switches=False)
+
+
+@pytest.mark.parametrize("current", [30, 40])
+def test_a_bake_over_a_keyed_parent_switch_follows_the_parent_each_frame_plays(current):
+    """Baking FK to IK over frames where a keyed switch changes what the hand follows: each frame's controls are
+    keyed under the parent that frame plays (they were keyed under the one of the current frame, 16 degrees
+    off on the frames of the other)."""
+    obj, size, captured = capture()
+    api.auto_rig(obj)
+    api.build(obj, LEFT_ARM, both_sides=False, parent_switch=True)
+    api.switch_parent(obj, LEFT_ARM, "Root", key=True, frame=35)
+    bpy.context.scene.frame_set(current)
+    api.bake(obj, "FK_TO_IK", range(25, 46))
+    arm = limb_bones(obj, LEFT_ARM) & set(captured[1])
+    assert_plays({f: captured[f] for f in range(25, 46)}, played(obj, range(25, 46)), arm, size, BAKED_MOVE,
+                 BAKED_TURN, "baked over the switch")
+
+
+def test_feet_are_planted_over_a_range_the_legs_play_in_ik_whatever_the_current_frame_plays():
+    """Plant Feet over 50-60 with the scene on a frame the left leg plays in FK (keyed over 30-40): planted (it
+    was refused as 'not fully in IK', read on the current frame); over a range the leg plays in FK on, refused
+    naming the frame, with nothing changed."""
+    obj, size, _ = capture()
+    api.auto_rig(obj)
+    api.snap_limb(obj, LEFT_LEG, "FK", key=True, frame=30)
+    api.snap_limb(obj, LEFT_LEG, "IK", key=True, frame=40)
+    bpy.context.scene.frame_set(35)
+    shot = Shot(obj, FRAMES, size)
+    lowest = min((obj.matrix_world @ shot.shown[f][foot].translation).z
+                 for f in range(50, 61) for foot in ("mixamorig:LeftFoot", "mixamorig:RightFoot"))
+    ground = floor(lowest - 0.02 * size)
+    kept = snapshot(obj)
+    with pytest.raises(RigError, match="not fully in IK on frame 30"):
+        api.plant_feet(obj, ground, range(25, 45))
+    assert same(kept, snapshot(obj))
+    shot.step("refused over 25-45")
+    result = api.plant_feet(obj, ground, range(50, 61))
+    assert sorted(result.feet) == [LEFT_LEG, RIGHT_LEG]
+    legs = limb_bones(obj, LEFT_LEG) | limb_bones(obj, RIGHT_LEG)
+    owned = made_bones(obj, LEFT_LEG) | made_bones(obj, RIGHT_LEG) | {HIPS}
+    moved = shot.step("feet planted over 50-60", range(50, 61), set(shot.shown[1]) if result.hips else legs,
+                      owned=owned, switches=False)
+    assert moved
