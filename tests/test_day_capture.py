@@ -9,15 +9,23 @@ play and stay exactly as before, and the test checks the step did what it says.
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
 import bpy
 import pytest
-from day_shot import SAME_MOVE, Shot, played
+from day_shot import SAME_MOVE, SAME_TURN, Shot, played
 from helpers import DATA, rotation_degrees, same, snapshot
 from mathutils import Matrix, Vector
+from test_export import assert_three_plays_the_rig
+from test_packaging import blender_command, isolated_env
 
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
 
+ROOT = Path(__file__).resolve().parent.parent
+PLAYER = ROOT / "tests" / "play_without_addon.py"
 LEFT_LEG, RIGHT_LEG = "mixamorig:LeftLeg", "mixamorig:RightLeg"
 LEFT_ARM = "mixamorig:LeftForeArm"
 HIPS = "mixamorig:Hips"
@@ -171,6 +179,48 @@ def test_a_day_on_a_motion_capture(tmp_path):
                 default=(0.0, 0.0))
     assert worst[0] < SAME_MOVE * 10 and worst[1] < 0.05, worst
 
+    # Saved again and played in a Blender without IK Rigger (and in the other Blender, where it opens the file):
+    # every bone as here.
+    path = tmp_path / "day_removed.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    checked = [1, 15, 35, 55, 69]
+    for python in [None, *other_blenders()]:
+        shown = play_elsewhere(path, checked, tmp_path, python)
+        assert not shown["invalid_drivers"], shown["invalid_drivers"]
+        for frame in checked:
+            for name, rows in shown["frames"][str(frame)][obj.name].items():
+                matrix = Matrix(rows)
+                expected = shot.shown[frame][name]
+                assert (matrix.translation - expected.translation).length / size < SAME_MOVE, (python, frame, name)
+                assert rotation_degrees(matrix, expected) < SAME_TURN, (python, frame, name)
+
+    # Exported: three.js plays every frame of the clip as Blender does.
+    report = api.export(obj, str(tmp_path / "day.glb"))
+    assert [clip.name for clip in report.clips] == [obj.animation_data.action.name]
+    assert_three_plays_the_rig(obj, tmp_path / "day.glb", report)
+    shot.step("exported")
+
+
+def other_blenders() -> list[Path]:
+    """The Python of a newer Blender of this project's environments, which opens this one's files."""
+    newer = ROOT / ".venvs" / "blender-5.2" / "bin" / "python"
+    return [newer] if bpy.app.version < (5, 0) and newer.exists() else []
+
+
+def play_elsewhere(path: Path, frames: list[int], tmp_path: Path, python: Path | None = None) -> dict:
+    """What a Blender without IK Rigger shows of ``path`` (tests/play_without_addon.py): this one's, or the
+    Blender of ``python``."""
+    home = tmp_path / "home-without-addon"
+    home.mkdir(exist_ok=True)
+    command = blender_command(PLAYER, str(path), *map(str, frames))
+    if python is not None:
+        command = [str(python), *command[1:]]
+    result = subprocess.run(command, cwd=tmp_path, env=isolated_env(home), capture_output=True, text=True,
+                            timeout=300, check=False)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    assert result.returncode == 0 and lines, result.stdout[-2000:] + result.stderr[-2000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
 
 def floor(height: float) -> bpy.types.Object:
     mesh = bpy.data.meshes.new("Floor")
@@ -180,8 +230,6 @@ def floor(height: float) -> bpy.types.Object:
     bpy.context.scene.collection.objects.link(ground)
     return ground
 
-
-_ = Matrix
 
 
 def test_a_snap_keyed_on_another_frame_keys_the_pose_shown_there():
