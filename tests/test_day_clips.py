@@ -16,6 +16,7 @@ import pytest
 from export_readers import _assign, blender_world
 from helpers import DATA, at_rest_alone, evaluate, import_bvh, rotation_degrees, same, snapshot
 from mathutils import Matrix, Vector
+from test_export import assert_three_plays_the_rig
 
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
@@ -162,6 +163,12 @@ def test_a_day_with_clips_strips_and_a_second_character(tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
     bpy.ops.wm.open_mainfile(filepath=str(path))
     day.step("saved and reopened")
+
+    # Exported: three.js plays every frame of every clip as Blender does, and the scene is left as it was.
+    report = api.export(day.fox, str(tmp_path / "fox.glb"))
+    assert sorted(clip.name.split("_")[0] for clip in report.clips) == ["Run", "Survey", "Walk"]
+    assert_three_plays_the_rig(day.fox, tmp_path / "fox.glb", report)
+    day.step("exported")
 
 
 @pytest.mark.parametrize("given", [pytest.param({"soft_ik": 0.1}, id="soft-ik"),
