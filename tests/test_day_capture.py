@@ -329,3 +329,22 @@ def test_a_rebuild_turning_a_part_on_or_off_keeps_the_capture_playing(first, the
     assert worst[0] < 1e-4 and worst[1] < 0.05, worst
     baked = any("baked" in note for note in built[0].notes)
     assert baked == ("pole_parent" not in then), built[0].notes
+
+
+def test_a_rebuild_keying_the_controls_anew_over_a_keyed_parent_switch_keeps_the_capture_playing():
+    """The arm's hand switched to the hips at 35 (keyed), then the arm rebuilt with soft IK: its controls are keyed
+    anew under the parent each frame plays (the build failed, the hips not read for the bake), the switch's keys
+    kept, and the capture plays as before."""
+    obj, size, captured = capture()
+    api.auto_rig(obj)
+    api.build(obj, LEFT_ARM, both_sides=False, parent_switch=True)
+    api.switch_parent(obj, LEFT_ARM, "Root", key=True, frame=35)
+    shot = Shot(obj, FRAMES, size)
+    arm = limb_bones(obj, LEFT_ARM)
+    api.build(obj, LEFT_ARM, both_sides=False, soft_ik=0.1)
+    moved = shot.step("arm rebuilt with soft IK over its keyed switch", FRAMES, arm, owned=arm, switches=False)
+    assert not any(name in captured[1] for poses in moved.values() for name in poses), moved
+    handle = obj.pose.bones[next(item for item in api.limbs(obj) if item.name == LEFT_ARM).bones["HANDLE"]]
+    for frame, chosen in ((34, 0), (35, 1), (69, 1)):
+        bpy.context.scene.frame_set(frame)
+        assert handle["parent"] == chosen, frame
