@@ -348,3 +348,24 @@ def test_a_rebuild_keying_the_controls_anew_over_a_keyed_parent_switch_keeps_the
     for frame, chosen in ((34, 0), (35, 1), (69, 1)):
         bpy.context.scene.frame_set(frame)
         assert handle["parent"] == chosen, frame
+
+
+def test_bakes_both_ways_over_a_range_then_every_limb_removed():
+    """Bake IK to FK over 20-30 switching to FK and clearing the controls' keys there, back FK to IK switching
+    to IK, then every limb removed keeping the motion: each step plays the capture as before, the frames
+    outside 20-30 untouched by the bakes."""
+    obj, size, captured = capture()
+    api.auto_rig(obj)
+    shot = Shot(obj, FRAMES, size)
+    users = set(captured[1])
+    rigged = set().union(*(limb_bones(obj, limb.name) for limb in api.limbs(obj)))
+    bpy.context.scene.frame_set(60)
+    for direction, clear in (("IK_TO_FK", True), ("FK_TO_IK", False)):
+        api.bake(obj, direction, range(20, 31), switch=True, clear=clear)
+        moved = shot.step(f"baked {direction} over 20-30", range(20, 31), owned=rigged, switches=False)
+        assert not any(name in users for poses in moved.values() for name in poses), moved
+    for limb in api.limbs(obj):
+        api.remove(obj, limb.name)
+    moved = shot.step("every limb removed", FRAMES, rigged, owned=rigged, switches=False)
+    assert not any(name in users for poses in moved.values() for name in poses), moved
+    assert not obj.ik_rigger.limbs
