@@ -376,13 +376,13 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     parts = records.require(obj, record, ROLE_HANDLE)
     if key:
         scene_state.check_keys_over_strips(obj, [*parts.chain, *parts.made.values(), parts.extremity or ""])
-    at = bpy.context.scene.frame_current if frame is None else frame
     function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
-    changed = function(obj, record, keyframe=key, frame=at)
-    if switch and key:
-        clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
-    elif switch:
-        records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
+    with scene_state.on_frame(frame if key else None) as at:  # the pose keyed at ``frame`` is the one shown there
+        changed = function(obj, record, keyframe=key, frame=at)
+        if switch and key:
+            clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+        elif switch:
+            records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
     return changed
 
 
@@ -402,8 +402,8 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     prepare(obj)
     if key:
         scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
-    at = bpy.context.scene.frame_current if frame is None else frame
-    return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
+    with scene_state.on_frame(frame if key else None) as at:  # the controls kept where they are shown at ``frame``
+        return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
 
 
 @_takes_armature

@@ -21,7 +21,7 @@ from mathutils import Vector
 from ..core import body, geometry, naming
 from ..core.errors import RigError
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, Driven, NewBone, PropertyPlan, Skeleton
-from ..core.switches import is_number, number
+from ..core.switches import is_number
 from .base import Draft, Item, Part, option
 
 ROLE_SOCKET = "SOCKET"
@@ -231,22 +231,27 @@ def draw(layout: Any, obj: Any, limb: Any, parts: Any) -> None:
 
 
 def bake_to_ik(bake: Any) -> None:
-    """The socket's poses over the recording, from the parent it follows now."""
+    """The socket's poses over the recording, each frame's from the parent the handle's ``parent`` plays there."""
     socket = bake.parts.made.get(ROLE_SOCKET)
     if socket is None:
         return
     bones = bake.obj.data.bones
     rest = bones[socket].matrix_local
     handle = bake.obj.pose.bones.get(bake.parts.handle or "")
-    index = int(number(handle, PARENT, 0)) if handle is not None else 0
-    followed = next((constraint.targets[0].subtarget for constraint in bake.obj.pose.bones[socket].constraints
-                     if constraint.type == "ARMATURE" and len(constraint.targets)
-                     and constraint.name.startswith(f"{CONSTRAINT_PARENT} {index}:")), None)
-    if not followed:
-        bake.made[socket] = [rest.copy() for _ in bake.frames]
-        return
-    offset = bones[followed].matrix_local.inverted() @ rest
-    bake.made[socket] = [pose @ offset for pose in bake.poses_of(followed)]
+    chosen = bake.played_switch(handle.name, PARENT, 0) if handle is not None else [0.0] * len(bake.frames)
+    followed: dict[int, str] = {}
+    for constraint in bake.obj.pose.bones[socket].constraints:
+        head = constraint.name.partition(":")[0].removeprefix(CONSTRAINT_PARENT + " ")
+        if constraint.type == "ARMATURE" and len(constraint.targets) and head.isdigit():
+            followed.setdefault(int(head), constraint.targets[0].subtarget)
+    poses = []
+    for number_on_frame, value in enumerate(chosen):
+        bone = followed.get(round(value))
+        if not bone:
+            poses.append(rest.copy())
+            continue
+        poses.append(bake.poses_of(bone)[number_on_frame] @ bones[bone].matrix_local.inverted() @ rest)
+    bake.made[socket] = poses
 
 
 PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik, keep=keep)

@@ -24,8 +24,9 @@ from mathutils import Matrix, Vector
 from .. import parts as limb_parts
 from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, rotation_property
+from ..core.switches import number
 from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
-from .animation import existing_fcurve, fcurve_owners
+from .animation import action_frame, existing_fcurve, fcurve_owners
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, log_curve, write_keys
@@ -94,6 +95,15 @@ class Bake:
     @staticmethod
     def local(rest: Matrix, parent_rest: Matrix | None) -> Local:
         return Local(rest, parent_rest)
+
+    def played_switch(self, bone: str, name: str, default: float) -> list[float]:
+        """The switch ``name`` of ``bone`` (a custom property) on each frame, as the active action's keys play it
+        there, else as it is now (``default`` where there is none): a keyed parent switch changes on the way."""
+        pose_bone = self.obj.pose.bones[bone]
+        curve = existing_fcurve(self.obj, pose_bone.path_from_id(f'["{name}"]'))
+        if curve is None:
+            return [number(pose_bone, name, default)] * len(self.frames)
+        return [curve.evaluate(action_frame(self.obj, frame)) for frame in self.frames]
 
     def key(self, name: str, bases: Sequence[Matrix]) -> None:
         key_transforms(self.obj, name, self.recording.frames, bases, self.interpolation, self.journal)

@@ -55,7 +55,8 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     depsgraph = bpy.context.evaluated_depsgraph_get()
     world = obj.evaluated_get(depsgraph).matrix_world.copy()
     up = ground_up(surface_object, depsgraph, world.translation)
-    feet = read_feet(obj, up, depsgraph, pose)
+    frames = None if frames is None else sorted(set(frames))
+    feet = read_feet(obj, up, depsgraph, pose, frames)
     hips = hips_bone(obj, feet)
     margin = _RAY_MARGIN * max(foot.length for foot in feet) * plan.mean_scale(world)
     surface = Surface(surface_object, depsgraph, up, margin)
@@ -70,7 +71,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
         obj.update_tag()
         return PlantResult([foot.limb for foot in feet], hips if drop > 0.0 else None,
                            plan.world_length(world, up, drop), 1)
-    return _bake(obj, feet, sorted(set(frames)), surface, hips, up)
+    return _bake(obj, feet, frames, surface, hips, up)
 
 
 def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surface: Surface, hips: str | None,

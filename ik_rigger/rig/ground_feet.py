@@ -14,6 +14,7 @@ from ..core import naming
 from ..core.errors import RigError
 from ..parts.handle import ROLE_HANDLE
 from . import records, solver
+from .animation import action_frame, existing_fcurve
 
 # A vertex belongs to the sole when at least this much of its weight is the foot's and toes'.
 _SOLE_WEIGHT = 0.5
@@ -114,11 +115,22 @@ def foot_sole(obj: bpy.types.Object, foot: Foot, pose: dict[str, Matrix]) -> lis
     return [to_foot @ pose[bone] @ point for bone, point in foot.pieces]
 
 
+def _not_in_ik(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int] | None) -> int | None:
+    """The first of ``frames`` (None: the current one) on which the limb plays less than fully in IK, as its
+    ``ik_fk`` keys play it there; None when it is in IK on all of them."""
+    handle = obj.pose.bones[parts.handle or ""]
+    curve = existing_fcurve(obj, handle.path_from_id(f'["{records.IK_FK}"]')) if frames is not None else None
+    if curve is None:
+        return None if records.ik_fk(obj, parts) >= 1.0 - 1e-6 else bpy.context.scene.frame_current
+    return next((frame for frame in frames if curve.evaluate(action_frame(obj, frame)) < 1.0 - 1e-6), None)
+
+
 def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
-              pose: dict[str, Matrix]) -> list[Foot]:
+              pose: dict[str, Matrix], frames: Sequence[int] | None = None) -> list[Foot]:
     """The legs to plant with their soles, from the pose now; refuses when there are none.
 
-    ``up`` is the character's up in world space, ``pose`` the evaluated armature-space pose.
+    ``up`` is the character's up in world space, ``pose`` the evaluated armature-space pose; each leg must
+    play in IK on ``frames`` (None: the current frame), the frames planted.
     """
     world = obj.matrix_world
     up_armature = (world.inverted().to_3x3() @ up).normalized()
@@ -130,9 +142,10 @@ def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
         parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
         if parts.handle is None:
             raise RigError("has no IK handle to move", bone=limb.name, hint="Rebuild the limb.")
-        if records.ik_fk(obj, parts) < 1.0 - 1e-6:
-            raise RigError("is not fully in IK, and planting moves its IK handle", bone=limb.name,
-                           hint="Switch the leg to IK (its IK/FK switch at 1) first.")
+        in_fk = _not_in_ik(obj, parts, frames)
+        if in_fk is not None:
+            raise RigError(f"is not fully in IK on frame {in_fk}, and planting moves its IK handle", bone=limb.name,
+                           hint="Switch the leg to IK (its IK/FK switch at 1) on the frames planted first.")
         length = sum(obj.data.bones[name].length for name in parts.chain)
         bone = parts.extremity if parts.extremity and parts.clone else None
         if bone is None:

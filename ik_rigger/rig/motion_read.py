@@ -122,10 +122,13 @@ def limb_bones(limb_plan: LimbPlan) -> set[str]:
 
 def recorded_bones(obj: bpy.types.Object, limb_plan: LimbPlan) -> set[str]:
     """What a bake onto the limb's controls reads: the limb's bones, what its handle hangs from, the
-    chain's parent (its own keys are keyed anew from them after Fix Bone Orientation) and the user's other
-    bones the limb puts a constraint on (a foot roll's toe)."""
+    chain's parent (its own keys are keyed anew from them after Fix Bone Orientation), the user's other
+    bones the limb puts a constraint on (a foot roll's toe) and those a parent socket may follow."""
     parent = obj.data.bones[limb_plan.chain[0]].parent
     made = {bone.name for bone in limb_plan.new_bones}
     owners = {constraint.owner for constraint in limb_plan.constraints if constraint.owner not in made}
-    return limb_bones(limb_plan) | owners | {name for name in (limb_plan.handle_parent,
+    # What a parent socket may follow: a keyed switch picks one on each frame.
+    choices = {constraint.subtarget for constraint in limb_plan.constraints
+               if constraint.kind == "ARMATURE" and constraint.subtarget and constraint.subtarget not in made}
+    return limb_bones(limb_plan) | owners | choices | {name for name in (limb_plan.handle_parent,
                                                                parent.name if parent else None) if name}

@@ -221,6 +221,22 @@ def check_evaluated(obj: bpy.types.Object) -> None:
 
 
 @contextmanager
+def on_frame(frame: int | None) -> Iterator[int]:
+    """The scene on ``frame`` for the block, so a pose read there is the one it plays there (a snap or switch
+    keyed on another frame than the current one), then back on the frame it was on; None: the current one."""
+    scene = bpy.context.scene
+    current, subframe = scene.frame_current, scene.frame_subframe
+    if frame is None or (frame == current and not subframe):
+        yield current
+        return
+    scene.frame_set(frame)
+    try:
+        yield frame
+    finally:
+        scene.frame_set(current, subframe=subframe)
+
+
+@contextmanager
 def in_pose_position(obj: bpy.types.Object, done: str = "rigged or animated") -> Iterator[None]:
     """The armature in Pose Position for the block: in Rest Position (Armature properties), which an
     animator turns on to look at the rest, Blender plays no pose, and every pose read (a kept motion, a
