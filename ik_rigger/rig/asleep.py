@@ -9,7 +9,7 @@ left alone: a change to those would be saved as an override.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import bpy
@@ -32,6 +32,27 @@ def followers(armature: bpy.types.Object) -> list[bpy.types.Object]:
             if obj is not armature and _may_sleep(obj)
             and (obj.parent == armature or any(modifier.type == "ARMATURE" and modifier.object == armature
                                                for modifier in obj.modifiers))]
+
+
+def _plays(obj: bpy.types.Object) -> bool:
+    """True when Blender evaluates ``obj`` again on a frame change: it is an armature (a character,
+    posed by its keys, constraints and drivers), it is animated, or an armature moves it."""
+    animation = obj.animation_data
+    return (obj.type == "ARMATURE" or (animation is not None and (
+        animation.action is not None or len(animation.drivers) > 0 or len(animation.nla_tracks) > 0))
+        or (obj.parent is not None and obj.parent.type == "ARMATURE")
+        or any(modifier.type == "ARMATURE" for modifier in obj.modifiers))
+
+
+def bystanders(armature: bpy.types.Object, shown: Iterable[bpy.types.Object]) -> list[bpy.types.Object]:
+    """Those of ``shown`` (a view layer's objects) that may sleep while the poses of ``armature`` alone
+    are read frame by frame, and that Blender would play on each frame: its followers and the other
+    characters of the scene (their armatures, what they move, what is animated). What ``armature``
+    depends on Blender still evaluates; a still object costs a frame nothing, so it is left awake
+    (waking it costs its evaluation). Objects in another mode (Pose mode with several armatures) stay
+    awake too."""
+    return [obj for obj in shown
+            if obj is not armature and obj.mode == "OBJECT" and _may_sleep(obj) and _plays(obj)]
 
 
 def selected(objects: Sequence[bpy.types.Object]) -> list[bpy.types.Object]:

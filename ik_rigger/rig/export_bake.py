@@ -18,7 +18,7 @@ import numpy as np
 from ..core.errors import RigError
 from . import records
 from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
-from .asleep import asleep, followers
+from .asleep import asleep, bystanders
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
 from .scene_state import animated_paths, give_back, values_at
 from .scene_time import keys_time
@@ -145,7 +145,7 @@ def bake_clips(obj: bpy.types.Object, clips: Sequence[Clip], frame_range: tuple[
     flat = np.empty(16 * len(pose_bones), dtype=np.float32)
     baked = []
     left = values_at(obj, _other_animated_paths(obj))
-    with asleep(followers(obj)):
+    with asleep(bystanders(obj, bpy.context.view_layer.objects)):
         for clip in clips:
             frames = list(range(frame_range[0], frame_range[1] + 1)) if frame_range else clip.frames
             poses = np.empty((len(frames), len(names), 16), dtype=np.float64)

@@ -17,7 +17,7 @@ from ..core.errors import RigError
 from ..core.geometry import unevenness
 from . import records, replay
 from .animation import ensure_fcurve, existing_fcurve, fcurve_owners
-from .asleep import asleep, followers
+from .asleep import asleep, bystanders
 from .journal import Journal
 from .scene_state import library_path
 from .scene_time import keys_time
@@ -55,7 +55,7 @@ def evaluated_poses(obj: bpy.types.Object, frames: Sequence[int], names: Sequenc
     try:
         # The frames evaluate the armature without the meshes it moves, which would cost far more; each
         # plays its own keys, where the poses read are keyed.
-        with asleep(followers(obj)), keys_time(scene):
+        with asleep(bystanders(obj, bpy.context.view_layer.objects)), keys_time(scene):
             for number, frame in enumerate(frames):
                 scene.frame_set(frame)
                 evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
