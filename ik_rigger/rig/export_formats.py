@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import bpy
 
 from ..core.errors import RigError
+from .gltf_tracks import tracks_grouped
 
 FORMATS = {".glb": "GLB", ".gltf": "GLTF", ".fbx": "FBX"}
 
@@ -117,4 +118,5 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
             _fbx(filepath)
         else:
             _gltf_rate(scene)
-            _gltf(filepath, fmt)
+            with tracks_grouped():
+                _gltf(filepath, fmt)
