@@ -3,7 +3,7 @@
 # requirements/*.txt. Idempotent: an environment whose requirements have not changed
 # since it was built is left alone, so a second run takes a second.
 #
-#   scripts/setup.sh            all environments (blender-5.2, blender-4.5, blender-4.2, lint) and node
+#   scripts/setup.sh            all environments (blender-5.2, blender-4.5, blender-4.4, blender-4.2, lint) and node
 #   scripts/setup.sh blender-5.2  only the named ones
 #   scripts/setup.sh node         the export tests' readers in tests/node (glTF Validator, three.js; npm ci)
 #   scripts/setup.sh farm         the farm's (Dask, Open Job Description; on demand only)
@@ -18,10 +18,11 @@ python_version_for() {
     case "$1" in
         blender-5.2) echo 3.13 ;;
         blender-4.5) echo 3.11 ;;
+        blender-4.4) echo 3.11 ;;
         blender-4.2) echo 3.11 ;;
         lint) echo 3.13 ;;
         farm) echo 3.13 ;;
-        *) echo "setup: unknown environment '$1' (known: blender-5.2 blender-4.5 blender-4.2 lint farm)" >&2; exit 2 ;;
+        *) echo "setup: unknown environment '$1' (known: blender-5.2 blender-4.5 blender-4.4 blender-4.2 lint farm)" >&2; exit 2 ;;
     esac
 }
 
@@ -48,6 +49,7 @@ requirement_modules() {
     case "$1" in
         blender-5.2) echo bpy pytest matplotlib ;;
         blender-4.5) echo bpy pytest matplotlib ;;
+        blender-4.4) echo bpy pytest matplotlib ;;
         blender-4.2) echo bpy pytest matplotlib ;;
         lint) echo ruff mypy ;;
         farm) echo bpy pytest distributed openjd.cli ;;
@@ -131,7 +133,7 @@ build_node() {
 
 mkdir -p "$VENVS"
 if [ "$#" -eq 0 ]; then
-    set -- blender-5.2 blender-4.5 blender-4.2 lint node
+    set -- blender-5.2 blender-4.5 blender-4.4 blender-4.2 lint node
 fi
 for name in "$@"; do
     case "$name" in

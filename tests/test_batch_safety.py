@@ -178,7 +178,8 @@ def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = 
                      not_by: Iterable[int] = ()) -> Path:
     """The first temporary folder a save makes in ``folder`` (by a worker, not the main process, if
     ``by_worker``; by none of the processes ``not_by``), seen while the file is being written in it
-    (not the empty one the run makes and removes at once to see that it can write there)."""
+    (not the empty one the run makes and removes at once to see that it can write there, nor one whose
+    file is linked into place already, the save done: it is emptied next, and a signal then stops no file)."""
     deadline = time.monotonic() + 120
     others = {*not_by, *([process.pid] if by_worker else [])}
     while time.monotonic() < deadline and process.poll() is None:
@@ -186,7 +187,7 @@ def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = 
         found = [entry for entry in found if not any(f".{pid}.{TEMP_MARK}" in entry for pid in others)]
         for entry in found:
             try:
-                if os.listdir(folder / entry):
+                if any(os.stat(folder / entry / name).st_nlink == 1 for name in os.listdir(folder / entry)):
                     return folder / entry
             except OSError:  # gone, or not a folder
                 continue

@@ -186,6 +186,10 @@ def deforms(obj: bpy.types.Object) -> dict[str, dict[int, dict[str, Matrix]]]:
     (so a bone Fix Bone Orientation turned counts by what it does, not by its new axes)."""
     found = {}
     for action in bpy.data.actions:
+        if getattr(action, "id_root", "OBJECT") != "OBJECT":  # 5.0 has no id_root: slots tell
+            # Another kind's clip: before 4.4 glTF's importer gives the shape keys their own ('Dance_Head'),
+            # which 4.2 does not assign to the armature, leaving the clip before playing, and 4.3 refuses.
+            continue
         play_alone(obj, action)
         start, end = action.frame_range
         frames = range(int(start), int(end) + 1)

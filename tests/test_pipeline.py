@@ -664,8 +664,12 @@ def test_batch_outputs_play_without_the_addon_and_earlier_rigs_come_out_upgraded
 
 
 def _delete_constraint(obj: bpy.types.Object, owner: str, name: str) -> None:
-    pose_bone = obj.pose.bones[owner]
-    pose_bone.constraints.remove(pose_bone.constraints[name])
+    """As the user does, with the constraint's X: Blender 4.4.0 crashes on the next update after
+    Python's ``constraints.remove`` of a constraint whose influence has a driver."""
+    constraint = obj.pose.bones[owner].constraints[name]
+    with bpy.context.temp_override(object=obj, active_object=obj, constraint=constraint):
+        assert bpy.ops.constraint.delete(constraint=name, owner="BONE") == {"FINISHED"}
+    assert name not in obj.pose.bones[owner].constraints
 
 
 DAMAGE = {

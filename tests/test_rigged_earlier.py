@@ -2,10 +2,10 @@
 
 ``tests/data/rigged_at_<commit>.blend`` were made by ``tests/make_rigged_by.py`` with the code of the
 0.2.0 release (c12aa73), of the landing of records version 2 (f9c30a1) and of the last landing before
-this session's (cfe1d2e), on Blender 4.2 (and cfe1d2e's on 5.2 too, ``_on_5_2``): "Hero" rigged with
-every option set of its ``LIMBS`` that code knew and an aim on the head, "Robot" (tails off their joints)
-auto-rigged, "Runner" with an iTaSC distance and its motion played in FK or left alone (``RUNNER_LIMBS``),
-each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
+this session's (cfe1d2e), on Blender 4.2 (and cfe1d2e's on 4.4 and 5.2 too, ``_on_4_4``, ``_on_5_2``):
+"Hero" rigged with every option set of its ``LIMBS`` that code knew and an aim on the head, "Robot" (tails
+off their joints) auto-rigged, "Runner" with an iTaSC distance and its motion played in FK or left alone
+(``RUNNER_LIMBS``), each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
 played then.
 """
 
@@ -28,10 +28,12 @@ from ik_rigger import api, ui
 from ik_rigger.core.errors import RigError
 from ik_rigger.rig import records
 
-# The last one saved by Blender 5.2 (slotted actions), which Blender 4.2 does not open.
-COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e",
-           pytest.param("cfe1d2e_on_5_2", marks=pytest.mark.skipif(bpy.app.version < (5, 0, 0),
-                                                                    reason="saved by Blender 5.2"))]
+# cfe1d2e's also saved by Blender 4.4 (the first with slotted actions), which every Blender opens; the last
+# one saved by Blender 5.2, whose files Blender 4.4 and before do not open (4.5 does).
+COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e", "cfe1d2e_on_4_4",
+           pytest.param("cfe1d2e_on_5_2", marks=pytest.mark.skipif(bpy.app.version < (4, 5, 0),
+                                                                    reason="saved by Blender 5.2, which Blender "
+                                                                    "before 4.5 cannot read"))]
 ARMATURES = ["Hero", "Robot", "Runner"]
 LEG = ["thigh.L", "shin.L"]
 

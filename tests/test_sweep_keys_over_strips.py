@@ -22,7 +22,8 @@ def in_a_strip() -> bpy.types.Object:
     obj = import_mocap()
     api.auto_rig(obj, parent_switch=True)
     data = obj.animation_data
-    data.nla_tracks.new().strips.new("walk", 1, data.action)
+    # Named again: Blender 4.3 and 4.4 name a new strip after its action, whatever name it is given.
+    data.nla_tracks.new().strips.new("walk", 1, data.action).name = "walk"
     data.action = None
     bpy.context.scene.frame_set(29)
     return obj

@@ -15,6 +15,7 @@ import bpy
 from mathutils import Matrix
 
 from ..core.errors import RigError
+from .gltf_tracks import tracks_grouped
 
 FORMATS = {".glb": "GLB", ".gltf": "GLTF", ".fbx": "FBX"}
 
@@ -133,4 +134,5 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
         else:
             _gltf_rate(scene)
             _gltf_metres(scene)
-            _gltf(filepath, fmt)
+            with tracks_grouped():
+                _gltf(filepath, fmt)
