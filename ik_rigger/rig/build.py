@@ -196,6 +196,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     taken: set[str] = set(made_all)
     plans = []
     hinges: list[list[joints.Hinge]] = []
+    soloed = edit_pass.solo_note(obj)  # the armature's, and where it stands: read once for every limb
+    seen = precision.worlds(obj)
     for number, (last, options) in enumerate(requests):
         if last in made_all:
             raise RigError("was made by IK Rigger; it cannot end a chain", bone=last,
@@ -215,8 +217,8 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         turned = readers.turned_warning(obj, {edit.name for edit in limb_plan.bone_edits}) \
             if limb_plan.bone_edits else None
         told += (turned,) if turned else ()
-        told += (soloed,) if (soloed := edit_pass.solo_note(obj)) else ()
-        told += (far,) if (far := precision.far_warning(obj, skeleton, limb_plan.chain)) else ()
+        told += (soloed,) if soloed else ()
+        told += (far,) if (far := precision.far_warning(obj, skeleton, limb_plan.chain, seen)) else ()
         if told:
             limb_plan = replace(limb_plan, notes=limb_plan.notes + told)
         hinges.append(list(limb_plan.hinges))

@@ -24,12 +24,19 @@ _WORST = 2.3
 WARNED_MISS = 1e-3
 
 
-def placed(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...]) -> tuple[float, float]:
+def worlds(obj: bpy.types.Object) -> tuple[Matrix, Matrix]:
+    """Where ``obj`` stands, twice: its world matrix, current only after a depsgraph update (a location just
+    typed in shows in the next one), and its own and its parents' transforms, current always. Read once for
+    all the limbs a build plans."""
+    return obj.matrix_world.copy(), _by_transforms(obj)
+
+
+def placed(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...],
+           seen: tuple[Matrix, Matrix] | None = None) -> tuple[float, float]:
     """How far ``chain`` reaches from the world's origin where ``obj`` stands now, and its length in the world,
-    where that is the farther in chain lengths: the world matrix is current only after a depsgraph update (a
-    location just typed in shows in the next one), the objects' own transforms always."""
+    where that is the farther in chain lengths of the two places ``worlds`` reads (``seen``, when read)."""
     found = []
-    for world in (obj.matrix_world, _by_transforms(obj)):
+    for world in seen or worlds(obj):
         ends = [(world @ skeleton[name].head, world @ skeleton[name].tail) for name in chain]
         far = max(point.length for pair in ends for point in pair)
         found.append((far, sum((tail - head).length for head, tail in ends)))
@@ -47,11 +54,12 @@ def expected_miss(far: float, length: float) -> float:
     return _WORST * _STEP * far / length if length > 0.0 else 0.0
 
 
-def far_warning(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...]) -> WarningNote | None:
+def far_warning(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...],
+                seen: tuple[Matrix, Matrix] | None = None) -> WarningNote | None:
     """A warning where ``chain`` stands so far from the world's origin, for its length in the world, that
     Blender's IK will miss its handle by more than ``WARNED_MISS`` of the chain; none on an ordinary
     character (a leg of 0.9 m is warned of beyond about 6.5 km from the origin)."""
-    far, length = placed(obj, skeleton, chain)
+    far, length = placed(obj, skeleton, chain, seen)
     miss = expected_miss(far, length)
     if miss <= WARNED_MISS:
         return None
