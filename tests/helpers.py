@@ -167,6 +167,24 @@ def all_fcurves(obj: bpy.types.Object) -> list:
     return [curve for owner in fcurve_owners(obj) for curve in owner.fcurves]
 
 
+def keys_by_curve(curves: Iterable) -> dict[tuple[str, int], list[float]]:
+    """Every key of ``curves`` (frame and value, flat) by F-curve (data path, index)."""
+    keys = {}
+    for curve in curves:
+        values = [0.0] * (2 * len(curve.keyframe_points))
+        curve.keyframe_points.foreach_get("co", values)
+        keys[(curve.data_path, curve.array_index)] = values
+    return keys
+
+
+def both_legs_rigged() -> bpy.types.Object:
+    """Two legs (``both_legs``), rigged by Build IK Limb from shin.L with Both Sides."""
+    obj = make_armature(both_legs())
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    return obj
+
+
 def chain_length(obj: bpy.types.Object, chain: Iterable[str]) -> float:
     return sum(obj.data.bones[name].length for name in chain)
 

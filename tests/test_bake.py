@@ -15,6 +15,7 @@ from helpers import (
     all_fcurves,
     chain_length,
     evaluate,
+    keys_by_curve,
     leg_bones,
     make_armature,
     rotation_degrees,
@@ -482,12 +483,7 @@ def test_a_build_that_fails_after_keying_the_clips_leaves_them_as_they_were(monk
 
 def _keys_of(action: bpy.types.Action) -> dict[tuple[str, int], list[float]]:
     """Every key of ``action``, by F-curve."""
-    keys = {}
-    for curve in _curves_of(action):
-        values = [0.0] * (2 * len(curve.keyframe_points))
-        curve.keyframe_points.foreach_get("co", values)
-        keys[(curve.data_path, curve.array_index)] = values
-    return keys
+    return keys_by_curve(_curves_of(action))
 
 
 def _curves_of(action: bpy.types.Action) -> list:

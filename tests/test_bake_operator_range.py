@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import all_fcurves, both_legs, make_armature, set_active_bone
+from helpers import all_fcurves, both_legs_rigged
 
 
 @pytest.fixture
 def rigged() -> bpy.types.Object:
-    obj = make_armature(both_legs())
-    set_active_bone(obj, "shin.L")
-    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
-    return obj
+    return both_legs_rigged()
 
 
 def keyed_frames(obj: bpy.types.Object, bone: str) -> set[int]:

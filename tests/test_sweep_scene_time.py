@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import all_fcurves, chain_length, evaluate, rotation_degrees
+from helpers import all_fcurves, chain_length, evaluate, keys_by_curve, rotation_degrees
 from test_bake import animated_leg, assert_plays_the_same, played
 from test_export import action_curves, assert_fbx_plays_the_rig, assert_three_plays_the_rig, legs_character, state
 from test_ground import assert_planted, plane, walking_biped
@@ -21,12 +21,7 @@ def _stretched(scene: bpy.types.Scene) -> None:
 
 
 def _keys(obj: bpy.types.Object) -> dict[tuple[str, int], list[float]]:
-    found = {}
-    for curve in all_fcurves(obj):
-        values = [0.0] * (2 * len(curve.keyframe_points))
-        curve.keyframe_points.foreach_get("co", values)
-        found[(curve.data_path, curve.array_index)] = values
-    return found
+    return keys_by_curve(all_fcurves(obj))
 
 
 def test_stretched_time_keeps_the_motion_through_auto_rig_the_bakes_and_remove():

@@ -9,7 +9,17 @@ from types import SimpleNamespace
 
 import bpy
 import pytest
-from helpers import all_fcurves, both_legs, evaluate, make_armature, rotation_degrees, same, set_active_bone, snapshot
+from helpers import (
+    all_fcurves,
+    both_legs,
+    both_legs_rigged,
+    evaluate,
+    make_armature,
+    rotation_degrees,
+    same,
+    set_active_bone,
+    snapshot,
+)
 
 from ik_rigger import api
 from ik_rigger.pose_operators import IKRIG_OT_bake
@@ -21,10 +31,7 @@ LAST_FRAME = 1048574
 
 @pytest.fixture
 def rigged() -> bpy.types.Object:
-    obj = make_armature(both_legs())
-    set_active_bone(obj, "shin.L")
-    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
-    return obj
+    return both_legs_rigged()
 
 
 @pytest.mark.parametrize("start, end", [(LAST_FRAME - 3, LAST_FRAME + 3), (1, 2**31 - 1), (-(2**31), 3)])
