@@ -178,6 +178,13 @@ def existing_fcurve(obj: bpy.types.Object, path: str, index: int = 0):
     return None
 
 
+def keyed_values(obj: bpy.types.Object, path: str, frames: Iterable[float]) -> list[float] | None:
+    """What ``obj``'s active action plays on ``path`` on each of the scene's ``frames`` (``action_frame``);
+    None where it does not animate ``path``."""
+    curve = existing_fcurve(obj, path)
+    return None if curve is None else [curve.evaluate(action_frame(obj, frame)) for frame in frames]
+
+
 def remove_fcurves(obj: bpy.types.Object, unwanted: Callable[[str], bool], groups: Collection[str] = (),
                    everywhere: bool = False) -> int:
     """Remove the F-curves of ``obj``'s action (``everywhere``: and of its NLA strips' actions) whose

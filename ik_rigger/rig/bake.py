@@ -26,7 +26,7 @@ from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, rotation_property
 from ..core.switches import number
 from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
-from .animation import action_frame, existing_fcurve, fcurve_owners
+from .animation import existing_fcurve, fcurve_owners, keyed_values
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
 from .keys import Local, Recording, default_interpolation, drop_range, key_transforms, log_curve, write_keys
@@ -100,10 +100,8 @@ class Bake:
         """The switch ``name`` of ``bone`` (a custom property) on each frame, as the active action's keys play it
         there, else as it is now (``default`` where there is none): a keyed parent switch changes on the way."""
         pose_bone = self.obj.pose.bones[bone]
-        curve = existing_fcurve(self.obj, pose_bone.path_from_id(f'["{name}"]'))
-        if curve is None:
-            return [number(pose_bone, name, default)] * len(self.frames)
-        return [curve.evaluate(action_frame(self.obj, frame)) for frame in self.frames]
+        played = keyed_values(self.obj, pose_bone.path_from_id(f'["{name}"]'), self.frames)
+        return played if played is not None else [number(pose_bone, name, default)] * len(self.frames)
 
     def key(self, name: str, bases: Sequence[Matrix]) -> None:
         key_transforms(self.obj, name, self.recording.frames, bases, self.interpolation, self.journal)

@@ -14,7 +14,7 @@ from ..core import naming
 from ..core.errors import RigError
 from ..parts.handle import ROLE_HANDLE
 from . import records, solver
-from .animation import action_frame, existing_fcurve
+from .animation import keyed_values
 
 # A vertex belongs to the sole when at least this much of its weight is the foot's and toes'.
 _SOLE_WEIGHT = 0.5
@@ -119,10 +119,10 @@ def _not_in_ik(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int
     """The first of ``frames`` (None: the current one) on which the limb plays less than fully in IK, as its
     ``ik_fk`` keys play it there; None when it is in IK on all of them."""
     handle = obj.pose.bones[parts.handle or ""]
-    curve = existing_fcurve(obj, handle.path_from_id(f'["{records.IK_FK}"]')) if frames is not None else None
-    if curve is None:
+    played = keyed_values(obj, handle.path_from_id(f'["{records.IK_FK}"]'), frames) if frames is not None else None
+    if played is None:
         return None if records.ik_fk(obj, parts) >= 1.0 - 1e-6 else bpy.context.scene.frame_current
-    return next((frame for frame in frames if curve.evaluate(action_frame(obj, frame)) < 1.0 - 1e-6), None)
+    return next((frame for frame, value in zip(frames, played) if value < 1.0 - 1e-6), None)
 
 
 def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,

@@ -16,7 +16,7 @@ from ..core.switches import number
 from ..parts.handle import ROLE_HANDLE
 from ..parts.parents import ORIGIN_ARMATURE, PARENT, ROLE_SOCKET, choice_count, labels
 from . import records, switches
-from .animation import action_frame, existing_fcurve
+from .animation import existing_fcurve, keyed_values
 from .clip_hold import hold_in_other_clips
 from .parents_keys import Rekeying
 from .snap import evaluated_pose, key_pose, played_values
@@ -108,9 +108,9 @@ def _key_switch(obj: bpy.types.Object, handle: str, kept: list[str], frame: int)
     hold now where not keyed), so the frames before play as they did."""
     pose_bone = obj.pose.bones[handle]
     choice = pose_bone[PARENT]
-    curve = existing_fcurve(obj, pose_bone.path_from_id(f'["{PARENT}"]'))
-    if curve is not None:
-        pose_bone[PARENT] = round(curve.evaluate(action_frame(obj, frame)))
+    played = keyed_values(obj, pose_bone.path_from_id(f'["{PARENT}"]'), [frame])
+    if played is not None:
+        pose_bone[PARENT] = round(played[0])
     _key_parent(obj, pose_bone, frame)
     pose_bone[PARENT] = choice
     for name in kept:
