@@ -183,7 +183,9 @@ def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list
             kept.extend(numbered)
             continue
         rivals = " and ".join(" > ".join(limb.chain) for limb in group)
-        reason = f"{len(group)} chains could be the {group[0].label} ({rivals}); rig the right one by hand"
+        # "The right one" would read as a side next to "the right leg".
+        reason = (f"{len(group)} chains could be the {group[0].label} ({rivals}); rig the one that is by hand: "
+                  "select its lower bone, then Build IK Limb")
         skipped.extend(Skipped(limb.last, reason) for limb in group)
     return kept, skipped
 

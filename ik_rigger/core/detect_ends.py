@@ -58,6 +58,14 @@ class Ends:
         return (len(rest) < len(read.words) and limb == [KIND_WORD[kind]] and not read.generated
                 and read.sides == own.sides and (position or read.position) == own.position)
 
+    def _ik_named_end(self, name: str, kind: str, own: Name) -> bool:
+        """Whether ``name`` is the foot or hand word then "IK" (Quaternius' cowboy: ``FootIK.L``, skinned,
+        under the root), on the side and in the position of the limb ``own`` ends. "IK" first is a game
+        skeleton's own IK bone instead (``own_ik_bone``)."""
+        read = self.names[name]
+        return (len(read.words) == 2 and read.words[0] in EXTREMITIES[kind] and read.words[1] == "ik"
+                and not read.generated and read.sides == own.sides and read.position == own.position)
+
     def own_ik_bone(self, name: str) -> bool:
         """Whether ``name`` reads as a game skeleton's own IK bone: "IK", then a foot or a hand, first
         (Unreal's ``ik_foot_l``, ``ik_hand_gun``, ``ik_foot_root``), which its engine places."""
@@ -96,7 +104,8 @@ class Ends:
             # Named as the limb's own IK target (Quaternius' animals: ``IKBackLeg.L``, the hoof, skinned):
             # where the game engine's IK put the foot, it is the foot.
             found = [bone.name for bone in bones.bones.values()
-                     if "ik" in bone.name.lower() and self._own_ik_end(bone.name, kind, own) and detached(bone.name)]
+                     if "ik" in bone.name.lower() and detached(bone.name)
+                     and (self._own_ik_end(bone.name, kind, own) or self._ik_named_end(bone.name, kind, own))]
         if len(found) != 1:
             return None
         reach = (bones[found[0]].head - heads[-1]).length

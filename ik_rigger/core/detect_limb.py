@@ -101,7 +101,11 @@ class LimbFinder:
             top, above = (grand, upper), True
         numbered = self.chains.numbered_in_turn(top[0], lower)
         if numbered and len(top) == 1 and grand is not None and self.chains.numbered_before(grand, upper):
-            if self.shape.short_end(upper, lower) or (rule.kind == ARM and self.shape.joint_below(lower) is None):
+            # A foot named for the leg under the root, at Leg3's end, says Leg3 is a segment however short
+            # (Quaternius' spider: MidFrontLeg3.L is 0.55 of MidFrontLeg2.L, MidFrontFoot.L hangs at its end).
+            footed = self.ends.detached_extremity((grand, upper, lower), rule.kind) is not None
+            if not footed and (self.shape.short_end(upper, lower)
+                               or (rule.kind == ARM and self.shape.joint_below(lower) is None)):
                 # Leg1 > Leg2 > Leg3 where Leg3 is short (Arm3 ending the arm): the foot (hand) of Leg1 > Leg2.
                 raise _RefusalError(f"it is the {EXTREMITY_WORD[rule.kind]} of '{grand}' > '{upper}', "
                                f"too short or too much at the end for a third segment")

@@ -46,14 +46,15 @@ class Rule:
 _LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
 _ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
 _RULES = (
-    # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg".
-    Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "tibia"}), _LEG_UPPERS,
-         _LEG_UPPERS),
+    # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg"; his skeleton monster says "DownLeg".
+    Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "downleg", "tibia"}),
+         _LEG_UPPERS, _LEG_UPPERS),
     # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
     Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
     # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.
     Rule(LEG, frozenset({"leg"}), frozenset({"upleg", "upperleg", "thigh"}), frozenset()),
-    Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "lowarm", "radius", "ulna"}), _ARM_UPPERS, _ARM_UPPERS),
+    Rule(ARM, frozenset({"forearm", "lowerarm", "armlower", "lowarm", "downarm", "radius", "ulna"}), _ARM_UPPERS,
+         _ARM_UPPERS),
     # Joint-named: the bone called Elbow runs from the elbow to the wrist, below Shoulder or an upper arm.
     Rule(ARM, frozenset({"elbow"}), _ARM_UPPERS | {"shoulder"}, _ARM_UPPERS),
     # German, French and Spanish rigs: "Oberschenkel_L > Unterschenkel_L", "cuisse.L > jambe.L",
