@@ -347,7 +347,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     if notes is not None:
         notes.extend(detection.notes)
     if not built:
-        raise no_limbs(obj.name, detection)
+        raise no_limbs(obj.name, detection, skeleton.bones)
     return built
 
 

@@ -217,7 +217,9 @@ Limbs it is not sure of are skipped and listed, never guessed"""
             for bone, reason in skipped:
                 self.report({"WARNING"}, f"Skipped '{bone}': {reason}")
             if error.problem.startswith("no limbs found"):
-                self.report({"ERROR"}, f"No limbs found on '{obj.name}'; rig them one by one with Build IK Limb")
+                why = error.problem.partition(": ")[2]  # what no bone's name said, when that is why
+                self.report({"ERROR"}, f"No limbs found on '{obj.name}'" + (f": {why}" if why else "")
+                            + "; rig them one by one with Build IK Limb")
                 return {"CANCELLED"}
             return report_error(self, error)
         for bone, reason in skipped:

@@ -29,6 +29,7 @@ SPIDER = "gltf_quaternius_spider_skeleton.glb"
 COWBOY = "gltf_quaternius_cowboy_skeleton.glb"
 FROG = "gltf_quaternius_frog_skeleton.glb"
 MONSTER = "gltf_quaternius_skeleton_monster.glb"
+DOG = "gltf_quaternius_dog_skeleton.glb"
 
 
 def _spider_legs() -> dict[str, tuple[tuple[str, ...], str]]:
@@ -177,3 +178,37 @@ def test_the_skeleton_monsters_legs_and_their_copies_are_named_with_what_to_do(k
     # As told: the leg rigged by hand from its lower bone.
     limb = api.build(obj, "L.DownLeg")[0]
     assert limb.chain == ("L.UpperLeg", "L.DownLeg")
+
+
+@pytest.mark.parametrize("kind", IMPORTS)
+def test_a_dog_whose_bones_keep_blenders_default_names_is_told_so(kind, tmp_path):
+    """Quaternius' dog: Bone > Bone.001 > ..., only its IK bones named (IKFrontLeft...). Auto-Rig says that
+    the names are Blender's defaults and what to do, and changes nothing."""
+    obj = arrive(DOG, kind, tmp_path)
+    rest = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+    action = obj.animation_data.action
+    bpy.ops.object.mode_set(mode="POSE")
+    with pytest.raises(RuntimeError, match=r"No limbs found on 'DogArmature': most of its bones keep Blender's "
+                                           r"default names \('Bone', 'Bone.001'...\), which name no limb; rig them "
+                                           "one by one with Build IK Limb"):
+        bpy.ops.ik_rigger.auto_rig()
+    with pytest.raises(RigError, match="from the last bone of each"):
+        api.auto_rig(obj)
+    assert {bone.name: bone.matrix_local for bone in obj.data.bones} == rest
+    assert obj.animation_data.action == action and not len(obj.ik_rigger.limbs)
+
+
+def test_a_skeleton_with_no_limb_named_is_told_so():
+    armature = bpy.data.armatures.new("Rig")
+    obj = bpy.data.objects.new("Rig", armature)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    parent = None
+    for index, name in enumerate(("Root", "Spine", "Head")):
+        bone = armature.edit_bones.new(name)
+        bone.head, bone.tail, bone.parent = (0.0, 0.0, index), (0.0, 0.0, index + 1.0), parent
+        parent = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+    with pytest.raises(RigError, match=r"no limbs found on 'Rig': no bone is named like a leg's or an arm's"):
+        api.auto_rig(obj)

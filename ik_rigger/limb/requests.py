@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from ..core import naming
@@ -34,12 +35,25 @@ def detected_requests(
     return requests, detection
 
 
-def no_limbs(armature: str, detection: Detection) -> RigError:
-    """The refusal of an armature on which no limb was rigged: a generated rig (Rigify's) is told it has its IK."""
+# Blender's own names for new bones, "Bone", "Bone.001"..., and the leaf an FBX exporter adds ("Bone.003_end")
+_DEFAULT_NAME = re.compile(r"Bone(\.\d{3,})?(_end)?")
+
+
+def no_limbs(armature: str, detection: Detection, bones: Collection[str] = ()) -> RigError:
+    """The refusal of an armature on which no limb was rigged: a generated rig (Rigify's) is told it has its IK;
+    where no bone of ``bones`` was even read as a limb's, it is said why (Blender's default names, or none
+    named like a leg's or an arm's)."""
     if any(item.generated for item in detection.skipped):
         return RigError(f"'{armature}' is a generated rig: its legs and arms are ORG-, DEF- and MCH- bones that "
                         "its own IK/FK controls drive, so it has its own IK", hint="Animate it with its own IK "
                         "controls; IK Rigger rigs a bare armature (the metarig, or a skeleton without such a rig).")
+    if bones and not detection.limbs and not detection.skipped:
+        if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
+            why = "most of its bones keep Blender's default names ('Bone', 'Bone.001'...), which name no limb"
+        else:
+            why = "no bone is named like a leg's or an arm's (thigh > shin, upper arm > forearm...)"
+        return RigError(f"no limbs found on '{armature}': {why}", hint="Build them one by one with api.build, from "
+                        "the last bone of each (the shin or forearm), or name the bones as a skeleton family does.")
     return RigError(f"no limbs found on '{armature}'", hint="Build them one by one with api.build.")
 
 
