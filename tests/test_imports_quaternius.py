@@ -1,5 +1,5 @@
-"""Quaternius' characters as they arrive (tests/data/README.md): a spider, a cowboy, a frog and a skeleton
-monster, each a skeleton with one of its clips, read by the glTF importer (its default bone shapes and
+"""Quaternius' characters as they arrive (tests/data/README.md): a spider, a cowboy, a man, a frog, a dog and
+a skeleton monster, each a skeleton with one of its clips, read by the glTF importer (its default bone shapes and
 Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic Bone
 Orientation). Auto-Rig, at its defaults, finds the limbs a rigger would; each handle carries its chain's
 end, each pole turns its chain, and the clip plays as before. What
@@ -30,6 +30,7 @@ COWBOY = "gltf_quaternius_cowboy_skeleton.glb"
 FROG = "gltf_quaternius_frog_skeleton.glb"
 MONSTER = "gltf_quaternius_skeleton_monster.glb"
 DOG = "gltf_quaternius_dog_skeleton.glb"
+MAN = "gltf_quaternius_man_skeleton.glb"
 
 
 def _spider_legs() -> dict[str, tuple[tuple[str, ...], str]]:
@@ -53,6 +54,12 @@ LIMBS = {
         **{f"LowerLeg.{side}": ((f"UpperLeg.{side}", f"LowerLeg.{side}"), f"FootIK.{side}") for side in "LR"},
         **{f"LowerArm.{side}": ((f"UpperArm.{side}", f"LowerArm.{side}"), f"Palm.{side}") for side in "LR"},
     },
+    # A man of the same animated characters: feet under the root beside his own pole targets (PoleTarget.L),
+    # palms for hands.
+    MAN: {
+        **{f"LowerLeg.{side}": ((f"UpperLeg.{side}", f"LowerLeg.{side}"), f"Foot.{side}") for side in "LR"},
+        **{f"LowerArm.{side}": ((f"UpperArm.{side}", f"LowerArm.{side}"), f"Palm.{side}") for side in "LR"},
+    },
     # The front legs' shoulders are named FrontLeg.L and FrontLeg.L.001 (the right one): those two are told;
     # the legs below them are rigged from the upper leg.
     FROG: {
@@ -62,7 +69,7 @@ LIMBS = {
            for side in "LR"},
     },
 }
-FRAMES = {SPIDER: [1, 6, 11, 16, 21], COWBOY: [1, 10, 20, 30, 40], FROG: [1, 6, 11, 16, 22]}
+FRAMES = {SPIDER: [1, 6, 11, 16, 21], MAN: [1, 6, 11, 16, 22], COWBOY: [1, 10, 20, 30, 40], FROG: [1, 6, 11, 16, 22]}
 
 
 def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
