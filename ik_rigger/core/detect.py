@@ -55,7 +55,7 @@ from .detect_limb import LimbFinder
 from .detect_names import Names, ik_candidates, lower_candidates
 from .detect_result import DetectedLimb, Detection, Skipped
 from .detect_shape import HALF_MAX_DEGREES, in_line_angle
-from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND
+from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND, NUMBERED
 from .model import Skeleton
 
 __all__ = ["ARM", "FRONT", "HIND", "LEG", "MID_FRONT", "MID_HIND", "DetectedLimb", "Detection", "Skipped",
@@ -227,7 +227,11 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
     # could not end a limb but is part of one found is no skip worth reporting, nor is one
     # below a found limb's foot or hand (the toe of "leg_joint_L_1 > _2 > _3 > _5"), nor one
     # in a chain skipped for its bones, whose lower bone says why.
-    reasons = {item.bone: item for item in [*skipped, *rivals]
+    # Nor is a whole-limb word ("FrontLeg.L") just above a found limb's chain: that limb's shoulder or hip
+    # (Quaternius' frog: FrontLeg.L > FrontUpLeg.L > FrontLowLeg.L, rigged from its upper leg).
+    above = {skeleton[limb.chain[0]].parent for limb in limbs}
+    worth = [item for item in skipped if item.bone not in above or finder.names[item.bone].base not in NUMBERED]
+    reasons = {item.bone: item for item in [*worth, *rivals]
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], limb.pair or 0,
                                  _SIDE_ORDER[limb.side], limb.chain))
