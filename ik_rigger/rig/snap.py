@@ -174,7 +174,8 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
 
     Switching the limb to IK then shows the same pose. Returns the bones changed.
     """
-    parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+    # A control deleted by hand (the pole) would leave the IK playing another pose than the one snapped to.
+    parts = records.require(obj, limb, ROLE_HANDLE, ik=True, every=True)
     switches.check(obj, parts, restored=(IK_FK,))
     soft_measure.check(obj, parts, "Snap IK to FK")
     ik = records.ik_constraint(obj, parts)
