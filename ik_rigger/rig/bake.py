@@ -25,7 +25,7 @@ from .. import parts as limb_parts
 from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, rotation_property
 from ..core.switches import number
-from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
+from . import bake_cleared, bake_limits, held, records, snap_guard, soft_measure, solver, switches
 from .animation import existing_fcurve, fcurve_owners, keyed_values
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
@@ -224,6 +224,7 @@ def _bake_one(obj: bpy.types.Object, parts: records.Parts, direction: str, recor
     warned: list[str] = []
     if direction == "FK_TO_IK":
         key_controls(obj, parts, recording, mode, journal)
+        held.check(obj, [parts], frames, "Bake FK to IK", "the FK motion", ik=True)
         warned = bake_limits.check(obj, parts, frames, recording.poses)
         if clear:
             clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames, journal)
