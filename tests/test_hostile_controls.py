@@ -70,3 +70,27 @@ def test_a_rebuild_makes_the_pole_again_and_the_snap_lands_on_the_fk_pose():
     set_active_bone(obj, "shin.L")
     assert bpy.ops.ik_rigger.snap_ik_to_fk() == {"FINISHED"}
     assert _lands(obj, fk)
+
+
+def test_switch_parent_with_the_parent_socket_deleted_by_hand_changes_nothing_and_names_it():
+    # Switched without it, the switch said it was done and the handle followed nothing new.
+    obj = both_legs_rigged()
+    api.build(obj, "shin.L", parent_switch=True)
+    socket = _delete(obj, "SOCKET")
+    obj.pose.bones["hips"].location = (0.0, 0.1, 0.05)
+    before = _state(obj)
+    with pytest.raises(api.RigError, match="'shin.L'.*the socket of this limb no longer exists.*Rebuild"):
+        api.switch_parent(obj, "shin.L", "Torso", key=True, frame=1)
+    assert _state(obj) == before
+    set_active_bone(obj, "shin.L")
+    assert bpy.ops.ik_rigger.rebuild_limb() == {"FINISHED"}
+    assert socket in obj.data.bones
+    handle = next(limb for limb in api.limbs(obj) if limb.name == "shin.L").bones["HANDLE"]
+    shown = evaluate(obj)
+    assert api.switch_parent(obj, "shin.L", "Torso", key=True, frame=1)
+    after = evaluate(obj)
+    length = chain_length(obj, CHAIN[:2])
+    assert all((after[name].translation - shown[name].translation).length <= 1e-4 * length for name in CHAIN)
+    obj.pose.bones["hips"].location = (0.0, 0.2, 0.0)
+    moved = evaluate(obj)[handle].translation - after[handle].translation
+    assert moved.length > 0.1 * length  # the handle follows the torso now
