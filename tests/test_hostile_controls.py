@@ -94,3 +94,37 @@ def test_switch_parent_with_the_parent_socket_deleted_by_hand_changes_nothing_an
     obj.pose.bones["hips"].location = (0.0, 0.2, 0.0)
     moved = evaluate(obj)[handle].translation - after[handle].translation
     assert moved.length > 0.1 * length  # the handle follows the torso now
+
+
+def _floor(height: float) -> bpy.types.Object:
+    mesh = bpy.data.meshes.new("Floor")
+    mesh.from_pydata([(-5, -5, height), (5, -5, height), (5, 5, height), (-5, 5, height)], [], [(0, 1, 2, 3)])
+    floor = bpy.data.objects.new("Floor", mesh)
+    bpy.context.scene.collection.objects.link(floor)
+    return floor
+
+
+@pytest.mark.parametrize("role", ["TARGET", "CLONE"])
+def test_plant_feet_with_a_control_the_foot_follows_deleted_by_hand_changes_nothing_and_names_it(role):
+    # Planted without the IK's target the foot stayed where it was, without its clone it tipped; both "planted".
+    obj = both_legs_rigged()
+    _delete(obj, role)
+    floor = _floor(0.2)
+    before = _state(obj)
+    with pytest.raises(api.RigError, match=rf"'shin.L'.*the {role.lower()} of this limb no longer exists.*Rebuild"):
+        api.plant_feet(obj, floor)
+    assert _state(obj) == before
+
+
+@pytest.mark.parametrize("role", ["POLE", "POLE_LINE"])
+def test_a_deleted_pole_or_pole_line_plants_feet_and_a_deleted_pole_line_snaps(role):
+    obj = both_legs_rigged()
+    _delete(obj, role)
+    assert api.plant_feet(obj, _floor(0.2)).feet == ["shin.L", "shin.R"]
+    shown = evaluate(obj)
+    assert abs(shown["foot.L"].translation.z - shown["foot.R"].translation.z) < 1e-4
+    if role == "POLE_LINE":
+        _posed_in_fk(obj)
+        fk = evaluate(obj)
+        assert api.snap_limb(obj, "shin.L", "IK")
+        assert _lands(obj, fk)

@@ -19,7 +19,7 @@ drivers on the constraints' influence, so a rig plays where IK Rigger is not ins
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
@@ -381,13 +381,15 @@ def ik_constraint(obj: bpy.types.Object, parts: Parts) -> bpy.types.Constraint |
                  if constraint.type == "IK" and constraint.ik_type == "COPY_POSE"), None)
 
 
-def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False, every: bool = False) -> Parts:
+def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False, every: bool = False,
+            spared: Collection[str] = ()) -> Parts:
     """The limb's parts, refusing with what to do when a needed piece is gone (``every``: any made bone
-    the limb recorded, for what puts the IK controls on a pose and needs the IK to play it)."""
+    the limb recorded but those of the roles ``spared``, for what puts the IK controls on a pose and needs
+    the IK to play it)."""
     parts = resolve(obj, limb)
     recorded = _recorded_made(limb)
-    gone = [f"the {role.lower().replace('_', ' ')}" for role in (recorded if every else roles)
-            if role not in parts.made and recorded.get(role)]
+    wanted = [role for role in recorded if role not in spared] if every else roles
+    gone = [f"the {role.lower().replace('_', ' ')}" for role in wanted if role not in parts.made and recorded.get(role)]
     if ik and ik_constraint(obj, parts) is None:
         gone.append("the IK constraint")
     if len(parts.chain) < 2:
