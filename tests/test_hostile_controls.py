@@ -128,3 +128,21 @@ def test_a_deleted_pole_or_pole_line_plants_feet_and_a_deleted_pole_line_snaps(r
         fk = evaluate(obj)
         assert api.snap_limb(obj, "shin.L", "IK")
         assert _lands(obj, fk)
+
+
+@pytest.mark.parametrize("role", ["POLE", "TARGET"])
+def test_bake_fk_to_ik_with_a_control_deleted_by_hand_names_it_and_keys_nothing(role):
+    # Clearing the FK keys, the bake was refused for a twist Blender's IK takes from the chain's own pose,
+    # which was not the matter; without clearing, it keyed an IK that no longer played.
+    obj = both_legs_rigged()
+    _delete(obj, role)
+    _posed_in_fk(obj)
+    for name in CHAIN:
+        obj.pose.bones[name].keyframe_insert("rotation_quaternion", frame=1)
+    before = _state(obj)
+    for clear in (True, False):
+        with pytest.raises(api.RigError, match=rf"'shin.L'.*the {role.lower()} of this limb no longer exists"):
+            api.bake(obj, "FK_TO_IK", range(1, 4), switch=True, clear=clear)
+        assert _state(obj) == before
+    # What reads the rig as it plays still works: the chain takes what the other leg's IK shows.
+    assert api.bake(obj, "IK_TO_FK", range(1, 4), bones=["shin.R"]) == {"shin.R": 3}
