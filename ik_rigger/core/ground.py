@@ -165,9 +165,10 @@ def spread(points: Sequence[Vector], centre: Vector, up: Vector) -> float:
 
 
 def mean_scale(world: Matrix) -> float:
-    """An object's scale as one number (its mean axis scale), ``world`` being its matrix."""
+    """An object's scale as one number (its mean axis scale), ``world`` being its matrix; positive for a
+    mirrored object too (whose matrix gives every axis's scale negative)."""
     scale = world.to_scale()
-    return (scale.x + scale.y + scale.z) / 3.0
+    return (abs(scale.x) + abs(scale.y) + abs(scale.z)) / 3.0
 
 
 def world_length(world: Matrix, up: Vector, length: float) -> float:

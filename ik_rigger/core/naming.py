@@ -256,14 +256,24 @@ def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
     that name is the mirror.
     """
     flipped = split_side(name, known_names).flipped()
+    # A name at Blender's limit may grow when flipped ("Left" to "Right"): Blender cuts the other side's name
+    # (its Symmetrize does), so that is the name to look for. Under 16 characters no name can be too long.
+    if flipped is not None and len(flipped) > MAX_NAME_BYTES // 4 and len(flipped.encode("utf-8")) > MAX_NAME_BYTES:
+        flipped = clipped(flipped, MAX_NAME_BYTES)
     if flipped is None or flipped in known_names:
         return flipped
+    # Only names that can be listed are searched; a bare Container can only be asked.
+    listed: Iterable[str] = known_names if isinstance(known_names, Iterable) else ()
+    if len(name) > MAX_NAME_BYTES // 4 and len(name.encode("utf-8")) > MAX_NAME_BYTES - 4:
+        # ``name`` may be the one cut ("Right" from "Left"): the mirror is the name it was cut from.
+        longer = [known for known in listed if known.startswith(flipped) and known != flipped
+                  and flip_name(known) == name]
+        if len(longer) == 1:
+            return longer[0]
     match = _INDEX.match(flipped)
     if match is None:
         return flipped
     stem = match["stem"]
-    # Only names that can be listed are searched; a bare Container can only be asked.
-    listed: Iterable[str] = known_names if isinstance(known_names, Iterable) else ()
     numbered = [known for known in listed if (found := _INDEX.match(known)) is not None and found["stem"] == stem]
     return numbered[0] if len(numbered) == 1 else flipped
 

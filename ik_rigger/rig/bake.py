@@ -25,7 +25,8 @@ from .. import parts as limb_parts
 from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, rotation_property
 from ..core.switches import number
-from . import bake_cleared, bake_limits, records, snap_guard, soft_measure, solver, switches
+from ..parts.pole_line import ROLE_POLE_LINE
+from . import bake_cleared, bake_limits, held, records, snap_guard, soft_measure, solver, switches
 from .animation import existing_fcurve, fcurve_owners, keyed_values
 from .clip_hold import hold_in_other_clips
 from .journal import Journal
@@ -224,6 +225,7 @@ def _bake_one(obj: bpy.types.Object, parts: records.Parts, direction: str, recor
     warned: list[str] = []
     if direction == "FK_TO_IK":
         key_controls(obj, parts, recording, mode, journal)
+        held.check(obj, [parts], frames, "Bake FK to IK", "the FK motion", ik=True)
         warned = bake_limits.check(obj, parts, frames, recording.poses)
         if clear:
             clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames, journal)
@@ -358,7 +360,10 @@ def bake_limbs(obj: bpy.types.Object, limbs: Sequence, direction: str, frames: S
     if not frames:
         raise RigError("no frames to bake", hint="Set a frame range with the start before the end.")
     mode = interpolation or default_interpolation()
-    parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True) for limb in limbs]
+    # Baked to IK, a control deleted by hand (the pole, the IK's target) leaves the IK playing another motion.
+    to_ik = direction == "FK_TO_IK"
+    parts_list = [records.require(obj, limb, records.ROLE_HANDLE, ik=True, every=to_ik, spared=(ROLE_POLE_LINE,))
+                  for limb in limbs]
     for parts in parts_list:
         switches.check(obj, parts, restored=(records.IK_FK,) if switch else ())
         if direction == "FK_TO_IK":

@@ -188,6 +188,7 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
     base = skeleton.without({name for entry in rebuilt.values() for name in entry.parts.made.values()})
     used = {bone: rig.limbs[index].name for index, parts in enumerate(resolved) if index not in rebuilt_indexes
             for bone in parts.bones()}
+    asked: dict[str, str] = {}  # bone -> the limb of this build whose chain or extremity it is
     ours = {pair for parts in resolved for pair in parts.constraints}
     if stacks is None:
         stacks = constraint_stacks(obj)
@@ -205,11 +206,16 @@ def _plan(obj: bpy.types.Object, rig, requests: Sequence[tuple[str, LimbOptions]
         limb_plan = plan_limb(base, last, options, taken, _kept(obj, rebuilt[number]) if number in rebuilt
                               else None)
         for bone in (*limb_plan.chain, limb_plan.extremity):
+            if bone in asked:  # two limbs of this build (Both Sides' two) reach the same bone
+                raise RigError(f"would belong to both limbs built, the one ending at '{asked[bone]}' and the one "
+                               f"ending at '{last}'", bone=bone,
+                               hint="Make the chain shorter (Chain Length) so that each limb has its own bones, "
+                                    "or build one limb alone.")
             if bone in used:
                 raise RigError(f"already belongs to the limb ending at '{used[bone]}'", bone=bone,
                                hint="Remove that limb first, or pick another chain.")
             if bone is not None:
-                used[bone] = last
+                asked[bone] = last
         told: tuple[str, ...] = ()
         if stacks:  # a bare armature has no constraint a limb could fight or override
             told = (*check_limb(skeleton, limb_plan, options, ours, stacks, solvers),

@@ -21,10 +21,13 @@ from mathutils import Matrix, Vector
 
 from ..core import ground as plan
 from ..core.errors import RigError
+from ..parts.handle import ROLE_HANDLE
+from . import held
 from .ground_feet import Foot, Frame, foot_pose, foot_sole, hips_bone, read_feet
 from .ground_plant import foot_targets, plant
 from .ground_solve import solve
 from .ground_surface import Surface, check_ground, ground_up
+from .journal import Journal
 from .keys import Recording, default_interpolation, key_transforms
 from .snap import evaluated_pose
 
@@ -65,10 +68,20 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
         targets = [plant(foot, foot_sole(obj, foot, pose), world @ foot_pose(obj, foot, pose), surface)
                    for foot in feet]
         bases, drop = solve(obj, feet, frame, targets, hips, up)
+        was = {name: obj.pose.bones[name].matrix_basis.copy() for name in bases}
         for name, basis in bases.items():
             if name != hips or drop > 0.0:
                 obj.pose.bones[name].matrix_basis = basis
         obj.update_tag()
+        try:
+            held.check(obj, [foot.parts for foot in feet], None, "Plant Feet", "the pose planted",
+                       roles=(ROLE_HANDLE,),
+                       also=[hips] if hips and drop > 0.0 else [])
+        except RigError:
+            for name, basis in was.items():
+                obj.pose.bones[name].matrix_basis = basis
+            obj.update_tag()
+            raise
         return PlantResult([foot.limb for foot in feet], hips if drop > 0.0 else None,
                            plan.world_length(world, up, drop), 1)
     return _bake(obj, feet, frames, surface, hips, up)
@@ -97,14 +110,28 @@ def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surfac
             per_bone.setdefault(name, []).append(basis)
     interpolation = default_interpolation()
     lowered = any(drop > 0.0 for drop in drops)
-    for foot in feet:
-        handle = foot.parts.handle
-        assert handle is not None
-        key_transforms(obj, handle, frames, per_bone[handle], interpolation, None)
-    if lowered and hips is not None:
-        # Every frame keyed, the ones the hips stay on too: their motion there is kept as it played.
-        key_transforms(obj, hips, frames, per_bone[hips], interpolation, None)
-    obj.update_tag()
+    journal = Journal(obj)  # a constraint of the user's holding a handle off gives back every key written
+    was = {name: obj.pose.bones[name].matrix_basis.copy() for name in per_bone}
+
+    def pose_back() -> None:  # the keys given back, their bones take the pose they had, not the keys' last
+        for name, basis in was.items():
+            obj.pose.bones[name].matrix_basis = basis
+
+    journal.data(pose_back)
+    try:
+        for foot in feet:
+            handle = foot.parts.handle
+            assert handle is not None
+            key_transforms(obj, handle, frames, per_bone[handle], interpolation, journal)
+        if lowered and hips is not None:
+            # Every frame keyed, the ones the hips stay on too: their motion there is kept as it played.
+            key_transforms(obj, hips, frames, per_bone[hips], interpolation, journal)
+        obj.update_tag()
+        held.check(obj, [foot.parts for foot in feet], frames, "Plant Feet", "the pose planted",
+                       roles=(ROLE_HANDLE,), also=[hips] if hips and lowered else [])
+    except BaseException:
+        journal.rollback()
+        raise
     most = max((plan.world_length(frame.world, up, drop) for frame, drop in zip(timeline, drops)), default=0.0)
     return PlantResult([foot.limb for foot in feet], hips if lowered else None, most, len(frames))
 

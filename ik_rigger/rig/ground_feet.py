@@ -13,6 +13,8 @@ from ..core import ground as plan
 from ..core import naming
 from ..core.errors import RigError
 from ..parts.handle import ROLE_HANDLE
+from ..parts.pole import ROLE_POLE
+from ..parts.pole_line import ROLE_POLE_LINE
 from . import records, solver
 from .animation import keyed_values
 
@@ -139,7 +141,9 @@ def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
         parts = records.resolve(obj, limb)
         if len(parts.chain) < 2 or not _is_leg(obj, parts, up_armature):
             continue
-        parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+        # A control the IK or the foot follows, deleted by hand, would leave the foot off the ground; the pole
+        # and its line only turn the knee.
+        parts = records.require(obj, limb, ROLE_HANDLE, ik=True, every=True, spared=(ROLE_POLE, ROLE_POLE_LINE))
         if parts.handle is None:
             raise RigError("has no IK handle to move", bone=limb.name, hint="Rebuild the limb.")
         in_fk = _not_in_ik(obj, parts, frames)

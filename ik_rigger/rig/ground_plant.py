@@ -56,6 +56,9 @@ def plant(foot: Foot, sole: Sequence[Vector], matrix: Matrix, surface: Surface) 
     ``sole`` is the sole in the foot's frame (``foot_sole``).
     """
     location, rotation, scale = matrix.decompose()
+    # A mirrored character (one axis of its object scaled negative) decomposes with every scale negative:
+    # its sole's normal then points the other way from its rotation.
+    normal_in_foot = foot.normal if matrix.to_3x3().determinant() > 0.0 else -foot.normal
     turn = rotation
     for _ in range(_FLATTEN_PASSES):
         current = Matrix.LocRotScale(location, turn, scale)
@@ -68,13 +71,13 @@ def plant(foot: Foot, sole: Sequence[Vector], matrix: Matrix, surface: Surface) 
             break
         forward = current.to_3x3() @ Vector((0.0, 1.0, 0.0))
         normal = surface.slope(centre, forward, plan.spread(points, centre, surface.up)) or hit[1]
-        flat = plan.flat_rotation(rotation, foot.normal, normal)
+        flat = plan.flat_rotation(rotation, normal_in_foot, normal)
         settled = abs(flat.dot(turn)) > 1.0 - 1e-12
         turn = flat
         if settled:
             break
     flat_pose = Matrix.LocRotScale(location, turn, scale)
-    return touch(foot, sole, flat_pose, surface, turn @ foot.normal, lift_only=False)
+    return touch(foot, sole, flat_pose, surface, turn @ normal_in_foot, lift_only=False)
 
 
 def foot_targets(obj: bpy.types.Object, foot: Foot, timeline: Sequence[Frame], surface: Surface) -> list[Matrix]:

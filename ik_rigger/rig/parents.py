@@ -61,7 +61,8 @@ def switch_parent(obj: bpy.types.Object, limb, parent: int | str, *, keyframe: b
     the controls have on the frames the new choice plays (after ``frame``; every one without
     ``keyframe``) are written anew under it, so they play where they did (``parents_keys``).
     """
-    parts = records.require(obj, limb, ROLE_HANDLE)
+    # The socket's constraints make the choice: without it a switch would change nothing the handle follows.
+    parts = records.require(obj, limb, ROLE_HANDLE, ROLE_SOCKET)
     switches.check(obj, parts)
     choices = parent_choices(obj, parts)
     if not choices:

@@ -19,7 +19,7 @@ drivers on the constraints' influence, so a rig plays where IK Rigger is not ins
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
@@ -381,16 +381,22 @@ def ik_constraint(obj: bpy.types.Object, parts: Parts) -> bpy.types.Constraint |
                  if constraint.type == "IK" and constraint.ik_type == "COPY_POSE"), None)
 
 
-def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False) -> Parts:
-    """The limb's parts, refusing with what to do when a needed piece is gone."""
+def require(obj: bpy.types.Object, limb, *roles: str, ik: bool = False, every: bool = False,
+            spared: Collection[str] = ()) -> Parts:
+    """The limb's parts, refusing with what to do when a needed piece is gone (``every``: any made bone
+    the limb recorded but those of the roles ``spared``, for what puts the IK controls on a pose and needs
+    the IK to play it)."""
     parts = resolve(obj, limb)
-    gone = [f"the {role.lower()}" for role in roles if role not in parts.made and _recorded_made(limb).get(role)]
+    recorded = _recorded_made(limb)
+    wanted = [role for role in recorded if role not in spared] if every else roles
+    gone = [f"the {role.lower().replace('_', ' ')}" for role in wanted if role not in parts.made and recorded.get(role)]
     if ik and ik_constraint(obj, parts) is None:
         gone.append("the IK constraint")
     if len(parts.chain) < 2:
         gone.append("the chain bones")
     if gone:
-        raise RigError(f"{' and '.join(gone)} of this limb no longer exist (deleted by hand)", bone=limb.name,
+        verb = "exists" if len(gone) == 1 else "exist"
+        raise RigError(f"{' and '.join(gone)} of this limb no longer {verb} (deleted by hand)", bone=limb.name,
                        hint="Rebuild the limb to make them again, or remove it.")
     return parts
 

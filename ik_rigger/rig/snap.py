@@ -14,6 +14,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .. import parts as limb_parts
 from ..core.geometry import rotation_property
 from ..parts.handle import IK_FK, ROLE_HANDLE
+from ..parts.pole_line import ROLE_POLE_LINE
 from . import records, snap_guard, soft_measure, solver, switches
 from .animation import action_frame, existing_fcurve
 
@@ -174,7 +175,8 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
 
     Switching the limb to IK then shows the same pose. Returns the bones changed.
     """
-    parts = records.require(obj, limb, ROLE_HANDLE, ik=True)
+    # A control deleted by hand (the pole) would leave the IK playing another pose than the one snapped to.
+    parts = records.require(obj, limb, ROLE_HANDLE, ik=True, every=True, spared=(ROLE_POLE_LINE,))
     switches.check(obj, parts, restored=(IK_FK,))
     soft_measure.check(obj, parts, "Snap IK to FK")
     ik = records.ik_constraint(obj, parts)
