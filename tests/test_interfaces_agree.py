@@ -24,6 +24,10 @@ from ik_rigger import api
 
 CHARACTERS = sorted(path.name for path in DATA.iterdir() if path.suffix in (".glb", ".gltf", ".bvh"))
 AVATAR = "vrm0_avatar.gltf"
+# Characters no interface rigs, each saying why: most of the dog's bones keep Blender's default names, the
+# skeleton monster's legs and arms each have a copy that could be the limb as well.
+REFUSED = {"gltf_quaternius_dog_skeleton.glb": "Blender's default names",
+           "gltf_quaternius_skeleton_monster.glb": "2 chains could be the right leg"}
 
 
 def _import(path: Path) -> list[bpy.types.Object]:
@@ -90,5 +94,10 @@ def test_the_window_the_api_and_the_batch_rig_the_same_limbs(batch_report, name)
     assert {armature: chains for armature, chains in by_api.items() if chains} == {
         armature: chains for armature, chains in by_batch.items() if chains}, name
     assert _by_operator(path) == by_api, name
-    # Every character is rigged: no interface asks for its bones to be turned.
+    if name in REFUSED:  # refused alike, saying why
+        assert not any(by_api.values()) and entry["status"] == "failed", entry
+        assert REFUSED[name] in " ".join([entry["error"], *entry["notes"], *(
+            line for armature in entry["armatures"] for line in armature["skipped"])]), entry
+        return
+    # Every other character is rigged: no interface asks for its bones to be turned.
     assert any(by_api.values()), name

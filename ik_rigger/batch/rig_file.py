@@ -24,7 +24,7 @@ from ..core.errors import RigError
 from ..core.model import Skeleton
 from ..limb.config import Config
 from ..limb.options import LimbOptions
-from ..limb.requests import detected_requests
+from ..limb.requests import detected_requests, unnamed
 from ..rig import records
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
@@ -92,6 +92,8 @@ def _requests(obj: bpy.types.Object, skeleton: Skeleton, config: Config, filenam
         found, detection = detected_requests(skeleton, config.defaults, covered, followed_bones(obj))
         result.skipped.extend(f"{item.bone}: {item.reason}" for item in detection.skipped)
         tails_off = any(item.tails_off for item in detection.skipped)
+        if not named and (why := unnamed(detection, skeleton.bones)):
+            result.notes.append(f"no limbs found: {why}")
     return named, found, tails_off
 
 

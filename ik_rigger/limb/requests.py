@@ -39,6 +39,16 @@ def detected_requests(
 _DEFAULT_NAME = re.compile(r"Bone(\.\d{3,})?(_end)?")
 
 
+def unnamed(detection: Detection, bones: Collection[str]) -> str:
+    """Why no bone of ``bones`` was even read as a limb's (Blender's default names, or none named like a leg's
+    or an arm's); "" where detection found or skipped a limb."""
+    if not bones or detection.limbs or detection.skipped:
+        return ""
+    if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
+        return "most of its bones keep Blender's default names ('Bone', 'Bone.001'...), which name no limb"
+    return "no bone is named like a leg's or an arm's (thigh > shin, upper arm > forearm...)"
+
+
 def no_limbs(armature: str, detection: Detection, bones: Collection[str] = ()) -> RigError:
     """The refusal of an armature on which no limb was rigged: a generated rig (Rigify's) is told it has its IK;
     where no bone of ``bones`` was even read as a limb's, it is said why (Blender's default names, or none
@@ -47,11 +57,8 @@ def no_limbs(armature: str, detection: Detection, bones: Collection[str] = ()) -
         return RigError(f"'{armature}' is a generated rig: its legs and arms are ORG-, DEF- and MCH- bones that "
                         "its own IK/FK controls drive, so it has its own IK", hint="Animate it with its own IK "
                         "controls; IK Rigger rigs a bare armature (the metarig, or a skeleton without such a rig).")
-    if bones and not detection.limbs and not detection.skipped:
-        if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
-            why = "most of its bones keep Blender's default names ('Bone', 'Bone.001'...), which name no limb"
-        else:
-            why = "no bone is named like a leg's or an arm's (thigh > shin, upper arm > forearm...)"
+    why = unnamed(detection, bones)
+    if why:
         return RigError(f"no limbs found on '{armature}': {why}", hint="Build them one by one with api.build, from "
                         "the last bone of each (the shin or forearm), or name the bones as a skeleton family does.")
     return RigError(f"no limbs found on '{armature}'", hint="Build them one by one with api.build.")
