@@ -124,7 +124,7 @@ def test_a_hinge_off_the_bones_axes_is_refused_clearly():
     before = snapshot(obj)
     set_active_bone(obj, "shin.L")
     with pytest.raises(RuntimeError, match="'shin.L': neither its X nor its Z axis lies along the joint's hinge.*"
-                                           "Roll the bone"):
+                                           "Turn on Fix Bone Orientation.*roll the bone"):
         bpy.ops.ik_rigger.build_ik(hinge_joints=True)
     assert same(snapshot(obj), before)
 

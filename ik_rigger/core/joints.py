@@ -64,12 +64,14 @@ class JointRest:
     z_axis: Vector
 
 
-def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = ()) -> list[Hinge]:
+def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = (),
+           turnable: bool = False) -> list[Hinge]:
     """The hinge of every chain bone after the first (the first keeps its ball joint), but ``twists``.
 
     ``bend_direction`` is the side the chain bends to (limb.plan's): with the chain's
     axis it gives the hinge where a joint is straight at rest. ``twists`` are second
-    halves of split segments: IK keeps them in line, and they hold no joint.
+    halves of split segments: IK keeps them in line, and they hold no joint. ``turnable``: Fix Bone
+    Orientation, off, would roll a bone refused here onto its hinge, so the refusal says so.
     """
     axis = sum((bone.direction for bone in chain), Vector()).normalized()
     fallback = cross(axis, bend_direction)
@@ -90,7 +92,9 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
                 f"{math.degrees(math.acos(min(1.0, abs(dots['x'])))):.0f} and "
                 f"{math.degrees(math.acos(min(1.0, abs(dots['z'])))):.0f} degrees off), so Blender's IK cannot "
                 "hold it to one axis", bone=bone.name,
-                hint="Roll the bone so its X or Z axis lies along the knee or elbow's hinge, or turn Hinge Joints off.")
+                hint=("Turn on Fix Bone Orientation (it rolls the chain's bones onto their hinges), or roll"
+                      if turnable else "Roll") + " the bone so its X or Z axis lies along the knee or elbow's "
+                "hinge, or turn Hinge Joints off.")
         # Turning about X takes the bone's Y toward its Z; about Z, toward its -X.
         moves_to = bone.z_axis if name == "x" else -bone.x_axis
         bends_more = -up.dot(moves_to.normalized()) > 0.0
