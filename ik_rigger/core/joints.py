@@ -80,11 +80,8 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
         if bone.name in twists:
             continue
         up, down = parent.direction.normalized(), bone.direction.normalized()
-        normal = cross(up, down)
-        if normal.length < math.sin(math.radians(BENT_DEGREES)):
-            normal = fallback
-        normal = normal.normalized()
-        dots = {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
+        normal = _bent_normal(parent, bone)
+        dots = _fit(bone, normal if normal is not None else fallback.normalized())
         name = max(dots, key=lambda key: abs(dots[key]))
         if abs(dots[name]) < math.cos(math.radians(AXIS_TOLERANCE_DEGREES)):
             raise RigError(
@@ -103,3 +100,26 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
         minimum, maximum = (-rest_bend, most) if bends_more else (-most, rest_bend)
         found.append(Hinge(bone.name, name, max(minimum, -math.pi), min(maximum, math.pi)))
     return found
+
+
+def _bent_normal(parent: JointRest, bone: JointRest) -> Vector | None:
+    """The hinge of the joint between ``parent`` and ``bone`` where it is bent at rest, else None."""
+    normal = cross(parent.direction.normalized(), bone.direction.normalized())
+    return normal.normalized() if normal.length >= math.sin(math.radians(BENT_DEGREES)) else None
+
+
+def _fit(bone: JointRest, normal: Vector) -> dict[str, float]:
+    """How closely the bone's X and Z axes lie along the hinge ``normal`` (cosines)."""
+    return {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
+
+
+def off_hinge(chain: list[JointRest]) -> str | None:
+    """The first chain bone whose joint is bent at rest and neither of whose X and Z axes lies along that
+    joint's hinge, so Hinge Joints could not hold it on the bone itself (a hidden chain rolled on its
+    hinges can); None when there is none."""
+    for parent, bone in zip(chain, chain[1:]):
+        normal = _bent_normal(parent, bone)
+        if normal is not None and max(abs(value) for value in _fit(bone, normal).values()) < math.cos(
+                math.radians(AXIS_TOLERANCE_DEGREES)):
+            return bone.name
+    return None
