@@ -24,6 +24,7 @@ from mathutils import Matrix, Vector
 from ..limb.plan import LimbPlan
 from .animation import fcurve_owners
 from .clips import Clip, other_clips, playing_alone
+from .export_range import FAR_GAP
 from .journal import Journal
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import Rebuilt, quoted
@@ -92,6 +93,15 @@ def _controls(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt) -> lis
     return []
 
 
+def _spanned(frames: list[int]) -> list[int]:
+    """Every frame from the first of ``frames`` to the last, but across a stray key's far gap
+    (``export_range.FAR_GAP``), whose frames between would each cost an evaluation: there, the keys' own."""
+    spanned: list[int] = []
+    for frame, following in zip(frames, frames[1:]):
+        spanned.extend(range(frame, following) if following - frame <= FAR_GAP else (frame,))
+    return [*spanned, frames[-1]]
+
+
 @contextmanager
 def _playing(obj: bpy.types.Object, clip: Clip | None) -> Iterator[None]:
     with playing_alone(obj, clip) if clip is not None else nullcontext():
@@ -127,8 +137,7 @@ class KeptControls:
         # A chain bone is keyed anew on every frame its keys span, as a fresh build keys it: its new keys
         # turn its old ones by its new rest, and between keys of the user's interpolation (a glTF clip's
         # Linear, over frames it skips) keys of another would play another curve.
-        keyed.update((name, list(range(frames[0], frames[-1] + 1)))
-                     for name in chain if (frames := _keyed_frames(obj, name)))
+        keyed.update((name, _spanned(frames)) for name in chain if (frames := _keyed_frames(obj, name)))
         if not keyed:
             return
         every = sorted({frame for frames in keyed.values() for frame in frames})
