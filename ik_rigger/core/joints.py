@@ -64,12 +64,14 @@ class JointRest:
     z_axis: Vector
 
 
-def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = ()) -> list[Hinge]:
+def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[str] = (),
+           turnable: bool = False) -> list[Hinge]:
     """The hinge of every chain bone after the first (the first keeps its ball joint), but ``twists``.
 
     ``bend_direction`` is the side the chain bends to (limb.plan's): with the chain's
     axis it gives the hinge where a joint is straight at rest. ``twists`` are second
-    halves of split segments: IK keeps them in line, and they hold no joint.
+    halves of split segments: IK keeps them in line, and they hold no joint. ``turnable``: Fix Bone
+    Orientation, off, would roll a bone refused here onto its hinge, so the refusal says so.
     """
     axis = sum((bone.direction for bone in chain), Vector()).normalized()
     fallback = cross(axis, bend_direction)
@@ -78,11 +80,8 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
         if bone.name in twists:
             continue
         up, down = parent.direction.normalized(), bone.direction.normalized()
-        normal = cross(up, down)
-        if normal.length < math.sin(math.radians(BENT_DEGREES)):
-            normal = fallback
-        normal = normal.normalized()
-        dots = {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
+        normal = _bent_normal(parent, bone)
+        dots = _fit(bone, normal if normal is not None else fallback.normalized())
         name = max(dots, key=lambda key: abs(dots[key]))
         if abs(dots[name]) < math.cos(math.radians(AXIS_TOLERANCE_DEGREES)):
             raise RigError(
@@ -90,7 +89,9 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
                 f"{math.degrees(math.acos(min(1.0, abs(dots['x'])))):.0f} and "
                 f"{math.degrees(math.acos(min(1.0, abs(dots['z'])))):.0f} degrees off), so Blender's IK cannot "
                 "hold it to one axis", bone=bone.name,
-                hint="Roll the bone so its X or Z axis lies along the knee or elbow's hinge, or turn Hinge Joints off.")
+                hint=("Turn on Fix Bone Orientation (it rolls the chain's bones onto their hinges), or roll"
+                      if turnable else "Roll") + " the bone so its X or Z axis lies along the knee or elbow's "
+                "hinge, or turn Hinge Joints off.")
         # Turning about X takes the bone's Y toward its Z; about Z, toward its -X.
         moves_to = bone.z_axis if name == "x" else -bone.x_axis
         bends_more = -up.dot(moves_to.normalized()) > 0.0
@@ -99,3 +100,26 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
         minimum, maximum = (-rest_bend, most) if bends_more else (-most, rest_bend)
         found.append(Hinge(bone.name, name, max(minimum, -math.pi), min(maximum, math.pi)))
     return found
+
+
+def _bent_normal(parent: JointRest, bone: JointRest) -> Vector | None:
+    """The hinge of the joint between ``parent`` and ``bone`` where it is bent at rest, else None."""
+    normal = cross(parent.direction.normalized(), bone.direction.normalized())
+    return normal.normalized() if normal.length >= math.sin(math.radians(BENT_DEGREES)) else None
+
+
+def _fit(bone: JointRest, normal: Vector) -> dict[str, float]:
+    """How closely the bone's X and Z axes lie along the hinge ``normal`` (cosines)."""
+    return {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
+
+
+def off_hinge(chain: list[JointRest]) -> str | None:
+    """The first chain bone whose joint is bent at rest and neither of whose X and Z axes lies along that
+    joint's hinge, so Hinge Joints could not hold it on the bone itself (a hidden chain rolled on its
+    hinges can); None when there is none."""
+    for parent, bone in zip(chain, chain[1:]):
+        normal = _bent_normal(parent, bone)
+        if normal is not None and max(abs(value) for value in _fit(bone, normal).values()) < math.cos(
+                math.radians(AXIS_TOLERANCE_DEGREES)):
+            return bone.name
+    return None

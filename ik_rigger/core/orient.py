@@ -34,12 +34,14 @@ _IN_LINE_RADIANS = math.radians(10.0)
 
 
 def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vector],
-                      bend: Vector | None) -> dict[str, tuple[Vector, Vector]]:
+                      bend: Vector | None, hinged: bool = False) -> dict[str, tuple[Vector, Vector]]:
     """The new tail and Z axis of each chain bone whose tail or roll needs fixing (heads stay).
 
     ``joints`` are the chain's heads followed by its end (the extremity's head, or
     the last bone's own tail); ``bend`` is the side the chain bends to, or None to
-    keep each bone's roll, turned the shortest way with it.
+    keep each bone's roll, turned the shortest way with it. ``hinged``: each bone after the first
+    whose joint is bent at rest is rolled so X lies along that joint's own hinge, as Hinge Joints
+    lock it there (a leg whose knee and ankle bend in different planes, as Quaternius' T-rex's do).
     """
     edits = {}
     kept = held(skeleton, chain, joints)
@@ -54,6 +56,8 @@ def orientation_edits(skeleton: Skeleton, chain: Sequence[str], joints: Sequence
             # No bend to roll toward, or it lies along this bone: keep the bone's own roll.
             z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
         z_axis = geometry.perpendicular(z_axis, reach).normalized()
+        if hinged:
+            z_axis = _on_hinge(joints, index, z_axis)
         on_joint = _on_joint(bone.tail, head, target)
         if on_joint and bone.z_axis.angle(z_axis, 0.0) <= _ROLL_RADIANS:
             continue
@@ -117,11 +121,21 @@ def joint_bones(skeleton: Skeleton, chain: Sequence[str], joints: Sequence[Vecto
         if bend is None or z_axis.length < 1e-3 * bend.length:
             z_axis = bone.direction.rotation_difference(reach).to_matrix() @ bone.z_axis
         z_axis = geometry.perpendicular(z_axis, reach).normalized()
-        hinge = geometry.cross(joints[index] - joints[index - 1], reach) if hinged and index else Vector()
-        if hinge.length > math.sin(math.radians(BENT_DEGREES)) * (joints[index] - joints[index - 1]).length \
-                * reach.length:
-            turned = geometry.cross(hinge.normalized(), reach.normalized()).normalized()
-            z_axis = turned if turned.dot(z_axis) >= 0.0 else -turned
+        if hinged:
+            z_axis = _on_hinge(joints, index, z_axis)
         x_axis = geometry.cross(reach.normalized(), z_axis).normalized()
         bones[name] = replace(bone, head=head, tail=tail, x_axis=x_axis, z_axis=z_axis)
     return bones
+
+
+def _on_hinge(joints: Sequence[Vector], index: int, z_axis: Vector) -> Vector:
+    """The Z axis of the chain bone from ``joints[index]`` rolled so its X lies along its joint's own hinge,
+    on the side of ``z_axis``; ``z_axis`` itself for the first bone or a joint straight at rest."""
+    if not index:
+        return z_axis
+    above, reach = joints[index] - joints[index - 1], joints[index + 1] - joints[index]
+    hinge = geometry.cross(above, reach)
+    if hinge.length <= math.sin(math.radians(BENT_DEGREES)) * above.length * reach.length:
+        return z_axis
+    turned = geometry.cross(hinge.normalized(), reach.normalized()).normalized()
+    return turned if turned.dot(z_axis) >= 0.0 else -turned

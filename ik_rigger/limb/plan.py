@@ -18,7 +18,7 @@ from .. import parts as limb_parts
 from ..core import body, detect, geometry, naming, orient
 from ..core.checks import MAX_CHAIN_BONES, check_chain
 from ..core.errors import RigError
-from ..core.joints import Hinge
+from ..core.joints import Hinge, JointRest, off_hinge
 from ..core.model import (
     BoneEdit,
     ConstraintPlan,
@@ -132,6 +132,16 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
+def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
+    """With Hinge Joints and the bones left as they are, the first chain bone rolled off its joint's hinge
+    (``joints.off_hinge``): the limb is then solved on a hidden chain rolled on its hinges."""
+    if not options.hinge_joints or options.fix_orientation:
+        return None
+    bones = skeleton.bones
+    return off_hinge([JointRest(name, bones[name].direction, bones[name].x_axis, bones[name].z_axis)
+                      for name in chain])
+
+
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
               kept: Mapping[str, Any] | None = None) -> LimbPlan:
     """Plan the guide's IK rig for the chain ending at ``last``: read the chain, then let every part plan.
@@ -153,8 +163,10 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     ends = [bones[name].head for name in chain]
     ends.append(bones[extremity].head if extremity else bones[last].tail)
     # A chain whose joints coincide is refused below as its bones are, with what to do.
-    hidden = (not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends)
-              and all((after - before).length > 0.0 for before, after in zip(ends, ends[1:])))
+    distinct = all((after - before).length > 0.0 for before, after in zip(ends, ends[1:]))
+    hidden = not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends) and distinct
+    rolled_off = _rolled_off(skeleton, chain, options) if distinct and not hidden else None
+    hidden = hidden or rolled_off is not None
     if options.fix_orientation:
         read = orient.applied(skeleton, orient.orientation_edits(skeleton, chain, ends, None))
     elif hidden:
@@ -180,7 +192,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
-                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden)
+                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden, off_hinge=rolled_off or "")
     for plan in plans:
         plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}

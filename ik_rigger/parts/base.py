@@ -137,6 +137,9 @@ class Draft:
     # (``parts.hidden``), set when the chain is read; the chain part then plans the limb on that chain
     # (``skeleton`` holds the chain bones as it runs) and keeps the bones as they are here.
     hidden: bool = False
+    # The chain bone rolled off its joint's hinge that made a chain running joint to joint hidden, so
+    # Hinge Joints hold the hidden chain's bones, rolled on their hinges, and the user's stay as they are.
+    off_hinge: str = ""
     followed: dict[str, BoneInfo] = field(default_factory=dict)
 
     def new_name(self, source: str, tag: str) -> str:

@@ -76,7 +76,7 @@ def plan(draft: Draft) -> None:
             if name in draft.halves)
         draft.hinges.extend(Hinge.in_line(name) for name in chain if name in draft.halves)
     if draft.options.fix_orientation:
-        turned = orient.orientation_edits(original, chain, joints, draft.bend)
+        turned = orient.orientation_edits(original, chain, joints, draft.bend, draft.options.hinge_joints)
         draft.skeleton = orient.applied(original, turned)
         draft.edited.update((name, BoneEdit(name, draft.skeleton[name].head, tail, z_axis))
                             for name, (tail, z_axis) in turned.items())

@@ -83,6 +83,12 @@ def plan(draft: Draft) -> None:
                                    PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True, roll_like=name))
         draft.constraints.append(ConstraintPlan(name, "COPY_TRANSFORMS", CONSTRAINT_FOLLOW, follower, WORLD_SPACE,
                                                 influence=switch(draft.handle)))
+    if draft.off_hinge:
+        draft.notes.append(
+            f"{draft.off_hinge} is rolled so neither its X nor its Z axis lies along its joint's hinge, where Hinge "
+            f"Joints would lock it, so IK solves a hidden chain rolled on its hinges, and {chain[0]} > {chain[-1]} "
+            "follow it; they are left as they are (Fix Bone Orientation rolls them instead)")
+        return
     draft.notes.append(
         f"the bones {chain[0]} > {chain[-1]} do not run joint to joint (as the importer left them), so IK solves "
         f"a hidden chain that does, and they follow it; they are left as they are")

@@ -38,7 +38,8 @@ def plan(draft: Draft) -> None:
             direction = edit.tail - edit.head
             rests.append(joints.JointRest(name, direction, geometry.cross(direction.normalized(), edit.z_axis),
                                           edit.z_axis))
-    hinged = joints.hinges(rests, draft.bend, draft.halves)  # the second half of a split segment twists
+    # The second half of a split segment twists.
+    hinged = joints.hinges(rests, draft.bend, draft.halves, turnable=not draft.options.fix_orientation)
     draft.hinges.extend(hinged)
     if draft.options.use_pole:
         return

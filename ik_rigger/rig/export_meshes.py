@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import bpy
 
+from .export_followers import moving_followers
+
 
 def local_copy(obj: bpy.types.Object) -> bpy.types.Object:
     """A copy of ``obj`` of the file's own: the copy of a library override is one too, which no
@@ -49,6 +51,7 @@ def meshes(obj: bpy.types.Object, joints: Sequence[str]) -> tuple[list[bpy.types
                             "exported: it is left out of the file (parent it to a deform bone to export it)")
             continue
         chosen.append(other)
+        warnings += moving_followers(other, obj, bpy.context.scene.frame_current)
         applied = ", ".join(modifier.name for modifier in other.modifiers
                             if modifier.type != "ARMATURE" and modifier.show_viewport)
         keys = other.data.shape_keys

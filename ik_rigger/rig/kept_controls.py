@@ -6,9 +6,10 @@ following the handle, the handle following nothing) or another rest (the pole fa
 move it on every keyed frame, and one that turns the chain's bones (Fix Bone Orientation turned on)
 would turn their own keys, from which IK starts, so the limb would no longer play as it did. Before
 the bone stage each such control's armature-space pose, and each chain bone's local pose, is read
-on each of its keyed frames, in the action that plays and in each of the file's other clips keying
-it; after the constraint stage, those whose rest or parent changed are keyed anew on those frames:
-a control where it was, a chain bone so it deforms as it did. Only rebuilds read anything here.
+on each of its keyed frames (a chain bone's on every frame they span), in the action that plays and in
+each of the file's other clips keying it; after the constraint stage, those whose rest or parent changed
+are keyed anew on those frames: a control where it was, a chain bone so it deforms as it did.
+Only rebuilds read anything here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mathutils import Matrix, Vector
 from ..limb.plan import LimbPlan
 from .animation import fcurve_owners
 from .clips import Clip, other_clips, playing_alone
+from .export_range import FAR_GAP
 from .journal import Journal
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import Rebuilt, quoted
@@ -91,6 +93,15 @@ def _controls(obj: bpy.types.Object, limb_plan: LimbPlan, entry: Rebuilt) -> lis
     return []
 
 
+def _spanned(frames: list[int]) -> list[int]:
+    """Every frame from the first of ``frames`` to the last, but across a stray key's far gap
+    (``export_range.FAR_GAP``), whose frames between would each cost an evaluation: there, the keys' own."""
+    spanned: list[int] = []
+    for frame, following in zip(frames, frames[1:]):
+        spanned.extend(range(frame, following) if following - frame <= FAR_GAP else (frame,))
+    return [*spanned, frames[-1]]
+
+
 @contextmanager
 def _playing(obj: bpy.types.Object, clip: Clip | None) -> Iterator[None]:
     with playing_alone(obj, clip) if clip is not None else nullcontext():
@@ -122,7 +133,11 @@ class KeptControls:
         """Each keyed control's armature-space poses and each keyed chain bone's local ones, on its keyed
         frames: one evaluation per frame for them all."""
         obj = self.obj
-        keyed = {name: frames for name in [*names, *chain] if (frames := _keyed_frames(obj, name))}
+        keyed = {name: frames for name in names if (frames := _keyed_frames(obj, name))}
+        # A chain bone is keyed anew on every frame its keys span, as a fresh build keys it: its new keys
+        # turn its old ones by its new rest, and between keys of the user's interpolation (a glTF clip's
+        # Linear, over frames it skips) keys of another would play another curve.
+        keyed.update((name, _spanned(frames)) for name in chain if (frames := _keyed_frames(obj, name)))
         if not keyed:
             return
         every = sorted({frame for frames in keyed.values() for frame in frames})

@@ -15,7 +15,6 @@ from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
 from . import bake, bake_limits, records
 from .clips import Clip, followed, playing_alone, uses_nla
-from .export_range import far_key
 from .journal import Journal
 from .keys import Recording, default_interpolation, local_action
 from .motion_read import Played, clips_moving, limb_bones, to_prebend
@@ -52,7 +51,6 @@ class Keeping:
             self.notes.setdefault(keying[0], []).append(localised)
         baked = played.modes.count("BAKE")
         through = " (what its NLA strips play)" if uses_nla(self.obj) else ""
-        stray = self._stray_key() if baked else None  # read before the keys fill every frame
         for recording in [played.recording, *(recording for _, recording, _ in played.clips)]:
             if recording is not None:
                 recording.follow_rests(self.obj)
@@ -66,18 +64,11 @@ class Keeping:
                 self._keep_clips(index, limb_plan, parts, clips)
             if mode != "IGNORE":
                 self._keep_played(index, limb_plan, mode, parts, played.seconds / max(baked, 1), through)
-        if stray is not None:
-            self.notes.setdefault(played.modes.index("BAKE"), []).append(stray)
-
-    def _stray_key(self) -> str | None:
-        """A warning where a stray key far from the others stretched the action to bake: every frame up to it
-        is keyed on the IK controls (``export_range.far_key``; the export refuses such a clip)."""
-        data = self.obj.animation_data
-        action = data.action if data is not None else None
-        why = far_key(self.obj, action, f"the action '{action.name}'") if action is not None else None
-        return None if why is None else warning(
-            f"{why}: its motion was kept on every frame between, a key on each frame of the IK controls; "
-            "delete that key and build again to key the clip's own frames")
+        if baked and None in played.strays:
+            self.notes.setdefault(played.modes.index("BAKE"), []).append(played.strays[None])
+        for clip, _, limbs in played.clips:
+            if clip.name in played.strays:
+                self.notes.setdefault(limbs[0], []).append(played.strays[clip.name])
 
     def _note_unkept(self, index: int, limb_plan: LimbPlan) -> None:
         """Name the file's actions and clips that move the limb but whose keys stay as they were."""

@@ -5,7 +5,7 @@ animation mode, and recordings of its motion and of the file's other clips that 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 
@@ -15,6 +15,7 @@ from ..limb.plan import LimbPlan
 from .clips import Clip, followed, moves, other_clips, passed_clips, played_frames, playing_alone
 from .keys import Recording
 from .scene_state import check_keys_play
+from .stray_keys import stray_key
 
 ANIMATION_MODES = ("BAKE", "FK", "IGNORE")
 
@@ -35,6 +36,8 @@ class Played:
     other_clips: list[Clip]
     passed: list[tuple[Clip, str]]  # actions not taken for clips, and why
     seconds: float  # how long the reading took
+    # A warning per recorded clip a stray key stretched (None: the action that plays), read before any key.
+    strays: dict[str | None, str] = field(default_factory=dict)
 
 
 def read_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[LimbOptions],
@@ -52,11 +55,12 @@ def read_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[Limb
     if still:
         return Played(frames, modes, turned, None, [], [], [], 0.0)
     started = time.perf_counter()
-    recording = _record_played(obj, plans, options, frames, modes, turned)
+    strays: dict[str | None, str] = {}
+    recording = _record_played(obj, plans, options, frames, modes, turned, strays)
     clips = other_clips(obj)
     passed = passed_clips(obj)
-    recorded = _record_clips(obj, plans, options, rebuilt, turned, clips)
-    return Played(frames, modes, turned, recording, recorded, clips, passed, time.perf_counter() - started)
+    recorded = _record_clips(obj, plans, options, rebuilt, turned, clips, strays)
+    return Played(frames, modes, turned, recording, recorded, clips, passed, time.perf_counter() - started, strays)
 
 
 def _mode(obj: bpy.types.Object, index: int, limb_plan: LimbPlan, limb_options: LimbOptions, frames: list[int],
@@ -70,23 +74,29 @@ def _mode(obj: bpy.types.Object, index: int, limb_plan: LimbPlan, limb_options: 
 
 
 def _record_played(obj: bpy.types.Object, plans: list[LimbPlan], options: list[LimbOptions], frames: list[int],
-                   modes: list[str], turned: list[bool]) -> Recording | None:
-    """What plays, recorded for the limbs to bake and those played in FK whose bones turn."""
+                   modes: list[str], turned: list[bool], strays: dict[str | None, str]) -> Recording | None:
+    """What plays, recorded for the limbs to bake and those played in FK whose bones turn (a stray key
+    stretching the action that plays named in ``strays``, or refused: ``stray_keys``)."""
     wanted: set[str] = set()
     for limb_plan, mode, limb_turned, chosen in zip(plans, modes, turned, options):
         if mode == "BAKE" or (mode == "FK" and (limb_turned or to_prebend(limb_plan, chosen))):
             wanted |= recorded_bones(obj, limb_plan)
     if not wanted:
         return None
+    action = obj.animation_data.action if obj.animation_data is not None else None
+    if action is not None and (why := stray_key(obj, action, f"the action '{action.name}'", len(frames))):
+        strays[None] = why
     recording = Recording(obj, frames, wanted)
     recording.check_scaled()
     return recording
 
 
 def _record_clips(obj: bpy.types.Object, plans: list[LimbPlan], options: list[LimbOptions], rebuilt: set[int],
-                  turned: list[bool], clips: list[Clip]) -> list[tuple[Clip, Recording, list[int]]]:
+                  turned: list[bool], clips: list[Clip],
+                  strays: dict[str | None, str]) -> list[tuple[Clip, Recording, list[int]]]:
     """The file's other clips that move a limb to bake (or to play in FK, its bones turned), each
-    recorded playing alone, with the limbs it moves."""
+    recorded playing alone, with the limbs it moves (a stray key stretching one named in ``strays``, or
+    refused, before any is recorded)."""
     shared: dict[str, tuple[Clip, list[int], set[str]]] = {}
     for index, (limb_plan, limb_options) in enumerate(zip(plans, options)):
         if index not in rebuilt and (limb_options.animation == "BAKE" or
@@ -95,6 +105,11 @@ def _record_clips(obj: bpy.types.Object, plans: list[LimbPlan], options: list[Li
                 entry = shared.setdefault(clip.name, (clip, [], set()))
                 entry[1].append(index)
                 entry[2].update(recorded_bones(obj, limb_plan))
+    for clip, _, _ in shared.values():
+        # A Manual Frame Range gives the clip's frames, whatever its keys span.
+        if not clip.action.use_frame_range and (
+                why := stray_key(obj, clip.action, f"the clip '{clip.name}'", len(clip.frames))):
+            strays[clip.name] = why
     recorded = []
     for clip, limbs, names in shared.values():
         with playing_alone(obj, clip):
