@@ -29,7 +29,7 @@ from typing import ParamSpec, TypeVar
 import bpy
 
 from . import parts as limb_parts
-from .core import naming
+from .core import checks, naming
 from .core.errors import RigError
 from .core.model import Skeleton, quick_init
 from .core.notes import is_warning, warning
@@ -67,7 +67,7 @@ _R = TypeVar("_R")
 
 
 def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None)."""
+    """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None), or a blank bone."""
 
     @functools.wraps(function)
     def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -77,6 +77,8 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
             raise RigError(f"api.{function.__name__} needs an armature object and was given {given}",
                            hint="Pass the armature object of the character (the mesh's Armature modifier names "
                            "it), not the mesh or other data.")
+        named = dict(zip(getattr(function, "__wrapped__", function).__code__.co_varnames, args)) | kwargs
+        checks.check_bones_named(f"api.{function.__name__}", obj.name, named, obj.data.bones)
         return function(*args, **kwargs)
 
     return checked
@@ -127,11 +129,8 @@ class Limb:
 
 
 def options(**values: object) -> LimbOptions:
-    """Build options from keyword values, refusing unknown names (with a did-you-mean).
-
-    A name an earlier release used (``extremity``, now ``extremity_name``) is read as the option it
-    became, with a ``DeprecationWarning`` naming it.
-    """
+    """Build options from keyword values, refusing unknown names (with a did-you-mean). A name an earlier
+    release used (``extremity``, now ``extremity_name``) is read as the option it became, with a warning."""
     chosen, notes = _options(values)
     for note in notes:
         warnings.warn(note, DeprecationWarning, stacklevel=2)

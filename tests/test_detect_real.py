@@ -141,7 +141,7 @@ def test_robot_with_tails_on_the_next_joint_is_rigged():
     assert [(limb.kind, limb.side, limb.chain, limb.extremity) for limb in detection.limbs] == [
         (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), "Foot.L"), (LEG, "R", ("UpperLeg.R", "LowerLeg.R"), "Foot.R"),
         (ARM, "L", ("UpperArm.L", "LowerArm.L"), None), (ARM, "R", ("UpperArm.R", "LowerArm.R"), None),
-    ]
+    ]  # no hand: Palm1, Palm2 and Palm3 start at the wrist side by side, each with its own finger (skeletons.md)
     assert detection.skipped == ()
     assert bpy.ops.ik_rigger.auto_rig() == {"FINISHED"}
     assert_handles_move_chain_ends(obj, {"LowerLeg.L": 2, "LowerLeg.R": 2, "LowerArm.L": 2, "LowerArm.R": 2})

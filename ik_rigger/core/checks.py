@@ -7,7 +7,7 @@ millimetres and one modelled in kilometres are judged alike.
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from . import naming
 from .errors import RigError
@@ -138,3 +138,26 @@ def check_mirrored(chain: Sequence[str], extremity: str | None, other_chain: Seq
             f"its extremity would be {theirs}, where the other side's is {mine}", bone=last,
             hint="Make the two feet or hands mirror each other (names, parents and where they start), or "
             "pick the extremity by name, or turn Both Sides off.")
+
+
+# The arguments of the API's calls that name bones: one bone, or several (a list of names, of requests).
+_ONE_BONE = ("bone", "last_bone")
+_MANY_BONES = ("bones", "requests", "named")
+
+
+def check_bones_named(call: str, armature: str, given: Mapping[str, object], names: Container[str]) -> None:
+    """Refuse an empty or blank bone name among ``given`` (a call's arguments by name) that no bone has:
+    said as it is, not as a bone "''" that is not part of a limb. Changes nothing."""
+    named = [given.get(key) for key in _ONE_BONE]
+    for key in _MANY_BONES:
+        several = given.get(key)
+        if isinstance(several, Sequence) and not isinstance(several, str):
+            named += [item[0] if isinstance(item, tuple) and item else item for item in several]
+    for name in named:
+        if isinstance(name, str) and not name.strip() and name not in names:
+            what = "an empty bone name" if not name else f"a blank bone name ({name!r})"
+            hint = ("Pass the name of the bone to aim, or None for the head." if call == "api.add_aim" else
+                    "Pass the name of an aimed bone or of its aim target." if call == "api.remove_aim" else
+                    "Pass a limb's name: the name of its chain's last bone (the shin or forearm, 'shin.L' on a "
+                    "Rigify metarig), as api.limbs() lists them.")
+            raise RigError(f"{call} was given {what} for the armature '{armature}'", hint=hint)

@@ -198,7 +198,7 @@ def _armature(table: dict[str, Any], defaults: LimbOptions, schema: Schema, wher
         limb = dict(limb)
         place = f"{where} limb #{number + 1}"
         last = limb.pop("last", None)
-        if not isinstance(last, str) or not last:
+        if not isinstance(last, str) or not last.strip():
             raise RigError(f"{place}: needs 'last', the name of the chain's last bone",
                            hint='Add last = "shin.L" (for example).')
         sides = schema.both_sides

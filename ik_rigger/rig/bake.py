@@ -226,6 +226,7 @@ def _bake_one(obj: bpy.types.Object, parts: records.Parts, direction: str, recor
     if direction == "FK_TO_IK":
         key_controls(obj, parts, recording, mode, journal)
         held.check(obj, [parts], frames, "Bake FK to IK", "the FK motion", ik=True)
+        held.check_chain(obj, parts, frames, recording.poses)
         warned = bake_limits.check(obj, parts, frames, recording.poses)
         if clear:
             clear_keys(obj, parts.chain + ([parts.extremity] if parts.extremity else []), frames, journal)

@@ -57,9 +57,42 @@ def check(obj: bpy.types.Object, limbs: Sequence[records.Parts], frames: Sequenc
         obj.update_tag()
     for name in names:
         for number, (a, b) in enumerate(zip(held[name], free[name])):
-            if ((a.translation - b.translation).length > snap_guard.LANDED_DISTANCE * lengths[name]
-                    or turn_degrees(a, b) > snap_guard.LANDED_DEGREES):
+            if _apart(a, b, lengths[name]):
                 _refuse(found, name, None if frames is None else frames[number], doing, wanted)
+
+
+def check_chain(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[int],
+                fk: dict[str, list[Matrix]]) -> None:
+    """Refuse Bake FK to IK where the user's constraints on the limb's chain bones or extremity (a Stretch To
+    on the shin) keep the baked IK, as it plays now, off ``fk`` (the FK motion's armature-space poses per frame)
+    and are why: muted, the IK plays otherwise. One IK lets override (a Limit Rotation) is no reason."""
+    found = snap_guard.user_constraints(obj, parts, _shown_bones(parts))
+    if not found:
+        return
+    length = max(sum(obj.data.bones[bone].length for bone in parts.chain), 1e-9)
+    names = [name for name in _shown_bones(parts) if name in fk]
+    with in_ik(obj, parts):
+        held = _poses(obj, frames, names)
+        off = next(((name, number) for name in names for number in range(len(frames))
+                    if _apart(held[name][number], fk[name][number], length)), None)
+        if off is None:
+            return
+        for _, constraint in found:
+            constraint.mute = True
+        try:
+            free = _poses(obj, frames, names)
+        finally:
+            for _, constraint in found:
+                constraint.mute = False
+        obj.update_tag()
+    if any(_apart(held[name][number], free[name][number], length)
+           for name in names for number in range(len(frames))):
+        _refuse(found, off[0], frames[off[1]], "Bake FK to IK", "the FK motion")
+
+
+def _apart(a: Matrix, b: Matrix, length: float) -> bool:
+    return ((a.translation - b.translation).length > snap_guard.LANDED_DISTANCE * length
+            or turn_degrees(a, b) > snap_guard.LANDED_DEGREES)
 
 
 def _shown_bones(parts: records.Parts) -> list[str]:
