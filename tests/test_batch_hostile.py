@@ -21,10 +21,10 @@ import pytest
 from test_batch import ENTRY, digest, limbs_in, save_character
 from test_batch_safety import (  # noqa: F401 (restricted: a fixture)
     TEMP_MARK,
-    _catch_temporary,
     _heavy,
+    _paused_first_save,
+    _paused_worker,
     _system_temp,
-    _worker_of,
     report_of,
     restricted,
     run,
@@ -300,10 +300,13 @@ def test_a_blender_that_crashes_on_a_file_fails_that_file_alone(tmp_path):
     out = tmp_path / "out"
     report = tmp_path / "report.json"
     system_temp = _system_temp(tmp_path)
+    # The worker waits with its first file written, before it goes into place: the crash always
+    # lands on a file not yet rigged (a save seen in progress could be in place by the signal).
+    environment, told = _paused_first_save(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), "--out", str(out), "--report", str(report), "--jobs", "1",
                                 str(tmp_path / "in")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=system_temp.environment)
-    os.kill(_worker_of(_catch_temporary(process, out, by_worker=True)), signal.SIGSEGV)
+                               env=environment)
+    os.kill(_paused_worker(process, told), signal.SIGSEGV)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stdout + stderr
     files = report_of(report)

@@ -214,10 +214,12 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     config.write_text("[defaults]\n")
     report = tmp_path / "report.json"
     system_temp = _system_temp(tmp_path)
+    # A worker waits with its first file written: the signal comes while that file is in progress.
+    environment, told = _paused_written(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--in-place", "--jobs", str(jobs),
                                 "--config", str(config), "--report", str(report)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=system_temp.environment)
-    _catch_temporary(process, tmp_path / "in")
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    _paused_worker(process, told)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 128 + signum, stdout + stderr
@@ -228,7 +230,7 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     files = report_of(report)
     assert json.loads(report.read_text())["interrupted_by"] == signal.Signals(signum).name
     assert sorted(files) == [path.name for path in inputs]
-    assert any(entry["status"] in ("interrupted", "not started") for entry in files.values())
+    assert any(entry["status"] == "interrupted" for entry in files.values())  # the paused worker's file
     for path in inputs:
         # Each input is whole: rigged (the original kept as .blend1) or untouched.
         status = files[path.name]["status"]
@@ -297,8 +299,53 @@ def _paused_first_save(tmp_path: Path, environment: dict[str, str]) -> tuple[dic
     return {**environment, "PYTHONPATH": str(hook), "PAUSE_FIRST_SAVE": str(told)}, told
 
 
+# Loaded by every Python the batch starts (on PYTHONPATH): the first worker to have written a file (its
+# Blender save done, the file whole in the save's own folder, not yet in place) writes its process id to
+# the file PAUSE_WRITTEN names and waits there, where an interrupt is let through at once (the save
+# checks that Blender wrote the file, outside any held block), until the process that started it is
+# gone. A signal or a kill from outside then lands on a file in progress, its temporary file there to
+# remove and files left after it, however fast or loaded the machine: a save watched for in progress
+# may be missed every time, or be in place by the time the signal comes, or be the run's last.
+_PAUSE_WRITTEN = """
+import os, time
+if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
+    _told = os.environ["PAUSE_WRITTEN"]
+    _stat = os.stat
+
+    def _pausing(path, *args, **kwargs):
+        name = os.path.basename(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else ""
+        if isinstance(name, str) and name.startswith("file.ik_rigger-tmp") and name.endswith(".blend"):
+            try:
+                os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:  # another worker paused first
+                return _stat(path, *args, **kwargs)
+            parent = os.getppid()
+            with open(_told + ".part", "w") as told:
+                told.write(str(os.getpid()))
+            os.rename(_told + ".part", _told)
+            deadline = time.monotonic() + 300
+            while os.getppid() == parent and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return _stat(path, *args, **kwargs)
+
+    os.stat = _pausing
+"""
+
+
+def _paused_written(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[str, str], Path]:
+    """``environment`` for a run whose first worker to write a file waits before putting it in place, where
+    a signal stops it at once (see _PAUSE_WRITTEN), and the file that will name that worker (read it with
+    _paused_worker)."""
+    hook = tmp_path / "pause_written_hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_PAUSE_WRITTEN)
+    told = tmp_path / "worker_paused_written"
+    return {**environment, "PYTHONPATH": str(hook), "PAUSE_WRITTEN": str(told)}, told
+
+
 def _paused_worker(process: subprocess.Popen, told: Path) -> int:
-    """The process id of the worker waiting at its first save (see _PAUSE_FIRST_SAVE)."""
+    """The process id of the worker a hook paused (see _PAUSE_FIRST_SAVE, _PAUSE_WRITTEN), once ``told``
+    names it."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         if told.exists():
@@ -564,10 +611,12 @@ def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tmp_path):
     config = tmp_path / "rig.toml"
     config.write_text("[defaults]\n")
     system_temp = _system_temp(tmp_path)
+    # A worker waits with its first file written until the run is gone: the kill lands mid-run.
+    environment, told = _paused_written(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(tmp_path / "out"),
                                 "--jobs", "2", "--config", str(config)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=system_temp.environment)
-    _catch_temporary(process, tmp_path / "out")
+                               stderr=subprocess.DEVNULL, env=environment)
+    _paused_worker(process, told)
     process.kill()
     process.wait()
     deadline = time.monotonic() + 120
