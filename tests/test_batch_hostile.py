@@ -99,9 +99,11 @@ def test_a_backup_that_is_a_link_is_replaced_never_written_through(tmp_path):
     assert limbs_in(source) == ["shin.L", "shin.R"]
 
 
-def _next_pids(count: int) -> range:
+def _next_pids(count: int) -> list[int]:
+    """The ``count`` process ids Linux gives next (past the last it may give, it goes on from 300)."""
     last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
-    return range(last + 1, last + 1 + count)
+    top = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return [pid if pid < top else 300 + pid - top for pid in range(last + 1, last + 1 + count)]
 
 
 @pytest.mark.skipif(not Path("/proc/sys/kernel/ns_last_pid").exists(), reason="needs Linux's process ids")
