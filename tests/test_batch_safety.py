@@ -174,26 +174,6 @@ def _heavy(count: int, folder: Path, subdivisions: int = 400) -> list[Path]:
     return sorted(folder.iterdir())
 
 
-def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False,
-                     not_by: Iterable[int] = ()) -> Path:
-    """The first temporary folder a save makes in ``folder`` (by a worker, not the main process, if
-    ``by_worker``; by none of the processes ``not_by``), seen while the file is being written in it
-    (not the empty one the run makes and removes at once to see that it can write there, nor one whose
-    file is linked into place already, the save done: it is emptied next, and a signal then stops no file)."""
-    deadline = time.monotonic() + 120
-    others = {*not_by, *([process.pid] if by_worker else [])}
-    while time.monotonic() < deadline and process.poll() is None:
-        found = [entry for entry in os.listdir(folder) if TEMP_MARK in entry] if folder.exists() else []
-        found = [entry for entry in found if not any(f".{pid}.{TEMP_MARK}" in entry for pid in others)]
-        for entry in found:
-            try:
-                if any(os.stat(folder / entry / name).st_nlink == 1 for name in os.listdir(folder / entry)):
-                    return folder / entry
-            except OSError:  # gone, or not a folder
-                continue
-    raise AssertionError("no save was seen in progress")
-
-
 def _processes_naming(text: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -575,11 +555,6 @@ def _children(parent: int) -> list[int]:
         except (OSError, IndexError, ValueError):
             continue
     return found
-
-
-def _worker_of(temporary: Path) -> int:
-    """The process writing ``temporary`` (its name carries the writer's process id)."""
-    return int(temporary.name.split(".")[-2])
 
 
 def test_workers_started_ahead_never_outlive_the_run(tmp_path):
