@@ -241,6 +241,17 @@ def _assert_killed_file_reported_as_on_disk(files: dict, out: Path, inputs: list
     assert sorted({*written, died[0]}) == sorted(path.name for path in inputs)
 
 
+# In the hooks below, the run's own process (not a worker): with --jobs 2 or more it rigs files too, from
+# the start, and on a loaded machine could rig every one before a worker has started. At its first save it
+# waits for a worker to have paused (at most 300 s), so that one always does, with files left after it.
+_MAIN_WAITS = """
+def _wait_for(told):
+    deadline = time.monotonic() + 300
+    while not os.access(told, os.F_OK) and time.monotonic() < deadline:
+        time.sleep(0.01)
+"""
+
+
 # Loaded by every Python the batch starts (on PYTHONPATH): the first worker to put a file in place
 # (its save written, not yet moved) writes its process id to the file PAUSE_FIRST_SAVE names and waits
 # there to be killed. A kill from outside then lands on a worker's first file, files left for the one
@@ -248,25 +259,28 @@ def _assert_killed_file_reported_as_on_disk(files: dict, out: Path, inputs: list
 # see one near the end of the run).
 _PAUSE_FIRST_SAVE = """
 import os, time
-if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
-    _told = os.environ["PAUSE_FIRST_SAVE"]
+_told = os.environ["PAUSE_FIRST_SAVE"]
+_worker = "IK_RIGGER_BATCH_ANSWERS" in os.environ
 
-    def _pause_first(move):
-        def moving(source, target, *args, **kwargs):
-            if "ik_rigger-tmp" in str(source) and str(target).endswith(".blend"):
-                try:
-                    os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                except FileExistsError:  # another worker paused first
-                    return move(source, target, *args, **kwargs)
-                with open(_told + ".part", "w") as told:
-                    told.write(str(os.getpid()))
-                os.rename(_told + ".part", _told)
-                time.sleep(300)
-            return move(source, target, *args, **kwargs)
-        return moving
+def _pause_first(move):
+    def moving(source, target, *args, **kwargs):
+        if "ik_rigger-tmp" in str(source) and str(target).endswith(".blend"):
+            if not _worker:  # see _MAIN_WAITS
+                _wait_for(_told)
+                return move(source, target, *args, **kwargs)
+            try:
+                os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:  # another worker paused first
+                return move(source, target, *args, **kwargs)
+            with open(_told + ".part", "w") as told:
+                told.write(str(os.getpid()))
+            os.rename(_told + ".part", _told)
+            time.sleep(300)
+        return move(source, target, *args, **kwargs)
+    return moving
 
-    os.link, os.replace = _pause_first(os.link), _pause_first(os.replace)
-"""
+os.link, os.replace = _pause_first(os.link), _pause_first(os.replace)
+""" + _MAIN_WAITS
 
 
 def _paused_first_save(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[str, str], Path]:
@@ -288,28 +302,31 @@ def _paused_first_save(tmp_path: Path, environment: dict[str, str]) -> tuple[dic
 # may be missed every time, or be in place by the time the signal comes, or be the run's last.
 _PAUSE_WRITTEN = """
 import os, time
-if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
-    _told = os.environ["PAUSE_WRITTEN"]
-    _stat = os.stat
+_told = os.environ["PAUSE_WRITTEN"]
+_worker = "IK_RIGGER_BATCH_ANSWERS" in os.environ
+_stat = os.stat
 
-    def _pausing(path, *args, **kwargs):
-        name = os.path.basename(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else ""
-        if isinstance(name, str) and name.startswith("file.ik_rigger-tmp") and name.endswith(".blend"):
-            try:
-                os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:  # another worker paused first
-                return _stat(path, *args, **kwargs)
-            parent = os.getppid()
-            with open(_told + ".part", "w") as told:
-                told.write(str(os.getpid()))
-            os.rename(_told + ".part", _told)
-            deadline = time.monotonic() + 300
-            while os.getppid() == parent and time.monotonic() < deadline:
-                time.sleep(0.05)
-        return _stat(path, *args, **kwargs)
+def _pausing(path, *args, **kwargs):
+    name = os.path.basename(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else ""
+    if isinstance(name, str) and name.startswith("file.ik_rigger-tmp") and name.endswith(".blend"):
+        if not _worker:  # see _MAIN_WAITS
+            _wait_for(_told)
+            return _stat(path, *args, **kwargs)
+        try:
+            os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:  # another worker paused first
+            return _stat(path, *args, **kwargs)
+        parent = os.getppid()
+        with open(_told + ".part", "w") as told:
+            told.write(str(os.getpid()))
+        os.rename(_told + ".part", _told)
+        deadline = time.monotonic() + 300
+        while os.getppid() == parent and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return _stat(path, *args, **kwargs)
 
-    os.stat = _pausing
-"""
+os.stat = _pausing
+""" + _MAIN_WAITS
 
 
 def _paused_written(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[str, str], Path]:
