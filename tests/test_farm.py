@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -79,11 +80,27 @@ def _farm(logs: Path) -> Iterator[Callable[..., subprocess.Popen]]:
 
 
 def _scheduler(start: Callable[..., subprocess.Popen]) -> str:
-    """A scheduler of its own on a free port, listening: its address."""
-    port = _free_port()
-    start("scheduler", "--port", str(port))
+    """A scheduler of its own, listening: its address."""
+    return _scheduler_started(start)[0]
+
+
+def _scheduler_started(start: Callable[..., subprocess.Popen]) -> tuple[str, subprocess.Popen]:
+    """A scheduler of its own on a port the system gives it as it listens (one found free beforehand may be
+    taken meanwhile by any process's connection), listening: its address here, and its process."""
+    # In the temporary folder of the tests, removed at their end.
+    told = Path(tempfile.mkdtemp(dir=os.environ.get("TMPDIR"))) / "scheduler.json"
+    process = start("scheduler", "--port", "0", "--scheduler-file", str(told))
+    deadline = time.monotonic() + 120
+    while True:
+        assert process.poll() is None, f"the scheduler ended (exit code {process.returncode})"
+        try:
+            port = int(json.loads(told.read_text())["address"].rsplit(":", 1)[1])
+            break
+        except (OSError, ValueError, KeyError):  # not written yet, or not whole
+            assert time.monotonic() < deadline, "the scheduler did not say where it listens"
+            time.sleep(0.2)
     _listening(port)
-    return f"tcp://127.0.0.1:{port}"
+    return f"tcp://127.0.0.1:{port}", process
 
 
 def _wait_for_workers(client: distributed.Client, count: int, process: subprocess.Popen) -> None:

@@ -31,9 +31,8 @@ from test_farm import (  # noqa: E402
     _alive,
     _characters,
     _farm,
-    _free_port,
-    _listening,
     _scheduler,
+    _scheduler_started,
     _stop,
     _wait_for_workers,
 )
@@ -251,10 +250,7 @@ def _losing_the_scheduler(tmp_path: Path, interrupt: bool = False) -> tuple[list
     inputs = _heavy(12, tmp_path / "in", subdivisions=700)
     out = tmp_path / "out"
     with _farm(tmp_path / "logs") as start:
-        port = _free_port()
-        address = f"tcp://127.0.0.1:{port}"
-        scheduler = start("scheduler", "--port", str(port))
-        _listening(port)
+        address, scheduler = _scheduler_started(start)
         worker = start("worker", address, "--nworkers", "1")
         with distributed.Client(address, timeout=120) as client:
             _wait_for_workers(client, 1, worker)
