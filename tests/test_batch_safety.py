@@ -342,8 +342,9 @@ def _paused_written(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[s
 
 def _paused_worker(process: subprocess.Popen, told: Path) -> int:
     """The process id of the worker a hook paused (see _PAUSE_FIRST_SAVE, _PAUSE_WRITTEN), once ``told``
-    names it."""
-    deadline = time.monotonic() + 120
+    names it (the Blenders' start, and the file's open, rig and save before it, take what a loaded machine
+    gives them)."""
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         if told.exists():
             return int(told.read_text())
