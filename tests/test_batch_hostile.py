@@ -21,10 +21,10 @@ import pytest
 from test_batch import ENTRY, digest, limbs_in, save_character
 from test_batch_safety import (  # noqa: F401 (restricted: a fixture)
     TEMP_MARK,
-    _catch_temporary,
     _heavy,
+    _paused_first_save,
+    _paused_worker,
     _system_temp,
-    _worker_of,
     report_of,
     restricted,
     run,
@@ -99,9 +99,11 @@ def test_a_backup_that_is_a_link_is_replaced_never_written_through(tmp_path):
     assert limbs_in(source) == ["shin.L", "shin.R"]
 
 
-def _next_pids(count: int) -> range:
+def _next_pids(count: int) -> list[int]:
+    """The ``count`` process ids Linux gives next (past the last it may give, it goes on from 300)."""
     last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
-    return range(last + 1, last + 1 + count)
+    top = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return [pid if pid < top else 300 + pid - top for pid in range(last + 1, last + 1 + count)]
 
 
 @pytest.mark.skipif(not Path("/proc/sys/kernel/ns_last_pid").exists(), reason="needs Linux's process ids")
@@ -300,10 +302,13 @@ def test_a_blender_that_crashes_on_a_file_fails_that_file_alone(tmp_path):
     out = tmp_path / "out"
     report = tmp_path / "report.json"
     system_temp = _system_temp(tmp_path)
+    # The worker waits with its first file written, before it goes into place: the crash always
+    # lands on a file not yet rigged (a save seen in progress could be in place by the signal).
+    environment, told = _paused_first_save(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), "--out", str(out), "--report", str(report), "--jobs", "1",
                                 str(tmp_path / "in")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=system_temp.environment)
-    os.kill(_worker_of(_catch_temporary(process, out, by_worker=True)), signal.SIGSEGV)
+                               env=environment)
+    os.kill(_paused_worker(process, told), signal.SIGSEGV)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stdout + stderr
     files = report_of(report)

@@ -174,26 +174,6 @@ def _heavy(count: int, folder: Path, subdivisions: int = 400) -> list[Path]:
     return sorted(folder.iterdir())
 
 
-def _catch_temporary(process: subprocess.Popen, folder: Path, by_worker: bool = False,
-                     not_by: Iterable[int] = ()) -> Path:
-    """The first temporary folder a save makes in ``folder`` (by a worker, not the main process, if
-    ``by_worker``; by none of the processes ``not_by``), seen while the file is being written in it
-    (not the empty one the run makes and removes at once to see that it can write there, nor one whose
-    file is linked into place already, the save done: it is emptied next, and a signal then stops no file)."""
-    deadline = time.monotonic() + 120
-    others = {*not_by, *([process.pid] if by_worker else [])}
-    while time.monotonic() < deadline and process.poll() is None:
-        found = [entry for entry in os.listdir(folder) if TEMP_MARK in entry] if folder.exists() else []
-        found = [entry for entry in found if not any(f".{pid}.{TEMP_MARK}" in entry for pid in others)]
-        for entry in found:
-            try:
-                if any(os.stat(folder / entry / name).st_nlink == 1 for name in os.listdir(folder / entry)):
-                    return folder / entry
-            except OSError:  # gone, or not a folder
-                continue
-    raise AssertionError("no save was seen in progress")
-
-
 def _processes_naming(text: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -214,10 +194,12 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     config.write_text("[defaults]\n")
     report = tmp_path / "report.json"
     system_temp = _system_temp(tmp_path)
+    # A worker waits with its first file written: the signal comes while that file is in progress.
+    environment, told = _paused_written(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--in-place", "--jobs", str(jobs),
                                 "--config", str(config), "--report", str(report)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=system_temp.environment)
-    _catch_temporary(process, tmp_path / "in")
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    _paused_worker(process, told)
     process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 128 + signum, stdout + stderr
@@ -228,7 +210,7 @@ def test_an_interrupt_stops_cleanly_with_a_report(tmp_path, signum, jobs):
     files = report_of(report)
     assert json.loads(report.read_text())["interrupted_by"] == signal.Signals(signum).name
     assert sorted(files) == [path.name for path in inputs]
-    assert any(entry["status"] in ("interrupted", "not started") for entry in files.values())
+    assert any(entry["status"] == "interrupted" for entry in files.values())  # the paused worker's file
     for path in inputs:
         # Each input is whole: rigged (the original kept as .blend1) or untouched.
         status = files[path.name]["status"]
@@ -259,6 +241,17 @@ def _assert_killed_file_reported_as_on_disk(files: dict, out: Path, inputs: list
     assert sorted({*written, died[0]}) == sorted(path.name for path in inputs)
 
 
+# In the hooks below, the run's own process (not a worker): with --jobs 2 or more it rigs files too, from
+# the start, and on a loaded machine could rig every one before a worker has started. At its first save it
+# waits for a worker to have paused (at most 300 s), so that one always does, with files left after it.
+_MAIN_WAITS = """
+def _wait_for(told):
+    deadline = time.monotonic() + 300
+    while not os.access(told, os.F_OK) and time.monotonic() < deadline:
+        time.sleep(0.01)
+"""
+
+
 # Loaded by every Python the batch starts (on PYTHONPATH): the first worker to put a file in place
 # (its save written, not yet moved) writes its process id to the file PAUSE_FIRST_SAVE names and waits
 # there to be killed. A kill from outside then lands on a worker's first file, files left for the one
@@ -266,25 +259,28 @@ def _assert_killed_file_reported_as_on_disk(files: dict, out: Path, inputs: list
 # see one near the end of the run).
 _PAUSE_FIRST_SAVE = """
 import os, time
-if "IK_RIGGER_BATCH_ANSWERS" in os.environ:
-    _told = os.environ["PAUSE_FIRST_SAVE"]
+_told = os.environ["PAUSE_FIRST_SAVE"]
+_worker = "IK_RIGGER_BATCH_ANSWERS" in os.environ
 
-    def _pause_first(move):
-        def moving(source, target, *args, **kwargs):
-            if "ik_rigger-tmp" in str(source) and str(target).endswith(".blend"):
-                try:
-                    os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                except FileExistsError:  # another worker paused first
-                    return move(source, target, *args, **kwargs)
-                with open(_told + ".part", "w") as told:
-                    told.write(str(os.getpid()))
-                os.rename(_told + ".part", _told)
-                time.sleep(300)
-            return move(source, target, *args, **kwargs)
-        return moving
+def _pause_first(move):
+    def moving(source, target, *args, **kwargs):
+        if "ik_rigger-tmp" in str(source) and str(target).endswith(".blend"):
+            if not _worker:  # see _MAIN_WAITS
+                _wait_for(_told)
+                return move(source, target, *args, **kwargs)
+            try:
+                os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:  # another worker paused first
+                return move(source, target, *args, **kwargs)
+            with open(_told + ".part", "w") as told:
+                told.write(str(os.getpid()))
+            os.rename(_told + ".part", _told)
+            time.sleep(300)
+        return move(source, target, *args, **kwargs)
+    return moving
 
-    os.link, os.replace = _pause_first(os.link), _pause_first(os.replace)
-"""
+os.link, os.replace = _pause_first(os.link), _pause_first(os.replace)
+""" + _MAIN_WAITS
 
 
 def _paused_first_save(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[str, str], Path]:
@@ -297,9 +293,58 @@ def _paused_first_save(tmp_path: Path, environment: dict[str, str]) -> tuple[dic
     return {**environment, "PYTHONPATH": str(hook), "PAUSE_FIRST_SAVE": str(told)}, told
 
 
+# Loaded by every Python the batch starts (on PYTHONPATH): the first worker to have written a file (its
+# Blender save done, the file whole in the save's own folder, not yet in place) writes its process id to
+# the file PAUSE_WRITTEN names and waits there, where an interrupt is let through at once (the save
+# checks that Blender wrote the file, outside any held block), until the process that started it is
+# gone. A signal or a kill from outside then lands on a file in progress, its temporary file there to
+# remove and files left after it, however fast or loaded the machine: a save watched for in progress
+# may be missed every time, or be in place by the time the signal comes, or be the run's last.
+_PAUSE_WRITTEN = """
+import os, time
+_told = os.environ["PAUSE_WRITTEN"]
+_worker = "IK_RIGGER_BATCH_ANSWERS" in os.environ
+_stat = os.stat
+
+def _pausing(path, *args, **kwargs):
+    name = os.path.basename(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else ""
+    if isinstance(name, str) and name.startswith("file.ik_rigger-tmp") and name.endswith(".blend"):
+        if not _worker:  # see _MAIN_WAITS
+            _wait_for(_told)
+            return _stat(path, *args, **kwargs)
+        try:
+            os.close(os.open(_told + ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:  # another worker paused first
+            return _stat(path, *args, **kwargs)
+        parent = os.getppid()
+        with open(_told + ".part", "w") as told:
+            told.write(str(os.getpid()))
+        os.rename(_told + ".part", _told)
+        deadline = time.monotonic() + 300
+        while os.getppid() == parent and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return _stat(path, *args, **kwargs)
+
+os.stat = _pausing
+""" + _MAIN_WAITS
+
+
+def _paused_written(tmp_path: Path, environment: dict[str, str]) -> tuple[dict[str, str], Path]:
+    """``environment`` for a run whose first worker to write a file waits before putting it in place, where
+    a signal stops it at once (see _PAUSE_WRITTEN), and the file that will name that worker (read it with
+    _paused_worker)."""
+    hook = tmp_path / "pause_written_hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_PAUSE_WRITTEN)
+    told = tmp_path / "worker_paused_written"
+    return {**environment, "PYTHONPATH": str(hook), "PAUSE_WRITTEN": str(told)}, told
+
+
 def _paused_worker(process: subprocess.Popen, told: Path) -> int:
-    """The process id of the worker waiting at its first save (see _PAUSE_FIRST_SAVE)."""
-    deadline = time.monotonic() + 120
+    """The process id of the worker a hook paused (see _PAUSE_FIRST_SAVE, _PAUSE_WRITTEN), once ``told``
+    names it (the Blenders' start, and the file's open, rig and save before it, take what a loaded machine
+    gives them)."""
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         if told.exists():
             return int(told.read_text())
@@ -530,11 +575,6 @@ def _children(parent: int) -> list[int]:
     return found
 
 
-def _worker_of(temporary: Path) -> int:
-    """The process writing ``temporary`` (its name carries the writer's process id)."""
-    return int(temporary.name.split(".")[-2])
-
-
 def test_workers_started_ahead_never_outlive_the_run(tmp_path):
     """--jobs 2 starts a worker before the main Blender loads; when it has rigged the one file, or
     the command line is wrong, it is stopped before the run returns, and leaves no temporary folder."""
@@ -564,10 +604,12 @@ def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tmp_path):
     config = tmp_path / "rig.toml"
     config.write_text("[defaults]\n")
     system_temp = _system_temp(tmp_path)
+    # A worker waits with its first file written until the run is gone: the kill lands mid-run.
+    environment, told = _paused_written(tmp_path, system_temp.environment)
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(tmp_path / "out"),
                                 "--jobs", "2", "--config", str(config)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=system_temp.environment)
-    _catch_temporary(process, tmp_path / "out")
+                               stderr=subprocess.DEVNULL, env=environment)
+    _paused_worker(process, told)
     process.kill()
     process.wait()
     deadline = time.monotonic() + 120

@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ import bpy
 import pytest
 from helpers import DATA
 from test_batch import digest, limbs_in, save_character
-from test_batch_safety import TEMP_MARK, _catch_temporary, _heavy, _worker_of, checksums, report_of, temporaries
+from test_batch_safety import TEMP_MARK, _heavy, _paused_worker, checksums, report_of, temporaries
 
 distributed = pytest.importorskip("distributed")
 
@@ -62,14 +63,14 @@ def _stop(processes: Iterable[subprocess.Popen]) -> None:
 
 @contextmanager
 def _farm(logs: Path) -> Iterator[Callable[..., subprocess.Popen]]:
-    """``start(role, *args)`` starts scripts/farm.sh ROLE ARGS (its output in ``logs``); every
+    """``start(role, *args, **popen)`` starts scripts/farm.sh ROLE ARGS (its output in ``logs``); every
     process it started is stopped by its id at the end, the last started first, whatever happened."""
     logs.mkdir(parents=True, exist_ok=True)
     started: list[subprocess.Popen] = []
 
-    def start(role: str, *args: str) -> subprocess.Popen:
+    def start(role: str, *args: str, **popen) -> subprocess.Popen:
         with (logs / f"{role}-{len(started)}.log").open("w") as log:
-            started.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT))
+            started.append(subprocess.Popen([str(FARM), role, *args], stdout=log, stderr=subprocess.STDOUT, **popen))
         return started[-1]
 
     try:
@@ -79,11 +80,27 @@ def _farm(logs: Path) -> Iterator[Callable[..., subprocess.Popen]]:
 
 
 def _scheduler(start: Callable[..., subprocess.Popen]) -> str:
-    """A scheduler of its own on a free port, listening: its address."""
-    port = _free_port()
-    start("scheduler", "--port", str(port))
+    """A scheduler of its own, listening: its address."""
+    return _scheduler_started(start)[0]
+
+
+def _scheduler_started(start: Callable[..., subprocess.Popen]) -> tuple[str, subprocess.Popen]:
+    """A scheduler of its own on a port the system gives it as it listens (one found free beforehand may be
+    taken meanwhile by any process's connection), listening: its address here, and its process."""
+    # In the temporary folder of the tests, removed at their end.
+    told = Path(tempfile.mkdtemp(dir=os.environ.get("TMPDIR"))) / "scheduler.json"
+    process = start("scheduler", "--port", "0", "--scheduler-file", str(told))
+    deadline = time.monotonic() + 120
+    while True:
+        assert process.poll() is None, f"the scheduler ended (exit code {process.returncode})"
+        try:
+            port = int(json.loads(told.read_text())["address"].rsplit(":", 1)[1])
+            break
+        except (OSError, ValueError, KeyError):  # not written yet, or not whole
+            assert time.monotonic() < deadline, "the scheduler did not say where it listens"
+            time.sleep(0.2)
     _listening(port)
-    return f"tcp://127.0.0.1:{port}"
+    return f"tcp://127.0.0.1:{port}", process
 
 
 def _wait_for_workers(client: distributed.Client, count: int, process: subprocess.Popen) -> None:
@@ -103,13 +120,61 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class Cluster:
-    """A scheduler and its workers, each process known by its id."""
+# Loaded by every Python the cluster starts (on PYTHONPATH): once a test has written the file
+# FARM_PAUSE_ARMED names (holding the path of a file to tell), the first worker to have written a file
+# (Blender's save done, the file whole in the save's own folder, not yet in place) takes it, writes its
+# process id to the path it holds and waits there, where the run's stop is let through at once (the save
+# checks that Blender wrote the file, outside any held block). A kill or an interrupt then lands on a file
+# in progress, with files left after it, however fast or loaded the machine. Once the run's stop mark is
+# there, it waits out the grace a worker gives a file it was told to stop (STOP_GRACE_SECONDS) and goes on
+# with the file, as a worker the stop failed to reach would (300 s at most in all).
+_PAUSE_ARMED = """
+import os, time
+if "FARM_PAUSE_ARMED" in os.environ:
+    _armed = os.environ["FARM_PAUSE_ARMED"]
+    _stat = os.stat
 
-    def __init__(self, address: str, client: distributed.Client) -> None:
+    def _pausing(path, *args, **kwargs):
+        name = os.path.basename(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else ""
+        if isinstance(name, str) and name.startswith("file.ik_rigger-tmp") and name.endswith(".blend"):
+            taken = f"{_armed}.{os.getpid()}"
+            try:
+                os.rename(_armed, taken)
+            except OSError:  # not armed, or another worker took it first
+                return _stat(path, *args, **kwargs)
+            with open(taken) as armed:
+                told = armed.read()
+            with open(told + ".part", "w") as part:
+                part.write(str(os.getpid()))
+            os.rename(told + ".part", told)
+            deadline = time.monotonic() + 300
+            folder = os.path.dirname(os.path.dirname(os.fspath(path)))  # beside the output
+            while time.monotonic() < deadline:
+                if any(name.startswith(".ik_rigger-farm-") and name.endswith("-stop") for name in os.listdir(folder)):
+                    deadline = min(deadline, time.monotonic() + GRACE)
+                time.sleep(0.05)
+        return _stat(path, *args, **kwargs)
+
+    os.stat = _pausing
+""".replace("GRACE", str(farm_tasks.STOP_GRACE_SECONDS + 2))
+
+
+class Cluster:
+    """A scheduler and its workers, each process known by its id; ``armed``: the file that arms the
+    workers' pause (see _PAUSE_ARMED, ``pause_next_written``)."""
+
+    def __init__(self, address: str, client: distributed.Client, armed: Path) -> None:
         self.address = address
         self.client = client
+        self.armed = armed
         self.worker_pids: set[int] = set()
+
+    def pause_next_written(self, told: Path) -> None:
+        """The next worker to have written a file waits there, and names itself in ``told``
+        (read it with _paused_worker)."""
+        part = self.armed.with_name(self.armed.name + ".part")
+        part.write_text(str(told))
+        part.rename(self.armed)
 
     def ready(self) -> list[int]:
         """Both workers there (one killed by a test is back): their process ids."""
@@ -131,11 +196,15 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     found: Cluster | None = None
+    hook = tmp_path_factory.mktemp("farm_hook")
+    (hook / "sitecustomize.py").write_text(_PAUSE_ARMED)
+    armed = hook / "armed"
     try:
         with _farm(tmp_path_factory.mktemp("farm_logs")) as start:
             address = _scheduler(start)
-            start("worker", address, "--nworkers", str(WORKERS))
-            found = Cluster(address, distributed.Client(address, timeout=120))
+            start("worker", address, "--nworkers", str(WORKERS),
+                  env={**os.environ, "PYTHONPATH": str(hook), "FARM_PAUSE_ARMED": str(armed)})
+            found = Cluster(address, distributed.Client(address, timeout=120), armed)
             found.ready()
             yield found
             found.client.close()
@@ -225,9 +294,11 @@ def test_a_worker_killed_mid_file_fails_nothing(tmp_path, cluster):
     inputs = _heavy(12, tmp_path / "in")
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
+    cluster.pause_next_written(tmp_path / "paused")  # its file written, not in place: where the kill lands
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(tmp_path / "report.json"))
-    victim = _worker_of(_catch_temporary(process, out, not_by=[process.pid]))
+    victim = _paused_worker(process, tmp_path / "paused")
     assert victim in pids
+    assert temporaries(out)  # the save under way
     os.kill(victim, signal.SIGKILL)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 0, stdout + stderr
@@ -252,12 +323,11 @@ def test_an_interrupt_stops_the_files_in_flight_and_cancels_the_rest(tmp_path, c
     before = checksums([tmp_path / "in"])
     out = tmp_path / "out"
     report = tmp_path / "report.json"
+    # A worker waits with its first file written: that file is in flight when the interrupt comes, and the
+    # files queued behind are many (the other worker rigs one at a time meanwhile).
+    cluster.pause_next_written(tmp_path / "paused")
     process = cluster.submit(str(tmp_path / "in"), "--out", str(out), "--report", str(report))
-    assert process.stdout is not None
-    assert any(line.startswith("[1/14]") for line in process.stdout)  # under way (after Blender's own lines)
-    # The next file sent to the worker that freed up (the submitter sends one as a thread frees): in flight.
-    _wait_until(lambda: sum(len(_run_keys(keys)) for keys in cluster.client.processing().values()) == WORKERS,
-                "file in each worker", process)
+    _paused_worker(process, tmp_path / "paused")
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == 130, stdout + stderr

@@ -31,9 +31,8 @@ from test_farm import (  # noqa: E402
     _alive,
     _characters,
     _farm,
-    _free_port,
-    _listening,
     _scheduler,
+    _scheduler_started,
     _stop,
     _wait_for_workers,
 )
@@ -222,6 +221,7 @@ except Interrupted:
     print("stopped", flush=True)
 watch.end()
 watch = farm_tasks._StopWatch(mark)
+print("held", time.monotonic(), flush=True)
 with interrupts_held():  # as Blender in a call that does not come back to Python
     time.sleep(60)
 print("finished", flush=True)
@@ -231,12 +231,15 @@ print("finished", flush=True)
 def test_a_worker_stops_its_file_when_the_run_is_stopped_or_ends(tmp_path):
     """The run's stop mark stops the file a worker rigs (Interrupted in its main thread); a file
     that cannot be stopped ends with its worker process after the grace, never finished."""
-    started = time.monotonic()
     result = subprocess.run([sys.executable, "-c", STOP_WATCH, str(tmp_path / "stop")], capture_output=True,
                             text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert result.stdout.split() == ["stopped"], result.stdout + result.stderr
+    ended = time.monotonic()
+    told = result.stdout.split()
+    assert told[:2] == ["stopped", "held"] and len(told) == 3, result.stdout + result.stderr
     assert result.returncode == -signal.SIGKILL
-    assert time.monotonic() - started < 40
+    # Killed after the grace, counted from the held call (the same clock for every process here; the
+    # Blender's start before it takes what the machine gives it).
+    assert ended - float(told[2]) < 30
 
 
 
@@ -247,10 +250,7 @@ def _losing_the_scheduler(tmp_path: Path, interrupt: bool = False) -> tuple[list
     inputs = _heavy(12, tmp_path / "in", subdivisions=700)
     out = tmp_path / "out"
     with _farm(tmp_path / "logs") as start:
-        port = _free_port()
-        address = f"tcp://127.0.0.1:{port}"
-        scheduler = start("scheduler", "--port", str(port))
-        _listening(port)
+        address, scheduler = _scheduler_started(start)
         worker = start("worker", address, "--nworkers", "1")
         with distributed.Client(address, timeout=120) as client:
             _wait_for_workers(client, 1, worker)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from test_batch import ENTRY, limbs_in
-from test_batch_safety import _catch_temporary, _heavy, _worker_of, hooked_run, report_of, temporaries
+from test_batch_safety import _heavy, _paused_worker, _paused_written, hooked_run, report_of, temporaries
 
 from ik_rigger.batch.memory import processes_that_fit
 
@@ -108,9 +108,13 @@ def test_a_worker_stopped_from_outside_by_sigterm_is_said_to_be(tmp_path):
     """Its own handler ends it with exit code 143: the file failed as 'worker died (exit code 143)'."""
     inputs = _heavy(4, tmp_path / "in")
     out, report = tmp_path / "out", tmp_path / "report.json"
+    # The worker waits with its first file written, where a signal stops it at once: a save seen in
+    # progress could be in place by the time the signal came, the file rigged.
+    environment, told = _paused_written(tmp_path, dict(os.environ))
     process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(out), "--jobs", "1",
-                                "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    os.kill(_worker_of(_catch_temporary(process, out, by_worker=True)), signal.SIGTERM)
+                                "--report", str(report)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=environment)
+    os.kill(_paused_worker(process, told), signal.SIGTERM)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stdout + stderr
     files = report_of(report)
