@@ -33,6 +33,30 @@ def _free_axis(obj: bpy.types.Object, name: str) -> str:
     return free[0]
 
 
+def _assert_on_hinges(obj: bpy.types.Object, chain) -> None:
+    """Each joint of ``chain`` has its free axis on the bend of its rest (rolled onto its hinge)."""
+    bones = obj.data.bones
+    for parent, joint in zip(chain, chain[1:]):
+        up = bones[parent].tail_local - bones[parent].head_local
+        down = bones[joint].tail_local - bones[joint].head_local
+        axis = bones[joint].matrix_local.col["xyz".index(_free_axis(obj, joint))].xyz
+        assert abs(axis.normalized().dot(up.cross(down).normalized())) > math.cos(math.radians(0.1)), joint
+
+
+def _pulled_in(obj: bpy.types.Object, handle_name: str, root: str, chain) -> dict:
+    """The evaluated pose with the handle moved a fifth of the way toward ``root``'s head, which must bend
+    ``chain``'s first joint."""
+    bones = obj.data.bones
+    moved = bones[handle_name].matrix_local.copy()
+    moved.translation += (bones[root].head_local - moved.translation) * 0.2
+    obj.pose.bones[handle_name].matrix = moved
+    posed = evaluate(obj)
+    first, second = chain[0], chain[1]
+    rest_bend = bones[first].matrix_local.inverted() @ bones[second].matrix_local
+    assert (rest_bend.inverted() @ posed[first].inverted() @ posed[second]).to_quaternion().angle > 1e-3
+    return posed
+
+
 def test_fix_bone_orientation_rolls_each_joint_on_its_own_hinge_and_the_legs_bend_about_them():
     obj = _imported("gltf_quaternius_trex.glb")
     skipped: list[tuple[str, str]] = []
@@ -42,26 +66,15 @@ def test_fix_bone_orientation_rolls_each_joint_on_its_own_hinge_and_the_legs_ben
     for limb in limbs:
         parts = records.resolve(obj, obj.ik_rigger.limb_of(limb.name))
         assert not parts.solver, limb.name  # on the user's bones, turned
-        for parent, joint in zip(limb.chain, limb.chain[1:]):
-            up = bones[parent].tail_local - bones[parent].head_local
-            down = bones[joint].tail_local - bones[joint].head_local
-            axis = bones[joint].matrix_local.col["xyz".index(_free_axis(obj, joint))].xyz
-            assert abs(axis.normalized().dot(up.cross(down).normalized())) > math.cos(math.radians(0.1)), joint
+        _assert_on_hinges(obj, limb.chain)
         # The handle moved toward the hip: each joint turns about its hinge alone, and the leg does bend.
-        handle = obj.pose.bones[parts.handle]
-        moved = bones[parts.handle].matrix_local.copy()
-        moved.translation += (bones[limb.chain[0]].head_local - moved.translation) * 0.2
-        handle.matrix = moved
-        posed = evaluate(obj)
+        posed = _pulled_in(obj, parts.handle, limb.chain[0], limb.chain)
         for parent, joint in zip(limb.chain, limb.chain[1:]):
             index = "xyz".index(_free_axis(obj, joint))
             rest = bones[parent].matrix_local.inverted() @ bones[joint].matrix_local
             now = posed[parent].inverted() @ posed[joint]
             assert rest.col[index].xyz.normalized().dot(now.col[index].xyz.normalized()) > 0.9999, joint
-        first, second = limb.chain[0], limb.chain[1]
-        rest_bend = bones[first].matrix_local.inverted() @ bones[second].matrix_local
-        assert (rest_bend.inverted() @ posed[first].inverted() @ posed[second]).to_quaternion().angle > 1e-3
-        handle.matrix_basis = Matrix.Identity(4)
+        obj.pose.bones[parts.handle].matrix_basis = Matrix.Identity(4)
 
 
 def test_bones_rolled_off_their_hinges_are_hinged_on_a_hidden_chain_and_left_as_they_are():
@@ -77,22 +90,11 @@ def test_bones_rolled_off_their_hinges_are_hinged_on_a_hidden_chain_and_left_as_
         assert any(f"{name} is rolled so neither its X nor its Z axis" in note for note in limb.notes), limb.notes
         parts = records.resolve(obj, obj.ik_rigger.limb_of(limb.name))
         assert parts.solver, limb.name  # a hidden chain, the user's bones kept
-        for parent, joint in zip(parts.solver, parts.solver[1:]):
-            up = bones[parent].tail_local - bones[parent].head_local
-            down = bones[joint].tail_local - bones[joint].head_local
-            axis = bones[joint].matrix_local.col["xyz".index(_free_axis(obj, joint))].xyz
-            assert abs(axis.normalized().dot(up.cross(down).normalized())) > math.cos(math.radians(0.1)), joint
-        handle = obj.pose.bones[parts.handle]
-        moved = bones[parts.handle].matrix_local.copy()
-        moved.translation += (bones[limb.chain[0]].head_local - moved.translation) * 0.2
-        handle.matrix = moved
-        posed = evaluate(obj)
-        first, second = parts.solver[0], parts.solver[1]
-        rest_bend = bones[first].matrix_local.inverted() @ bones[second].matrix_local
-        assert (rest_bend.inverted() @ posed[first].inverted() @ posed[second]).to_quaternion().angle > 1e-3
+        _assert_on_hinges(obj, parts.solver)
+        posed = _pulled_in(obj, parts.handle, limb.chain[0], parts.solver)
         # The user's forearm follows the hidden chain's joint: it bends with it.
         assert (posed[name].translation - bones[name].matrix_local.translation).length > 1e-3 * bones[name].length
-        handle.matrix_basis = Matrix.Identity(4)
+        obj.pose.bones[parts.handle].matrix_basis = Matrix.Identity(4)
     for name, rest in rests.items():  # the user's bones, rolls included, as they were
         assert max(abs(a - b) for row_a, row_b in zip(bones[name].matrix_local, rest)
                    for a, b in zip(row_a, row_b)) < 1e-5, name

@@ -47,14 +47,7 @@ def check(obj: bpy.types.Object, limbs: Sequence[records.Parts], frames: Sequenc
     names = list(lengths)
     with _in_ik(obj, limbs if ik else ()):
         held = _poses(obj, frames, names)
-        for _, constraint in found:
-            constraint.mute = True
-        try:
-            free = _poses(obj, frames, names)
-        finally:
-            for _, constraint in found:
-                constraint.mute = False
-        obj.update_tag()
+        free = _muted_poses(obj, found, frames, names)
     for name in names:
         for number, (a, b) in enumerate(zip(held[name], free[name])):
             if _apart(a, b, lengths[name]):
@@ -77,17 +70,23 @@ def check_chain(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[in
                     if _apart(held[name][number], fk[name][number], length)), None)
         if off is None:
             return
-        for _, constraint in found:
-            constraint.mute = True
-        try:
-            free = _poses(obj, frames, names)
-        finally:
-            for _, constraint in found:
-                constraint.mute = False
-        obj.update_tag()
+        free = _muted_poses(obj, found, frames, names)
     if any(_apart(held[name][number], free[name][number], length)
            for name in names for number in range(len(frames))):
         _refuse(found, off[0], frames[off[1]], "Bake FK to IK", "the FK motion")
+
+
+def _muted_poses(obj: bpy.types.Object, found: Sequence[tuple[str, bpy.types.Constraint]],
+                 frames: Sequence[int] | None, names: Sequence[str]) -> dict[str, list[Matrix]]:
+    """The poses of ``names`` on ``frames`` with the user's constraints ``found`` muted, unmuted again after."""
+    for _, constraint in found:
+        constraint.mute = True
+    try:
+        return _poses(obj, frames, names)
+    finally:
+        for _, constraint in found:
+            constraint.mute = False
+        obj.update_tag()
 
 
 def _apart(a: Matrix, b: Matrix, length: float) -> bool:
