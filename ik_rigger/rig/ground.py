@@ -13,7 +13,7 @@ armature as it was. Runs in Object or Pose mode; no mode switch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import bpy
@@ -68,7 +68,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
         targets = [plant(foot, foot_sole(obj, foot, pose), world @ foot_pose(obj, foot, pose), surface)
                    for foot in feet]
         bases, drop = solve(obj, feet, frame, targets, hips, up)
-        was = {name: obj.pose.bones[name].matrix_basis.copy() for name in bases}
+        pose_back = _pose_now(obj, bases)
         for name, basis in bases.items():
             if name != hips or drop > 0.0:
                 obj.pose.bones[name].matrix_basis = basis
@@ -78,9 +78,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
                        roles=(ROLE_HANDLE,),
                        also=[hips] if hips and drop > 0.0 else [])
         except RigError:
-            for name, basis in was.items():
-                obj.pose.bones[name].matrix_basis = basis
-            obj.update_tag()
+            pose_back()
             raise
         return PlantResult([foot.limb for foot in feet], hips if drop > 0.0 else None,
                            plan.world_length(world, up, drop), 1)
@@ -111,13 +109,8 @@ def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surfac
     interpolation = default_interpolation()
     lowered = any(drop > 0.0 for drop in drops)
     journal = Journal(obj)  # a constraint of the user's holding a handle off gives back every key written
-    was = {name: obj.pose.bones[name].matrix_basis.copy() for name in per_bone}
-
-    def pose_back() -> None:  # the keys given back, their bones take the pose they had, not the keys' last
-        for name, basis in was.items():
-            obj.pose.bones[name].matrix_basis = basis
-
-    journal.data(pose_back)
+    # The keys given back, their bones take the pose they had, not the keys' last.
+    journal.data(_pose_now(obj, per_bone))
     try:
         for foot in feet:
             handle = foot.parts.handle
@@ -134,6 +127,18 @@ def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surfac
         raise
     most = max((plan.world_length(frame.world, up, drop) for frame, drop in zip(timeline, drops)), default=0.0)
     return PlantResult([foot.limb for foot in feet], hips if lowered else None, most, len(frames))
+
+
+def _pose_now(obj: bpy.types.Object, names: Iterable[str]) -> Callable[[], None]:
+    """What gives ``names`` back the poses (their own transforms) they have now."""
+    was = {name: obj.pose.bones[name].matrix_basis.copy() for name in names}
+
+    def pose_back() -> None:
+        for name, basis in was.items():
+            obj.pose.bones[name].matrix_basis = basis
+        obj.update_tag()
+
+    return pose_back
 
 
 def _recorded_bones(obj: bpy.types.Object, feet: Sequence[Foot], hips: str | None) -> set[str]:
