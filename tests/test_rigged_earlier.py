@@ -2,7 +2,8 @@
 
 ``tests/data/rigged_at_<commit>.blend`` were made by ``tests/make_rigged_by.py`` with the code of the
 0.2.0 release (c12aa73), of the landing of records version 2 (f9c30a1), of the last landing before soft
-IK's gauge bone (cfe1d2e) and of a later landing (c22d343: the gauge, Hinge Joints' hidden chains), on Blender 4.2 (and cfe1d2e's on 4.4 and 5.2 too, ``_on_4_4``, ``_on_5_2``):
+IK's gauge bone (cfe1d2e) and of a later landing (c22d343: the gauge, Hinge Joints' hidden chains), on
+Blender 4.2 (and cfe1d2e's on 4.4 and 5.2 too, ``_on_4_4``, ``_on_5_2``, c22d343's on 5.2, ``_on_5_2``):
 "Hero" rigged with every option set of its ``LIMBS`` that code knew and an aim on the head, "Robot" (tails
 off their joints) auto-rigged, "Runner" with an iTaSC distance and its motion played in FK or left alone
 (``RUNNER_LIMBS``), each with its keyed clip baked onto the controls. Their ``.poses.json`` hold what each
@@ -31,6 +32,9 @@ from ik_rigger.rig import records
 # cfe1d2e's also saved by Blender 4.4 (the first with slotted actions), which every Blender opens; the last
 # one saved by Blender 5.2, whose files Blender 4.4 and before do not open (4.5 does).
 COMMITS = ["c12aa73", "f9c30a1", "cfe1d2e", "cfe1d2e_on_4_4", "c22d343",
+           pytest.param("c22d343_on_5_2", marks=pytest.mark.skipif(bpy.app.version < (4, 5, 0),
+                                                                    reason="saved by Blender 5.2, which Blender "
+                                                                    "before 4.5 cannot read")),
            pytest.param("cfe1d2e_on_5_2", marks=pytest.mark.skipif(bpy.app.version < (4, 5, 0),
                                                                     reason="saved by Blender 5.2, which Blender "
                                                                     "before 4.5 cannot read"))]
@@ -164,7 +168,7 @@ def test_an_earlier_rigs_soft_ik_turns_off_and_on(commit):
     obj = bpy.data.objects["Hero"]
     _pose_mode(obj)
     soft = [limb for limb in obj.ik_rigger.limbs if made["limbs"][limb.name].get("soft_ik")]
-    assert len(soft) == (2 if commit.startswith("cfe1d2e") or commit == "c22d343" else 0)
+    assert len(soft) == (2 if commit.startswith(("cfe1d2e", "c22d343")) else 0)
     bpy.context.scene.frame_set(8)
     for limb in soft:
         parts = records.resolve(obj, limb)
