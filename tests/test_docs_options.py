@@ -4,7 +4,8 @@ docs/rigging.md's table of every build option has one row per option of the sche
 *Both Sides*), each with its label, panel, default, range or choices as declared; every option
 set to a value on a page (`copy_mode = "TRANSFORMS"`, `api.build(..., soft_ik=0.05)`, a config's
 key) is an option and the value one it takes; a default a page states beside one option's name
-is that option's default; and a name in code that reads almost like an option's is one.
+is that option's default; and a name in code that reads almost like an option's is one. docs/design.md's
+table of parts is the registry's, in its order, and its Roles name every role the parts declare.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from ik_rigger.core.errors import RigError
 from ik_rigger.limb import options
+from ik_rigger.parts import PARTS, REGISTERED
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -249,3 +251,40 @@ def test_every_option_named_with_a_value_takes_it(page: Path) -> None:
     assert unknown_config_keys(text) == []
     assert wrong_defaults(text, _operator_defaults()) == []
     assert near_misses(text) == []
+
+
+DESIGN = ROOT / "docs" / "design.md"
+
+
+def _roles() -> set[str]:
+    """Every made bone's role, a hidden chain's numbered ones as ``JOINT.n``."""
+    return {re.sub(r"\.\d+$", ".n", role) for part in PARTS for role in part.roles}
+
+
+def wrong_parts(text: str) -> list[str]:
+    """design.md's table of parts in another order than the registry's, and its Roles section naming a role
+    no part declares, or leaving one out."""
+    section = text.split("## Parts", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    found = [] if tuple(rows) == REGISTERED else [f"parts table: {', '.join(rows)}"]
+    roles = text.split("## Roles", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"\b[A-Z][A-Z_]+[A-Z](?:\.n)?\b", roles))
+    found += [f"no such role: {role}" for role in sorted(named - _roles())]
+    found += [f"role not named: {role}" for role in sorted(_roles() - named)]
+    return found
+
+
+def test_the_parts_check_finds_what_is_wrong() -> None:
+    text = DESIGN.read_text(encoding="utf-8")
+    swapped = text.replace("| `pole` |", "| `POLE_ROW` |").replace("| `stretch` |", "| `pole` |").replace(
+        "| `POLE_ROW` |", "| `stretch` |")
+    order = list(REGISTERED)
+    first, second = order.index("stretch"), order.index("pole")
+    order[first], order[second] = order[second], order[first]
+    assert wrong_parts(swapped) == [f"parts table: {', '.join(order)}"]
+    assert wrong_parts(text.replace("DISTANCE_CENTER (", "CENTRE (")) == ["no such role: CENTRE",
+                                                                          "role not named: DISTANCE_CENTER"]
+
+
+def test_design_names_the_parts_in_order_and_every_role() -> None:
+    assert wrong_parts(DESIGN.read_text(encoding="utf-8")) == []
