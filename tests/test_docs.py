@@ -9,6 +9,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# The pages beside the code they describe, checked as the docs are.
+READMES = [ROOT / "benchmarks" / "README.md", ROOT / "tests" / "data" / "README.md"]
+CHECKED = PAGES + READMES
 # [text](target) and ![alt](target), outside code; a target has no spaces.
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", flags=re.MULTILINE | re.DOTALL)
@@ -51,7 +54,7 @@ def test_link_checker_finds_what_is_broken(tmp_path: Path) -> None:
     assert broken(page) == ["missing.png: no such file", "other.md#nowhere: no such heading"]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
+@pytest.mark.parametrize("page", CHECKED, ids=[page.relative_to(ROOT).as_posix() for page in CHECKED])
 def test_every_relative_link_resolves(page: Path) -> None:
     assert broken(page) == []
 

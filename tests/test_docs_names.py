@@ -20,6 +20,9 @@ from ik_rigger.limb import options
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# The pages beside the code they describe, checked as the docs are.
+READMES = [ROOT / "benchmarks" / "README.md", ROOT / "tests" / "data" / "README.md"]
+CHECKED = PAGES + READMES
 FENCE = re.compile(r"^```.*?^```", flags=re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # *An italic span*, which may run over one line break.
@@ -205,12 +208,12 @@ def test_the_checks_find_what_is_wrong() -> None:
                                  "Remove", "Snap FK"]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
+@pytest.mark.parametrize("page", CHECKED, ids=[page.relative_to(ROOT).as_posix() for page in CHECKED])
 def test_every_flag_is_its_commands(page: Path) -> None:
     assert wrong_flags(page.read_text(encoding="utf-8")) == []
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
+@pytest.mark.parametrize("page", CHECKED, ids=[page.relative_to(ROOT).as_posix() for page in CHECKED])
 def test_every_api_call_and_operator_call_exists(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert wrong_api_calls(text) == []
@@ -219,7 +222,7 @@ def test_every_api_call_and_operator_call_exists(page: Path) -> None:
         assert internal_calls(text) == []
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
+@pytest.mark.parametrize("page", CHECKED, ids=[page.relative_to(ROOT).as_posix() for page in CHECKED])
 def test_operators_menus_and_panels_are_named_as_blender_shows_them(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert wrong_names(text) == []
@@ -227,12 +230,13 @@ def test_operators_menus_and_panels_are_named_as_blender_shows_them(page: Path) 
 
 
 def test_every_benchmark_section_named_is_one() -> None:
-    """``scripts/benchmark.sh --only NAME`` and ``--series NAME``: a section and series the benchmark has."""
+    """``scripts/benchmark.sh --only build`` and ``--series bones``: a section and series the benchmark has
+    (``NAME``, in capitals, stands for one)."""
     from benchmarks import run, scaling
 
-    for page in PAGES:
+    for page in CHECKED:
         for code in _code(page.read_text(encoding="utf-8")):
-            for section in re.findall(r"--only ([\w ]+)", code):
+            for section in re.findall(r"--only ([a-z_][a-z_ ]*)", code):
                 assert set(section.split()) <= set(run.SECTIONS), (page.name, code)
-            for series in re.findall(r"--series ([\w ]+)", code):
+            for series in re.findall(r"--series ([a-z_][a-z_ ]*)", code):
                 assert set(series.split()) <= {item.name for item in scaling.SERIES}, (page.name, code)
