@@ -5,11 +5,15 @@ puts them; the mechanism the user does not see is set up as a build sets it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import bpy
 import pytest
 from helpers import both_legs, make_armature
 
 from ik_rigger import api
+from ik_rigger.batch import rig_file as files
+from ik_rigger.limb.config import Config
 
 
 def _names(bone: bpy.types.Bone) -> list[str]:
@@ -96,3 +100,14 @@ def test_a_rebuild_with_shapes_off_keeps_the_users_own_shape_and_takes_its_own()
     api.build(obj, "shin.L", shapes=True)
     assert obj.pose.bones[left.bones["POLE"]].custom_shape == mine
     assert obj.pose.bones[left.bones["HANDLE"]].custom_shape is not None
+
+
+def test_the_batch_rebuilding_a_rigged_file_keeps_them(tmp_path: Path) -> None:
+    obj, left, mine = _moved_about()
+    mine.use_fake_user = True  # a shape object in no scene, kept in the file by the bone that uses it too
+    source = tmp_path / "hero.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "hero.blend")), Config())
+    assert result.status == "rigged", result.error
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "hero.blend"), use_scripts=False)
+    _kept(bpy.data.objects["Rig"], left, bpy.data.objects["My Shape"])
