@@ -111,3 +111,20 @@ def test_the_batch_rebuilding_a_rigged_file_keeps_them(tmp_path: Path) -> None:
     assert result.status == "rigged", result.error
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "hero.blend"), use_scripts=False)
     _kept(bpy.data.objects["Rig"], left, bpy.data.objects["My Shape"])
+
+
+def test_controls_all_in_the_users_collections_make_no_ik_controls_again() -> None:
+    """The user moved every control into a collection of theirs and deleted IK Controls: a rebuild leaves
+    them there and makes no empty IK Controls."""
+    obj = make_armature(both_legs())
+    left = api.build(obj, "shin.L")[0]
+    legs = obj.data.collections.new("Legs")
+    controls = [bone.name for bone in obj.data.collections_all["IK Controls"].bones]
+    assert {left.bones["HANDLE"], left.bones["POLE"], left.bones["POLE_LINE"]} == set(controls)
+    for name in controls:
+        legs.assign(obj.data.bones[name])
+    obj.data.collections.remove(obj.data.collections_all["IK Controls"])
+    api.build(obj, "shin.L", pole_distance=1.5)
+    assert "IK Controls" not in obj.data.collections_all
+    for name in controls:
+        assert _names(obj.data.bones[name]) == ["Legs"], name

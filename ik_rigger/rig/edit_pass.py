@@ -181,17 +181,13 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             bone.color.palette = new.palette
         if not made or new.hidden:
             bone.hide = new.hidden
-        if new.collection not in collections:
-            attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
-                else "mechanism_collection"
-            collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
         if not users:
-            collections[new.collection].assign(bone)
-        if new.collection == naming.COLLECTION_CONTROLS and not users:
-            if soloed is None:
-                soloed = soloed_beside(obj, collections[new.collection])
-            for collection in soloed:
-                collection.assign(bone)
+            _assign(obj, bone, new.collection, collections, journal)
+            if new.collection == naming.COLLECTION_CONTROLS:
+                if soloed is None:
+                    soloed = soloed_beside(obj, collections[new.collection])
+                for collection in soloed:
+                    collection.assign(bone)
         records.mark(bone, uid, new.role)
         placed[new.name] = bone
     for new in planned:
@@ -203,6 +199,15 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         if new.roll_like is not None:
             placed[new.name].roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
     return placed
+
+
+def _assign(obj: bpy.types.Object, bone: bpy.types.EditBone, wanted: str,
+            collections: dict[str, bpy.types.BoneCollection], journal: Journal) -> None:
+    """Edit mode: put ``bone`` in IK Rigger's collection ``wanted``, made on its first use in the build."""
+    if wanted not in collections:
+        attribute = "controls_collection" if wanted == naming.COLLECTION_CONTROLS else "mechanism_collection"
+        collections[wanted] = bone_collection(obj, attribute, wanted, journal)
+    collections[wanted].assign(bone)
 
 
 def _users_looks(new: NewBone, bone: bpy.types.EditBone) -> bool:
