@@ -38,6 +38,8 @@ def _moved_about() -> tuple[bpy.types.Object, api.Limb, bpy.types.Object]:
     mine = bpy.data.objects.new("My Shape", mesh)
     obj.pose.bones[pole.name].custom_shape = mine
     obj.pose.bones[pole.name].custom_shape_scale_xyz = (0.5, 0.5, 0.5)
+    obj.pose.bones[handle.name].color.palette = "THEME05"  # the pose bone's own colour, over the bone's
+    obj.pose.bones[handle.name].custom_shape_translation = (0.0, 0.1, 0.0)
     return obj, left, mine
 
 
@@ -48,6 +50,8 @@ def _kept(obj: bpy.types.Object, left: api.Limb, mine: bpy.types.Object) -> None
     assert _names(bones[pole]) == ["Feet", "IK Controls"]
     assert bones[handle].color.palette == "THEME09"
     assert tuple(pose_bones[handle].custom_shape_scale_xyz) == pytest.approx((2.0, 2.0, 2.0))
+    assert pose_bones[handle].color.palette == "THEME05"
+    assert tuple(pose_bones[handle].custom_shape_translation) == pytest.approx((0.0, 0.1, 0.0))
     assert pose_bones[pole].custom_shape == mine
     assert tuple(pose_bones[pole].custom_shape_scale_xyz) == pytest.approx((0.5, 0.5, 0.5))
     assert _names(bones[left.bones["CLONE"]]) == ["IK Mechanism"]
