@@ -140,3 +140,13 @@ def test_a_control_chain_with_no_foot_has_the_deform_foot_rigged(deform: str, co
     limb = next(limb for limb in built if limb.name.endswith("L"))
     off, turn = _moved_with_handle(obj, limb, f"{deform}foot.L", f"{deform}shin.L")
     assert off < 1e-4 and turn < 0.01
+
+
+def test_a_deform_foot_copying_the_control_shin_has_the_control_foot_rigged() -> None:
+    """A bone of the chain followed is no foot: the control foot is rigged, as where the deform foot follows
+    nothing."""
+    obj = _game_rig("", "CTRL_")
+    for side in "LR":
+        obj.pose.bones[f"foot.{side}"].constraints[0].subtarget = f"CTRL_shin.{side}"
+    built = api.auto_rig(obj)
+    assert sorted(limb.extremity for limb in built) == ["CTRL_foot.L", "CTRL_foot.R"]

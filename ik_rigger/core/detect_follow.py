@@ -60,7 +60,7 @@ def _foot(skeleton: Skeleton, limb: DetectedLimb, chain: tuple[str, ...], follow
     last, word = chain[-1], EXTREMITY_WORD[limb.kind]
     own = limb.extremity or _twin(skeleton, own_end(last, limb.kind), follows)
     followed = follows.get(own or "")
-    if followed is not None and not generated(followed):
+    if followed is not None and followed not in chain and not generated(followed):
         if skeleton[followed].parent == last:
             return followed, "", None
         return followed, (f"; '{own}' follows '{followed}', not below '{last}', so the {word} rigged is "
