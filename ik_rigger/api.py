@@ -439,20 +439,20 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
 @_takes_armature
 @_poses_armature
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
-               frames: Iterable[int] | None = None) -> _ground.PlantResult:
+               frames: Iterable[int] | None = None, *, key: bool = False) -> _ground.PlantResult:
     """Put the feet of ``obj``'s rigged legs on the mesh ``ground``, flat on its slope.
 
     The hips go down where a leg cannot reach (to 99.5% of its length, so no knee locks
-    straight). ``frames`` None poses the current frame; otherwise the handles (and hips)
-    are keyed on every frame given, each foot held still while it is down. Returns the
+    straight). ``frames`` None poses the current frame (``key``: keyed there); otherwise the handles
+    (and hips) are keyed on every frame given, each foot held still while it is down. Returns the
     limbs planted, the hips bone lowered (or None) and how far, world units.
     """
     surface = _ground.check_ground(obj, ground)
-    if frames is not None:
-        frames = scene_state.check_frames(frames)
-        scene_state.check_keyable(obj)
+    if frames is not None or key:  # the current frame's keys go in as Blender's own, as a snap's
+        frames = scene_state.check_frames(frames) if frames is not None else None
+        scene_state.check_keyable(obj, mapped=frames is None, shown=frames is None)
     prepare(obj)
-    return _ground.plant_feet(obj, surface, frames)
+    return _ground.plant_feet(obj, surface, frames, key=key)
 
 
 @_takes_armature

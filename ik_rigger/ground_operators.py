@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from . import api
 from .core.errors import RigError
-from .operators import armature_in, report_error
+from .operators import armature_in, keys_asked, report_error
 from .rig.scene_time import keys_range
 
 
@@ -28,9 +28,13 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
     ground: StringProperty(name="Ground", description="Mesh object the feet stand on; empty for the armature's "
                            "ground picked in the sidebar", search=_mesh_names, options={"SKIP_SAVE"})
     frames: EnumProperty(name="Frames", description="Which frames to plant the feet on", items=[
-        ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, without keys"),
+        ("CURRENT", "Current Frame", "Pose the handles (and hips) on the current frame, keyed there with "
+         "Insert Keyframes"),
         ("RANGE", "Frame Range", "Key the handles (and hips) on every frame of the range"),
     ], default="CURRENT")
+    # Not remembered: unless the call sets it, auto-keying decides, as for the snaps.
+    keyframe: BoolProperty(name="Insert Keyframes", description="Key what moved on the current frame (unless set, "
+                           "on while auto-keying is); a frame range is always keyed", options={"SKIP_SAVE"})
     # Not remembered from the last run (SKIP_SAVE): unless given, each run takes the scene's (or preview) range.
     frame_start: IntProperty(name="Start", description="First frame to bake (unless set, the scene's or preview "
                              "range's)", default=1, options={"SKIP_SAVE"})
@@ -69,7 +73,8 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
                 return {"CANCELLED"}
             frames = range(start, end + 1)
         try:
-            result = api.plant_feet(obj, self._ground(context), frames)
+            result = api.plant_feet(obj, self._ground(context), frames,
+                                    key=frames is None and keys_asked(self, context, mapped=True))
         except RigError as error:
             return report_error(self, error)
         lowered = f", hips '{result.hips}' lowered up to {result.drop:.4g}" if result.hips else ""

@@ -68,20 +68,19 @@ def check_limb(skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions, ou
     ``ours`` holds (bone, constraint) pairs IK Rigger itself made, which a rebuild
     replaces; ``stacks`` the armature's constraints by bone (``constraint_stacks``), ``solvers``
     its IK and Spline IK constraints (``solver_constraints``).
-    Another IK or Spline IK that moves a chain bone or the extremity is always refused:
-    the two solvers would pull the same bone. The extremity's own constraints that IK
+    Another IK or Spline IK that moves a chain bone or the extremity is refused: the two solvers
+    would pull the same bone. The extremity's own constraints that IK
     Rigger's copy constraints would come after and override are refused unless
     ``options.keep_extremity_constraints``: then they stay first, and apply while IK is
-    off (Blender appends the constraints the build adds). One that does nothing now (muted, or at
-    influence 0, neither animated) is kept as it is, and named in the notes returned.
+    off (Blender appends the constraints the build adds). One of either that does nothing now (muted,
+    or at influence 0, neither animated) is kept as it is, and named in the notes returned.
     """
     guarded = list(limb_plan.chain) + ([limb_plan.extremity] if limb_plan.extremity else [])
-    for owner, constraint in solvers:
-        if (owner, constraint.name) not in ours:
-            _check_ik(skeleton, owner, constraint, guarded)
+    notes = [note for owner, constraint in solvers if (owner, constraint.name) not in ours
+             if (note := _check_ik(skeleton, owner, constraint, guarded))]
     if limb_plan.extremity and not options.keep_extremity_constraints:
-        return _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
-    return []
+        notes += _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
+    return notes
 
 
 def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -> list[str]:
@@ -98,12 +97,18 @@ def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -
     return skeleton.lineage(tip, constraint.chain_count or len(skeleton.bones))
 
 
-def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str]) -> None:
+def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str]) -> str | None:
+    """Refuse another solver that moves a bone of ``guarded``; one that does nothing now is kept, and the note
+    returned names it (None: it moves none of them)."""
     moved = moved_by(skeleton, owner, constraint)
     bone = next((name for name in moved if name in guarded), None)
     if bone is None:
-        return
+        return None
     kind = IK_TYPES[constraint.type]
+    if _idle(constraint):
+        return (f"'{bone}' is in the chain of the {kind} constraint '{constraint.name}' on '{owner}', kept as it is "
+                f"({_how_idle(constraint)}): turned on, it and IK Rigger's IK would pull the same bones (delete it "
+                "if it is not needed)")
     if bone == owner:
         raise RigError(f"already has {'an' if kind[0] in 'AEIOU' else 'a'} {kind} constraint '{constraint.name}'",
                        bone=bone, hint="Delete that constraint, or rig another chain.")
@@ -171,7 +176,7 @@ def overridden_by_ik(stacks: dict[str, list[bpy.types.Constraint]], limb_plan: L
     notes: list[str] = []
     for bone in limb_plan.chain:
         for constraint in stacks.get(bone, ()):
-            if ((bone, constraint.name) in ours or constraint.mute or constraint.influence == 0.0
+            if ((bone, constraint.name) in ours or _idle(constraint)
                     or constraint.type in IK_TYPES or _ROTATION not in _SETS.get(constraint.type, _EVERYTHING)):
                 continue
             notes.append(warning(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import bpy
 
 from . import records
-from .animation import action_paths, bone_of_path, claimed_clips, stored_clips, strip_actions
+from .animation import action_fcurves, action_paths, bone_of_path, claimed_clips, stored_clips, strip_actions
 
 # Less than this off a whole frame is on it (a range end stored as 6.0000001).
 _SUBFRAME = 1e-4
@@ -163,6 +163,15 @@ def _animated_paths(obj: bpy.types.Object) -> Iterable[str]:
 def animated_paths_of(obj: bpy.types.Object) -> set[str]:
     """Every data path of ``obj`` its actions, NLA strips and drivers animate."""
     return set(_animated_paths(obj))
+
+
+def animating_curves(obj: bpy.types.Object, prefix: str) -> list[bpy.types.FCurve]:
+    """The F-curves of the actions that play on ``obj`` and its drivers whose data path starts with ``prefix``."""
+    data = obj.animation_data
+    curves = [curve for action, _, _ in _actions(obj) for curve in action_fcurves(action)
+              if curve.data_path.startswith(prefix)]
+    drivers = data.drivers if data is not None else ()
+    return curves + [curve for curve in drivers if curve.data_path.startswith(prefix)]
 
 
 def _moving(names: Iterable[str], paths: Iterable[str]) -> bool:

@@ -158,6 +158,8 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     copied = {new.roll_like for new in planned}
     for new in planned:
         made = new.name not in reused
+        # A control the user sees and keeps keeps the collections and colour they gave it (``_users_looks``).
+        users = False
         if made:
             # Blender makes a bone unconnected, shown, of the default colour and in no collection:
             # only what differs is set.
@@ -166,27 +168,26 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             bone = _find(edit_bones, known, new.name)
             log_bone(journal, armature, bone)
             bone.use_connect = False
-            for collection in list(bone.collections):
-                collection.unassign(bone)
+            users = _users_looks(new, bone)
+            if not users:
+                for collection in list(bone.collections):
+                    collection.unassign(bone)
             bone.head = new.head
             bone.tail = new.tail
         if new.roll_like is None or new.name in copied:
             bone.align_roll(new.z_axis)
         bone.use_deform = False
-        if not made or new.palette != "DEFAULT":
+        if not users and (not made or new.palette != "DEFAULT"):
             bone.color.palette = new.palette
         if not made or new.hidden:
             bone.hide = new.hidden
-        if new.collection not in collections:
-            attribute = "controls_collection" if new.collection == naming.COLLECTION_CONTROLS \
-                else "mechanism_collection"
-            collections[new.collection] = bone_collection(obj, attribute, new.collection, journal)
-        collections[new.collection].assign(bone)
-        if new.collection == naming.COLLECTION_CONTROLS:
-            if soloed is None:
-                soloed = soloed_beside(obj, collections[new.collection])
-            for collection in soloed:
-                collection.assign(bone)
+        if not users:
+            _assign(obj, bone, new.collection, collections, journal)
+            if new.collection == naming.COLLECTION_CONTROLS:
+                if soloed is None:
+                    soloed = soloed_beside(obj, collections[new.collection])
+                for collection in soloed:
+                    collection.assign(bone)
         records.mark(bone, uid, new.role)
         placed[new.name] = bone
     for new in planned:
@@ -198,6 +199,23 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
         if new.roll_like is not None:
             placed[new.name].roll = (placed.get(new.roll_like) or _find(edit_bones, known, new.roll_like)).roll
     return placed
+
+
+def _assign(obj: bpy.types.Object, bone: bpy.types.EditBone, wanted: str,
+            collections: dict[str, bpy.types.BoneCollection], journal: Journal) -> None:
+    """Edit mode: put ``bone`` in IK Rigger's collection ``wanted``, made on its first use in the build."""
+    if wanted not in collections:
+        attribute = "controls_collection" if wanted == naming.COLLECTION_CONTROLS else "mechanism_collection"
+        collections[wanted] = bone_collection(obj, attribute, wanted, journal)
+    collections[wanted].assign(bone)
+
+
+def _users_looks(new: NewBone, bone: bpy.types.EditBone) -> bool:
+    """Whether a rebuild keeps a control's bone collections and colour as they are: a control the animator
+    sees (planned in IK Controls) that is in a collection at all. They may have moved it into a collection
+    of their own, or into both, and coloured it, as a rig generator's regeneration is expected to keep on
+    the controls; a control in none (IK Controls deleted) goes where a build puts it, as a new one does."""
+    return new.collection == naming.COLLECTION_CONTROLS and len(bone.collections) > 0
 
 
 def _find(edit_bones, known: dict[str, bpy.types.EditBone] | None, name: str) -> bpy.types.EditBone:

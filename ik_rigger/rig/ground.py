@@ -29,7 +29,7 @@ from .ground_solve import solve
 from .ground_surface import Surface, check_ground, ground_up
 from .journal import Journal
 from .keys import Recording, default_interpolation, key_transforms
-from .snap import evaluated_pose
+from .snap import evaluated_pose, key_pose
 
 # Rays start this fraction of the leg's length above the ground's highest point.
 _RAY_MARGIN = 0.1
@@ -46,10 +46,11 @@ class PlantResult:
 
 
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
-               frames: Iterable[int] | None = None) -> PlantResult:
+               frames: Iterable[int] | None = None, key: bool = False) -> PlantResult:
     """Put the feet of ``obj``'s rigged legs on ``ground``; lower the hips where a leg cannot reach.
 
-    ``frames`` None poses the current frame; otherwise every frame in ``frames`` is
+    ``frames`` None poses the current frame (``key``: and keys what it moved there, as a snap does, so
+    the next frame change does not play the old keys back); otherwise every frame in ``frames`` is
     baked into keys of the handles (and of the hips when they go down), each foot held
     still where it is down and carried over the ground between.
     """
@@ -80,6 +81,8 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
         except RigError:
             pose_back()
             raise
+        if key:
+            key_pose(obj, [name for name in bases if name != hips or drop > 0.0], bpy.context.scene.frame_current)
         return PlantResult([foot.limb for foot in feet], hips if drop > 0.0 else None,
                            plan.world_length(world, up, drop), 1)
     return _bake(obj, feet, frames, surface, hips, up)

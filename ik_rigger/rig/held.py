@@ -19,7 +19,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from ..core.geometry import turn_degrees
-from . import records, snap_guard
+from . import clips, records, snap_guard
 from .bake_limits import in_ik
 from .keys import evaluated_poses
 from .snap import evaluated_pose
@@ -36,9 +36,10 @@ def check(obj: bpy.types.Object, limbs: Sequence[records.Parts], frames: Sequenc
     for parts in limbs:
         bones = list(parts.made.values()) if roles is None else [parts.made[role] for role in roles
                                                                   if role in parts.made]
-        found += snap_guard.user_constraints(obj, parts, bones)
+        found += snap_guard.user_constraints(obj, parts, bones, animated=frames is not None)
     if also and limbs:
-        found += [(owner, constraint) for owner, constraint in snap_guard.user_constraints(obj, limbs[0], also)
+        found += [(owner, constraint) for owner, constraint
+                  in snap_guard.user_constraints(obj, limbs[0], also, animated=frames is not None)
                   if (owner, constraint.name) not in own]
     if not found:
         return
@@ -59,7 +60,7 @@ def check_chain(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[in
     """Refuse Bake FK to IK where the user's constraints on the limb's chain bones or extremity (a Stretch To
     on the shin) keep the baked IK, as it plays now, off ``fk`` (the FK motion's armature-space poses per frame)
     and are why: muted, the IK plays otherwise. One IK lets override (a Limit Rotation) is no reason."""
-    found = snap_guard.user_constraints(obj, parts, _shown_bones(parts))
+    found = snap_guard.user_constraints(obj, parts, _shown_bones(parts), animated=True)
     if not found:
         return
     length = max(sum(obj.data.bones[bone].length for bone in parts.chain), 1e-9)
@@ -78,14 +79,23 @@ def check_chain(obj: bpy.types.Object, parts: records.Parts, frames: Sequence[in
 
 def _muted_poses(obj: bpy.types.Object, found: Sequence[tuple[str, bpy.types.Constraint]],
                  frames: Sequence[int] | None, names: Sequence[str]) -> dict[str, list[Matrix]]:
-    """The poses of ``names`` on ``frames`` with the user's constraints ``found`` muted, unmuted again after."""
+    """The poses of ``names`` on ``frames`` with the user's constraints ``found`` muted, as they were after. A
+    constraint whose switch is animated has those F-curves and drivers muted too, so no frame turns it on."""
+    switched = [curve for _, constraint in found
+                for curve in clips.animating_curves(obj, constraint.path_from_id() + ".")
+                if curve.data_path.endswith((".mute", ".enabled")) and not curve.mute]
+    muted = [constraint.mute for _, constraint in found]
+    for curve in switched:
+        curve.mute = True
     for _, constraint in found:
         constraint.mute = True
     try:
         return _poses(obj, frames, names)
     finally:
-        for _, constraint in found:
-            constraint.mute = False
+        for curve in switched:
+            curve.mute = False
+        for (_, constraint), was in zip(found, muted):
+            constraint.mute = was
         obj.update_tag()
 
 
@@ -119,6 +129,10 @@ def _refuse(found: list[tuple[str, bpy.types.Constraint]], off: str, frame: int 
                        f"'{owner}'" for owner, constraint in found)
     it = "it" if len(found) == 1 else "them"
     when = f" on frame {frame}" if frame is not None else ""
+    # An influence its keys or driver set would not stay at 0: only muting holds.
+    keyed = any(clips.animating_curves(constraint.id_data, f"{constraint.path_from_id()}.influence")
+                for _, constraint in found)
+    how = "Mute the constraint" if keyed else "Mute the constraint or set its influence to 0"
     raise RigError(f"{doing} would not land: {listed} holds {it} off where {doing} puts {it}, and '{off}' "
                    f"would stand off {wanted}{when}; nothing was changed", bone=found[0][0],
-                   hint=f"Mute the constraint or set its influence to 0 for {doing}, then run it again.")
+                   hint=f"{how} for {doing}, then run it again.")

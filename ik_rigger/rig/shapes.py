@@ -75,8 +75,9 @@ def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
 
 
 def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, kept: Container[str]) -> None:
-    """Pose or Object mode: the made controls (role -> bone) get their custom shapes. Only those in
-    ``kept`` (a rebuilt limb's own) had one before to give back: a rollback deletes the others. A shape
+    """Pose or Object mode: the made controls (role -> bone) get their custom shapes. Those in ``kept`` (a
+    rebuilt limb's own) that have a shape keep it and its size as they are; those with none get one, which a
+    rollback takes back (it deletes the other bones). A shape
     made anew goes to a collection in the object's first scene (else the context's)."""
     # What each control looks like (role -> shape), as the parts declare, and the objects found for
     # them: read once per build, for all of its limbs.
@@ -89,6 +90,10 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
         if role not in declared:
             continue
         pose_bone = obj.pose.bones[name]
+        if name in kept and pose_bone.custom_shape is not None:
+            # Kept with a shape: ours, sized as the user may have (the handle's size is in the panel), or one
+            # of their own.
+            continue
         if name in kept:
             before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
 

@@ -20,7 +20,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, turn_degrees
-from . import records
+from . import clips, records
 
 # How far a snapped chain may stand from the pose it was snapped to before the snap counts as missed:
 # well above what Blender's single-precision IK leaves (1e-4 of the chain, 0.01 degree, see
@@ -29,19 +29,29 @@ LANDED_DISTANCE = 1e-3  # of the chain's length
 LANDED_DEGREES = 0.1
 
 
-def user_constraints(obj: bpy.types.Object, parts: records.Parts,
-                     names: Iterable[str]) -> list[tuple[str, bpy.types.Constraint]]:
+def user_constraints(obj: bpy.types.Object, parts: records.Parts, names: Iterable[str],
+                     animated: bool = False) -> list[tuple[str, bpy.types.Constraint]]:
     """(bone, constraint) of the constraints on ``names`` that are not the limb's own and act now
-    (not muted, some influence, their targets there)."""
+    (not muted, some influence, their targets there); ``animated``: also those idle now whose switch or
+    influence is animated, which act on other frames (a tool that keys a range checks them)."""
     own = set(parts.constraints)
     pose_bones = obj.pose.bones
     found = []
+    paths: set[str] | None = None
     for name in dict.fromkeys(names):
         pose_bone = pose_bones.get(name)
         for constraint in pose_bone.constraints if pose_bone is not None else ():
-            if (name, constraint.name) not in own and not constraint.mute and constraint.influence > 0.0 \
-                    and constraint.is_valid:
-                found.append((name, constraint))
+            if (name, constraint.name) in own or not constraint.is_valid:
+                continue
+            if constraint.mute or constraint.influence == 0.0:
+                if not animated:
+                    continue
+                if paths is None:  # read once, where a constraint is idle now
+                    paths = clips.animated_paths_of(obj)
+                path = constraint.path_from_id()
+                if not any(each.startswith(path) for each in paths):
+                    continue
+            found.append((name, constraint))
     return found
 
 
