@@ -3,7 +3,7 @@ humanoid his character packs share) and GDQuest's mannequin from Godot's demos, 
 clips, read by the glTF importer (its default bone shapes and Temperance) and through Blender's FBX exporter and
 importer (joint axes kept, and Automatic Bone Orientation). Auto-Rig, Both Sides and the batch find the legs and
 arms a rigger would; the rest stays as it was, each handle carries its chain's end, each knee bends forward, and
-the clip plays as before."""
+the clip plays as before. Kenney's mini character, whose legs and arms are one bone each, is refused saying so."""
 
 from __future__ import annotations
 
@@ -11,15 +11,18 @@ import re
 
 import bpy
 import pytest
-from helpers import evaluate, rotation_degrees
+from helpers import DATA, evaluate, rotation_degrees
 from mathutils import Matrix, Vector
+from test_batch_safety import report_of, run
 from test_detect_real import assert_handles_move_chain_ends
 from test_imports_quaternius import IMPORTS, arrive, assert_poles_turn_the_chains, played, size_of, worst
 
 from ik_rigger import api
+from ik_rigger.core.errors import RigError
 
 KNIGHT = "gltf_kaykit_knight_skeleton.glb"
 MANNEQUIN = "gltf_godot_mannequiny_skeleton.glb"
+MINI = "gltf_kenney_mini_character_skeleton.glb"
 
 # Each character's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -160,3 +163,46 @@ def test_both_sides_rigs_each_limb_and_its_mirror_and_the_knees_bend_forward(fil
     for limb in built:
         said = [note for note in limb.notes if "with its elbow forward, the way no elbow bends" in note]
         assert len(said) == (limb.name in ahead), limb.notes
+
+
+def test_the_batch_rigs_them_and_says_why_the_mini_character_has_no_limb(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for filename in (KNIGHT, MANNEQUIN, MINI):
+        (inputs / filename).write_bytes((DATA / filename).read_bytes())
+    out = tmp_path / "out"
+    result = run(str(inputs), "--out", str(out), "--report", str(tmp_path / "report.json"), keep=[inputs])
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = report_of(tmp_path / "report.json")
+    for filename in (KNIGHT, MANNEQUIN):
+        entry = report[filename]
+        assert entry["status"] == "rigged", entry
+        bpy.ops.wm.open_mainfile(filepath=str(out / filename.replace(".glb", ".blend")), use_scripts=False)
+        obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+        assert sorted(obj.ik_rigger.limbs.keys()) == sorted(LIMBS[filename])
+    assert "one bone" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("kind", IMPORTS)
+def test_a_character_whose_legs_and_arms_are_one_bone_each_is_told_so(kind, tmp_path):
+    """Kenney's mini characters: root > leg-left, torso > arm-left, one bone each from hip to foot and
+    shoulder to hand. No knee or elbow to bend: Auto-Rig says so, naming them, and changes nothing."""
+    obj = arrive(MINI, kind, tmp_path)
+    rest = _rest(obj)
+    action = obj.animation_data.action
+    skipped: list[tuple[str, str]] = []
+    with pytest.raises(RigError, match="no limbs found on") as refused:
+        api.auto_rig(obj, skipped=skipped)
+    why = dict(skipped)
+    assert sorted(why) == ["arm-left", "arm-right", "leg-left", "leg-right"], why
+    for bone, reason in why.items():
+        kind_word = "leg" if bone.startswith("leg") else "arm"
+        assert f"a whole {kind_word} in one bone" in reason, reason
+    assert "its legs and arms are one bone each ('arm-left', 'arm-right', 'leg-left', 'leg-right'), with no knee " \
+           "or elbow for IK to bend" in str(refused.value)
+    bpy.ops.object.mode_set(mode="POSE")
+    with pytest.raises(RuntimeError, match="No limbs found on '.*': its legs and arms are one bone each"):
+        bpy.ops.ik_rigger.auto_rig()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    _assert_rest_kept(obj, rest)
+    assert obj.animation_data.action == action and not len(obj.ik_rigger.limbs)
