@@ -230,11 +230,14 @@ def reach_and_bend(obj: bpy.types.Object, limb: Limb, count: int = 12) -> None:
     record = obj.ik_rigger.limb_of(limb.last)
     chain = limb_chain(obj, limb)
     bones = obj.data.bones
-    # A bone IK keeps in line (the second half of a split segment) is no joint: the chain bends at the others.
-    bending = [name for name in chain if name not in kept_in_line(obj, chain)]
+    parts = records.resolve(obj, record)
+    # A bone IK keeps in line (the second half of a split segment) is no joint: the chain bends at the others,
+    # read on the chain IK solves (a hidden chain's joint bones, pre-bent where the chain was read as straight).
+    solving = dict(zip(chain, parts.solver or chain))
+    bending = [solving[name] for name in chain if name not in kept_in_line(obj, chain)]
     # The chain's end: its last tail, or where a hidden chain ends (the extremity's head) when the bones
     # do not run joint to joint.
-    tip = solver.end_point(obj, records.resolve(obj, record))
+    tip = solver.end_point(obj, parts)
     joints = [bones[name].head_local.copy() for name in bending] + [bones[limb.last].matrix_local @ tip]
     length = sum((b - a).length for a, b in zip(joints, joints[1:]))
     root, end_rest = joints[0], joints[-1]

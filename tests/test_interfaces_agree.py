@@ -25,9 +25,11 @@ from ik_rigger import api
 CHARACTERS = sorted(path.name for path in DATA.iterdir() if path.suffix in (".glb", ".gltf", ".bvh"))
 AVATAR = "vrm0_avatar.gltf"
 # Characters no interface rigs, each saying why: most of the dog's bones keep Blender's default names, the
-# skeleton monster's legs and arms each have a copy that could be the limb as well.
+# skeleton monster's legs and arms each have a copy that could be the limb as well, Kenney's mini character's
+# legs and arms are one bone each.
 REFUSED = {"gltf_quaternius_dog_skeleton.glb": "Blender's default names",
-           "gltf_quaternius_skeleton_monster.glb": "2 chains could be the right leg"}
+           "gltf_quaternius_skeleton_monster.glb": "2 chains could be the right leg",
+           "gltf_kenney_mini_character_skeleton.glb": "its legs and arms are one bone each"}
 
 
 def _import(path: Path) -> list[bpy.types.Object]:

@@ -55,7 +55,19 @@ from .detect_limb import LimbFinder
 from .detect_names import Names, ik_candidates, lower_candidates
 from .detect_result import DetectedLimb, Detection, Skipped
 from .detect_shape import HALF_MAX_DEGREES, in_line_angle
-from .detect_words import ARM, FRONT, HIND, LEG, MID_FRONT, MID_HIND, NUMBERED
+from .detect_words import (
+    ARM,
+    EXTREMITIES,
+    FRONT,
+    HIND,
+    JOINT_WORD,
+    KIND_WORD,
+    LEG,
+    MID_FRONT,
+    MID_HIND,
+    NUMBERED,
+    TWO_SEGMENTS,
+)
 from .model import Skeleton
 
 __all__ = ["ARM", "FRONT", "HIND", "LEG", "MID_FRONT", "MID_HIND", "DetectedLimb", "Detection", "Skipped",
@@ -190,6 +202,25 @@ def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list
     return kept, skipped
 
 
+def _one_bone_limbs(skeleton: Skeleton, names: Names) -> list[Skipped]:
+    """The legs and arms that are one bone each, hip to ankle or shoulder to wrist (Kenney's mini characters:
+    ``root > leg-left``, ``torso > arm-left``): a sided bone named as the whole limb, unnumbered, with no bone
+    below it but a foot or hand, or a leaf an exporter adds (FBX's ``leg-left_end``). Looked for only where
+    no limb was found, so a skeleton's other bones named "leg" (Mixamo's shin, a frog's shoulder) never are."""
+    skipped = []
+    for bone in sorted(skeleton.bones):
+        name = names[bone]
+        kind = NUMBERED.get(name.base)
+        if kind is None or name.side is None or name.index is not None or name.generated:
+            continue
+        if any(names[child.name].base not in EXTREMITIES[kind] and not names[child.name].is_helper
+               for child in skeleton.children(bone)):
+            continue
+        skipped.append(Skipped(bone, f"it is a whole {KIND_WORD[kind]} in one bone, with no {JOINT_WORD[kind]} to "
+                                     f"bend: IK needs two bones at least, {TWO_SEGMENTS[kind]}", one_bone=True))
+    return skipped
+
+
 def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
                  follows: Mapping[str, str] | None = None) -> Detection:
     """The legs and arms of ``skeleton``: legs first, then arms, each left then right then unsided.
@@ -233,6 +264,8 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
     worth = [item for item in skipped if item.bone not in above or finder.names[item.bone].base not in NUMBERED]
     reasons = {item.bone: item for item in [*worth, *rivals]
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
+    if not limbs:
+        reasons.update((item.bone, item) for item in _one_bone_limbs(skeleton, finder.names))
     limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], limb.pair or 0,
                                  _SIDE_ORDER[limb.side], limb.chain))
     own_ik = sorted(name for name in ik_candidates(skeleton.bones)

@@ -50,6 +50,8 @@ class Skipped:
     chain: tuple[str, ...] = ()
     # It is a generated rig's ORG-, DEF- or MCH- bone, or hangs from one: that rig's own controls drive it.
     generated: bool = False
+    # It is a whole leg or arm in one bone (Kenney's mini characters' leg-left), with no knee or elbow to bend.
+    one_bone: bool = False
 
 
 @dataclass(frozen=True)

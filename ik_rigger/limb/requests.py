@@ -41,7 +41,12 @@ _DEFAULT_NAME = re.compile(r"Bone(\.\d{3,})?(_end)?")
 
 def unnamed(detection: Detection, bones: Collection[str]) -> str:
     """Why no bone of ``bones`` was even read as a limb's (Blender's default names, or none named like a leg's
-    or an arm's); "" where detection found or skipped a limb."""
+    or an arm's), or why those read so are none (each is one bone); "" where detection found a limb or skipped
+    one for another reason."""
+    if detection.skipped and all(item.one_bone for item in detection.skipped) and not detection.limbs:
+        shown = ", ".join(repr(item.bone) for item in detection.skipped[:4])
+        more = "..." if len(detection.skipped) > 4 else ""
+        return f"its legs and arms are one bone each ({shown}{more}), with no knee or elbow for IK to bend"
     if not bones or detection.limbs or detection.skipped:
         return ""
     if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
@@ -58,6 +63,9 @@ def no_limbs(armature: str, detection: Detection, bones: Collection[str] = ()) -
                         "its own IK/FK controls drive, so it has its own IK", hint="Animate it with its own IK "
                         "controls; IK Rigger rigs a bare armature (the metarig, or a skeleton without such a rig).")
     why = unnamed(detection, bones)
+    if why and detection.skipped:
+        return RigError(f"no limbs found on '{armature}': {why}", hint="Pose them by turning them; for IK, a leg "
+                        "needs a thigh and a shin, an arm an upper arm and a forearm, each a bone of its own.")
     if why:
         return RigError(f"no limbs found on '{armature}': {why}", hint="Build them one by one with api.build, from "
                         "the last bone of each (the shin or forearm), or name the bones as a skeleton family does.")
