@@ -17,9 +17,6 @@ from mathutils import Matrix, Quaternion, Vector
 STRAIGHT_DEGREES = 0.1
 # How far a straight chain is pre-bent; IK Rigger promises at most 2 degrees.
 PREBEND_DEGREES = 1.0
-# An arm bent less than this with its elbow ahead of its line, the way no elbow bends, is bent so by
-# accident of its rest pose (GDQuest's mannequin: 0.4 degree): it is read as straight.
-SLIGHT_BEND_DEGREES = 2.0
 # Bone heads within this share of a segment's length of each other start at one joint.
 SAME_JOINT = 0.02
 
@@ -84,32 +81,20 @@ def bend_direction(joints: Sequence[Vector]) -> Vector | None:
     ``joints`` are the chain's head positions followed by the last bone's tail.
     Returns None for a straight chain (see ``STRAIGHT_DEGREES``).
     """
-    total, largest = _standing_out(joints)
-    if largest < STRAIGHT_DEGREES or total.length < _EPSILON:
-        return None
-    return total.normalized()
-
-
-def bend_degrees(joints: Sequence[Vector]) -> float:
-    """How far the chain's inner joints stand out from its root-end line: the largest, as an angle seen from
-    its root (0 for a straight chain)."""
-    return _standing_out(joints)[1]
-
-
-def _standing_out(joints: Sequence[Vector]) -> tuple[Vector, float]:
-    """The inner joints' offsets from the root-end line, summed, and the largest as an angle from the root."""
     root, end = joints[0], joints[-1]
     axis = end - root
-    total = Vector((0.0, 0.0, 0.0))
     if axis.length < _EPSILON:
-        return total, 0.0
+        return None
+    total = Vector((0.0, 0.0, 0.0))
     largest = 0.0
     for joint in joints[1:-1]:
         offset = perpendicular(joint - root, axis)
         along = max((joint - root).length, _EPSILON)
         largest = max(largest, math.degrees(math.asin(min(1.0, offset.length / along))))
         total += offset
-    return total, largest
+    if largest < STRAIGHT_DEGREES or total.length < _EPSILON:
+        return None
+    return total.normalized()
 
 
 def inferred_bend_direction(

@@ -114,9 +114,9 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
 
 def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
           joints: list[Vector]) -> tuple[Vector, bool]:
-    """The side the chain bends to and whether the chain is straight (or as good as: see ``_elbow_ahead``)."""
+    """The side the chain bends to and whether the chain is straight."""
     found = geometry.bend_direction(joints)
-    if found is not None and not _elbow_ahead(skeleton, chain, extremity, joints, found):
+    if found is not None:
         return found, False
     axis = joints[-1] - joints[0]
     if options.bend_direction != "AUTO":
@@ -130,19 +130,6 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     is_arm = None if kind is None else kind == "ARM"
     front, up = body.facing(skeleton)
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
-
-
-def _elbow_ahead(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, joints: list[Vector],
-                 bend: Vector) -> bool:
-    """Whether the chain is an arm bent so slightly, its elbow ahead of the arm's line, that the bend is an
-    accident of its rest pose (``geometry.SLIGHT_BEND_DEGREES``): IK bending it on that way would push the elbow
-    forward, the way no elbow bends, so it is read as straight and bent backward as arms are."""
-    if geometry.bend_degrees(joints) >= geometry.SLIGHT_BEND_DEGREES:
-        return False
-    if naming.limb_kind(list(chain) + ([extremity] if extremity else [])) != "ARM":
-        return False
-    front, _up = body.facing(skeleton)
-    return bend.dot(front) > 0.0
 
 
 def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:

@@ -100,7 +100,7 @@ def plan(draft: Draft) -> None:
             draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
         draft.joints, draft.length = bent, geometry.chain_length(bent)
         draft.notes.append(
-            f"the chain {chain[0]} > {chain[-1]} {_was_straight(joints, bending)}; "
+            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; "
             f"{'its hidden chain' if draft.hidden else 'it'} was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
         )
@@ -116,17 +116,8 @@ def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
 
 
 def left_straight(chain: tuple[str, ...]) -> str:
-    """The warning on a straight chain (or one read as straight) that was not pre-bent."""
+    """The warning on a straight chain that was not pre-bent."""
     return warning(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
-
-
-def _was_straight(joints: list[Vector], bending: list[int]) -> str:
-    """Why a chain read as straight was: straight, or an arm bent slightly forward (``limb.plan._elbow_ahead``)."""
-    degrees = geometry.bend_degrees([joints[index] for index in bending])
-    if degrees < geometry.STRAIGHT_DEGREES:
-        return "was straight, so IK could not bend it"
-    return (f"was bent {degrees:.1f} degree with its elbow forward, the way no elbow bends, so IK would have bent "
-            "it on forward")
 
 
 def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:
