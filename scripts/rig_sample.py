@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,8 +210,12 @@ def _rig_and_save(load: Callable[[], bpy.types.Object], blend: Path, what: str, 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     obj = load()
     built = api.auto_rig(obj)
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    try:
+        with quiet():
+            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    except RuntimeError as error:  # the disk full: said as this sample's failure, the others go on
+        raise RigError(f"could not write '{blend}': {str(error).strip()}",
+                       hint="Make room on its disk, or give --out another folder.") from error
     print(f"Rigged {len(built)} limbs of {what}, {source.relative_to(ROOT).as_posix()}, {kept} on the IK controls: "
           + ", ".join(limb.name for limb in built))
     return obj
@@ -245,8 +250,25 @@ def rig_capture(out: Path, pictures: bool) -> list[tuple[Path, str]]:
     return written
 
 
+def writable(out: Path) -> str | None:
+    """Why the samples cannot be written in ``out`` (made if missing), None when they can: said before any
+    work, as the batch does."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        where = error.filename or out
+        return f"cannot write the samples in '{out}': '{where}': {error.strerror or error}"
+    return None
+
+
 def main() -> int:
     args = arguments()
+    why = writable(args.out)
+    if why is not None:
+        print(f"rig_sample: {why}. Give --out a folder you can write in.", file=sys.stderr)
+        return 2
     bpy.ops.wm.read_factory_settings(use_empty=True)
     ik_rigger.register()
     obj = load_character()
@@ -257,10 +279,14 @@ def main() -> int:
         return 1
     print("\n".join(summary(obj, plans)))
 
-    args.out.mkdir(parents=True, exist_ok=True)
     blend = args.out / "sample_rigged.blend"
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    try:
+        with quiet():
+            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    except RuntimeError as error:  # the disk full, the folder made read-only since
+        print(f"rig_sample: could not write '{blend}': {str(error).strip()}. Make room on its disk, or give --out "
+              "another folder.", file=sys.stderr)
+        return 1
     written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
     pictures = not args.no_picture
     if pictures:

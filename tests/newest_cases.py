@@ -92,17 +92,30 @@ def _held(ik: float = 0.0) -> bpy.types.Object:
     return obj
 
 
-def _stray_key() -> bpy.types.Object:
-    """Two legs keyed on frames 1 and 9, and one key slipped to frame 100000."""
+def _stray_key(frame: int = 100000) -> bpy.types.Object:
+    """Two legs keyed on frames 1 and 9, and one key slipped to ``frame``."""
     obj = make_armature(both_legs())
     shin = obj.pose.bones["shin.L"]
-    for frame, turn in ((1, 0.1), (9, 0.4)):
+    for at, turn in ((1, 0.1), (9, 0.4)):
         shin.rotation_quaternion = Euler((turn, 0.0, 0.0)).to_quaternion()
-        shin.keyframe_insert("rotation_quaternion", frame=frame)
-    shin.keyframe_insert("rotation_quaternion", frame=100000)
+        shin.keyframe_insert("rotation_quaternion", frame=at)
+    shin.keyframe_insert("rotation_quaternion", frame=frame)
     bpy.context.scene.frame_set(1)
     set_active_bone(obj, "shin.L")
     return obj
+
+
+KEPT_STRAY = 1200  # past the gap that makes a key stray, within the frames a build keeps
+
+
+def _stray_key_kept(obj: bpy.types.Object) -> None:
+    """The motion kept up to the stray key: the left handle keyed on the frames between, up to it."""
+    from ik_rigger.rig.animation import fcurve_owners
+
+    handle = f'pose.bones["{_limb(obj).bones["HANDLE"]}"]'
+    frames = sorted({int(point.co[0]) for owner in fcurve_owners(obj) for curve in owner.fcurves
+                     if curve.data_path.startswith(handle) for point in curve.keyframe_points})
+    assert frames and frames[0] <= 1 and frames[-1] == KEPT_STRAY and len(frames) > 100, frames[:3] + frames[-3:]
 
 
 def _off_hinge() -> bpy.types.Object:
@@ -187,6 +200,9 @@ CASES: dict[str, Case] = {
     "auto-rig, a key at frame 100000": Case(
         _stray_key, lambda obj: api.auto_rig(obj), lambda: bpy.ops.ik_rigger.auto_rig(),
         r"the bone 'shin.L'.*at frame 100000.*Delete that key", builds=True),
+    "auto-rig, a stray key kept": Case(
+        lambda: _stray_key(KEPT_STRAY), lambda obj: api.auto_rig(obj), lambda: bpy.ops.ik_rigger.auto_rig(),
+        works=_stray_key_kept, builds=True),
     "hinge joints, the shin rolled off its hinge": Case(
         _off_hinge, lambda obj: api.build(obj, "shin.L", hinge_joints=True, both_sides=False),
         lambda: bpy.ops.ik_rigger.build_ik(hinge_joints=True, both_sides=False), works=_off_hinge_works,

@@ -1,0 +1,191 @@
+"""The batch, the sample job and the export against a hostile file system: files and folders marked
+read-only or immutable (the tests run as root, whom permissions do not stop: ``chattr +i`` does), folders
+whose names are taken by files or files' by folders, links that loop. Each ends with a line naming the file
+and what to do, never a traceback, and leaves no file half-written, overwritten or added (a .blend1).
+
+(Elsewhere: a disk that fills, tests/test_batch_safety.py and tests/test_sweep_batch_inputs.py; an
+interrupt while a file is written, tests/test_batch_safety.py; names with a newline, an invalid UTF-8 byte,
+the same file twice, a .blend1 or a truncated .blend given, tests/test_batch_hostile.py,
+tests/test_batch.py and tests/test_sweep_batch_inputs.py.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import bpy
+import pytest
+from helpers import both_legs, make_armature
+from test_batch import limbs_in, save_character
+from test_batch_safety import TEMP_MARK, checksums, run
+
+from ik_rigger import api
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def immutable(*paths: Path) -> Iterator[None]:
+    """``paths`` made immutable (``chattr +i``) for the block, or the test skipped where that cannot be."""
+    if shutil.which("chattr") is None:
+        pytest.skip("needs chattr to make a file that no one, root neither, may change")
+    done: list[Path] = []
+    try:
+        for path in paths:
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+                pytest.skip("this file system does not let the tests make a file immutable (it needs root)")
+            done.append(path)
+        yield
+    finally:
+        for path in done:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+
+
+def _no_traceback(result: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def _failure(result: subprocess.CompletedProcess, name: str) -> str:
+    return next(line for line in result.stdout.splitlines() if "FAILED" in line and name in line)
+
+
+def test_an_input_marked_read_only_is_not_rigged_in_place(tmp_path):
+    """Root may write a file marked read-only, and the batch did, silently: the mark says not to."""
+    source = save_character(tmp_path / "in" / "locked.blend")
+    other = save_character(tmp_path / "in" / "open.blend")
+    source.chmod(0o444)
+    result = run(str(source), str(other), "--in-place", keep=[source])
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = _failure(result, "locked.blend")
+    assert f"the input '{source}' is read-only" in failed and "chmod u+w" in failed and "--out" in failed, failed
+    assert sorted(path.name for path in source.parent.iterdir()) == ["locked.blend", "open.blend", "open.blend1"]
+    assert oct(source.stat().st_mode & 0o777) == oct(0o444)
+    assert limbs_in(other) == ["shin.L", "shin.R"]
+    _no_traceback(result)
+
+
+def test_an_immutable_input_or_its_folder_is_not_rigged_in_place_and_gets_no_backup(tmp_path):
+    """The backup was written beside an immutable file before the file could not be replaced: a .blend1 left
+    after a failure (over the one there was), and a bare "Operation not permitted"."""
+    source = save_character(tmp_path / "in" / "sealed.blend")
+    folder = save_character(tmp_path / "sealed" / "a.blend")
+    with immutable(source, folder.parent):
+        result = run(str(source), str(folder), "--in-place", keep=[source, folder])
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = _failure(result, "sealed.blend")
+    assert f"the input '{source}' is read-only" in failed and "chattr -i" in failed, failed
+    failed = _failure(result, "a.blend")
+    assert f"the folder '{folder.parent}' of the input 'a.blend' cannot be written in" in failed, failed
+    assert "chattr -i" in failed and "--out" in failed, failed
+    assert [path.name for path in source.parent.iterdir()] == ["sealed.blend"]
+    assert [path.name for path in folder.parent.iterdir()] == ["a.blend"]
+    _no_traceback(result)
+
+
+def test_an_output_that_may_not_be_replaced_fails_naming_it_and_what_to_do(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    kept = save_character(tmp_path / "out" / "a.blend", bones=both_legs(bend=0.1))
+    marked = save_character(tmp_path / "out2" / "a.blend", bones=both_legs(bend=0.1))
+    marked.chmod(0o444)
+    with immutable(kept):
+        result = run(str(source), "--out", str(tmp_path / "out"), "--overwrite", keep=[kept])
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = _failure(result, "a.blend")
+    assert f"the output '{kept}' is read-only" in failed and "another --out" in failed, failed
+    result = run(str(source), "--out", str(tmp_path / "out2"), "--overwrite", keep=[marked])
+    assert result.returncode == 1 and f"the output '{marked}' is read-only" in result.stdout, result.stdout
+    for folder in ("out", "out2"):
+        assert [path.name for path in (tmp_path / folder).iterdir()] == ["a.blend"]
+    _no_traceback(result)
+
+
+def test_an_out_folder_it_cannot_make_or_write_in_stops_the_run_before_any_file(tmp_path):
+    source = save_character(tmp_path / "in" / "a.blend")
+    (tmp_path / "a_file").write_text("a file where a folder should be")
+    sealed = tmp_path / "sealed"
+    sealed.mkdir()
+    with immutable(sealed):
+        for out, why in ((tmp_path / "a_file" / "out", "is not a folder"), (sealed, "Operation not permitted"),
+                         (sealed / "out", "Operation not permitted")):
+            result = run(str(source), "--out", str(out), keep=[tmp_path / "in"])
+            assert result.returncode == 2, result.stdout + result.stderr
+            assert f"cannot write the rigged files in '{out}'" in result.stderr and why in result.stderr, result.stderr
+            _no_traceback(result)
+    assert list(sealed.iterdir()) == []
+
+
+def test_a_folder_named_like_a_blend_is_no_input(tmp_path):
+    folder = tmp_path / "in"
+    (folder / "x.blend").mkdir(parents=True)
+    save_character(folder / "a.blend")
+    result = run(str(folder), "--out", str(tmp_path / "out"), keep=[folder])
+    assert result.returncode == 0 and [path.name for path in (tmp_path / "out").iterdir()] == ["a.blend"]
+    result = run(str(folder / "x.blend"), "--out", str(tmp_path / "out2"), keep=[folder])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"no input files in '{folder / 'x.blend'}'" in result.stderr and "check the path" in result.stderr
+    assert not (tmp_path / "out2").exists()
+    _no_traceback(result)
+
+
+def test_links_that_loop_fail_each_naming_it_and_what_to_do(tmp_path):
+    folder = tmp_path / "in"
+    save_character(folder / "a.blend")
+    os.symlink("self.blend", folder / "self.blend")
+    os.symlink("pong.blend", folder / "ping.blend")
+    os.symlink("ping.blend", folder / "pong.blend")
+    os.symlink(".", folder / "here")
+    for given, names in ((folder, ("self.blend", "ping.blend", "pong.blend")), (folder / "self.blend", ("self",))):
+        result = run(str(given), "--out", str(tmp_path / "out"), "--overwrite", keep=[folder])
+        assert result.returncode == 1, result.stdout + result.stderr
+        for name in names:
+            failed = next(line for line in result.stdout.splitlines() if "failed:" in line and name in line)
+            assert "is a symbolic link that leads back to itself" in failed and "Point it at a file" in failed
+        _no_traceback(result)
+    assert [path.name for path in (tmp_path / "out").iterdir()] == ["a.blend"]
+
+
+def _sample(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "rig_sample.py"), "--out", str(out),
+                           "--no-picture"], capture_output=True, text=True, timeout=600)
+
+
+def test_the_sample_job_refuses_an_out_it_cannot_write_in_before_any_work(tmp_path):
+    """It rigged the sample and then stopped on a traceback."""
+    (tmp_path / "a_file").write_text("x")
+    sealed = tmp_path / "sealed"
+    sealed.mkdir()
+    with immutable(sealed):
+        for out in (tmp_path / "a_file" / "out", sealed):
+            result = _sample(out)
+            assert result.returncode == 2, result.stdout + result.stderr
+            assert f"rig_sample: cannot write the samples in '{out}'" in result.stderr, result.stderr
+            assert "Give --out a folder you can write in" in result.stderr
+            assert "Rigged" not in result.stdout
+            _no_traceback(result)
+    assert (tmp_path / "a_file").read_text() == "x" and list(sealed.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["under a file", "a folder", "in an immutable folder"])
+def test_the_export_refuses_a_path_it_cannot_write_naming_it_and_writing_nothing(tmp_path, where):
+    obj = make_armature(both_legs(), mode="OBJECT")
+    api.auto_rig(obj)
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "taken.glb").mkdir()
+    sealed = tmp_path / "sealed"
+    sealed.mkdir()
+    path = {"under a file": tmp_path / "a_file" / "hero.glb", "a folder": tmp_path / "taken.glb",
+            "in an immutable folder": sealed / "hero.glb"}[where]
+    before = checksums([tmp_path])
+    with immutable(sealed):
+        with pytest.raises(api.RigError) as refused:
+            api.export(obj, str(path))
+    assert str(path) in str(refused.value) or str(path.parent) in str(refused.value), str(refused.value)
+    assert checksums([tmp_path]) == before
+    assert not [item for item in tmp_path.rglob("*") if TEMP_MARK in item.name or item.name.endswith(".glb")
+                and item.is_file()]
+    assert bpy.context.object is None or bpy.context.object.mode == "OBJECT"
