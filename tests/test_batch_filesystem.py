@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,8 +22,17 @@ from pathlib import Path
 import bpy
 import pytest
 from helpers import both_legs, make_armature
-from test_batch import limbs_in, save_character
-from test_batch_safety import TEMP_MARK, checksums, run
+from test_batch import ENTRY, limbs_in, save_character
+from test_batch_safety import (
+    TEMP_MARK,
+    _heavy,
+    _paused_worker,
+    _paused_written,
+    _system_temp,
+    checksums,
+    report_of,
+    run,
+)
 
 from ik_rigger import api
 
@@ -67,6 +77,8 @@ def test_an_input_marked_read_only_is_not_rigged_in_place(tmp_path):
     assert oct(source.stat().st_mode & 0o777) == oct(0o444)
     assert limbs_in(other) == ["shin.L", "shin.R"]
     _no_traceback(result)
+    result = run(str(source), "--out", str(tmp_path / "out"), keep=[source])  # read, never written: rigged
+    assert result.returncode == 0 and limbs_in(tmp_path / "out" / "locked.blend") == ["shin.L", "shin.R"]
 
 
 def test_an_immutable_input_or_its_folder_is_not_rigged_in_place_and_gets_no_backup(tmp_path):
@@ -189,3 +201,36 @@ def test_the_export_refuses_a_path_it_cannot_write_naming_it_and_writing_nothing
     assert not [item for item in tmp_path.rglob("*") if TEMP_MARK in item.name or item.name.endswith(".glb")
                 and item.is_file()]
     assert bpy.context.object is None or bpy.context.object.mode == "OBJECT"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_while_outputs_are_replaced_leaves_the_old_ones_whole(tmp_path, signum):
+    """Outputs there from a run before, replaced with --overwrite and exported: a worker paused with its file
+    written, not yet in place (a hook, see tests/test_batch_safety.py), and the run stopped then. Every old
+    output is whole or replaced by a whole new one, no temporary file is left, and the inputs are as they
+    were."""
+    inputs = _heavy(3, tmp_path / "in", subdivisions=60)
+    out = tmp_path / "out"
+    old = [save_character(out / path.name, bones=both_legs(bend=0.1)) for path in inputs]
+    before = checksums(old)
+    system_temp = _system_temp(tmp_path)
+    environment, told = _paused_written(tmp_path, system_temp.environment)
+    report = tmp_path / "report.json"
+    process = subprocess.Popen([sys.executable, str(ENTRY), str(tmp_path / "in"), "--out", str(out), "--overwrite",
+                                "--export", "glb", "--jobs", "1", "--report", str(report)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=environment)
+    keep = checksums([tmp_path / "in"])
+    _paused_worker(process, told)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signum, stdout + stderr
+    assert "Traceback" not in stdout + stderr
+    assert not [path for path in tmp_path.rglob("*") if TEMP_MARK in path.name]
+    assert checksums([tmp_path / "in"]) == keep
+    files = report_of(report)
+    for path in old:
+        if files[path.name]["status"] == "rigged":
+            assert limbs_in(path) == ["shin.L", "shin.R"] and (out / f"{path.stem}.glb").is_file()
+        else:
+            assert checksums([path]) == {path: before[path]}, files[path.name]
+    assert any(entry["status"] == "interrupted" for entry in files.values())
