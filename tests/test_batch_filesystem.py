@@ -234,3 +234,50 @@ def test_an_interrupt_while_outputs_are_replaced_leaves_the_old_ones_whole(tmp_p
         else:
             assert checksums([path]) == {path: before[path]}, files[path.name]
     assert any(entry["status"] == "interrupted" for entry in files.values())
+
+
+_EXPORT_ON_A_SMALL_DISK = """
+import os, sys
+import bpy
+import ik_rigger
+from ik_rigger import api
+from helpers import both_legs, make_armature
+bpy.ops.wm.read_factory_settings(use_empty=True)
+ik_rigger.register()
+obj = make_armature(both_legs(), mode="OBJECT")
+bpy.ops.mesh.primitive_grid_add(x_subdivisions=120, y_subdivisions=120)  # more than the disk holds, exported
+mesh = bpy.context.active_object
+mesh.parent = obj
+mesh.modifiers.new("Armature", "ARMATURE").object = obj
+mesh.vertex_groups.new(name="hips").add(range(len(mesh.data.vertices)), 1.0, "REPLACE")
+api.auto_rig(obj)
+try:
+    api.export(obj, sys.argv[1])
+except api.RigError as error:
+    print("REFUSED:", error)
+print("LEFT:", sorted(os.listdir(os.path.dirname(sys.argv[1]))))
+sys.stdout.flush()
+os._exit(0)  # before the exit cleanup bpy 4.2 crashes in once an add-on was registered (tests/conftest.py)
+"""
+
+
+def test_an_export_on_a_disk_that_fills_is_refused_naming_the_file_and_its_room_leaving_nothing(tmp_path):
+    """The glTF exporter's OSError came through Blender as a RuntimeError with the exporter's traceback."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare to give the export a small disk of its own")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = tmp_path / "export_small_disk.py"
+    script.write_text(_EXPORT_ON_A_SMALL_DISK)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    result = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=100k none "$0" || exit 77; "$@"',
+                             str(disk), sys.executable, str(script), str(disk / "hero.glb")],
+                            capture_output=True, text=True, timeout=300, env=environment)
+    if result.returncode == 77:
+        pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # (Blender prints the exporter's failure, without an end of line.)
+    refused = next(line for line in result.stdout.splitlines() if "REFUSED:" in line).partition("REFUSED:")[2]
+    assert f"could not write '{disk / 'hero.glb'}': No space left on device" in refused, refused
+    assert "MB free" in refused and "Make room on its disk" in refused, refused
+    assert "LEFT: []" in result.stdout

@@ -30,7 +30,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from . import export_bake, export_meshes
-from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write
+from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write, write_failure
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
 from .scene_state import check_evaluated, in_pose_position, others_kept
@@ -307,7 +307,13 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
                         *own.items()]):
-            write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+            try:
+                write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+            except RuntimeError as error:
+                failure = write_failure(error, target)
+                if failure is None:
+                    raise
+                raise failure from error
         files = _moved_into_place(folder, target)
     finally:
         _remove(made)
