@@ -32,6 +32,7 @@ class Case:
     works: Callable[[bpy.types.Object], None] | None = None
     builds: bool = False  # builds (Edit mode): refused in a hidden collection, naming it
     in_object_mode: bool = True  # its operator works in Object mode too
+    in_edit_mode: bool = False  # and in Edit mode
 
 
 def _limb(obj: bpy.types.Object, name: str = "shin.L"):
@@ -206,9 +207,9 @@ CASES: dict[str, Case] = {
     "hinge joints, the shin rolled off its hinge": Case(
         _off_hinge, lambda obj: api.build(obj, "shin.L", hinge_joints=True, both_sides=False),
         lambda: bpy.ops.ik_rigger.build_ik(hinge_joints=True, both_sides=False), works=_off_hinge_works,
-        builds=True, in_object_mode=False),
+        builds=True, in_object_mode=False, in_edit_mode=True),
     "both sides, names at 63 bytes": Case(
         _long_names, lambda obj: api.build(obj, long_name("Right", "Leg"), both_sides=True),
         lambda: bpy.ops.ik_rigger.build_ik(both_sides=True), works=_long_names_work, builds=True,
-        in_object_mode=False),
+        in_object_mode=False, in_edit_mode=True),
 }

@@ -125,6 +125,8 @@ STATES: dict[str, Callable[[bpy.types.Object], None]] = {
 UI_STATES: dict[str, Callable[[bpy.types.Object], None]] = {
     "Pose mode beside another in Pose mode": lambda obj: _both_in(obj, bpy.data.objects[OTHER], "POSE", obj),
     "Object mode beside another selected": lambda obj: _both_in(obj, bpy.data.objects[OTHER], "OBJECT", obj),
+    "Object mode, hidden and active": _hidden,
+    "Edit mode beside another in Edit mode": lambda obj: _both_in(obj, bpy.data.objects[OTHER], "EDIT", obj),
     "a later frame": _later_frame,
     "unit scale": _unit_scale,
     "parent animated": _parented,
