@@ -281,3 +281,50 @@ def test_an_export_on_a_disk_that_fills_is_refused_naming_the_file_and_its_room_
     assert f"could not write '{disk / 'hero.glb'}': No space left on device" in refused, refused
     assert "MB free" in refused and "Make room on its disk" in refused, refused
     assert "LEFT: []" in result.stdout
+
+
+@pytest.mark.parametrize("suffix", [".glb", ".gltf", ".fbx"])
+def test_an_export_to_a_name_that_is_not_text_is_refused_naming_it(tmp_path, suffix):
+    """Blender's exporters failed on it with a traceback (glTF's .bin address, FBX's own file name)."""
+    obj = make_armature(both_legs(), mode="OBJECT")
+    api.auto_rig(obj)
+    path = os.fsdecode(os.fsencode(str(tmp_path)) + b"/bad\xffname" + suffix.encode())
+    with pytest.raises(api.RigError, match=r"its path is not valid text \(UTF-8\).*Rename the file"):
+        api.export(obj, path)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_file_named_with_bytes_that_are_not_text_fails_its_export_saying_so_and_the_summary_counts_it(tmp_path):
+    """Its .blend was rigged and saved, its export failed inside Blender's exporter: the line said rigged, the
+    summary said nothing of it, the exit code was 0, and only the report held the failure."""
+    folder = tmp_path / "in"
+    save_character(folder / "good.blend")
+    bad = os.fsencode(str(folder)) + b"/bad\xffname.blend"
+    shutil.copy(folder / "good.blend", bad)
+    out = tmp_path / "out"
+    result = run(str(folder), "--out", str(out), "--export", "glb", "--report", str(tmp_path / "report.json"),
+                 keep=[folder])
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = _failure(result, "bad")
+    assert "rigged and saved, but not exported" in failed and "not valid text (UTF-8)" in failed, failed
+    assert sorted(os.listdir(os.fsencode(str(out)))) == [b"bad\xffname.blend", b"good.blend", b"good.glb"]
+    assert "Traceback" not in result.stdout
+
+
+def test_a_failure_after_the_save_is_the_files_failure(tmp_path, monkeypatch):
+    """IK Rigger's own bug in the export, after the .blend was saved: the file stayed 'rigged' with an error."""
+    from ik_rigger.batch import exporting
+    from ik_rigger.batch import rig_file as files
+    from ik_rigger.limb.config import Config
+
+    source = save_character(tmp_path / "a.blend")
+
+    def broken(*args, **kwargs):
+        raise KeyError("a clip that should be there")
+
+    monkeypatch.setattr(exporting.api, "export", broken)
+    result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "a.blend"), export="glb"), Config())
+    assert result.status == "failed"
+    assert result.error.startswith("rigged and saved, but then IK Rigger failed on this file (KeyError: ")
+    assert "please report it" in result.error and "broken" in result.details
+    assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]

@@ -417,7 +417,10 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None,
     except OSError as error:
         result.error = _os_error(error, target, job.in_place)
     except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
-        result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
+        # After the save (in the export) too: the file's failure, its .blend in place.
+        saved = "rigged and saved, but then " if result.status == "rigged" else ""
+        result.status = "failed"
+        result.error = f"{saved}IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()
     finally:
         result.gather()

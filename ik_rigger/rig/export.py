@@ -85,6 +85,12 @@ def _check_writable(filepath: str) -> Path:
                        hint="Save the .blend file first, or give a full path.")
     # '//' starts a path relative to the .blend file, as Blender's own fields give it.
     path = Path(bpy.path.abspath(filepath)).absolute()
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes of a file name that are no text: Blender's exporters write names as UTF-8
+        raise RigError(f"cannot write {str(path)!r}: its path is not valid text (UTF-8), and glTF and FBX files "
+                       "hold their own names as text", hint="Rename the file or its folder, or choose another "
+                       "name.") from None
     folder = path.parent
     if not folder.is_dir():
         raise RigError(f"cannot write '{path}': its folder does not exist", hint="Make the folder first, or "
