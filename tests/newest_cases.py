@@ -93,6 +93,18 @@ def _held(ik: float = 0.0) -> bpy.types.Object:
     return obj
 
 
+def _chain_held() -> bpy.types.Object:
+    """The left leg keyed in FK, its shin aimed at a prop by a Stretch To of the user's."""
+    obj = _held()
+    obj.pose.bones[_limb(obj).bones["HANDLE"]].constraints["Held"].mute = True
+    prop = bpy.data.objects.new("Prop", None)
+    bpy.context.scene.collection.objects.link(prop)
+    prop.location = (0.3, -0.2, 0.1)
+    reach = obj.pose.bones["shin.L"].constraints.new("STRETCH_TO")
+    reach.name, reach.target = "Reach", prop
+    return obj
+
+
 def _stray_key(frame: int = 100000) -> bpy.types.Object:
     """Two legs keyed on frames 1 and 9, and one key slipped to ``frame``."""
     obj = make_armature(both_legs())
@@ -194,6 +206,10 @@ CASES: dict[str, Case] = {
         _held, lambda obj: api.bake(obj, "FK_TO_IK", range(1, 6), switch=True),
         lambda: bpy.ops.ik_rigger.bake(direction="FK_TO_IK", frame_start=1, frame_end=5, key_switch=True),
         r"Bake FK to IK would not land: the Limit Location constraint 'Held'.*nothing was changed"),
+    "bake FK to IK, the shin held": Case(
+        _chain_held, lambda obj: api.bake(obj, "FK_TO_IK", range(1, 6), switch=True),
+        lambda: bpy.ops.ik_rigger.bake(direction="FK_TO_IK", frame_start=1, frame_end=5, key_switch=True),
+        r"Bake FK to IK would not land: the Stretch To constraint 'Reach' on 'shin.L'.*nothing was changed"),
     "plant feet, a handle held": Case(
         lambda: _held(1.0), lambda obj: api.plant_feet(obj, floor()),
         lambda: bpy.ops.ik_rigger.plant_feet(ground=floor().name),
