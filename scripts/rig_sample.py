@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import ik_rigger  # noqa: E402
 from ik_rigger import api  # noqa: E402
+from ik_rigger.batch.opening import check_blend_file  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
 from ik_rigger.core.notes import is_warning  # noqa: E402
 from ik_rigger.limb.options import LimbOptions  # noqa: E402
@@ -204,18 +205,29 @@ def frames(obj: bpy.types.Object) -> range:
     return range(int(start), int(end) + 1)
 
 
+def save(blend: Path) -> None:
+    """Save the open file as ``blend``, whole, or raise a RigError saying why (nothing is left there): a
+    disk that fills up as Blender writes the end of the file leaves it cut short, and Blender says nothing."""
+    try:
+        with quiet():
+            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+        check_blend_file(blend)
+    except RuntimeError as error:  # Blender's own failure: its words
+        raise RigError(f"could not write '{blend}' ({str(error).strip()})",
+                       hint="Make room on its disk, or give --out another folder.") from error
+    except RigError as error:
+        blend.unlink(missing_ok=True)
+        raise RigError(f"Blender wrote '{blend}' incomplete, its end missing (its disk full?), and it was removed",
+                       hint="Make room on its disk, or give --out another folder.") from error
+
+
 def _rig_and_save(load: Callable[[], bpy.types.Object], blend: Path, what: str, source: Path,
                   kept: str) -> bpy.types.Object:
     """Load a character into a fresh scene, Auto-Rig it and save it as ``blend``; the armature."""
     bpy.ops.wm.read_factory_settings(use_empty=True)
     obj = load()
     built = api.auto_rig(obj)
-    try:
-        with quiet():
-            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
-    except RuntimeError as error:  # the disk full: said as this sample's failure, the others go on
-        raise RigError(f"could not write '{blend}': {str(error).strip()}",
-                       hint="Make room on its disk, or give --out another folder.") from error
+    save(blend)
     print(f"Rigged {len(built)} limbs of {what}, {source.relative_to(ROOT).as_posix()}, {kept} on the IK controls: "
           + ", ".join(limb.name for limb in built))
     return obj
@@ -281,11 +293,9 @@ def main() -> int:
 
     blend = args.out / "sample_rigged.blend"
     try:
-        with quiet():
-            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
-    except RuntimeError as error:  # the disk full, the folder made read-only since
-        print(f"rig_sample: could not write '{blend}': {str(error).strip()}. Make room on its disk, or give --out "
-              "another folder.", file=sys.stderr)
+        save(blend)
+    except RigError as error:  # the disk full, the folder made read-only since
+        print(f"rig_sample: {error}", file=sys.stderr)
         return 1
     written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
     pictures = not args.no_picture

@@ -22,7 +22,7 @@ from pathlib import Path
 import bpy
 import pytest
 from helpers import both_legs, make_armature
-from test_batch import ENTRY, limbs_in, save_character
+from test_batch import ENTRY, digest, limbs_in, save_character
 from test_batch_safety import (
     TEMP_MARK,
     _heavy,
@@ -328,3 +328,63 @@ def test_a_failure_after_the_save_is_the_files_failure(tmp_path, monkeypatch):
     assert result.error.startswith("rigged and saved, but then IK Rigger failed on this file (KeyError: ")
     assert "please report it" in result.error and "broken" in result.details
     assert limbs_in(tmp_path / "out" / "a.blend") == ["shin.L", "shin.R"]
+
+
+# In a mount namespace of the run's own: a disk of SIZE bytes at $0, the inputs copied there with "in"
+# given (for --in-place), the command run, and what the disk holds then listed beside it.
+_ON_A_SMALL_DISK = ('mount -t tmpfs -o size="$SIZE" none "$0" || exit 77; if [ -n "$COPY" ]; then mkdir "$0/in" && '
+                    'cp "$COPY" "$0/in/"; fi; "$@"; code=$?; (cd "$0" && find . -type f | sort) > "$0.listing"; '
+                    'if [ -n "$COPY" ]; then sha256sum "$0/in/"* | cut -d" " -f1 > "$0.sum"; fi; exit $code')
+
+
+@pytest.mark.parametrize("where", ["out", "in place"])
+def test_a_disk_that_fills_as_blender_writes_the_end_fails_the_file_and_puts_nothing_in_place(tmp_path, where):
+    """Where the disk fills up as Blender 5.x writes the last of a file, Blender says nothing: the batch put a
+    .blend cut short in place, said rigged and exited 0. Rigged in place, the backup's copy failed first."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare to give the run a small disk of its own")
+    source = save_character(tmp_path / "in" / "hero.blend")
+    size = source.stat().st_size
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if where == "out":
+        environment = {**os.environ, "SIZE": str(size // 2 // 4096 * 4096), "COPY": ""}
+        args = [str(source), "--out", str(disk / "out")]
+    else:
+        environment = {**os.environ, "SIZE": str((size * 3 // 2) // 4096 * 4096 + 4096), "COPY": str(source)}
+        args = [str(disk / "in" / "hero.blend"), "--in-place"]
+    result = run(*args, "--report", str(tmp_path / "report.json"), keep=[source], env=environment,
+                 prefix=["unshare", "-m", "sh", "-c", _ON_A_SMALL_DISK, str(disk)])
+    if result.returncode == 77:
+        pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
+    assert result.returncode == 1, result.stdout + result.stderr
+    failed = _failure(result, "hero.blend")
+    # Blender 4.2 says its save failed ("No such file or directory"); 5.x says nothing.
+    assert "incomplete, its end missing" in failed or "Blender cannot write" in failed, failed
+    assert "MB free" in failed and ("Make room on its disk" in failed or "its disk has room" in failed), failed
+    listing = (tmp_path / "disk.listing").read_text().split()
+    assert listing == ([] if where == "out" else ["./in/hero.blend"]), listing
+    if where == "in place":  # the user's file whole, as it was
+        assert (tmp_path / "disk.sum").read_text().split() == [digest(source)]
+    _no_traceback(result)
+
+
+def test_the_sample_job_on_a_disk_that_fills_says_so_and_leaves_no_file_cut_short(tmp_path):
+    """Blender 5.x wrote the sample cut short and said nothing; the job listed it as written."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare to give the job a small disk of its own")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    result = subprocess.run(["unshare", "-m", "sh", "-c", _ON_A_SMALL_DISK, str(disk), sys.executable,
+                             str(ROOT / "scripts" / "rig_sample.py"), "--out", str(disk), "--no-picture"],
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "SIZE": "65536", "COPY": ""})
+    if result.returncode == 77:
+        pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
+    assert result.returncode == 1, result.stdout + result.stderr
+    blend = disk / "sample_rigged.blend"  # Blender 4.2 says its save failed; 5.x says nothing
+    assert (f"rig_sample: Blender wrote '{blend}' incomplete" in result.stderr
+            or f"rig_sample: could not write '{blend}'" in result.stderr), result.stderr
+    assert "Make room on its disk" in result.stderr and "Wrote:" not in result.stdout
+    assert (tmp_path / "disk.listing").read_text().split() == []
+    _no_traceback(result)
