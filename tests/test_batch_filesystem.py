@@ -388,3 +388,15 @@ def test_the_sample_job_on_a_disk_that_fills_says_so_and_leaves_no_file_cut_shor
     assert "Make room on its disk" in result.stderr and "Wrote:" not in result.stdout
     assert (tmp_path / "disk.listing").read_text().split() == []
     _no_traceback(result)
+
+
+def test_in_place_through_a_link_in_a_folder_it_cannot_write_rigs_the_file_the_link_names(tmp_path):
+    """The file is written where the link points, and so only that folder need be writable."""
+    real = save_character(tmp_path / "real" / "a.blend")
+    (tmp_path / "links").mkdir()
+    os.symlink(real, tmp_path / "links" / "a.blend")
+    with immutable(tmp_path / "links"):
+        result = run(str(tmp_path / "links" / "a.blend"), "--in-place")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(path.name for path in real.parent.iterdir()) == ["a.blend", "a.blend1"]
+    assert (tmp_path / "links" / "a.blend").is_symlink() and limbs_in(real) == ["shin.L", "shin.R"]

@@ -305,7 +305,7 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
         if fmt != "blend":
             raise RigError(f"'{source}' is not a .blend: it cannot be rigged in place",
                            hint="Use --out DIR; it is written there as a .blend.")
-        _check_writable(source, "the input", "or rig it with --out DIR")
+        _check_writable(target, "the input", "or rig it with --out DIR")  # through a link: the file it names
         return
     # An output that is not there yet is no input (an input that is not there either is compared, as its
     # path may be the output's): each path resolved costs a look at every folder on the way.
