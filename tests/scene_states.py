@@ -99,6 +99,11 @@ def _collection_hidden(obj: bpy.types.Object) -> None:
     _in_collection(obj, "Hero Hidden").hide_viewport = True  # the eye of its collection
 
 
+def _collection_excluded(obj: bpy.types.Object) -> None:
+    _object_mode()
+    _in_collection(obj, "Hero Excluded").exclude = True
+
+
 def _not_active(obj: bpy.types.Object) -> None:
     _object_mode()
     obj.select_set(False)
@@ -112,6 +117,7 @@ STATES: dict[str, Callable[[bpy.types.Object], None]] = {
     "hidden": _hidden,
     "disabled in viewports": _disabled_in_viewports,
     "its collection hidden": _collection_hidden,
+    "its collection excluded": _collection_excluded,
     "not active": _not_active,
     "another in Edit mode": lambda obj: _both_in(obj, bpy.data.objects[OTHER], "EDIT", bpy.data.objects[OTHER]),
     "another in Pose mode": lambda obj: _both_in(obj, bpy.data.objects[OTHER], "POSE", bpy.data.objects[OTHER]),

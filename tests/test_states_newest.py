@@ -29,6 +29,9 @@ def _shown_again(obj: bpy.types.Object) -> None:
 HIDDEN_COLLECTION = r"the armature 'Rig' is in the hidden collection 'Hero Hidden'.*its eye in the Outliner"
 
 
+EXCLUDED = r"the armature 'Rig' is in the collection 'Hero Excluded', excluded from the view layer"
+
+
 def _outcome(case: Case, obj: bpy.types.Object, call, error_kind: type[Exception]) -> None:
     objects = {item.name for item in bpy.data.objects}
     collections = {child.name for child in bpy.context.view_layer.layer_collection.children}
@@ -57,6 +60,8 @@ def test_the_api_in_every_scene_state(name, state):
     STATES[state](obj)
     if case.builds and state == "its collection hidden":
         case = replace(case, refusal=HIDDEN_COLLECTION, works=None)
+    if state == "its collection excluded":  # Blender does not evaluate it: every operation refuses alike
+        case = replace(case, refusal=EXCLUDED, works=None)
     _outcome(case, obj, lambda: case.by_api(obj), Exception)
 
 
