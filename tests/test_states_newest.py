@@ -98,8 +98,11 @@ def _in_a_library(case: Case, tmp_path) -> str:
     return library
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_a_character_linked_from_a_library_is_refused_naming_it_and_nothing_is_written(name, tmp_path):
+@pytest.mark.parametrize("name,way", [(name, way) for name in CASES for way in ("api", "ui")
+                                      if way == "api" or CASES[name].in_object_mode])
+def test_a_character_linked_from_a_library_is_refused_naming_it_and_nothing_is_written(name, way, tmp_path):
+    """Through the API, and through the operators with it active (in Object mode: Blender poses no linked
+    armature)."""
     case = CASES[name]
     library = _in_a_library(case, tmp_path)
     with bpy.data.libraries.load(library, link=True) as (_source, target):
@@ -107,7 +110,11 @@ def test_a_character_linked_from_a_library_is_refused_naming_it_and_nothing_is_w
     obj = target.objects[0]
     bpy.context.scene.collection.objects.link(obj)
     linked = replace(case, refusal=r"'Rig'.*linked.*character\.blend", works=None)
-    _outcome(linked, obj, lambda: case.by_api(obj), Exception)
+    if way == "ui":
+        bpy.context.view_layer.objects.active = obj
+        obj.select_set(True)
+    _outcome(linked, obj, (lambda: case.by_api(obj)) if way == "api" else case.by_ui,
+             Exception if way == "api" else RuntimeError)
 
 
 def _overridden(case: Case, tmp_path) -> bpy.types.Object:
