@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import ik_rigger  # noqa: E402
 from ik_rigger import api  # noqa: E402
+from ik_rigger.batch.opening import check_blend_file  # noqa: E402
 from ik_rigger.core.errors import RigError  # noqa: E402
 from ik_rigger.core.notes import is_warning  # noqa: E402
 from ik_rigger.limb.options import LimbOptions  # noqa: E402
@@ -203,14 +205,29 @@ def frames(obj: bpy.types.Object) -> range:
     return range(int(start), int(end) + 1)
 
 
+def save(blend: Path) -> None:
+    """Save the open file as ``blend``, whole, or raise a RigError saying why (nothing is left there): a
+    disk that fills up as Blender writes the end of the file leaves it cut short, and Blender says nothing."""
+    try:
+        with quiet():
+            bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+        check_blend_file(blend)
+    except RuntimeError as error:  # Blender's own failure: its words
+        raise RigError(f"could not write '{blend}' ({str(error).strip()})",
+                       hint="Make room on its disk, or give --out another folder.") from error
+    except RigError as error:
+        blend.unlink(missing_ok=True)
+        raise RigError(f"Blender wrote '{blend}' incomplete, its end missing (its disk full?), and it was removed",
+                       hint="Make room on its disk, or give --out another folder.") from error
+
+
 def _rig_and_save(load: Callable[[], bpy.types.Object], blend: Path, what: str, source: Path,
                   kept: str) -> bpy.types.Object:
     """Load a character into a fresh scene, Auto-Rig it and save it as ``blend``; the armature."""
     bpy.ops.wm.read_factory_settings(use_empty=True)
     obj = load()
     built = api.auto_rig(obj)
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    save(blend)
     print(f"Rigged {len(built)} limbs of {what}, {source.relative_to(ROOT).as_posix()}, {kept} on the IK controls: "
           + ", ".join(limb.name for limb in built))
     return obj
@@ -245,8 +262,25 @@ def rig_capture(out: Path, pictures: bool) -> list[tuple[Path, str]]:
     return written
 
 
+def writable(out: Path) -> str | None:
+    """Why the samples cannot be written in ``out`` (made if missing), None when they can: said before any
+    work, as the batch does."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        where = error.filename or out
+        return f"cannot write the samples in '{out}': '{where}': {error.strerror or error}"
+    return None
+
+
 def main() -> int:
     args = arguments()
+    why = writable(args.out)
+    if why is not None:
+        print(f"rig_sample: {why}. Give --out a folder you can write in.", file=sys.stderr)
+        return 2
     bpy.ops.wm.read_factory_settings(use_empty=True)
     ik_rigger.register()
     obj = load_character()
@@ -257,10 +291,12 @@ def main() -> int:
         return 1
     print("\n".join(summary(obj, plans)))
 
-    args.out.mkdir(parents=True, exist_ok=True)
     blend = args.out / "sample_rigged.blend"
-    with quiet():
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend), check_existing=False)
+    try:
+        save(blend)
+    except RigError as error:  # the disk full, the folder made read-only since
+        print(f"rig_sample: {error}", file=sys.stderr)
+        return 1
     written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
     pictures = not args.no_picture
     if pictures:

@@ -38,7 +38,7 @@ def _save(path, how: str, other: bool = False) -> None:
 
 WHY = {"excluded": ("in the collection 'Characters', excluded from the view layer", "Include it in the view layer"),
        "disabled": ("in the collection 'Characters', disabled in viewports", "Enable it in viewports"),
-       "hidden": ("in a hidden collection", "Show its collection in the viewport")}
+       "hidden": ("in the hidden collection 'Characters'", "Show its collection in the viewport")}
 
 
 @pytest.mark.parametrize("how", sorted(WHY))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import glob
 import os
 import stat
@@ -29,6 +30,14 @@ def _inside(path: Path, folder: Path | None) -> bool:
     return folder is not None and (path == folder or folder in path.parents)
 
 
+def _unreadable(path: Path | str, error: OSError) -> str:
+    """The failure of an input that cannot be looked at, and what to do where that is plain."""
+    if error.errno == errno.ELOOP:
+        return (f"'{path}' is a symbolic link that leads back to itself ({error.strerror}). Point it at a file, "
+                "or remove it.")
+    return f"'{path}': {error.strerror or error}"
+
+
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
                        (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder")):
@@ -51,7 +60,7 @@ def _add_file(path: Path, relative: Path, inputs: Inputs, out: Path | None) -> N
             "is a broken symbolic link" if broken else "does not exist")))
         return
     except OSError as error:
-        inputs.failed.append(FileResult(str(path), None, error=f"'{path}': {error.strerror or error}"))
+        inputs.failed.append(FileResult(str(path), None, error=_unreadable(path, error)))
         return
     if not stat.S_ISREG(mode):
         inputs.failed.append(FileResult(str(path), None, error=f"'{path}' is {_kind(mode)}, not a file"))
@@ -83,7 +92,7 @@ def _walk(top: Path, inputs: Inputs, out: Path | None) -> None:
             try:
                 child_stat = os.stat(child)
             except OSError as error:
-                inputs.failed.append(FileResult(str(child), None, error=f"'{child}': {error.strerror or error}"))
+                inputs.failed.append(FileResult(str(child), None, error=_unreadable(child, error)))
                 continue
             if _inside(real, out):
                 inputs.notes.append(f"not searched: '{child}' is the --out folder or inside it")
@@ -113,7 +122,7 @@ def expand_inputs(arguments: Sequence[str], out: Path | None = None) -> Inputs:
         except FileNotFoundError:
             folder = False
         except OSError as error:  # in a folder it may not enter: that file fails, the run goes on
-            inputs.failed.append(FileResult(text, None, error=f"'{text}': {error.strerror or error}"))
+            inputs.failed.append(FileResult(text, None, error=_unreadable(text, error)))
             continue
         if folder:
             if _inside(Path(os.path.realpath(path)), real_out):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -304,6 +305,7 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
         if fmt != "blend":
             raise RigError(f"'{source}' is not a .blend: it cannot be rigged in place",
                            hint="Use --out DIR; it is written there as a .blend.")
+        _check_writable(target, "the input", "or rig it with --out DIR")  # through a link: the file it names
         return
     # An output that is not there yet is no input (an input that is not there either is compared, as its
     # path may be the output's): each path resolved costs a look at every folder on the way.
@@ -314,12 +316,37 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
         raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
     if target.exists() and not job.overwrite:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
+    if target.exists():
+        _check_writable(target, "the output", "or give another --out")
+
+
+# The errors of a file or folder that may not be written, whoever asks (root too: an immutable file).
+_NOT_WRITABLE = (errno.EPERM, errno.EACCES, errno.EROFS)
+
+
+def _check_writable(path: Path, what: str, otherwise: str) -> None:
+    """Refuse to replace ``path`` marked read-only (no one may write it: root may, but the mark says not
+    to) or that this process may not write (an immutable file, a read-only disk), or whose folder it may
+    not write in: the backup and the new file are moved in there."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # what is wrong with it is said where it is read
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+        raise RigError(f"{what} '{path}' is read-only, so it is not replaced",
+                       hint=f"Make it writable (chmod u+w; chattr -i if it is immutable), {otherwise}.")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise RigError(f"the folder '{path.parent}' of {what} '{path.name}' cannot be written in",
+                       hint=f"Make the folder writable (chmod u+w; chattr -i if it is immutable), {otherwise}.")
 
 
 def _os_error(error: OSError, target: Path, in_place: bool) -> str:
     """The failure of a file for ``error``: what it names, and what to do when its disk is full."""
     where = Path(error.filename or target)
     said = f"'{where}': {error.strerror or error}"
+    if error.errno in _NOT_WRITABLE:
+        other = "rig it with --out DIR" if in_place else "give another --out"
+        return f"{said}. Make it writable (its permissions; chattr -i if it is immutable), or {other}."
     if error.errno not in (errno.ENOSPC, errno.EDQUOT):
         return said
     backup = " (rigged in place, the file's .blend1 backup takes as much room again)" if in_place else ""
@@ -390,7 +417,10 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None,
     except OSError as error:
         result.error = _os_error(error, target, job.in_place)
     except Exception as error:  # IK Rigger's own bug on this file: loud in the report, the run goes on
-        result.error = f"IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
+        # After the save (in the export) too: the file's failure, its .blend in place.
+        saved = "rigged and saved, but then " if result.status == "rigged" else ""
+        result.status = "failed"
+        result.error = f"{saved}IK Rigger failed on this file ({type(error).__name__}: {error}); please report it"
         result.details = traceback.format_exc()
     finally:
         result.gather()

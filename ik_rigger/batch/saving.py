@@ -18,7 +18,7 @@ import bpy
 from ..core.errors import RigError
 from ..rig.output import quiet
 from .jobs import Interrupted
-from .opening import blender_error
+from .opening import blender_error, check_blend_file
 
 TEMP_SUFFIX = ".ik_rigger-tmp"
 # A save's own folder beside its target, ".RANDOM.PID.ik_rigger-tmp" (see private_folder); and
@@ -315,6 +315,12 @@ def _writer(compress: bool, source: Path | None, target: Path) -> Callable[[Path
                            hint="Check that the folder can be written and that its disk has room.") from error
         if not temporary.exists():
             raise RigError(f"Blender did not write '{target}'", hint="Check that the folder can be written.")
+        try:
+            check_blend_file(temporary)
+        except RigError as error:  # a disk that filled up as Blender wrote the end: it said nothing
+            raise RigError(f"Blender wrote '{target}' incomplete, its end missing{room_left(folder)}; it was not "
+                           "put in place", hint="Make room on its disk, or rig it with --out on another disk."
+                           ) from error
 
     return write
 

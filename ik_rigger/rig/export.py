@@ -30,7 +30,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from . import export_bake, export_meshes
-from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write
+from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write, write_failure
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
 from .scene_state import check_evaluated, in_pose_position, others_kept
@@ -85,6 +85,12 @@ def _check_writable(filepath: str) -> Path:
                        hint="Save the .blend file first, or give a full path.")
     # '//' starts a path relative to the .blend file, as Blender's own fields give it.
     path = Path(bpy.path.abspath(filepath)).absolute()
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes of a file name that are no text: Blender's exporters write names as UTF-8
+        raise RigError(f"cannot write {str(path)!r}: its path is not valid text (UTF-8), and glTF and FBX files "
+                       "hold their own names as text", hint="Rename the file or its folder, or choose another "
+                       "name.") from None
     folder = path.parent
     if not folder.is_dir():
         raise RigError(f"cannot write '{path}': its folder does not exist", hint="Make the folder first, or "
@@ -307,7 +313,13 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
                         *own.items()]):
-            write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+            try:
+                write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+            except RuntimeError as error:
+                failure = write_failure(error, target)
+                if failure is None:
+                    raise
+                raise failure from error
         files = _moved_into_place(folder, target)
     finally:
         _remove(made)

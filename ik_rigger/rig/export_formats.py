@@ -9,7 +9,12 @@ clip's), textures embedded.
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 import bpy
 from mathutils import Matrix
@@ -136,3 +141,25 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
             _gltf_metres(scene)
             with tracks_grouped():
                 _gltf(filepath, fmt)
+
+
+# The file system's error in the text of an exporter's failure (Blender turns its OSError into a RuntimeError).
+_OS_ERROR = re.compile(r"\[Errno (\d+)\] ([^\n:']*)")
+
+
+def write_failure(error: RuntimeError, target: Path) -> RigError | None:
+    """What to say when an exporter failed writing ``target`` for the file system (a full disk, a folder
+    made read-only meanwhile); None for any other failure, which is a bug to show as it is."""
+    found = _OS_ERROR.search(str(error))
+    if found is None:
+        return None
+    number, reason = int(found[1]), found[2].strip()
+    if number in (errno.ENOSPC, errno.EDQUOT):
+        try:
+            free = f"; its disk has {shutil.disk_usage(target.parent).free / 1e6:.1f} MB free"
+        except OSError:
+            free = ""
+        return RigError(f"could not write '{target}': {reason}{free}; nothing was written there",
+                        hint="Make room on its disk, or export to another disk.")
+    return RigError(f"could not write '{target}': {reason} ({os.strerror(number)}); nothing was written there",
+                    hint="Export to a folder you can write in.")

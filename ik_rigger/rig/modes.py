@@ -60,6 +60,19 @@ def _restore_visibility(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, 
         obj.hide_set(hidden, view_layer=view_layer)
 
 
+def _hiding_collection(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer) -> str | None:
+    """The name of the first collection hidden in ``view_layer`` (its eye in the Outliner) that holds ``obj``
+    or a collection holding it."""
+
+    def visit(layer: bpy.types.LayerCollection, hidden: str | None) -> str | None:
+        hidden = hidden or (layer.collection.name if layer.hide_viewport else None)
+        if hidden and any(item == obj for item in layer.collection.objects):
+            return hidden
+        return next((found for child in layer.children if (found := visit(child, hidden))), None)
+
+    return visit(view_layer.layer_collection, None)
+
+
 # The objects (by their pointer) inside a ``kept_mode`` block now.
 _KEEPING: set[int] = set()
 
@@ -117,8 +130,10 @@ def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
     if not obj.visible_get(view_layer=view_layer):
         # Hidden by its collection: Blender would refuse Edit mode halfway through a build.
         _restore_visibility(obj, view_layer, hidden, hidden_viewport)
-        raise RigError(f"the armature '{obj.name}' is in a hidden collection, and Blender cannot edit it there",
-                       hint="Show its collection in the viewport, then try again.")
+        hiding = _hiding_collection(obj, view_layer)
+        where = f"the hidden collection '{hiding}'" if hiding else "a hidden collection"
+        raise RigError(f"the armature '{obj.name}' is in {where}, and Blender cannot edit it there",
+                       hint="Show its collection in the viewport (its eye in the Outliner), then try again.")
     try:
         yield mode
     finally:
