@@ -543,14 +543,17 @@ def rebuilt(obj: bpy.types.Object, built: list[api.Limb], row: Row, skeleton: st
     limb = SKELETONS[skeleton].limbs[limb_kind]
     name, value = rebuild_change(row)
     kept = {item.name: asdict(obj.ik_rigger.limbs[item.name].to_options()) for item in built}
+    looks = dress_controls(obj, built)
     ahead = before(obj)
     try:
         with no_cycles(f"the rebuild with {name}={value}"):
             again = api.build(obj, limb.last, both_sides=bool(row[BOTH_SIDES]), **{name: value})
     except RigError as error:
         assert_unchanged(obj, ahead, f"the refused rebuild ({error})")
+        check_dressed(obj, looks, "the refused rebuild")
         return built
     assert [item.name for item in again] == [item.name for item in built]
+    check_dressed(obj, looks, f"the rebuild with {name}={value}")
     for item in again:
         assert asdict(obj.ik_rigger.limbs[item.name].to_options()) == {**kept[item.name], name: value}, (
             f"the rebuild with {name}={value} changed other options")
@@ -561,6 +564,45 @@ def rebuilt(obj: bpy.types.Object, built: list[api.Limb], row: Row, skeleton: st
     for item in again:
         check_limb(obj, item, changed_row, was, changed)
     return again
+
+
+# The animator's own bone collection, colour and shape size the controls are given before a rebuild.
+USERS_COLLECTION = "Animator's Feet"
+USERS_PALETTE = "THEME09"
+USERS_SCALE = (1.75, 1.75, 1.75)
+
+
+def dress_controls(obj: bpy.types.Object, built: Sequence[api.Limb]) -> dict[str, tuple[str, ...]]:
+    """As an animator tidies a rig: each handle moved out of IK Controls into a collection of theirs,
+    coloured and its shape sized; each pole put in that collection too (in both). Returns each dressed
+    control's collections, which a rebuild keeps with the colour and size (``check_dressed``)."""
+    bones = obj.data.bones
+    users = obj.data.collections.new(USERS_COLLECTION)
+    controls = obj.data.collections_all[obj.ik_rigger.controls_collection]
+    for item in built:
+        handle = bones[item.bones["HANDLE"]]
+        controls.unassign(handle)
+        users.assign(handle)
+        handle.color.palette = USERS_PALETTE
+        obj.pose.bones[handle.name].custom_shape_scale_xyz = USERS_SCALE
+        if "POLE" in item.bones:
+            users.assign(bones[item.bones["POLE"]])
+    return {bone.name: tuple(sorted(collection.name for collection in bone.collections))
+            for bone in bones if USERS_COLLECTION in {collection.name for collection in bone.collections}}
+
+
+def check_dressed(obj: bpy.types.Object, looks: Mapping[str, tuple[str, ...]], what: str) -> None:
+    """The dressed controls kept their collections, and the handles their colour and shape size; then the
+    animator's collection is deleted (the handles are left in none, which a removal deletes)."""
+    bones = obj.data.bones
+    for name, collections in looks.items():
+        assert tuple(sorted(collection.name for collection in bones[name].collections)) == collections, (
+            f"{what} did not keep {name}'s bone collections")
+        if collections == (USERS_COLLECTION,):
+            assert bones[name].color.palette == USERS_PALETTE, f"{what} did not keep {name}'s colour"
+            assert tuple(obj.pose.bones[name].custom_shape_scale_xyz) == USERS_SCALE, (
+                f"{what} did not keep {name}'s shape size")
+    obj.data.collections.remove(obj.data.collections_all[USERS_COLLECTION])
 
 
 def known_bug(row: Row, skeleton: str, limb: Limb) -> str:
