@@ -20,8 +20,8 @@ from mathutils import Matrix
 from option_matrix import no_cycles
 from test_game_rig_feet_elsewhere import _foot_controls_outside
 from test_hidden_chain import import_gltf
-from test_hostile_held import _ground
-from test_idle_user_constraints import _users_ik
+from test_hostile_held import _ground, _held_here, _plays, _state, _walking_in_fk
+from test_idle_user_constraints import _keyed_on_later, _users_ik
 from test_keying_preferences import _after_a_scrub, _keyed_handles
 from test_pipeline import as_matrix, play_elsewhere
 from test_rigged_earlier import COMMITS, _open
@@ -402,3 +402,56 @@ def test_the_arms_the_game_rig_and_the_hidden_chain_play_the_same_without_ik_rig
         shown = played["frames"]["1"][name]
         for bone, matrix in posed.items():
             assert (as_matrix(shown[bone]).translation - matrix.translation).length < 1e-4 * length, (name, bone)
+
+
+# Bake FK to IK and Plant Feet over frames, past a constraint of the user's keyed on later ---------------------
+
+HELD_OPTIONS = ("foot roll", "parent switching", "soft IK", "hinge joints", "pole on the handle", "chain of 3")
+
+
+@pytest.mark.parametrize("option", HELD_OPTIONS)
+def test_a_users_constraint_keyed_on_later_stops_the_bake_and_plant_feet_with_each_option(option: str) -> None:
+    """Off on the frame shown, on from frame 3: Bake FK to IK and Plant Feet over frames refuse, naming it and
+    changing nothing; muted, both land."""
+    obj = make_armature(both_legs())
+    left = api.build(obj, "shin.L", both_sides=_sides(option), **OPTIONS[option])[0]
+    handle = left.bones["HANDLE"]
+    constraint = _held_here(obj, handle)
+    _keyed_on_later(constraint)
+    before = _state(obj)
+    with pytest.raises(api.RigError, match=rf"'{handle}': Plant Feet would not land: .*'Held \"here\"'"):
+        api.plant_feet(obj, _ground(0.2), range(1, 5))
+    assert _state(obj) == before
+    played = _walking_in_fk(obj)
+    bpy.context.scene.frame_set(1)
+    before = _state(obj)
+    with pytest.raises(api.RigError, match=rf"'{handle}': Bake FK to IK would not land: .*'Held \"here\"'"):
+        api.bake(obj, "FK_TO_IK", range(1, 6), switch=True)
+    assert _state(obj) == before
+    constraint.mute = True
+    assert api.bake(obj, "FK_TO_IK", range(1, 6), switch=True)["shin.L"] == 5
+    # The walk turns the shin off its hinge, which a hinged IK cannot play (muted constraint or none).
+    assert _plays(obj, played) or option == "hinge joints"
+
+
+@pytest.mark.parametrize("commit", COMMITS)
+def test_plant_feet_keys_the_current_frame_on_a_file_rigged_earlier(commit: str) -> None:
+    """``api.plant_feet(key=True)`` on a frame of the clip baked onto the controls: after a scrub away and back
+    the feet stand where it planted them."""
+    _open(commit)
+    obj = bpy.data.objects["Hero"]
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_start + 2)
+    shown = evaluate(obj)
+    feet = [limb.extremity for limb in api.limbs(obj) if limb.extremity and limb.extremity.startswith("foot")]
+    height = min((obj.matrix_world @ shown[foot].translation).z for foot in feet) + 0.02
+    planted_limbs = api.plant_feet(obj, _ground(height), key=True).feet
+    assert sorted(planted_limbs) == ["shin.L", "shin.R"]
+    planted = evaluate(obj)
+    scene.frame_set(scene.frame_start)
+    scene.frame_set(scene.frame_start + 2)
+    again = evaluate(obj)
+    length = chain_length(obj, LEG)
+    for foot in feet:
+        assert (again[foot].translation - planted[foot].translation).length < 1e-4 * length, foot
+    assert max((planted[foot].translation - shown[foot].translation).length for foot in feet) > 0.01 * length
