@@ -455,3 +455,31 @@ def test_plant_feet_keys_the_current_frame_on_a_file_rigged_earlier(commit: str)
     for foot in feet:
         assert (again[foot].translation - planted[foot].translation).length < 1e-4 * length, foot
     assert max((planted[foot].translation - shown[foot].translation).length for foot in feet) > 0.01 * length
+
+
+@pytest.mark.parametrize("commit", ["c12aa73", "c22d343"])
+def test_the_batch_rebuilding_a_file_rigged_earlier_with_a_limbs_options_keeps_the_users_touches(
+        commit: str, tmp_path: Path) -> None:
+    """The 0.2.0 release's file and the last landing's (hidden chains), dressed by the user and given a muted IK
+    of theirs over the leg, rigged by the batch with a config naming the leg's options."""
+    _open(commit)
+    obj = bpy.data.objects["Hero"]
+    _dress(obj, next(limb for limb in api.limbs(obj) if limb.name == "shin.L"))
+    constraint = obj.pose.bones["shin.L"].constraints.new("IK")
+    constraint.name, constraint.mute = "Old IK", True
+    constraint.target, constraint.subtarget, constraint.chain_count = obj, "hips", 2
+    source = tmp_path / "hero.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source), copy=True)
+    config = parse_config('[[armature]]\nname = "Hero"\ndetect = false\n\n[[armature.limb]]\nlast = "shin.L"\n'
+                          'pole_distance = 1.25\nsoft_ik = 0.1\n', config_schema())
+    result = files.rig_file(files.Job(str(source), str(tmp_path / "out" / "hero.blend")), config)
+    assert result.status == "rigged", result.error
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "out" / "hero.blend"), use_scripts=False)
+    obj = bpy.data.objects["Hero"]
+    record = obj.ik_rigger.limbs["shin.L"].to_options()
+    assert (record.pole_distance, record.soft_ik) == (pytest.approx(1.25), pytest.approx(0.1))
+    left = next(limb for limb in api.limbs(obj) if limb.name == "shin.L")
+    _assert_dressed(obj, left)
+    assert obj.pose.bones["shin.L"].constraints["Old IK"].mute
+    rested = _at_rest(obj)
+    _assert_foot_carried(obj, left, rested)
