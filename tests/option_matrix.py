@@ -43,6 +43,12 @@ ALONE: tuple[dict[str, object], ...] = (
 )
 # Both Sides is an argument of the build, not an option of a limb; it pairs like one.
 BOTH_SIDES = "both_sides"
+# Not an option either: a muted IK of the user's over the limb's chain, which the build keeps (named in a note)
+# and removing the limb leaves as it was; it pairs like an option. Over the same bones as IK Rigger's: one
+# starting at another bone adds a solver to Blender's dependency graph, which changes the order the bones are
+# evaluated in, and where the solver stops short (an iteration, or hinges asked for a turn on a chain of three)
+# where it stops with it, from one evaluation to the next.
+USERS_IK = "users_muted_ik"
 
 
 def _numbers(default: float, low: float | None, high: float | None, kind: str) -> list[object]:
@@ -71,6 +77,7 @@ def values() -> dict[str, list[object]]:
                              else spec.soft_maximum, declared.kind)
         chosen[declared.name] = found
     chosen[BOTH_SIDES] = [False, True]
+    chosen[USERS_IK] = [False, True]
     return chosen
 
 
@@ -239,9 +246,10 @@ SKELETONS = {
 CONVERGED = 50  # iterations from which Blender's IK reaches a reachable target
 
 def build_values(row: Row, limb: Limb) -> dict[str, object]:
-    """The row as ``api.build`` options for ``limb`` (Both Sides left out)."""
+    """The row as ``api.build`` options for ``limb`` (Both Sides and the user's IK left out)."""
     bones = limb.long if row["chain_length"] == 3 else limb.bones
-    return {name: bones[name] if value == VALID_BONE else value for name, value in row.items() if name != BOTH_SIDES}
+    return {name: bones[name] if value == VALID_BONE else value for name, value in row.items()
+            if name not in (BOTH_SIDES, USERS_IK)}
 
 
 def scene_objects() -> set[str]:
@@ -317,7 +325,7 @@ def check_limb(obj: bpy.types.Object, limb: api.Limb, row: Row, was: Before, cha
     _switch(obj, handle, stretch=0.0, ik_fk=1.0)
     for record in obj.ik_rigger.limbs if row["soft_ik"] else ():
         _switch(obj, obj.pose.bones[record.handle], soft_ik=0.0)
-    ik = next(c for c in obj.pose.bones[_solving(obj, chain)[-1]].constraints if c.type == "IK")
+    ik = next(c for c in obj.pose.bones[_solving(obj, chain)[-1]].constraints if c.type == "IK" and not c.mute)
     target = ik.subtarget
     at_rest = evaluate(obj)
     if not row["use_pole"] or row["pole_angle_auto"]:
@@ -478,6 +486,13 @@ def _check_bends_to_pole(posed: dict[str, Matrix], chain: list[str], pole: str, 
     assert knee.dot(toward) > 0.0, f"the middle joint {chain[len(chain) // 2]} bends away from the pole"
 
 
+def users_muted_ik(obj: bpy.types.Object, last: str, chain_count: int) -> None:
+    """A muted IK of the user's on ``last`` over ``chain_count`` bones, reaching for the prop."""
+    constraint = obj.pose.bones[last].constraints.get(USERS_IK) or obj.pose.bones[last].constraints.new("IK")
+    constraint.name, constraint.mute = USERS_IK, True
+    constraint.target, constraint.subtarget, constraint.chain_count = obj, "prop", chain_count
+
+
 def mirrored_values(obj: bpy.types.Object, limb: api.Limb) -> dict[str, str]:
     """The bone options a limb's record keeps (after Both Sides, the other side's)."""
     record = obj.ik_rigger.limbs[limb.name].to_options()
@@ -491,6 +506,8 @@ def run(skeleton: str, limb_kind: str, row: Row, save: str = "") -> dict[str, Ma
     (a .blend path) keeps when given."""
     limb = SKELETONS[skeleton].limbs[limb_kind]
     obj = SKELETONS[skeleton].load()
+    if row[USERS_IK]:
+        users_muted_ik(obj, limb.last, int(row["chain_length"]))  # type: ignore[call-overload]
     was = before(obj)
     try:
         with no_cycles("the build"):
@@ -499,6 +516,8 @@ def run(skeleton: str, limb_kind: str, row: Row, save: str = "") -> dict[str, Ma
         assert_unchanged(obj, was, f"the refusal ({error})")
         return error
     assert built[0].chain[-1] == limb.last
+    if row[USERS_IK]:
+        assert any(f"'{USERS_IK}'" in note and not api.is_warning(note) for note in built[0].notes), built[0].notes
     if len(built) > 1:
         names = set(obj.data.bones.keys())
         given = mirrored_values(obj, built[0])
@@ -543,14 +562,19 @@ def rebuilt(obj: bpy.types.Object, built: list[api.Limb], row: Row, skeleton: st
     limb = SKELETONS[skeleton].limbs[limb_kind]
     name, value = rebuild_change(row)
     kept = {item.name: asdict(obj.ik_rigger.limbs[item.name].to_options()) for item in built}
+    looks = dress_controls(obj, built)
+    if row[USERS_IK] and name == "chain_length":
+        users_muted_ik(obj, limb.last, int(value))  # type: ignore[call-overload]
     ahead = before(obj)
     try:
         with no_cycles(f"the rebuild with {name}={value}"):
             again = api.build(obj, limb.last, both_sides=bool(row[BOTH_SIDES]), **{name: value})
     except RigError as error:
         assert_unchanged(obj, ahead, f"the refused rebuild ({error})")
+        check_dressed(obj, looks, "the refused rebuild")
         return built
     assert [item.name for item in again] == [item.name for item in built]
+    check_dressed(obj, looks, f"the rebuild with {name}={value}")
     for item in again:
         assert asdict(obj.ik_rigger.limbs[item.name].to_options()) == {**kept[item.name], name: value}, (
             f"the rebuild with {name}={value} changed other options")
@@ -561,6 +585,45 @@ def rebuilt(obj: bpy.types.Object, built: list[api.Limb], row: Row, skeleton: st
     for item in again:
         check_limb(obj, item, changed_row, was, changed)
     return again
+
+
+# The animator's own bone collection, colour and shape size the controls are given before a rebuild.
+USERS_COLLECTION = "Animator's Feet"
+USERS_PALETTE = "THEME09"
+USERS_SCALE = (1.75, 1.75, 1.75)
+
+
+def dress_controls(obj: bpy.types.Object, built: Sequence[api.Limb]) -> dict[str, tuple[str, ...]]:
+    """As an animator tidies a rig: each handle moved out of IK Controls into a collection of theirs,
+    coloured and its shape sized; each pole put in that collection too (in both). Returns each dressed
+    control's collections, which a rebuild keeps with the colour and size (``check_dressed``)."""
+    bones = obj.data.bones
+    users = obj.data.collections.new(USERS_COLLECTION)
+    controls = obj.data.collections_all[obj.ik_rigger.controls_collection]
+    for item in built:
+        handle = bones[item.bones["HANDLE"]]
+        controls.unassign(handle)
+        users.assign(handle)
+        handle.color.palette = USERS_PALETTE
+        obj.pose.bones[handle.name].custom_shape_scale_xyz = USERS_SCALE
+        if "POLE" in item.bones:
+            users.assign(bones[item.bones["POLE"]])
+    return {bone.name: tuple(sorted(collection.name for collection in bone.collections))
+            for bone in bones if USERS_COLLECTION in {collection.name for collection in bone.collections}}
+
+
+def check_dressed(obj: bpy.types.Object, looks: Mapping[str, tuple[str, ...]], what: str) -> None:
+    """The dressed controls kept their collections, and the handles their colour and shape size; then the
+    animator's collection is deleted (the handles are left in none, which a removal deletes)."""
+    bones = obj.data.bones
+    for name, collections in looks.items():
+        assert tuple(sorted(collection.name for collection in bones[name].collections)) == collections, (
+            f"{what} did not keep {name}'s bone collections")
+        if collections == (USERS_COLLECTION,):
+            assert bones[name].color.palette == USERS_PALETTE, f"{what} did not keep {name}'s colour"
+            assert tuple(obj.pose.bones[name].custom_shape_scale_xyz) == USERS_SCALE, (
+                f"{what} did not keep {name}'s shape size")
+    obj.data.collections.remove(obj.data.collections_all[USERS_COLLECTION])
 
 
 def known_bug(row: Row, skeleton: str, limb: Limb) -> str:

@@ -4,7 +4,9 @@ metarig, a Mixamo BVH and a glTF robot, legs and arms, each row checked on evalu
 Every row either builds or is refused with ``RigError`` leaving nothing changed; a built limb
 keeps the rest pose, reaches its handle, bends toward its pole, turns its extremity (and, with
 Follow Handle Rotation, its last bone) with the handle, plays FK at ``ik_fk`` 0, and removing
-it gives the armature back exactly. A seeded sample plays the same in a Blender without IK
+it gives the armature back exactly. Its rebuild with one option changed keeps the bone collection, colour and
+shape size an animator gave its controls. Both Sides and a muted IK of the user's on the chain pair as options
+do. A seeded sample plays the same in a Blender without IK
 Rigger. A plain run takes a seeded subset; ``IK_RIGGER_FULL_MATRIX=1`` runs every row (with
 today's options, 39 rows cover every pair and 5 more are refused alone: 44 rows on five limbs).
 """

@@ -76,8 +76,10 @@ def check_limb(skeleton: Skeleton, limb_plan: LimbPlan, options: LimbOptions, ou
     or at influence 0, neither animated) is kept as it is, and named in the notes returned.
     """
     guarded = list(limb_plan.chain) + ([limb_plan.extremity] if limb_plan.extremity else [])
+    # IK solving on bones of the limb's own (a hidden chain), which the user's bones copy.
+    hidden = any(planned.kind == "IK" and planned.owner not in limb_plan.chain for planned in limb_plan.constraints)
     notes = [note for owner, constraint in solvers if (owner, constraint.name) not in ours
-             if (note := _check_ik(skeleton, owner, constraint, guarded))]
+             if (note := _check_ik(skeleton, owner, constraint, guarded, limb_plan.chain[0] if hidden else None))]
     if limb_plan.extremity and not options.keep_extremity_constraints:
         notes += _check_extremity(stacks.get(limb_plan.extremity, []), limb_plan, limb_plan.extremity, ours)
     return notes
@@ -97,14 +99,26 @@ def moved_by(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint) -
     return skeleton.lineage(tip, constraint.chain_count or len(skeleton.bones))
 
 
-def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str]) -> str | None:
+def _check_ik(skeleton: Skeleton, owner: str, constraint: bpy.types.Constraint, guarded: list[str],
+              hidden_root: str | None) -> str | None:
     """Refuse another solver that moves a bone of ``guarded``; one that does nothing now is kept, and the note
-    returned names it (None: it moves none of them)."""
+    returned names it (None: it moves none of them). ``hidden_root``: the chain's first bone, where the limb's
+    IK solves a hidden chain the chain's bones copy."""
     moved = moved_by(skeleton, owner, constraint)
     bone = next((name for name in moved if name in guarded), None)
     if bone is None:
         return None
     kind = IK_TYPES[constraint.type]
+    above = moved[moved.index(hidden_root) + 1:] if hidden_root is not None and hidden_root in moved else []
+    if above and _idle(constraint):
+        # Blender's dependency graph links a solver's chain whether or not it is muted: one reaching past the
+        # chain groups the chain's bones with the bones the hidden chain hangs from, a cycle.
+        raise RigError(f"is in the chain of the {kind} constraint '{constraint.name}' on '{owner}' "
+                       f"({_how_idle(constraint)}), which reaches up past the limb to '{above[0]}': Blender links "
+                       "its bones even so, and with the hidden chain IK Rigger solves this limb on they would make "
+                       "a dependency cycle", bone=bone,
+                       hint=f"Delete that constraint, or set its Chain Length to {moved.index(hidden_root) + 1} so "
+                       f"it stops at '{hidden_root}', then try again.")
     if _idle(constraint):
         return (f"'{bone}' is in the chain of the {kind} constraint '{constraint.name}' on '{owner}', kept as it is "
                 f"({_how_idle(constraint)}): turned on, it and IK Rigger's IK would pull the same bones (delete it "

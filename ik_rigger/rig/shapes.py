@@ -109,6 +109,9 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
                 scene = scenes[0] if scenes else bpy.context.scene
             found[role] = shape(role, scene, journal)
         pose_bone.custom_shape = found[role]
+        if name in kept and tuple(pose_bone.custom_shape_scale_xyz) != (1.0, 1.0, 1.0):
+            # Its shape taken by a rebuild with shapes off, which left the size: the user's, or ours.
+            continue
         size = declared[role].size
         pose_bone.custom_shape_scale_xyz = (size, size, size)
 
