@@ -11,7 +11,7 @@ import re
 
 import bpy
 import pytest
-from helpers import DATA, evaluate
+from helpers import DATA, both_legs, evaluate, make_armature
 from mathutils import Matrix, Vector
 from test_batch_safety import report_of, run
 from test_detect_real import assert_handles_move_chain_ends
@@ -217,3 +217,26 @@ def test_a_character_whose_legs_and_arms_are_one_bone_each_is_told_so(kind, tmp_
     bpy.ops.object.mode_set(mode="OBJECT")
     _assert_rest_kept(obj, rest)
     assert obj.animation_data.action == action and not len(obj.ik_rigger.limbs)
+
+
+def test_a_one_bone_leg_built_by_hand_warns_that_ik_turns_the_whole_character(tmp_path):
+    """Build IK Limb on the mini character's leg (root > leg-left, as the user asks for it) rigs it, but warns
+    that the chain starts at the armature's root bone, which carries the torso: IK turns the whole body to
+    reach the handle, and it does (the torso moves with a handle moved). A leg below a root never warns."""
+    obj = arrive(MINI, "gltf", tmp_path)
+    limb = api.build(obj, "leg-left", both_sides=False)[0]
+    warned = [note for note in limb.notes if api.is_warning(note) and "the armature's root bone" in note]
+    assert len(warned) == 1 and "carries torso" in warned[0] and "'leg-left' alone is a leg or arm of one bone" \
+        in warned[0], limb.notes
+    bpy.ops.object.mode_set(mode="POSE")
+    before = evaluate(obj)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    length = sum(obj.data.bones[name].length for name in limb.chain)
+    handle.location = (0.3 * length, 0.3 * length, 0.3 * length)
+    after = evaluate(obj)
+    assert (after["torso"].translation - before["torso"].translation).length > 1e-3 * length
+    bpy.ops.object.mode_set(mode="OBJECT")
+    legs = make_armature(both_legs(), name="Legs")
+    for chain_length in (2, 3):  # thigh > shin below the root, and hips > thigh > shin: the hips are no root
+        other = api.build(legs, "shin.L", both_sides=False, chain_length=chain_length)[0]
+        assert not [note for note in other.notes if "the armature's root bone" in note], other.notes

@@ -106,6 +106,25 @@ def plan(draft: Draft) -> None:
         )
     elif draft.straight:
         draft.notes.append(left_straight(chain))
+    carried = _body_carried(original, chain, draft.extremity)
+    if carried:
+        instead = (f"'{chain[-1]}' alone is a leg or arm of one bone, with no knee or elbow for IK to bend"
+                   if len(chain) == 2 else f"a Chain Length of {len(chain) - 1} starts the chain below it")
+        draft.notes.append(warning(
+            f"the chain starts at '{chain[0]}', the armature's root bone, which carries {', '.join(carried)}: to "
+            f"reach the handle IK turns the whole character about it ({instead})"))
+
+
+def _body_carried(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None) -> list[str]:
+    """Where the chain starts at the armature's root bone (no parent: Kenney's mini characters, ``root >
+    leg-left``): the bones beside the chain it carries that carry bones of their own (the torso), which IK
+    would turn with it. Empty for every chain that starts below the root."""
+    first = skeleton[chain[0]]
+    if first.parent is not None:
+        return []
+    limb = {*chain, extremity}
+    return [child.name for child in skeleton.children(first.name)
+            if child.name not in limb and skeleton.children(child.name)]
 
 
 def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector], bend: Vector,
