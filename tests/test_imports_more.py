@@ -240,3 +240,28 @@ def test_a_one_bone_leg_built_by_hand_warns_that_ik_turns_the_whole_character(tm
     for chain_length in (2, 3):  # thigh > shin below the root, and hips > thigh > shin: the hips are no root
         other = api.build(legs, "shin.L", both_sides=False, chain_length=chain_length)[0]
         assert not [note for note in other.notes if "the armature's root bone" in note], other.notes
+
+
+@pytest.mark.parametrize("last", ["l-leg", "r-leg"])
+def test_build_ik_limb_on_a_leg_whose_tail_points_off_the_foot_finds_the_foot_auto_rig_finds(last):
+    """The Godot robot's shins point off their joints, so no child continues them by place alone: Build IK Limb
+    with the extremity on Automatic found no foot (rigged without one, on the bones as they are) where Auto-Rig
+    finds the foot by its name. Both now rig the same limb: the foot, a hidden chain, the foot on the handle."""
+    from test_hidden_chain import import_gltf
+
+    obj = import_gltf("godot_platformer_robot.glb")
+    limb = api.build(obj, last, both_sides=False)[0]
+    foot = last.replace("leg", "foot")
+    assert (limb.chain, limb.extremity) == ((last.replace("leg", "thigh"), last), foot), limb
+    assert "HIDDEN_ROOT" in limb.bones or any("hidden chain" in note for note in limb.notes), limb.notes
+    bpy.ops.object.mode_set(mode="POSE")
+    before = evaluate(obj)
+    handle = obj.pose.bones[limb.bones["HANDLE"]]
+    reach = (before[foot].translation - before[limb.chain[0]].translation).length
+    # The handle a fifth of the way toward the hip: within reach, the knee bends and the foot goes with it.
+    target = before[handle.name].translation.lerp(before[limb.chain[0]].translation, 0.2)
+    handle.matrix = Matrix.Translation(target - before[handle.name].translation) @ before[handle.name]
+    after = evaluate(obj)
+    moved = after[handle.name].translation - before[handle.name].translation
+    assert moved.length > 0.1 * reach
+    assert (after[foot].translation - before[foot].translation - moved).length < 1e-3 * reach

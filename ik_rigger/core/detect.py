@@ -50,6 +50,7 @@ from mathutils import Vector
 
 from . import naming
 from .detect_chain import Chains
+from .detect_ends import Ends
 from .detect_follow import on_followed
 from .detect_limb import LimbFinder
 from .detect_names import Names, ik_candidates, lower_candidates
@@ -105,6 +106,17 @@ def chains_of(skeleton: Skeleton) -> Chains:
     if names is None:
         names = skeleton.measures["names"] = Names(skeleton)
     return Chains(skeleton, names)
+
+
+def named_extremity(skeleton: Skeleton, chain: tuple[str, ...]) -> str | None:
+    """The foot or hand below ``chain`` as Auto-Rig reads it (``Ends.extremity``: the one child named so, else
+    the child continuing the bone), for a chain whose last bone no child continues by its place alone (an
+    import's tail pointing off its joint, as the Godot robot's ``l-leg`` above ``l-foot``): Build IK Limb then
+    finds the foot Auto-Rig finds. None where the chain's names say neither leg nor arm."""
+    kind = naming.limb_kind(list(chain))
+    if kind is None:
+        return None
+    return Ends(skeleton, chains_of(skeleton).names).extremity(chain[-1], kind)
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.

@@ -98,7 +98,8 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
     if options.extremity_mode == "NONE":
         return None
     if options.extremity_mode == "AUTO":
-        return automatic_extremity(skeleton, chain[-1])
+        found = automatic_extremity(skeleton, chain[-1])
+        return found if found is not None else detect.named_extremity(skeleton, chain)
     name = options.extremity_name
     if name in chain or skeleton.is_below(chain[0], name):
         raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
