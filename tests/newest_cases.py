@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import bpy
 from helpers import both_legs, chain_length, evaluate, leg_bones, make_armature, set_active_bone
 from mathutils import Euler
+from test_hostile_held import _held_here
 
 from ik_rigger import api
 from ik_rigger.core.naming import MAX_NAME_BYTES, clipped
@@ -79,13 +80,7 @@ def _held(ik: float = 0.0) -> bpy.types.Object:
     floor()
     obj = _deleted("POLE_LINE")()
     handle = _limb(obj).bones["HANDLE"]
-    constraint = obj.pose.bones[handle].constraints.new("LIMIT_LOCATION")
-    constraint.name = "Held"
-    constraint.owner_space = "POSE"
-    for axis, value in zip("xyz", evaluate(obj)[handle].translation):
-        for end in ("min", "max"):
-            setattr(constraint, f"use_{end}_{axis}", True)
-            setattr(constraint, f"{end}_{axis}", value)
+    _held_here(obj, handle).name = "Held"
     for name, turn in zip(CHAIN, [(0.5, 0.1, 0.05), (-0.7, 0.0, 0.0), (0.2, 0.1, 0.0)]):
         obj.pose.bones[name].rotation_quaternion = Euler(turn).to_quaternion()
         obj.pose.bones[name].keyframe_insert("rotation_quaternion", frame=5)

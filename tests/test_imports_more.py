@@ -15,7 +15,7 @@ from helpers import DATA, both_legs, evaluate, make_armature
 from mathutils import Matrix, Vector
 from test_batch_safety import report_of, run
 from test_detect_real import assert_handles_move_chain_ends
-from test_imports_quaternius import IMPORTS, arrive, assert_poles_turn_the_chains, played, size_of, worst
+from test_imports_quaternius import IMPORTS, arrive, assert_plays_rigged_and_removed, played, size_of
 
 from ik_rigger import api
 from ik_rigger.core.errors import RigError
@@ -98,18 +98,7 @@ def test_auto_rig_rigs_the_limbs_a_rigger_would_and_keeps_the_clip(filename, kin
     assert skipped == []
     _assert_warnings(filename, built)
     _assert_rest_kept(obj, rest)
-    moved, turned = worst(before, played(obj, frames), size)
-    assert moved < 1e-3 and turned < 0.25, (moved, turned)
-    bpy.context.scene.frame_set(frames[len(frames) // 2])
-    assert_poles_turn_the_chains(obj, built)
-    bpy.ops.object.mode_set(mode="POSE")
-    assert_handles_move_chain_ends(obj, {limb.name: len(limb.chain) for limb in built})
-    bpy.ops.object.mode_set(mode="OBJECT")
-    for limb in built:
-        api.remove(obj, limb.name)
-    _assert_rest_kept(obj, rest)
-    moved, turned = worst(before, played(obj, frames), size)
-    assert moved < 1e-4 and turned < 0.05, (moved, turned)
+    assert_plays_rigged_and_removed(obj, built, before, frames, size, lambda: _assert_rest_kept(obj, rest))
 
 
 def _at_rest_without_clip(obj: bpy.types.Object) -> None:

@@ -150,6 +150,12 @@ def test_auto_rig_rigs_the_limbs_a_rigger_would_and_keeps_the_clip(filename, kin
     assert all(not limb.warnings for limb in built), [limb.warnings for limb in built]
     # The frog's front shoulders (FrontLeg.L, FrontLeg.L.001), whole-leg words above its found legs, are no skip.
     assert skipped == []
+    assert_plays_rigged_and_removed(obj, built, before, frames, size)
+
+
+def assert_plays_rigged_and_removed(obj, built, before, frames, size, removed=None) -> None:
+    """The clip plays as ``before`` once rigged, each pole turning its chain and each handle carrying its chain's
+    end, and again once every limb is removed (``removed`` checked then, when given)."""
     moved, turned = worst(before, played(obj, frames), size)
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
     bpy.context.scene.frame_set(frames[len(frames) // 2])
@@ -159,6 +165,8 @@ def test_auto_rig_rigs_the_limbs_a_rigger_would_and_keeps_the_clip(filename, kin
     bpy.ops.object.mode_set(mode="OBJECT")
     for limb in built:
         api.remove(obj, limb.name)
+    if removed is not None:
+        removed()
     moved, turned = worst(before, played(obj, frames), size)
     assert moved < 1e-4 and turned < 0.05, (moved, turned)
 

@@ -114,13 +114,7 @@ def test_rigs_beside_a_muted_ik_of_the_users_play_the_same_without_ik_rigger(tmp
         _moved_toward_hips(obj, limb.bones["HANDLE"], list(limb.chain))
         expected[name] = (evaluate(obj), chain_length(obj, LEG))
     path = tmp_path / "muted.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
-    played = play_elsewhere(path, [1], tmp_path)
-    assert played["invalid_drivers"] == []
-    for name, (posed, length) in expected.items():
-        shown = played["frames"]["1"][name]
-        for bone, matrix in posed.items():
-            assert (as_matrix(shown[bone]).translation - matrix.translation).length < 1e-4 * length, (name, bone)
+    _assert_plays_elsewhere(path, expected, tmp_path)
 
 
 @pytest.mark.parametrize("option", list(OPTIONS))
@@ -369,13 +363,7 @@ def test_the_arms_the_game_rig_and_the_hidden_chain_play_the_same_without_ik_rig
         _moved_toward_hips(obj, limb.bones["HANDLE"], list(limb.chain))
         expected[obj.name] = (evaluate(obj), chain_length(obj, limb.chain))
     path = tmp_path / "today.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
-    played = play_elsewhere(path, [1], tmp_path)
-    assert played["invalid_drivers"] == []
-    for name, (posed, length) in expected.items():
-        shown = played["frames"]["1"][name]
-        for bone, matrix in posed.items():
-            assert (as_matrix(shown[bone]).translation - matrix.translation).length < 1e-4 * length, (name, bone)
+    _assert_plays_elsewhere(path, expected, tmp_path)
 
 
 # Bake FK to IK and Plant Feet over frames, past a constraint of the user's keyed on later ---------------------
@@ -457,3 +445,15 @@ def test_the_batch_rebuilding_a_file_rigged_earlier_with_a_limbs_options_keeps_t
     assert obj.pose.bones["shin.L"].constraints["Old IK"].mute
     rested = _at_rest(obj)
     _assert_foot_carried(obj, left, rested)
+
+
+def _assert_plays_elsewhere(path: Path, expected: dict, tmp_path: Path) -> None:
+    """Saved at ``path``, each armature of ``expected`` (its evaluated pose, its chain's length) plays the same
+    in a Blender without IK Rigger, every driver valid."""
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, [1], tmp_path)
+    assert played["invalid_drivers"] == []
+    for name, (posed, length) in expected.items():
+        shown = played["frames"]["1"][name]
+        for bone, matrix in posed.items():
+            assert (as_matrix(shown[bone]).translation - matrix.translation).length < 1e-4 * length, (name, bone)
