@@ -308,14 +308,17 @@ def main() -> int:
             pictures = False
         else:
             written.append((picture, "the rig at rest and posed, front and side"))
-    try:
-        written.extend(rig_skinned(args.out, pictures))
-    except (RigError, ImportError) as error:
-        print(f"rig_sample: no skinned sample ({getattr(error, 'message', error)})", file=sys.stderr)
-    try:
-        written.extend(rig_capture(args.out, pictures))
-    except (RigError, ImportError) as error:
-        print(f"rig_sample: no motion-capture sample ({getattr(error, 'message', error)})", file=sys.stderr)
+    # A sample that could not be rigged or written fails the job (exit 1) once the others are done; pictures a
+    # Blender without matplotlib or Pillow cannot make are said, and the job still succeeds.
+    failed = False
+    for make, what in ((rig_skinned, "skinned"), (rig_capture, "motion-capture")):
+        try:
+            written.extend(make(args.out, pictures))
+        except RigError as error:
+            print(f"rig_sample: error: no {what} sample: {error}", file=sys.stderr)
+            failed = True
+        except ImportError as error:
+            print(f"rig_sample: no {what} sample's pictures ({error})", file=sys.stderr)
     if args.update_docs and pictures:
         for path, name in ((picture, DOCS_PICTURE.name), (args.out / RENDER, RENDER), (args.out / MOTION, MOTION)):
             if path.is_file():
@@ -324,7 +327,7 @@ def main() -> int:
     print("Wrote:")
     width = max(len(str(path)) for path, _ in written)
     print("\n".join(f"  {str(path):<{width}}  {what}" for path, what in written))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -400,3 +400,20 @@ def test_in_place_through_a_link_in_a_folder_it_cannot_write_rigs_the_file_the_l
     assert result.returncode == 0, result.stdout + result.stderr
     assert sorted(path.name for path in real.parent.iterdir()) == ["a.blend", "a.blend1"]
     assert (tmp_path / "links" / "a.blend").is_symlink() and limbs_in(real) == ["shin.L", "shin.R"]
+
+
+def test_the_sample_job_fails_when_a_later_sample_cannot_be_written(tmp_path):
+    """An immutable file where the skinned sample's file goes: the first sample is written, the motion capture
+    too, and the job says which could not be and exits 1 (it exited 0, the failure on stderr alone)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    taken = out / "sample_character_rigged.blend"
+    taken.write_text("mine")
+    with immutable(taken):
+        result = _sample(out)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "rig_sample: error: no skinned sample:" in result.stderr, result.stderr
+    assert "sample_character_rigged.blend" in result.stderr
+    assert (out / "sample_rigged.blend").is_file() and (out / "sample_capture_rigged.blend").is_file()
+    assert taken.read_text() == "mine"
+    _no_traceback(result)
