@@ -73,7 +73,7 @@ def _foot(skeleton: Skeleton, limb: DetectedLimb, chain: tuple[str, ...], follow
     if extremity is None:
         return own, (f"; '{own}' follows no bone there and '{last}' has no {word} below it, so the {word} rigged "
                      f"is '{own}' itself, which copies the handle's clone while IK is on"), None
-    if _below(skeleton, own, extremity):
+    if skeleton.is_below(own, extremity):
         return extremity, "", None
     parent = skeleton[own].parent
     if parent == limb.last:
@@ -96,19 +96,9 @@ def _twin(skeleton: Skeleton, extremity: str | None, follows: Mapping[str, str])
     own = skeleton[extremity]
     near = 1e-4 * max(own.length, 1e-9)
     alike = [bone.name for bone in skeleton.bones.values() if bone.name != extremity
-             and not _below(skeleton, bone.name, extremity)
+             and not skeleton.is_below(bone.name, extremity)
              and (bone.head - own.head).length <= near and (bone.tail - own.tail).length <= near]
     return alike[0] if len(alike) == 1 else None
-
-
-def _below(skeleton: Skeleton, bone: str, above: str) -> bool:
-    """Whether ``above`` is among ``bone``'s parents."""
-    parent = skeleton[bone].parent
-    while parent is not None:
-        if parent == above:
-            return True
-        parent = skeleton[parent].parent
-    return False
 
 
 def _counterpart(skeleton: Skeleton, extremity: str | None, last: str) -> str | None:
