@@ -33,6 +33,7 @@ from . import export_bake, export_meshes
 from .export_formats import FORMATS, check_names, clash_warnings, unweighted_warnings, write, write_failure
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
+from .output import held_output
 from .scene_state import check_evaluated, in_pose_position, others_kept
 
 _SCENE = "IK Rigger export"
@@ -313,13 +314,15 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
                         *own.items()]):
-            try:
-                write(fmt, scene, copy, mesh_copies, str(folder / target.name))
-            except RuntimeError as error:
-                failure = write_failure(error, target)
-                if failure is None:
-                    raise
-                raise failure from error
+            with held_output() as drop:
+                try:
+                    write(fmt, scene, copy, mesh_copies, str(folder / target.name))
+                except RuntimeError as error:
+                    failure = write_failure(error, target)
+                    if failure is None:
+                        raise
+                    drop()  # the exporter's traceback: the failure says what it meant
+                    raise failure from error
         files = _moved_into_place(folder, target)
     finally:
         _remove(made)

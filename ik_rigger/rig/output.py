@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import io
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr
 from typing import IO
 
 
@@ -64,3 +65,23 @@ def quiet() -> Iterator[None]:
     """Hold back what Blender itself prints (read and save notices)."""
     with blender_output():
         yield
+
+
+@contextmanager
+def held_output() -> Iterator[Callable[[], None]]:
+    """Hold back what Blender prints and what Python writes to stderr in the block (an add-on's operator
+    that fails prints its traceback to both); yields a call that drops it all. What is not dropped is
+    printed as it was when the block ends, failing or not: a failure the caller explains drops the
+    traceback the user would otherwise read twice, any other stays as loud as it was."""
+    errors = io.StringIO()
+    lines: list[str] = []
+    dropped: list[bool] = []
+    try:
+        with blender_output() as printed, redirect_stderr(errors):
+            lines = printed
+            yield lambda: dropped.append(True)
+    finally:
+        if not dropped:
+            sys.stdout.write("".join(line + "\n" for line in lines))
+            sys.stdout.flush()
+            sys.stderr.write(errors.getvalue())
