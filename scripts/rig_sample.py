@@ -28,6 +28,7 @@ Nothing made for the pictures is saved.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -58,6 +59,9 @@ SKINNED = ROOT / "tests" / "data" / "godot_platformer_robot.glb"
 SKINNED_BODY = "hip"
 CAPTURE = ROOT / "tests" / "data" / "pymo_walk.bvh"
 RENDER, MOTION = "sample_render.png", "sample_motion.webp"
+# Every file the job writes in --out.
+SAMPLE_FILES = ("sample_rigged.blend", "sample_rig.png", "sample_character_rigged.blend", RENDER,
+                "sample_capture_rigged.blend", MOTION)
 # The skinned character's pose in the still, as fractions of its left leg's length (it faces -Y, its
 # left is +X): the body down and forward over the planted left foot, the left hand reaching forward.
 SKINNED_CROUCH = Vector((0.0, -0.08, -0.18))
@@ -272,6 +276,11 @@ def writable(out: Path) -> str | None:
     except OSError as error:
         where = error.filename or out
         return f"cannot write the samples in '{out}': '{where}': {error.strerror or error}"
+    # Blender's save moves a folder standing at its path aside as the .blend1 backup, and writes its file there.
+    for name in SAMPLE_FILES:
+        for path in (out / name, out / f"{name}1") if name.endswith(".blend") else (out / name,):
+            if os.path.lexists(path) and not path.is_file():
+                return f"'{path}' is there and is not a file, where the job writes its '{name}'"
     return None
 
 
@@ -279,7 +288,7 @@ def main() -> int:
     args = arguments()
     why = writable(args.out)
     if why is not None:
-        print(f"rig_sample: {why}. Give --out a folder you can write in.", file=sys.stderr)
+        print(f"rig_sample: error: {why}. Give --out a folder you can write in, or move that aside.", file=sys.stderr)
         return 2
     bpy.ops.wm.read_factory_settings(use_empty=True)
     ik_rigger.register()
@@ -287,7 +296,7 @@ def main() -> int:
     try:
         plans = rig(obj)
     except RigError as error:
-        print(f"rig_sample: could not rig the sample: {error.message}", file=sys.stderr)
+        print(f"rig_sample: error: could not rig the sample: {error.message}", file=sys.stderr)
         return 1
     print("\n".join(summary(obj, plans)))
 
@@ -295,7 +304,7 @@ def main() -> int:
     try:
         save(blend)
     except RigError as error:  # the disk full, the folder made read-only since
-        print(f"rig_sample: {error}", file=sys.stderr)
+        print(f"rig_sample: error: {error}", file=sys.stderr)
         return 1
     written = [(blend, "the rigged character, to open in Blender 4.2 or newer")]
     pictures = not args.no_picture
@@ -303,7 +312,7 @@ def main() -> int:
         try:
             picture = draw(obj, args.out / "sample_rig.png")
         except ImportError as error:
-            print(f"rig_sample: no pictures ({error}); the project's environment has matplotlib and Pillow: "
+            print(f"rig_sample: warning: no pictures ({error}); the project's environment has matplotlib and Pillow: "
                   "scripts/rig_sample.sh", file=sys.stderr)
             pictures = False
         else:
@@ -318,7 +327,7 @@ def main() -> int:
             print(f"rig_sample: error: no {what} sample: {error}", file=sys.stderr)
             failed = True
         except ImportError as error:
-            print(f"rig_sample: no {what} sample's pictures ({error})", file=sys.stderr)
+            print(f"rig_sample: warning: no {what} sample's pictures ({error})", file=sys.stderr)
     if args.update_docs and pictures:
         for path, name in ((picture, DOCS_PICTURE.name), (args.out / RENDER, RENDER), (args.out / MOTION, MOTION)):
             if path.is_file():

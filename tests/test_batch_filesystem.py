@@ -175,11 +175,27 @@ def test_the_sample_job_refuses_an_out_it_cannot_write_in_before_any_work(tmp_pa
         for out in (tmp_path / "a_file" / "out", sealed):
             result = _sample(out)
             assert result.returncode == 2, result.stdout + result.stderr
-            assert f"rig_sample: cannot write the samples in '{out}'" in result.stderr, result.stderr
+            assert f"rig_sample: error: cannot write the samples in '{out}'" in result.stderr, result.stderr
             assert "Give --out a folder you can write in" in result.stderr
             assert "Rigged" not in result.stdout
             _no_traceback(result)
     assert (tmp_path / "a_file").read_text() == "x" and list(sealed.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["sample_rigged.blend", "sample_capture_rigged.blend", "sample_rigged.blend1"])
+def test_the_sample_job_refuses_a_folder_where_it_writes_a_file_before_any_work(tmp_path, name):
+    """Blender's save moved a folder named as the .blend aside as its .blend1 backup (with what it held) and
+    wrote the file in its place; a folder at a later sample's name failed that sample after the first."""
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    (out / name / "keep.txt").write_text("mine")
+    result = _sample(out)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"rig_sample: error: '{out / name}' is there and is not a file" in result.stderr, result.stderr
+    assert "Rigged" not in result.stdout
+    _no_traceback(result)
+    assert sorted(path.name for path in out.iterdir()) == [name]
+    assert (out / name / "keep.txt").read_text() == "mine"
 
 
 @pytest.mark.parametrize("where", ["under a file", "a folder", "in an immutable folder"])
@@ -385,8 +401,8 @@ def test_the_sample_job_on_a_disk_that_fills_says_so_and_leaves_no_file_cut_shor
         pytest.skip("this machine does not let the tests mount a small disk (it needs root)")
     assert result.returncode == 1, result.stdout + result.stderr
     blend = disk / "sample_rigged.blend"  # Blender 4.2 says its save failed; 5.x says nothing
-    assert (f"rig_sample: Blender wrote '{blend}' incomplete" in result.stderr
-            or f"rig_sample: could not write '{blend}'" in result.stderr), result.stderr
+    assert (f"rig_sample: error: Blender wrote '{blend}' incomplete" in result.stderr
+            or f"rig_sample: error: could not write '{blend}'" in result.stderr), result.stderr
     assert "Make room on its disk" in result.stderr and "Wrote:" not in result.stdout
     assert (tmp_path / "disk.listing").read_text().split() == []
     _no_traceback(result)
