@@ -218,9 +218,14 @@ class IKRIG_OT_reset_pole_angle(LimbOperator, bpy.types.Operator):
         if parts.pole is None:
             self.report({"ERROR"}, f"'{limb.name}': the limb has no pole; rebuild it with one")
             return {"CANCELLED"}
-        records.refresh(obj)
-        records.ik_constraint(obj, parts).pole_angle = records.rest_pole_angle(obj, limb)
-        limb.pole_angle_auto = True
+        # From Edit mode, left once: the rest pose is then the one edited, and Blender stores the constraint's
+        # change for Ctrl+Z (an Edit-mode undo step holds only the edit bones, the file only once Edit mode was
+        # left since it was last stored).
+        with kept_mode(obj):
+            leave_edit_mode(obj)
+            records.refresh(obj)
+            records.ik_constraint(obj, parts).pole_angle = records.rest_pole_angle(obj, limb)
+            limb.pole_angle_auto = True
         return {"FINISHED"}
 
 
