@@ -398,3 +398,46 @@ def test_the_build_panel_after_an_undo_says_what_build_would_do_now():
     assert [entry for entry in draw(ui.IKRIG_PT_build, bpy.data.objects[RIG]) if entry[0] == "label"] == unrigged
     bpy.ops.ed.redo()
     assert [entry for entry in draw(ui.IKRIG_PT_build, bpy.data.objects[RIG]) if entry[0] == "label"] == rigged
+
+
+@pytest.mark.parametrize("then", ["", "remove", "bake IK to FK"])
+def test_a_motion_capture_rigged_with_its_motion_undone_and_redone(then):
+    """The BVH importer's defaults; Auto-Rig keys the controls from the capture's motion, a new action's worth."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / "pymo_walk.bvh"))
+    obj = bpy.context.active_object
+    obj.name = RIG
+    bpy.ops.object.mode_set(mode="POSE")
+    frames = (1, 20, 40)
+    if then:
+        assert button("auto_rig")() == {"FINISHED"}
+        select_only(obj, [api.limbs(obj)[0].name], api.limbs(obj)[0].name)
+    before = state(frames=frames)
+    bpy.ops.ed.undo_push(message="the user's last step")
+    run = {"": button("auto_rig"), "remove": button("remove_ik"),
+           "bake IK to FK": button("bake", direction="IK_TO_FK", frame_start=1, frame_end=40, all_limbs=True)}[then]
+    assert run() == {"FINISHED"}
+    after = state(frames=frames)
+    assert differences(after, before, tolerance())
+    bpy.ops.ed.undo()
+    assert differences(state(frames=frames), before, tolerance()) == []
+    bpy.ops.ed.redo()
+    assert differences(state(frames=frames), after, tolerance()) == []
+    if then != "remove":
+        snaps()
+
+
+def test_two_armatures_in_edit_mode_undo_and_redo_a_build_of_the_active_one():
+    character(rigged=False, mode="OBJECT")
+    other = bpy.data.objects["Other"]
+    for item in (other, bpy.data.objects[RIG]):
+        item.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    other.data.edit_bones["toe.L"].tail.z += 0.05  # an edit of the other armature's, not yet stored
+    bpy.data.objects[RIG].data.edit_bones.active = bpy.data.objects[RIG].data.edit_bones["shin.L"]
+    other_before = state("Other")
+    undone_and_redone(button("build_ik", both_sides=True))
+    other_after = state("Other")
+    # The build's shapes (the controls' looks) are objects of the file's own.
+    assert differences(other_after, other_before, tolerance()) == ["objects"]
+    assert other_after["objects"]["Other"] == other_before["objects"]["Other"]
+    snaps()
