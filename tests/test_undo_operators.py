@@ -22,10 +22,12 @@ from helpers import (
     set_active_bone,
     snapshot,
 )
-from mathutils import Euler
+from mathutils import Euler, Matrix
 from test_ui import draw
 
 from ik_rigger import api, ui
+from ik_rigger.parts.soft_ik import SOFT_IK
+from ik_rigger.parts.stretch import STRETCH
 from ik_rigger.rig.aim import add_aim
 from ik_rigger.rig.selection import select_only, selected_bones
 
@@ -440,4 +442,49 @@ def test_two_armatures_in_edit_mode_undo_and_redo_a_build_of_the_active_one():
     # The build's shapes (the controls' looks) are objects of the file's own.
     assert differences(other_after, other_before, tolerance()) == ["objects"]
     assert other_after["objects"]["Other"] == other_before["objects"]["Other"]
+    snaps()
+
+
+@pytest.mark.parametrize("mode", ["OBJECT", "EDIT"])
+def test_an_imported_character_on_a_hidden_chain_rigged_and_removed_undone_and_redone(mode):
+    """The glTF importer's defaults (Y-up, tails off the joints, its clips): Auto-Rig as imported, Ctrl+Z and
+    Ctrl+Shift+Z; then Remove of a leg from ``mode``, the same."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "godot_platformer_robot.glb"))
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    name = obj.name
+    undone_and_redone(button("auto_rig"), name=name)
+    obj = bpy.data.objects[name]  # undo gives Blender's data anew
+    assert {limb.name for limb in api.limbs(obj)} == {"l-leg", "r-leg", "l-forearm", "r-forearm"}
+    bpy.ops.object.mode_set(mode=mode)
+    if mode == "EDIT":
+        obj.data.edit_bones.active = obj.data.edit_bones["l-leg"]
+    else:
+        obj.data.bones.active = obj.data.bones["l-leg"]
+    if mode == "OBJECT":
+        bpy.ops.object.mode_set(mode="POSE")
+    undone_and_redone(button("remove_ik"), name=name)
+    obj = bpy.data.objects[name]
+    assert {limb.name for limb in api.limbs(obj)} == {"r-leg", "l-forearm", "r-forearm"}
+    snaps(obj)
+
+
+@pytest.mark.parametrize(("setting", "value"), [(SOFT_IK, 0.9), (STRETCH, 1.0)])
+def test_a_live_setting_changed_in_the_limbs_panel_undone_and_redone(setting, value):
+    """The Limbs panel's Soft IK and Stretch sliders (the handle's own properties, which drivers read), the handle
+    pulled past the leg's reach: Ctrl+Z gives back the pose they made, Ctrl+Shift+Z the new one."""
+    obj = character(soft_ik=0.3, max_stretch=1.3)
+    handle = api.limbs(obj)[1].bones["HANDLE"]  # not keyed: the frames the state plays keep it where it is put
+    pose_bone = obj.pose.bones[handle]
+    pose_bone.matrix = Matrix.Translation((0.0, 0.0, -0.3)) @ pose_bone.matrix
+    assert setting in obj.pose.bones[handle]
+
+    def slide() -> set[str]:
+        bpy.data.objects[RIG].pose.bones[handle][setting] = value
+        bpy.data.objects[RIG].update_tag()  # as a slider's edit tags the object, and pushes its step
+        bpy.ops.ed.undo_push(message=setting)
+        return {"FINISHED"}
+
+    undone_and_redone(slide)
     snaps()
