@@ -154,15 +154,15 @@ around the active element. Run again to give back the previous pivot point and s
             return {"FINISHED"}
         bone = context.active_bone.name
         limb = find_limb(context)
+        handle = records.resolve(obj, limb).handle
+        if handle is None:  # refused before anything is stored: a refusal pushes no undo step to take it back
+            self.report({"ERROR"}, f"'{limb.name}': the limb's IK handle is gone; rebuild the limb")
+            return {"CANCELLED"}
         rig.saved_pivot = tool_settings.transform_pivot_point
         rig.saved_active = bone
         rig.saved_selection.clear()
         for name in selection.selected_bones(obj):
             rig.saved_selection.add().name = name
-        handle = records.resolve(obj, limb).handle
-        if handle is None:
-            self.report({"ERROR"}, f"'{limb.name}': the limb's IK handle is gone; rebuild the limb")
-            return {"CANCELLED"}
         selection.select_only(obj, [handle, bone], bone)
         tool_settings.transform_pivot_point = "ACTIVE_ELEMENT"
         rig.pivot_saved = True

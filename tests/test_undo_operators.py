@@ -77,6 +77,8 @@ def state(name: str = RIG, frames: tuple[int, ...] = FRAMES) -> dict:
         "limbs": [(limb.name, limb.chain, tuple(sorted(limb.bones.items())), limb.ik_fk) for limb in api.limbs(obj)]
         if not editing else len(obj.ik_rigger.limbs),
         "records": (obj.ik_rigger.version, obj.ik_rigger.active_limb_index, obj.ik_rigger.pivot_saved,
+                    obj.ik_rigger.saved_pivot, obj.ik_rigger.saved_active,
+                    [item.name for item in obj.ik_rigger.saved_selection],
                     [repr(limb.to_options()) for limb in obj.ik_rigger.limbs]),
         "collections": {collection.name: (collection.is_visible, None if editing else
                                           tuple(sorted(bone.name for bone in collection.bones)))
@@ -307,13 +309,20 @@ REFUSALS = [
     ("a ground not in the file", {}, "plant_feet", {"ground": "Nowhere"}, "Nowhere"),
     ("a parent not there", {"parent_switch": True}, "switch_parent", {"parent": 7}, "7"),
     ("no limb named so", {}, "rebuild_limb", {"limb": "tail"}, "tail"),
+    ("FK pivot without a handle", {}, "fk_pivot", {}, "handle is gone"),
 ]
 
 
 @pytest.mark.parametrize(("character_options", "name", "properties", "says"),
                          [case[1:] for case in REFUSALS], ids=[case[0] for case in REFUSALS])
 def test_a_refusal_pushes_no_step_so_undo_takes_back_the_users_last_one(character_options, name, properties, says):
-    character(**character_options)
+    obj = character(**character_options)
+    if name == "fk_pivot":  # the user deleted the limb's handle
+        handle = api.limbs(obj)[0].bones["HANDLE"]
+        bpy.ops.object.mode_set(mode="EDIT")
+        obj.data.edit_bones.remove(obj.data.edit_bones[handle])
+        bpy.ops.object.mode_set(mode="POSE")
+        select_only(obj, ["shin.L", "foot.L"], "shin.L")
     before = _user_step()
     moved = state()
     with pytest.raises(RuntimeError, match=says):
