@@ -232,6 +232,7 @@ OBJECT_MODE = [case for case in CASES if case[2] in {"auto_rig", "snap_ik_to_fk"
                          [case[1:] for case in OBJECT_MODE], ids=[case[0] for case in OBJECT_MODE])
 def test_undo_and_redo_in_object_mode(character_options, name, properties):
     character(mode="OBJECT", **character_options)
+    bpy.data.objects["Ground"].select_set(True)  # selected with the armature, which is active
     undone_and_redone(button(name, **properties))
     assert bpy.data.objects[RIG].mode == "OBJECT"
     snaps()
@@ -496,4 +497,51 @@ def test_a_live_setting_changed_in_the_limbs_panel_undone_and_redone(setting, va
         return {"FINISHED"}
 
     undone_and_redone(slide)
+    snaps()
+
+
+def test_a_chain_added_then_rigged_in_edit_mode_undone_step_by_step():
+    """Add IK Chain Bones, then Build IK Limb on its new bones without leaving Edit mode (they are not yet the
+    armature's bones), then Ctrl+Z twice and Ctrl+Shift+Z twice."""
+    obj = character(rigged=False, mode="EDIT")
+    bpy.context.scene.cursor.location = (0.0, 1.0, 1.0)
+    bpy.ops.ed.undo_push(message="the user's last step")
+    first = state()
+    assert button("add_chain", base_name="tail", side="NONE", extremity=False, parents=False)() == {"FINISHED"}
+    added = state()
+    obj = bpy.data.objects[RIG]
+    names = [bone.name for bone in obj.data.edit_bones if bone.name.startswith("tail")]
+    assert len(names) == 2 and not any(name in obj.data.bones for name in names)
+    obj.data.edit_bones.active = obj.data.edit_bones[names[-1]]
+    assert button("build_ik", use_pole=False)() == {"FINISHED"}
+    built = state()
+    assert built["limbs"] == 1
+    for wanted in (added, first):
+        bpy.ops.ed.undo()
+        assert differences(state(), wanted, tolerance()) == []
+    for wanted in (added, built):
+        bpy.ops.ed.redo()
+        assert differences(state(), wanted, tolerance()) == []
+    bpy.ops.object.mode_set(mode="POSE")
+    assert [limb.chain for limb in api.limbs(bpy.data.objects[RIG])] == [tuple(names)]
+
+
+def test_a_rebuild_in_place_changed_from_its_redo_panel_keeps_the_limbs_other_options():
+    """The redo panel undoes the operator's step and runs it again with its properties as they were, one
+    changed (Blender's own redo needs a window; here its two halves): a rigged limb's recorded options shown
+    there stay as they are, and the one changed is taken."""
+    obj = character(foot_roll=True)
+    select_only(obj, ["shin.L"], "shin.L")
+    bpy.ops.ed.undo_push(message="the user's last step")
+    first = state()
+    assert button("build_ik")() == {"FINISHED"}
+    last = bpy.context.window_manager.operators[-1].properties
+    shown = {name: getattr(last, name) for name in last.keys()}
+    assert shown["foot_roll"] is True
+    bpy.ops.ed.undo()
+    assert differences(state(), first, tolerance()) == []
+    assert button("build_ik", **(shown | {"soft_ik": 0.2}))() == {"FINISHED"}
+    limbs = {limb.name: limb for limb in api.limbs(bpy.data.objects[RIG])}
+    assert "soft_ik" in limbs["shin.L"].parts and "foot_roll" in limbs["shin.L"].parts
+    assert "soft_ik" not in limbs["shin.R"].parts and "foot_roll" in limbs["shin.R"].parts
     snaps()
