@@ -152,11 +152,11 @@ def snaps(obj: bpy.types.Object | None = None) -> None:
         assert rotation_degrees(shown[name], fk[name]) <= 0.01
 
 
-def character(rigged: bool = True, head: bool = False, aimed: bool = False, mode: str = "POSE",
-              **options) -> bpy.types.Object:
+def character(rigged: bool = True, head: bool = False, aimed: bool = False, keyed: bool = True,
+              autokey: bool = False, mode: str = "POSE", **options) -> bpy.types.Object:
     """Two legs (a head and eyes with ``head``, aimed with ``aimed``), both rigged from shin.L unless not
-    ``rigged``, the left handle keyed on two frames, a mesh to stand on and another armature beside it, left
-    in ``mode``."""
+    ``rigged``, the left handle keyed on two frames unless not ``keyed``, a mesh to stand on and another
+    armature beside it, left in ``mode``; Blender's auto-keying on with ``autokey``."""
     ground = bpy.data.objects.new("Ground", bpy.data.meshes.new("Ground"))
     ground.data.from_pydata([(-5, -5, -0.02), (5, -5, -0.02), (5, 5, -0.02), (-5, 5, -0.02)], [], [(0, 1, 2, 3)])
     bpy.context.scene.collection.objects.link(ground)
@@ -165,8 +165,10 @@ def character(rigged: bool = True, head: bool = False, aimed: bool = False, mode
     if aimed:
         add_aim(obj, "EYES")
     set_active_bone(obj, "shin.L")
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = autokey
     if rigged:
         assert bpy.ops.ik_rigger.build_ik(both_sides=True, **options) == {"FINISHED"}
+    if rigged and keyed:
         handle = obj.pose.bones[api.limbs(obj)[0].bones["HANDLE"]]
         for frame, height in ((1, 0.0), (12, 0.2)):
             handle.location = (0.0, 0.0, height)
@@ -197,7 +199,11 @@ CASES = [
     ("bake FK to IK", {}, "bake", {"direction": "FK_TO_IK", "frame_start": 1, "frame_end": 12}),
     ("bake IK to FK, the other side cleared", {}, "bake", {"direction": "IK_TO_FK", "frame_start": 1,
                                                            "frame_end": 12, "clear_other": True}),
+    ("snap FK to IK, auto-keying", {"autokey": True}, "snap_fk_to_ik", {}),
+    ("bake onto a character without motion", {"keyed": False}, "bake", {"direction": "FK_TO_IK", "frame_start": 1,
+                                                                         "frame_end": 12}),
     ("plant feet", {}, "plant_feet", {"ground": "Ground", "keyframe": True}),
+    ("plant feet, auto-keying", {"autokey": True}, "plant_feet", {"ground": "Ground"}),
     ("plant feet over the range", {}, "plant_feet", {"ground": "Ground", "frames": "RANGE", "frame_start": 1,
                                                      "frame_end": 12}),
     ("switch parent", {"parent_switch": True}, "switch_parent", {"parent": 1, "keyframe": True}),
@@ -216,10 +222,13 @@ def test_undo_gives_back_the_file_and_redo_the_result_in_pose_mode(character_opt
     obj = character(**character_options)
     if name == "reset_pole_angle":
         obj.pose.bones["shin.L"].constraints[0].pole_angle += 0.3  # tuned by hand, so the reset changes it
+    keys = keys_by_curve(all_fcurves(obj))
     # Rebuilding an intact limb changes nothing. Blender keeps its tool settings through undo, the pivot point
     # among them: FK Pivot's undone gives back the selection, and the pivot stays.
-    undone_and_redone(button(name, **properties), changes=name != "rebuild_limb",
-                      not_undone=("pivot",) if name == "fk_pivot" else ())
+    after = undone_and_redone(button(name, **properties), changes=name != "rebuild_limb",
+                              not_undone=("pivot",) if name == "fk_pivot" else ())
+    if character_options.get("autokey") or properties.get("keyframe") or name == "bake":
+        assert after["keys"] != keys
     if name not in {"remove_ik", "add_chain", "fk_pivot", "select_limb_bones", "remove_aim"}:
         snaps()
 
