@@ -554,3 +554,22 @@ def test_a_rebuild_in_place_changed_from_its_redo_panel_keeps_the_limbs_other_op
     assert "soft_ik" in limbs["shin.L"].parts and "foot_roll" in limbs["shin.L"].parts
     assert "soft_ik" not in limbs["shin.R"].parts and "foot_roll" in limbs["shin.R"].parts
     snaps()
+
+
+def test_a_refusal_with_another_object_active_pushes_no_step():
+    """The mesh made active by a click, the armatures still selected: Auto-Rig says which armatures to click
+    and changes nothing; Ctrl+Z twice then takes back the click and the user's step before it."""
+    character(rigged=False, mode="OBJECT")
+    bpy.data.objects[RIG].select_set(True)
+    before = _user_step()
+    ground = bpy.data.objects["Ground"]
+    ground.select_set(True)
+    bpy.context.view_layer.objects.active = ground
+    bpy.ops.ed.undo_push(message="the mesh clicked")
+    clicked = state()
+    with pytest.raises(RuntimeError, match="click 'Other' or 'Rig'"):
+        button("auto_rig")()
+    assert differences(state(), clicked, tolerance()) == []
+    bpy.ops.ed.undo()
+    bpy.ops.ed.undo()
+    assert differences(state(), before, tolerance()) == []
