@@ -16,7 +16,7 @@ from mathutils import Matrix
 from test_detect_real import assert_handles_move_chain_ends
 from test_imported import Limb, reach_and_bend
 from test_imports_more import KNIGHT, MANNEQUIN, _assert_warnings, _plain_frames, _rest
-from test_imports_quaternius import MAN, assert_poles_turn_the_chains, played, size_of, worst
+from test_imports_quaternius import COWBOY, MAN, assert_poles_turn_the_chains, played, size_of, worst
 from test_motion_fidelity import play_alone
 from test_pipeline import as_matrix, play_elsewhere
 
@@ -62,6 +62,8 @@ LIMBS = {
     PYMO: _biped("", ("UpLeg", "Leg", "Foot"), ("Arm", "ForeArm", "Hand"), ("Left", "Right")),
     MAN: _suffixed(("UpperLeg", "LowerLeg", "Foot"), ("UpperArm", "LowerArm", "Palm"), (".L", ".R")),
     KNIGHT: _suffixed(("upperleg", "lowerleg", "foot"), ("upperarm", "lowerarm", "wrist"), (".l", ".r")),
+    # Feet under the root named as IK targets; one palm beside the thumb and index finger under each forearm.
+    COWBOY: _suffixed(("UpperLeg", "LowerLeg", "FootIK"), ("UpperArm", "LowerArm", "Palm"), (".L", ".R")),
     MANNEQUIN: _suffixed(("thigh", "calf", "foot"), ("upperarm", "lowerarm", "hand"), (".l", ".r")),
     FOX: {
         **{
@@ -109,11 +111,11 @@ CASES: dict[str, tuple[str, str, dict, dict]] = {
     "BVH, FPS scale, rotation ZXY": (PYMO, "bvh", {}, {"use_fps_scale": True, "rotate_mode": "ZXY"}),
     **{
         f"glTF {name}, Fortune": (name, "gltf", {}, {"bone_heuristic": "FORTUNE"})
-        for name in (FOX, CESIUM, MAN, KNIGHT, MANNEQUIN, ROBOT, EXPRESSIVE)
+        for name in (FOX, CESIUM, MAN, COWBOY, KNIGHT, MANNEQUIN, ROBOT, EXPRESSIVE)
     },
     **{
         f"glTF {name}, no bind pose guess": (name, "gltf", {}, {"guess_original_bind_pose": False})
-        for name in (FOX, CESIUM, MAN, KNIGHT, ROBOT)
+        for name in (FOX, CESIUM, MAN, COWBOY, KNIGHT, ROBOT)
     },
     "glTF, Temperance, no bind pose guess": (
         FOX,
@@ -369,3 +371,38 @@ def test_every_take_of_an_fbx_written_with_all_actions_plays_as_before(imported,
     for take in takes:
         moved, turned = worst(before[take.name], after[take.name], size)
         assert moved < 1e-4 and turned < 0.05, (take.name, moved, turned)
+
+
+@pytest.mark.parametrize("heuristic", ["BLENDER", "TEMPERANCE", "FORTUNE"])
+def test_build_ik_limb_takes_the_cowboys_palm_for_the_hand_whichever_way_the_importer_aims_the_forearm(heuristic):
+    """Quaternius' cowboy: under each forearm a palm, a thumb and an index finger. At Bone Dir Fortune the
+    importer aims the forearm's tail between them, nearest the thumb: Build IK Limb took the thumb for the
+    hand (the thumb followed the handle, the hand stayed with the forearm), and Auto-Rig rigged the arm with
+    no hand. Both take the palm, as at the other bone shapes."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / COWBOY), bone_heuristic=heuristic)
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    obj.data.bones.active = obj.data.bones["LowerArm.L"]
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    assert {limb.name: limb.extremity for limb in obj.ik_rigger.limbs} == {
+        "LowerArm.L": "Palm.L",
+        "LowerArm.R": "Palm.R",
+    }
+    # The hand goes with the handle.
+    handle = obj.pose.bones[obj.ik_rigger.limb_of("LowerArm.L").handle]
+    start = evaluate(obj)
+    reach = (start["Palm.L"].translation - start["UpperArm.L"].translation).length
+    target = start[handle.name].translation.lerp(start["UpperArm.L"].translation, 0.2)
+    handle.matrix = Matrix.Translation(target - start[handle.name].translation) @ start[handle.name]
+    moved = evaluate(obj)
+    shift = moved[handle.name].translation - start[handle.name].translation
+    assert shift.length > 0.1 * reach
+    assert (moved["Palm.L"].translation - start["Palm.L"].translation - shift).length < 1e-3 * reach
+    for name in [limb.name for limb in obj.ik_rigger.limbs]:
+        api.remove(obj, name)
+    built = api.auto_rig(obj)
+    assert {limb.name: limb.extremity for limb in built if "Arm" in limb.name} == {
+        "LowerArm.L": "Palm.L",
+        "LowerArm.R": "Palm.R",
+    }
