@@ -135,6 +135,8 @@ FBX_IMPORTS = {
     "scale 100": {"global_scale": 100.0},
     "scale 0.01": {"global_scale": 0.01},
     "no pre/post rotation": {"use_prepost_rot": False},
+    # Posed as the file's first frame shows, with no keys: the controls are put on that pose.
+    "animation off": {"use_anim": False},
     "Y up, manual orientation": {"use_manual_orientation": True, "axis_forward": "Z", "axis_up": "Y"},
     "Automatic Bone Orientation, Force Connect Children": {
         "automatic_bone_orientation": True,
