@@ -408,3 +408,21 @@ def test_build_ik_limb_takes_the_cowboys_palm_for_the_hand_whichever_way_the_imp
         "LowerArm.L": "Palm.L",
         "LowerArm.R": "Palm.R",
     }
+
+
+@pytest.mark.parametrize(
+    "case", [f"glTF {MAN}, Fortune", f"FBX {MAN}, leaf bones kept", f"FBX {MAN}, Force Connect Children"]
+)
+def test_build_ik_limb_on_both_sides_mirrors_the_leaf_bones_an_exporter_added(case, fbx_files):
+    """Quaternius' man keeps his feet under the root; below each shin hangs only the leaf bone an FBX export adds
+    (``LowerLeg.L_end``, kept in his glTF file and by the FBX importer's default). Build IK Limb on Both Sides
+    took each leaf for its shin's extremity, then refused: "its extremity would be 'LowerLeg.R_end', where the
+    other side's is 'LowerLeg.L_end'", which is its mirror. Both legs are rigged."""
+    obj = arrive(case, fbx_files)
+    assert {"LowerLeg.L_end", "LowerLeg.R_end"} <= set(obj.data.bones.keys())
+    bpy.ops.object.mode_set(mode="POSE")
+    obj.data.bones.active = obj.data.bones["LowerLeg.L"]
+    assert bpy.ops.ik_rigger.build_ik(both_sides=True) == {"FINISHED"}
+    extremities = {limb.name: limb.extremity for limb in obj.ik_rigger.limbs}
+    assert sorted(extremities) == ["LowerLeg.L", "LowerLeg.R"]
+    assert extremities["LowerLeg.R"] == extremities["LowerLeg.L"].replace(".L", ".R")
