@@ -161,7 +161,7 @@ for _name in (MIXAMO, MAN):
     CASES |= {f"FBX {_name}, {option}": (_name, "fbx", *both) for option, both in FBX_EXPORTS.items()}
 CASES |= {
     f"FBX {KNIGHT}, {option}": (KNIGHT, "fbx", *FBX_EXPORTS[option])
-    for option in ("leaf bones kept", "leaf bones ignored", "armature as NULL")
+    for option in ("leaf bones kept", "leaf bones ignored", "armature as NULL", "deform bones only")
 }
 CASES[f"FBX {KNIGHT}, Force Connect Children"] = (KNIGHT, "fbx", {}, FBX_IMPORTS["Force Connect Children"])
 
@@ -172,6 +172,16 @@ def _source(name: str) -> None:
         bpy.ops.import_anim.bvh(filepath=str(DATA / name))
     else:
         bpy.ops.import_scene.gltf(filepath=str(DATA / name))
+
+
+def _controls_not_deforming() -> None:
+    """The character's own control bones (KayKit's ``IK-foot.l``, ``kneeIK.l``, ``control-heel-roll.l``, its hand
+    slots) marked as deforming nothing, as their rig has them: an export of the deform bones only leaves them out."""
+    for obj in bpy.data.objects:
+        if obj.type == "ARMATURE":
+            for bone in obj.data.bones:
+                if "ik" in bone.name.lower() or bone.name.startswith(("control-", "handslot")):
+                    bone.use_deform = False
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +195,8 @@ def fbx_files(tmp_path_factory: pytest.TempPathFactory):
         if key not in made:
             bpy.ops.wm.read_factory_settings(use_empty=True)
             _source(name)
+            if options.get("use_armature_deform_only"):
+                _controls_not_deforming()
             bpy.ops.object.select_all(action="SELECT")
             path = str(folder / f"{len(made)}.fbx")
             bpy.ops.export_scene.fbx(filepath=path, **options)
