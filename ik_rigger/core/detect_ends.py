@@ -30,22 +30,22 @@ class Ends:
         if named:
             # Several feet: only the one continuing the bone is sure to be the foot.
             return automatic if automatic in named else None
-        if automatic is None:
-            if kind != ARM:
-                return None
-            # The forearm's tail tells nothing (an import's) and the hand is not alone below it
-            # (a thumb beside it): its one palm is the hand.
-            palms = [child.name for child in self.skeleton.children(lower) if self._hand_palm(child.name, lower)]
-            return palms[0] if len(palms) == 1 else None
-        if kind == ARM and self._hand_palm(automatic, lower):
-            return automatic  # a palm continuing the forearm is the hand
-        child = self.names[automatic]
-        # A child not named as the foot or hand continues the limb only if it is no helper,
-        # finger, toe or limb bone of its own, and is on the same side.
-        if (child.generated or child.is_helper or child.contains(NOT_EXTREMITY[kind])
-                or child.sides != self.names[lower].sides):
+        if automatic is not None:
+            if kind == ARM and self._hand_palm(automatic, lower):
+                return automatic  # a palm continuing the forearm is the hand
+            child = self.names[automatic]
+            # A child not named as the foot or hand continues the limb only if it is no helper,
+            # finger, toe or limb bone of its own, and is on the same side.
+            if not (child.generated or child.is_helper or child.contains(NOT_EXTREMITY[kind])
+                    or child.sides != self.names[lower].sides):
+                return automatic
+        if kind != ARM:
             return None
-        return automatic
+        # The forearm's tail tells nothing (an import's), or points at a finger beside the hand (glTF's
+        # Fortune bone shapes aim it between the thumb and the palm), and the hand is not alone below
+        # it: its one palm is the hand.
+        palms = [child.name for child in self.skeleton.children(lower) if self._hand_palm(child.name, lower)]
+        return palms[0] if len(palms) == 1 else None
 
     def _own_ik_end(self, name: str, kind: str, own: Name) -> bool:
         """Whether ``name`` reads as the IK target of the limb ``own`` ends: "IK" and the limb's

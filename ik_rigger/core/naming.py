@@ -247,6 +247,9 @@ def english(text: str) -> str:
     return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group()], unicodedata.normalize("NFKC", text))
 
 
+_LEAF_END = "_end"
+
+
 def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
     """The mirrored name of ``name`` (``thigh.L`` -> ``thigh.R``), None without a side.
 
@@ -256,6 +259,11 @@ def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
     that name is the mirror.
     """
     flipped = split_side(name, known_names).flipped()
+    if flipped is None and name[-len(_LEAF_END):].lower() == _LEAF_END and len(name) > len(_LEAF_END):
+        # A leaf bone an exporter added below a bone ("shin.L_end": Blender's FBX exporter's, and glTF files
+        # converted from such FBX files) mirrors as that bone does.
+        bone = flip_name(name[:-len(_LEAF_END)], known_names)
+        return None if bone is None else bone + name[-len(_LEAF_END):]
     # A name at Blender's limit may grow when flipped ("Left" to "Right"): Blender cuts the other side's name
     # (its Symmetrize does), so that is the name to look for. Under 16 characters no name can be too long.
     if flipped is not None and len(flipped) > MAX_NAME_BYTES // 4 and len(flipped.encode("utf-8")) > MAX_NAME_BYTES:

@@ -98,8 +98,10 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
     if options.extremity_mode == "NONE":
         return None
     if options.extremity_mode == "AUTO":
-        found = automatic_extremity(skeleton, chain[-1])
-        return found if found is not None else detect.named_extremity(skeleton, chain)
+        # Auto-Rig's reading first where the names say leg or arm: the child nearest the last tail may be a
+        # thumb beside the hand (an import's tail aimed between them).
+        named = detect.named_extremity(skeleton, chain)
+        return named if named is not None else automatic_extremity(skeleton, chain[-1])
     name = options.extremity_name
     if name in chain or skeleton.is_below(chain[0], name):
         raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
