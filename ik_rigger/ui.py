@@ -114,7 +114,7 @@ def _preview(obj: bpy.types.Object, bone: str, settings) -> tuple[list[str], str
         if parts.chain:
             bone = parts.chain[-1]
     try:
-        planned = plan_limb(skeleton, bone, settings.to_options(), set())
+        planned = plan_limb(skeleton, bone, settings.to_options(), records.made_by_limbs(obj))  # as a build
     except RigError as error:
         return [], error.message
     lines = [f"Chain: {' > '.join(planned.chain)}", f"Extremity: {planned.extremity or 'none'}",

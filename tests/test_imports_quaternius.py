@@ -225,3 +225,25 @@ def test_a_skeleton_with_no_limb_named_is_told_so():
     bpy.ops.object.mode_set(mode="OBJECT")
     with pytest.raises(RigError, match=r"no limbs found on 'Rig': no bone is named like a leg's or an arm's"):
         api.auto_rig(obj)
+
+
+@pytest.mark.parametrize("kind", ["glTF", "FBX"])
+@pytest.mark.parametrize("filename", [MAN, COWBOY, SPIDER, FROG])
+def test_build_ik_limb_finds_the_foot_under_the_root_that_auto_rig_finds(filename, kind, tmp_path):
+    """Build IK Limb on Automatic took the shin's leaf bone (an exporter's ``LowerLeg.L_end``, under the FBX
+    importer's default) or no foot, where Auto-Rig takes the foot hanging from the root; built one leg after the
+    other, a handle made for the first (``FootIK.L`` has its name's words) is never the next one's foot."""
+    obj = arrive(filename, kind, tmp_path)
+    size, frames = size_of(obj), FRAMES[filename]
+    before = played(obj, frames)
+    built = []
+    for last, (chain, foot) in LIMBS[filename].items():
+        if "Leg" not in last:
+            continue
+        limbs = api.build(obj, last, chain_length=len(chain))
+        assert [(limb.chain, limb.extremity) for limb in limbs] == [(chain, foot)], last
+        built += limbs
+    # Rebuilt with a leg's own foot among the made bones, each keeps it.
+    again = api.build(obj, built[0].name)
+    assert (again[0].chain, again[0].extremity) == (built[0].chain, built[0].extremity)
+    assert_plays_rigged_and_removed(obj, built, before, frames, size)

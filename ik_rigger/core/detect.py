@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from itertools import product
 
 from mathutils import Vector
@@ -108,15 +108,20 @@ def chains_of(skeleton: Skeleton) -> Chains:
     return Chains(skeleton, names)
 
 
-def named_extremity(skeleton: Skeleton, chain: tuple[str, ...]) -> str | None:
-    """The foot or hand below ``chain`` as Auto-Rig reads it (``Ends.extremity``: the one child named so, else
-    the child continuing the bone), for a chain whose last bone no child continues by its place alone (an
-    import's tail pointing off its joint, as the Godot robot's ``l-leg`` above ``l-foot``): Build IK Limb then
-    finds the foot Auto-Rig finds. None where the chain's names say neither leg nor arm."""
+def named_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection[str] = ()) -> str | None:
+    """The foot or hand of ``chain`` as Auto-Rig reads it (``Ends.extremity``: the one child named so, else
+    the child continuing the bone; then a game rig's foot hanging from the root, ``Ends.detached_extremity``),
+    for a chain whose last bone no child continues by its place alone (an import's tail pointing off its
+    joint, as the Godot robot's ``l-leg`` above ``l-foot``; a shin whose one child is an exporter's leaf bone
+    while the foot hangs from the root, as in Quaternius' characters): Build IK Limb then finds the foot
+    Auto-Rig finds. ``made``: IK Rigger's own bones, never a foot (a handle named ``FootIK.L`` stands where
+    the foot would). None where the chain's names say neither leg nor arm."""
     kind = naming.limb_kind(list(chain))
     if kind is None:
         return None
-    return Ends(skeleton, chains_of(skeleton).names).extremity(chain[-1], kind)
+    names = chains_of(skeleton).names
+    found = Ends(skeleton, names).extremity(chain[-1], kind)
+    return found if found is not None else Ends(skeleton.without(made), names).detached_extremity(chain, kind)
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.

@@ -8,7 +8,7 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,13 +94,14 @@ def chain_ending_at(skeleton: Skeleton, last: str, length: int) -> tuple[str, ..
     return tuple(reversed(chain))
 
 
-def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
+def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions,
+                       made: Collection[str]) -> str | None:
     if options.extremity_mode == "NONE":
         return None
     if options.extremity_mode == "AUTO":
         # Auto-Rig's reading first where the names say leg or arm: the child nearest the last tail may be a
-        # thumb beside the hand (an import's tail aimed between them).
-        named = detect.named_extremity(skeleton, chain)
+        # thumb beside the hand (an import's tail aimed between them), or a leaf bone with the foot elsewhere.
+        named = detect.named_extremity(skeleton, chain, made)
         return named if named is not None else automatic_extremity(skeleton, chain[-1])
     name = options.extremity_name
     if name in chain or skeleton.is_below(chain[0], name):
@@ -157,7 +158,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     chain = chain_ending_at(skeleton, last, options.chain_length)
     _check_named_bones(skeleton, named)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
-    extremity = _resolve_extremity(skeleton, chain, options)
+    extremity = _resolve_extremity(skeleton, chain, options, taken)
     read = skeleton
     # Checked and read as it will be solved: each tail on its next joint, the last on the
     # extremity's head (Blender's IK moves the last bone's tail). The chain part makes it so,

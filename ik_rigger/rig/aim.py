@@ -124,7 +124,7 @@ def plan_for(obj: bpy.types.Object, part: str = "AUTO", active: str | None = Non
     """Object or Pose mode: the aim rig ``add_aim`` would make, and the one it would update."""
     skeleton = read_skeleton(obj)
     rigs = find_aim_rigs(obj)
-    limb_made = {name for limb in obj.ik_rigger.limbs for name in records.resolve(obj, limb).made.values()}
+    limb_made = records.made_by_limbs(obj)
     aim_made = {name for rig in rigs for name in rig.made_bones()}
     if active is not None and active in aim_made:
         # A made bone stands for its rig: aim its bones again.

@@ -263,6 +263,11 @@ def _find_constraints(obj: bpy.types.Object, limb, made: dict[str, str]) -> list
             if constraint.name in names and _is_ours(constraint, obj, targets, pose_bone.name, aims)]
 
 
+def made_by_limbs(obj: bpy.types.Object) -> set[str]:
+    """The names of every bone IK Rigger's limbs on ``obj`` made, as they are now (reads only)."""
+    return {name for limb in obj.ik_rigger.limbs for name in resolve(obj, limb).made.values()}
+
+
 def resolve(obj: bpy.types.Object, limb) -> Parts:
     """The limb's pieces as they are now, after whatever renames and deletions (reads only)."""
     bones = obj.data.bones
