@@ -162,8 +162,10 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
                 parent = bone.parent
                 while parent is not None and parent.name not in keep:
                     parent = parent.parent
+                # Each bone placed by its keyed location, as the files place it: Blender sets a connected
+                # bone on its parent's tail instead, which a parent written thin along its length moves.
+                bone.use_connect = False
                 if parent != bone.parent:
-                    bone.use_connect = False
                     bone.parent = parent
             for bone in [bone for bone in bones if bone.name not in keep]:
                 bones.remove(bone)
@@ -222,7 +224,6 @@ def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
     for clip in baked:
         channels = export_bake.local_channels(copy, names, clip.poses)
         warnings += export_bake.shear_warnings(copy, obj, names, clip, channels)
-        warnings += export_bake.flattened_warnings(copy, names, clip)
         action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
         made.append(action)
         data.action = None
