@@ -135,7 +135,7 @@ def test_characters_as_imported_rigged_with_options_and_keyed_through_their_cont
     scene.render.fps, scene.render.fps_base = fps, base
     clip = obj.animation_data.action.name
     before = state()
-    report = api.export(obj, str(tmp_path / "hero.glb"), clips=[clip])
+    report = api.export(obj, str(tmp_path / "hero.glb"), clips=clip)
     assert state() == before and [item.name for item in report.clips] == [clip]
     assert [warning for warning in report.warnings if "itself" not in warning] == [], report.warnings
     _assert_valid(tmp_path / "hero.glb")
@@ -196,3 +196,10 @@ def test_hostile_names_and_paths_are_written_and_read_as_they_are(tmp_path, suff
     else:
         assert_fbx_plays_the_rig(obj, path, report)
 
+
+def test_one_clip_named_alone_is_that_clip(tmp_path):
+    """clips='Walk' (a name, not a list of names): before, it was read letter by letter and refused as
+    'no clip named W'."""
+    obj = legs_character()
+    report = api.export(obj, str(tmp_path / "legs.glb"), clips="Walk")
+    assert [(item.name, item.first, item.last) for item in report.clips] == [("Walk", 1, 20)]

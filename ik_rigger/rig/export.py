@@ -328,7 +328,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     return baked, files, warnings
 
 
-def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
+def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | str | None = None,
            frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> ExportReport:
     """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module); without
     ``overwrite``, a file at the path (or a .gltf's .bin beside it) is refused, not replaced."""

@@ -53,11 +53,14 @@ def rig_clips(obj: bpy.types.Object) -> list[Clip]:
     return [found[name] for name in sorted(found) if _keys_bones(found[name].action, obj.data.bones)]
 
 
-def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | None) -> list[Clip]:
-    """The clips named (all when None), refusing a name that animates nothing of ``obj``."""
+def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | str | None) -> list[Clip]:
+    """The clips named (all when None; one name alone is that clip), refusing a name that animates
+    nothing of ``obj``."""
     available = rig_clips(obj)
     if names is None:
         return available
+    if isinstance(names, str):  # a name is a sequence of its letters: 'Walk' was refused as no clip 'W'
+        names = [names]
     by_name = {clip.name: clip for clip in available}
     unknown = [name for name in names if name not in by_name]
     if unknown:
