@@ -203,3 +203,20 @@ def test_one_clip_named_alone_is_that_clip(tmp_path):
     obj = legs_character()
     report = api.export(obj, str(tmp_path / "legs.glb"), clips="Walk")
     assert [(item.name, item.first, item.last) for item in report.clips] == [("Walk", 1, 20)]
+
+
+def test_a_bone_taking_its_parent_s_scale_in_full_is_not_told_to_take_it(tmp_path):
+    """GDQuest's mannequin runs with a thigh scaled along its length; rigged, each foot copies its IK handle's
+    turn under that unevenly scaled shin, a shear the file cannot hold, which the export warns of. The
+    warning told the user to set the foot's Inherit Scale to Full, which it was ('Inherit Scale FULL'); it
+    names the constraints that set the foot's pose apart from its parent's instead."""
+    obj = import_gltf("gltf_godot_mannequiny_skeleton.glb")
+    bpy.context.view_layer.objects.active = obj
+    api.auto_rig(obj, animation="BAKE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    report = api.export(obj, str(tmp_path / "mannequin.glb"))
+    warned = [warning for warning in report.warnings if warning.startswith("the bone 'foot.l'")]
+    assert len(warned) == 1 and "its parent 'calf.l' scales unevenly there" in warned[0], report.warnings
+    assert obj.data.bones["foot.l"].inherit_scale == "FULL" and "Inherit Scale" not in warned[0], warned
+    constraints = [constraint.name for constraint in obj.pose.bones["foot.l"].constraints]
+    assert constraints and f"'{constraints[0]}'" in warned[0], warned

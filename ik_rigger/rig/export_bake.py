@@ -404,12 +404,18 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
         name, parent = names[column], copy.data.bones[names[column]].parent
         above = f"its parent '{parent.name}'" if parent is not None else "the armature"
         inherit = obj.data.bones[name].inherit_scale
+        # A bone that takes its parent's scale in full is sheared against it only where its constraints set
+        # its pose apart from its parent's (a foot copying its IK handle's turn under a shin a capture scales).
+        setters = [f"'{constraint.name}'" for constraint in obj.pose.bones[name].constraints]
+        why, instead = ((f"Inherit Scale '{inherit}'", ", or set the bone's Inherit Scale to Full (Bone properties, "
+                                                       "Relations)") if inherit != "FULL" else
+                        (f"its constraint{'s' * (len(setters) > 1)} {', '.join(setters)} "
+                         f"set{'s' * (len(setters) == 1)} its pose apart from its parent's", ""))
         found.append(f"the bone '{name}' plays up to {degrees[row, column]:.2g} degrees off in the file (frame "
                      f"{baked.frames[row]} of '{baked.name}'), and what hangs from it with it: {above} scales "
-                     f"unevenly there, which '{name}' does not take (Inherit Scale '{inherit}'), "
+                     f"unevenly there, which '{name}' does not take ({why}), "
                      "a shear glTF and FBX cannot hold; scale the parent evenly (a foot copies its IK handle's "
-                     "scale with Copy Rotation & Scale or Copy Transforms), or set the bone's Inherit Scale to Full "
-                     "(Bone properties, Relations)")
+                     f"scale with Copy Rotation & Scale or Copy Transforms){instead}")
     return found
 
 
