@@ -220,3 +220,32 @@ def test_a_bone_taking_its_parent_s_scale_in_full_is_not_told_to_take_it(tmp_pat
     assert obj.data.bones["foot.l"].inherit_scale == "FULL" and "Inherit Scale" not in warned[0], warned
     constraints = [constraint.name for constraint in obj.pose.bones["foot.l"].constraints]
     assert constraints and f"'{constraints[0]}'" in warned[0], warned
+
+
+def test_every_clip_of_an_imported_character_its_nla_strips_among_them(tmp_path):
+    """RobotExpressive as glTF's importer leaves it: 14 animations, 13 of them NLA strips, each starting on
+    frame 0; rigged with its motion baked and its controls keyed over the playing one, at 59.94 frames a
+    second. Every clip is in the .glb, named, timed and as long as it plays, and three.js plays each as the
+    rig does; two of them through FBX (its meshes renamed: several are named as bones, which the export warns
+    of for FBX, and assimp moves the mesh of that name)."""
+    obj = import_gltf("gltf_robot_expressive.glb")
+    bpy.context.view_layer.objects.active = obj
+    api.auto_rig(obj, animation="BAKE", soft_ik=0.1, foot_roll=True, pole_parent="HANDLE")
+    bpy.ops.object.mode_set(mode="POSE")
+    for number, limb in enumerate(api.limbs(obj)):
+        _key_controls(obj, limb, number)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for mesh in [item for item in bpy.data.objects if item.type == "MESH"]:
+        mesh.name = f"mesh {mesh.name}"
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 60, 1.001
+    strips = {strip.action.name for track in obj.animation_data.nla_tracks for strip in track.strips}
+    report = api.export(obj, str(tmp_path / "robot.glb"))
+    assert len(strips) >= 13 and {item.name for item in report.clips} == strips | {obj.animation_data.action.name}
+    assert all(item.first == 0 for item in report.clips) and report.warnings == ()
+    _assert_valid(tmp_path / "robot.glb")
+    assert_three_plays_the_rig(obj, tmp_path / "robot.glb", report)
+    # Blender 4.2's importer names them 'Wave_RobotArmature'...
+    two = [item.name for item in report.clips if item.name.startswith(("Wave", "Dance"))]
+    report = api.export(obj, str(tmp_path / "robot.fbx"), clips=two)
+    assert_fbx_plays_the_rig(obj, tmp_path / "robot.fbx", report)
