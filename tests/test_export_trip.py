@@ -19,6 +19,7 @@ from export_readers import (
     Y_UP,
     assimp_play,
     blender_rest,
+    blender_world,
     compare,
     fbx_play,
     height,
@@ -77,6 +78,8 @@ def test_a_bone_flattened_along_some_axes_places_the_bones_under_it_as_the_rig_d
     joint plays where the rig puts it, in three.js, Blender's FBX importer and assimp."""
     obj = _metarig()
     _key(obj.pose.bones["hand.R"], "scale", {1: (1.0, 1.0, 1.0), 12: scale, 25: scale, 30: (1.0, 1.0, 1.0)})
+    # Turned while flat: what it keeps of its axes turns with it.
+    _key(obj.pose.bones["hand.R"], "rotation_quaternion", {12: (1.0, 0.0, 0.0, 0.0), 25: (0.7, 0.5, 0.3, 0.4)})
     _key(obj.pose.bones["forearm.L"], "scale", {1: (1.0, 1.0, 1.0), 20: (0.0, 1.0, 1.0)})
     _key(obj.pose.bones["hand.L"], "rotation_quaternion", {1: (1.0, 0.0, 0.0, 0.0), 20: (0.9, 0.3, 0.3, 0.0)})
     bpy.ops.object.mode_set(mode="OBJECT")
@@ -88,6 +91,15 @@ def test_a_bone_flattened_along_some_axes_places_the_bones_under_it_as_the_rig_d
     fps = bpy.context.scene.render.fps
     played = three_play(str(tmp_path / "flat.glb"), fps)
     _assert_plays(obj, report, played.clips, played.rest, Y_UP)
+    # The axes the flat hand keeps lie as in the rig (before, one flattened along two held the turn it had
+    # before it was flat: 90 degrees off by frame 25).
+    shown = blender_world(obj, obj.animation_data.action, list(range(1, 31)), ["hand.R"])
+    for frame, (rig, file) in enumerate(zip(shown, played.clips[report.clips[0].name]), 1):
+        for axis in range(3):
+            expected, got = Y_UP @ rig["hand.R"][:3, axis], file["hand.R"][:3, axis]
+            if np.linalg.norm(expected) > 1e-3 * np.abs(rig["hand.R"][:3, :3]).max():
+                cosine = expected @ got / np.linalg.norm(expected) / np.linalg.norm(got)
+                assert np.degrees(np.arccos(min(1.0, cosine))) < DEGREES, (frame, axis)
     report = api.export(obj, str(tmp_path / "flat.fbx"))
     played = fbx_play(str(tmp_path / "flat.fbx"))
     _assert_plays(obj, report, played.clips, played.rest, np.eye(3))

@@ -319,29 +319,57 @@ def _channels(carried: np.ndarray, poses: np.ndarray, placed: np.ndarray | None 
     # A mirrored basis (negative determinant) keeps its flip in the scale's first axis, as Blender does.
     flip = np.where(np.linalg.det(linear) < 0.0, -1.0, 1.0)
     scale[..., 0] *= flip
-    quaternion = _quaternions(_axes(linear, scale))
+    quaternion = _held_turns(_quaternions(_axes(linear, scale)), linear, scale)
     gone = np.abs(scale) < _NOTHING
-    held = gone.sum(axis=-1) > 1
     some = gone & ~gone.all(axis=-1, keepdims=True)
     scale = np.where(some, np.where(scale < 0.0, -_THIN, _THIN) * np.abs(scale).max(axis=-1, keepdims=True), scale)
-    quaternion[0][held[0]] = (1.0, 0.0, 0.0, 0.0)
-    # The same turn without a flip through interpolation: each frame on the previous one's side.
-    for row in range(1, len(quaternion)):
-        quaternion[row][held[row]] = quaternion[row - 1][held[row]]
-        sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
-        quaternion[row] *= sign[:, None]
     return np.concatenate([location, quaternion, scale], axis=-1)
+
+
+def _held_turns(quaternion: np.ndarray, linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``quaternion`` (frames, bones, 4) where a bone is scaled to nothing along two axes or three, which
+    shows no turn (or one axis only): the turn of the frame before, turned the least to lay that axis where it
+    lies; and each frame on the previous one's side, the same turn without a flip through interpolation."""
+    gone = np.abs(scale) < _NOTHING
+    all_gone, two = gone.all(axis=-1), gone.sum(axis=-1) == 2
+    kept = np.argmin(gone, axis=-1)
+    along = np.take_along_axis(linear, kept[..., None, None], axis=-1)[..., 0]
+    along /= np.maximum(np.linalg.norm(along, axis=-1, keepdims=True), 1e-300)
+    along *= np.where(np.take_along_axis(scale, kept[..., None], axis=-1) < 0.0, -1.0, 1.0)
+    before = np.tile((1.0, 0.0, 0.0, 0.0), (quaternion.shape[1], 1))
+    for row in range(len(quaternion)):
+        quaternion[row][all_gone[row]] = before[all_gone[row]]
+        bones = np.nonzero(two[row])[0]
+        if len(bones):
+            turn = _turns(before[bones])
+            axis = np.take_along_axis(turn, kept[row, bones][:, None, None], axis=-1)[..., 0]
+            # The least turn from that axis to where it lies now (Rodrigues' formula).
+            cross, cosine = np.cross(axis, along[row, bones]), np.sum(axis * along[row, bones], axis=-1)
+            skew = np.zeros((len(bones), 3, 3))
+            skew[:, [2, 0, 1], [1, 2, 0]] = cross
+            skew -= np.swapaxes(skew, -1, -2)
+            least = np.eye(3) + skew + skew @ skew / np.maximum(1.0 + cosine, 1e-12)[:, None, None]
+            quaternion[row][bones] = _quaternions(least @ turn)
+        if row:
+            sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
+            quaternion[row] *= sign[:, None]
+        before = quaternion[row]
+    return quaternion
+
+
+def _turns(quaternion: np.ndarray) -> np.ndarray:
+    """The rotation matrices of unit quaternions (..., 4: w, x, y, z)."""
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
 
 
 def _written(channels: np.ndarray) -> np.ndarray:
     """The 4x4 matrices that ``channels`` (location, quaternion, scale) key."""
     location, quaternion, scale = channels[..., :3], channels[..., 3:7], channels[..., 7:]
-    w, x, y, z = np.moveaxis(quaternion, -1, 0)
-    turn = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
     written = np.zeros((*channels.shape[:-1], 4, 4))
-    written[..., :3, :3] = turn * scale[..., None, :]
+    written[..., :3, :3] = _turns(quaternion) * scale[..., None, :]
     written[..., :3, 3] = location
     written[..., 3, 3] = 1.0
     return written
