@@ -261,3 +261,22 @@ def test_every_clip_of_an_imported_character_its_nla_strips_among_them(tmp_path)
     two = [item.name for item in report.clips if item.name.startswith(("Wave", "Dance"))]
     report = api.export(obj, str(tmp_path / "robot.fbx"), clips=two)
     assert_fbx_plays_the_rig(obj, tmp_path / "robot.fbx", report)
+
+
+@pytest.mark.parametrize("scale", [(1.0, 0.0, 1.0), (0.0, 0.0, 0.0)], ids=["one axis", "all"])
+def test_an_armature_object_scaled_to_nothing_is_refused_and_a_small_scale_plays(tmp_path, scale):
+    """The character hidden by its object's scale: both exporters place its bones from its placement inverted,
+    and three.js put the joints 84% of the height off (one axis) without a word before. Refused by name,
+    writing nothing; scaled 0.001 instead (as the message says), it plays as the rig does."""
+    obj = legs_character()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    obj.scale = scale
+    # Blender's IK on a flat armature poses it anew on each evaluation: its pose is left out.
+    before = {key: value for key, value in state().items() if key != "evaluated"}
+    with pytest.raises(api.RigError, match="the armature 'Rig' is scaled to nothing along some axis"):
+        api.export(obj, str(tmp_path / "legs.glb"))
+    assert list(tmp_path.iterdir()) == []
+    assert {key: value for key, value in state().items() if key != "evaluated"} == before
+    obj.scale = (0.001, 0.001, 0.001)
+    report = api.export(obj, str(tmp_path / "legs.glb"))
+    assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)

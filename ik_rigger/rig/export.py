@@ -134,6 +134,13 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
         raise RigError(f"the armature '{obj.name}' is disabled in viewports, where Blender does not play it",
                        hint="Enable it in viewports (the screen icon), then export.")
     check_evaluated(obj)  # a collection that keeps it out leaves its pose as last evaluated: named
+    placed = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world.to_3x3()
+    sizes = sorted(abs(size) for size in placed.to_scale())
+    if abs(placed.determinant()) <= 1e-5 * sizes[2] ** 3:
+        raise RigError(f"the armature '{obj.name}' is scaled to nothing along some axis where it stands (scale "
+                       f"{', '.join(f'{size:g}' for size in placed.to_scale())}): both exporters place its bones "
+                       "from its placement inverted, which it has none of, and they land far off",
+                       hint="Give it (or its parent) a scale other than 0, 0.001 to hide it, then export.")
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
                        "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
