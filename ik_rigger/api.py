@@ -482,13 +482,13 @@ def upgrade(obj: bpy.types.Object) -> list[str]:
 
 
 @_takes_armature
-def export(obj: bpy.types.Object, filepath: str, *, clips: Sequence[str] | None = None,
+def export(obj: bpy.types.Object, filepath: str, *, clips: Sequence[str] | str | None = None,
            frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> _export.ExportReport:
     """Write ``obj`` for a game engine: ``.glb``, ``.gltf`` or ``.fbx`` by the suffix.
 
     The file holds the meshes ``obj`` deforms, skinned to its deform bones only (none IK Rigger
     made; one root, names and rest as they are), and each clip (action) that animates it, or
-    those ``clips`` names, baked on every frame of its range (or ``frame_range``, first and
+    those ``clips`` names (or the one it names), baked on every frame of its range (or ``frame_range``, first and
     last) as one glTF animation or FBX take named after it; stretch is the bones' scale. The
     scene and file are left exactly as they were. Returns what was written (``files``, ``joints``,
     ``clips`` with their frames, ``meshes``, ``warnings``); refuses, writing nothing, a suffix of

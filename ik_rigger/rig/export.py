@@ -135,6 +135,13 @@ def _refuse(obj: bpy.types.Object, fmt: str, joints: Sequence[str], clips: Seque
         raise RigError(f"the armature '{obj.name}' is disabled in viewports, where Blender does not play it",
                        hint="Enable it in viewports (the screen icon), then export.")
     check_evaluated(obj)  # a collection that keeps it out leaves its pose as last evaluated: named
+    placed = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world.to_3x3()
+    sizes = sorted(abs(size) for size in placed.to_scale())
+    if abs(placed.determinant()) <= 1e-5 * sizes[2] ** 3:
+        raise RigError(f"the armature '{obj.name}' is scaled to nothing along some axis where it stands (scale "
+                       f"{', '.join(f'{size:g}' for size in placed.to_scale())}): both exporters place its bones "
+                       "from its placement inverted, which it has none of, and they land far off",
+                       hint="Give it (or its parent) a scale other than 0, 0.001 to hide it, then export.")
     if obj.animation_data is not None and obj.animation_data.use_tweak_mode:
         raise RigError(f"the armature '{obj.name}' is in NLA tweak mode, where its clips cannot be played "
                        "one by one", hint="Leave tweak mode (Tab in the NLA editor), then export.")
@@ -163,8 +170,10 @@ def _deform_only(copy: bpy.types.Object, scene: bpy.types.Scene, joints: Sequenc
                 parent = bone.parent
                 while parent is not None and parent.name not in keep:
                     parent = parent.parent
+                # Each bone placed by its keyed location, as the files place it: Blender sets a connected
+                # bone on its parent's tail instead, which a parent written thin along its length moves.
+                bone.use_connect = False
                 if parent != bone.parent:
-                    bone.use_connect = False
                     bone.parent = parent
             for bone in [bone for bone in bones if bone.name not in keep]:
                 bones.remove(bone)
@@ -223,7 +232,6 @@ def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
     for clip in baked:
         channels = export_bake.local_channels(copy, names, clip.poses)
         warnings += export_bake.shear_warnings(copy, obj, names, clip, channels)
-        warnings += export_bake.flattened_warnings(copy, names, clip)
         action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
         made.append(action)
         data.action = None
@@ -330,7 +338,7 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     return baked, files, warnings
 
 
-def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | None = None,
+def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | str | None = None,
            frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> ExportReport:
     """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module); without
     ``overwrite``, a file at the path (or a .gltf's .bin beside it) is refused, not replaced."""

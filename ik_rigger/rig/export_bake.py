@@ -53,11 +53,14 @@ def rig_clips(obj: bpy.types.Object) -> list[Clip]:
     return [found[name] for name in sorted(found) if _keys_bones(found[name].action, obj.data.bones)]
 
 
-def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | None) -> list[Clip]:
-    """The clips named (all when None), refusing a name that animates nothing of ``obj``."""
+def chosen_clips(obj: bpy.types.Object, names: Sequence[str] | str | None) -> list[Clip]:
+    """The clips named (all when None; one name alone is that clip), refusing a name that animates
+    nothing of ``obj``."""
     available = rig_clips(obj)
     if names is None:
         return available
+    if isinstance(names, str):  # a name is a sequence of its letters: 'Walk' was refused as no clip 'W'
+        names = [names]
     by_name = {clip.name: clip for clip in available}
     unknown = [name for name in names if name not in by_name]
     if unknown:
@@ -216,15 +219,21 @@ def _quaternions(rotations: np.ndarray) -> np.ndarray:
     return chosen / np.linalg.norm(chosen, axis=-1, keepdims=True)
 
 
-def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
-    """Per frame and bone, where a bone's own transform starts from on a copy where every bone inherits
-    fully from its parent: its parent's pose @ the parent's rest⁻¹ @ its rest; its rest for a root."""
+def _offsets(obj: bpy.types.Object, names: Sequence[str]) -> tuple[list[int], np.ndarray]:
+    """Each bone's parent (its column, -1 for a root) and rest relative to its parent's (its rest for a root)."""
     bones = [obj.data.bones[name] for name in names]
     rests = np.array([np.array(bone.matrix_local) for bone in bones])
     position = {name: index for index, name in enumerate(names)}
     parents = [position[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
     offsets = np.array([np.linalg.inv(rests[parent]) @ rests[index] if parent >= 0 else rests[index]
                         for index, parent in enumerate(parents)])
+    return parents, offsets
+
+
+def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, where a bone's own transform starts from on a copy where every bone inherits
+    fully from its parent: its parent's pose @ the parent's rest⁻¹ @ its rest; its rest for a root."""
+    parents, offsets = _offsets(obj, names)
     parent_poses = np.where(np.array(parents)[None, :, None, None] >= 0, poses[:, parents], np.eye(4))
     return parent_poses @ offsets
 
@@ -232,6 +241,11 @@ def _carried(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> 
 # A bone's scale below which it is taken as scaled to nothing along an axis (an animator's way to hide a
 # bone and what hangs from it); above single precision's noise on the poses read.
 _NOTHING = 1e-5
+# What a scale of nothing along some of a bone's axes, not all three, is written as (of its largest): both
+# exporters place each bone from its parent's pose inverted, which a flattened parent has none of. Thinner,
+# single precision's noise times that inverse turns the bones under it off (at 1e-3, the metarig's fingers
+# 8e-5 of the height; 1.6e-5 at 1e-2).
+_THIN = 1e-2
 
 
 def _flat(matrices: np.ndarray) -> np.ndarray:
@@ -256,35 +270,139 @@ def _axes(linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return axes
 
 
-def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
-    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
-    armature-space pose on a copy where every bone inherits fully from its parent. A bone scaled to
-    nothing keeps the turn of the frame before (it shows none)."""
-    carried = _carried(obj, names, poses)
+def _completed(parent: np.ndarray, linear: np.ndarray) -> np.ndarray:
+    """``linear``, a bone's own 3x3 under ``parent`` flattened along one or two axes (the least transform:
+    nothing along them, which no turn and scale can hold), with those axes given back as a turn holds them:
+    the cross of the other two at their length, or any two square to the one left. The parent shows none
+    of them; the keys need a turn."""
+    _, sizes, vt = np.linalg.svd(parent)
+    kept = vt @ linear  # rows along the parent's axes, most scaled first; the flattened ones nothing
+    first = kept[..., 0, :]
+    length = np.linalg.norm(first, axis=-1)
+    one = sizes[..., 1] >= _NOTHING * sizes[..., 0]
+    # One axis flattened: the cross of the two kept, at their length.
+    second = np.where(one[..., None], kept[..., 1, :], 0.0)
+    across = np.cross(first, second)
+    both = np.sqrt(length * np.linalg.norm(second, axis=-1))
+    across /= np.where(both > 0.0, both, 1.0)[..., None]
+    # Two: a row square to the one kept (crossed with the axis least along it), then the cross of both.
+    least = np.eye(3)[np.argmin(np.abs(first), axis=-1)]
+    square = np.cross(first, least)
+    square *= (length / np.maximum(np.linalg.norm(square, axis=-1), 1e-300))[..., None]
+    second = np.where(one[..., None], 0.0, square)
+    across = np.where(one[..., None], across, np.cross(first, square) / np.maximum(length, 1e-300)[..., None])
+    across *= np.sign(np.linalg.det(vt))[..., None]
+    added = vt[..., 1, :, None] * second[..., None, :] + vt[..., 2, :, None] * across[..., None, :]
+    return linear + np.where((length > 0.0)[..., None, None], added, 0.0)
+
+
+def _channels(carried: np.ndarray, poses: np.ndarray, placed: np.ndarray | None = None) -> np.ndarray:
+    """Per frame and bone, the location, quaternion and scale (10 values) that turn ``carried`` into
+    ``poses``; the location from ``placed`` when given (where the keys carry the bone from, which differs
+    from ``carried`` under a bone written thin), where that is not flat."""
     under_nothing = _flat(carried)
     basis = np.linalg.inv(np.where(under_nothing[..., None, None], np.eye(4), carried)) @ poses
     # Under a bone flattened, the least transform that places it as the rig does (exact where it takes the
-    # flattening as a child does: its pose lies in what that bone leaves).
+    # flattening as a child does: its pose lies in what that bone leaves), made a turn.
     flat, posed = carried[under_nothing], poses[under_nothing]
-    least = np.linalg.pinv(flat[..., :3, :3])
-    basis[under_nothing, :3, :3] = least @ posed[..., :3, :3]
+    least = np.linalg.pinv(flat[..., :3, :3], _NOTHING)
+    basis[under_nothing, :3, :3] = _completed(flat[..., :3, :3], least @ posed[..., :3, :3])
     basis[under_nothing, :3, 3] = (least @ (posed[..., :3, 3] - flat[..., :3, 3])[..., None])[..., 0]
-    basis[under_nothing, 3] = (0.0, 0.0, 0.0, 1.0)
     location = basis[..., :3, 3]
+    if placed is not None:
+        located = ~_flat(placed)
+        start, shown = placed[located], poses[located]
+        location[located] = (np.linalg.inv(start[..., :3, :3]) @ (shown[..., :3, 3] - start[..., :3, 3])[..., None])[
+            ..., 0]
     linear = basis[..., :3, :3]
     scale = np.linalg.norm(linear, axis=-2)
     # A mirrored basis (negative determinant) keeps its flip in the scale's first axis, as Blender does.
     flip = np.where(np.linalg.det(linear) < 0.0, -1.0, 1.0)
     scale[..., 0] *= flip
-    quaternion = _quaternions(_axes(linear, scale))
-    held = (np.abs(scale) < _NOTHING).sum(axis=-1) > 1
-    quaternion[0][held[0]] = (1.0, 0.0, 0.0, 0.0)
-    # The same turn without a flip through interpolation: each frame on the previous one's side.
-    for row in range(1, len(quaternion)):
-        quaternion[row][held[row]] = quaternion[row - 1][held[row]]
-        sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
-        quaternion[row] *= sign[:, None]
+    quaternion = _held_turns(_quaternions(_axes(linear, scale)), linear, scale)
+    gone = np.abs(scale) < _NOTHING
+    some = gone & ~gone.all(axis=-1, keepdims=True)
+    scale = np.where(some, np.where(scale < 0.0, -_THIN, _THIN) * np.abs(scale).max(axis=-1, keepdims=True), scale)
     return np.concatenate([location, quaternion, scale], axis=-1)
+
+
+def _held_turns(quaternion: np.ndarray, linear: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``quaternion`` (frames, bones, 4) where a bone is scaled to nothing along two axes or three, which
+    shows no turn (or one axis only): the turn of the frame before, turned the least to lay that axis where it
+    lies; and each frame on the previous one's side, the same turn without a flip through interpolation."""
+    gone = np.abs(scale) < _NOTHING
+    all_gone, two = gone.all(axis=-1), gone.sum(axis=-1) == 2
+    kept = np.argmin(gone, axis=-1)
+    along = np.take_along_axis(linear, kept[..., None, None], axis=-1)[..., 0]
+    along /= np.maximum(np.linalg.norm(along, axis=-1, keepdims=True), 1e-300)
+    along *= np.where(np.take_along_axis(scale, kept[..., None], axis=-1) < 0.0, -1.0, 1.0)
+    before = np.tile((1.0, 0.0, 0.0, 0.0), (quaternion.shape[1], 1))
+    for row in range(len(quaternion)):
+        quaternion[row][all_gone[row]] = before[all_gone[row]]
+        bones = np.nonzero(two[row])[0]
+        if len(bones):
+            turn = _turns(before[bones])
+            axis = np.take_along_axis(turn, kept[row, bones][:, None, None], axis=-1)[..., 0]
+            # The least turn from that axis to where it lies now (Rodrigues' formula).
+            cross, cosine = np.cross(axis, along[row, bones]), np.sum(axis * along[row, bones], axis=-1)
+            skew = np.zeros((len(bones), 3, 3))
+            skew[:, [2, 0, 1], [1, 2, 0]] = cross
+            skew -= np.swapaxes(skew, -1, -2)
+            least = np.eye(3) + skew + skew @ skew / np.maximum(1.0 + cosine, 1e-12)[:, None, None]
+            quaternion[row][bones] = _quaternions(least @ turn)
+        if row:
+            sign = np.where(np.sum(quaternion[row] * quaternion[row - 1], axis=-1) < 0.0, -1.0, 1.0)
+            quaternion[row] *= sign[:, None]
+        before = quaternion[row]
+    return quaternion
+
+
+def _turns(quaternion: np.ndarray) -> np.ndarray:
+    """The rotation matrices of unit quaternions (..., 4: w, x, y, z)."""
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def _written(channels: np.ndarray) -> np.ndarray:
+    """The 4x4 matrices that ``channels`` (location, quaternion, scale) key."""
+    location, quaternion, scale = channels[..., :3], channels[..., 3:7], channels[..., 7:]
+    written = np.zeros((*channels.shape[:-1], 4, 4))
+    written[..., :3, :3] = _turns(quaternion) * scale[..., None, :]
+    written[..., :3, 3] = location
+    written[..., 3, 3] = 1.0
+    return written
+
+
+def local_channels(obj: bpy.types.Object, names: Sequence[str], poses: np.ndarray) -> np.ndarray:
+    """Per frame and bone, the location, quaternion and scale (10 values) that give each bone its
+    armature-space pose on a copy where every bone inherits fully from its parent. A bone scaled to
+    nothing keeps the turn of the frame before (it shows none); one scaled to nothing along some of its
+    axes, not all three, is written thin (``_THIN``) along them, and the bones under it are placed from
+    where that thin bone carries them, so the exporters, which place each bone from its parent's pose
+    inverted, find one to invert."""
+    carried = _carried(obj, names, poses)
+    channels = _channels(carried, poses)
+    if not (_flat(poses) & ~_flat(carried)).any():
+        return channels
+    # Parents first, level by level: each bone's location from where its parent's keys carry it.
+    parents, offsets = _offsets(obj, names)
+    depth = []
+    for parent in parents:
+        count = 0
+        while parent >= 0:
+            parent, count = parents[parent], count + 1
+        depth.append(count)
+    keyed = poses.copy()
+    levels = np.array(depth)
+    for level in range(max(depth) + 1):
+        columns = np.nonzero(levels == level)[0]
+        above = [parents[column] for column in columns]
+        placed = np.where(np.array(above)[None, :, None, None] >= 0, keyed[:, above], np.eye(4)) @ offsets[columns]
+        channels[:, columns] = _channels(carried[:, columns], poses[:, columns], placed)
+        keyed[:, columns] = placed @ _written(channels[:, columns])
+    return channels
 
 
 def _rotations(matrices: np.ndarray) -> np.ndarray:
@@ -299,16 +417,7 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
     glTF and FBX hold each bone's own transform as location, rotation and scale, and a bone that does not
     take its parent's scale (its Inherit Scale not Full) under a parent scaled unevenly (a foot copying
     the scale of an IK handle scaled along one axis) is sheared against it, which neither can hold."""
-    location, quaternion, scale = channels[..., :3], channels[..., 3:7], channels[..., 7:]
-    w, x, y, z = np.moveaxis(quaternion, -1, 0)
-    turn = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
-    written = np.zeros(baked.poses.shape)
-    written[..., :3, :3] = turn * scale[..., None, :]
-    written[..., :3, 3] = location
-    written[..., 3, 3] = 1.0
-    played = (_carried(copy, names, baked.poses) @ written)[..., :3, :3]
+    played = (_carried(copy, names, baked.poses) @ _written(channels))[..., :3, :3]
     shown = baked.poses[..., :3, :3]
     # Only where the file's axes differ from the rig's at all (single precision's noise apart) is the turn
     # measured, and not on a bone scaled to nothing, which shows none.
@@ -323,37 +432,18 @@ def shear_warnings(copy: bpy.types.Object, obj: bpy.types.Object, names: Sequenc
         name, parent = names[column], copy.data.bones[names[column]].parent
         above = f"its parent '{parent.name}'" if parent is not None else "the armature"
         inherit = obj.data.bones[name].inherit_scale
+        # A bone that takes its parent's scale in full is sheared against it only where its constraints set
+        # its pose apart from its parent's (a foot copying its IK handle's turn under a shin a capture scales).
+        setters = [f"'{constraint.name}'" for constraint in obj.pose.bones[name].constraints]
+        why, instead = ((f"Inherit Scale '{inherit}'", ", or set the bone's Inherit Scale to Full (Bone properties, "
+                                                       "Relations)") if inherit != "FULL" else
+                        (f"its constraint{'s' * (len(setters) > 1)} {', '.join(setters)} "
+                         f"set{'s' * (len(setters) == 1)} its pose apart from its parent's", ""))
         found.append(f"the bone '{name}' plays up to {degrees[row, column]:.2g} degrees off in the file (frame "
                      f"{baked.frames[row]} of '{baked.name}'), and what hangs from it with it: {above} scales "
-                     f"unevenly there, which '{name}' does not take (Inherit Scale '{inherit}'), "
+                     f"unevenly there, which '{name}' does not take ({why}), "
                      "a shear glTF and FBX cannot hold; scale the parent evenly (a foot copies its IK handle's "
-                     "scale with Copy Rotation & Scale or Copy Transforms), or set the bone's Inherit Scale to Full "
-                     "(Bone properties, Relations)")
-    return found
-
-
-def flattened_warnings(copy: bpy.types.Object, names: Sequence[str], baked: BakedClip) -> list[str]:
-    """A warning for each bone with bones under it that the clip scales to nothing along one or two of its
-    axes, not all three: both exporters place each bone from its parent's pose inverted, which such a
-    parent has none of, so the bones under it land far off (a hand at a scale of 1, 0, 1 threw its
-    fingers over a hundred thousand heights away); flattened along all three, what hangs from it stays on it."""
-    parents = {bone.parent.name for bone in copy.data.bones if bone.parent is not None}
-    linear = baked.poses[..., :3, :3]
-    flat = np.zeros(linear.shape[:-2], dtype=int)  # how many axes each is scaled to nothing along
-    maybe = _flat(baked.poses)
-    flat[maybe] = (np.linalg.svd(linear[maybe], compute_uv=False) < _NOTHING).sum(axis=-1)
-    found = []
-    flagged: set[str] = set()
-    for column, name in enumerate(names):  # parents first: a bone flattened with its parent is not named
-        rows = np.nonzero((flat[:, column] > 0) & (flat[:, column] < 3))[0]
-        parent = copy.data.bones[name].parent
-        if len(rows):
-            flagged.add(name)
-        if name in parents and len(rows) and (parent is None or parent.name not in flagged):
-            found.append(f"the bone '{name}' is scaled to nothing along some of its axes but not all three (frame "
-                         f"{baked.frames[int(rows[0])]} of '{baked.name}'): the exporters cannot place the bones "
-                         "under it there, which land far off in the file; scale it to nothing along all three "
-                         "axes to hide it, or to a small scale (0.001) along that axis")
+                     f"scale with Copy Rotation & Scale or Copy Transforms){instead}")
     return found
 
 
