@@ -338,6 +338,31 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
     return baked, files, warnings
 
 
+# The frames Blender plays (its scene's End Frame goes no further).
+_LAST_FRAME = 1048574
+
+
+def _frames(frame_range: object) -> tuple[int, int] | None:
+    """``frame_range`` as the first and last frames to bake, or a RigError saying what is wrong with it."""
+    if frame_range is None:
+        return None
+    hint = "Give the first frame, then the last one, as whole frames."
+    try:
+        if isinstance(frame_range, (str, bytes)):  # "15" is no pair of frames '1' and '5'
+            raise TypeError
+        first, last = (float(frame) for frame in frame_range)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise RigError(f"the frame range {frame_range!r} is not a (first, last) pair of frames", hint=hint) from None
+    if not (first.is_integer() and last.is_integer()):
+        raise RigError(f"the frame range ({first:g}, {last:g}) starts or ends between frames", hint=hint)
+    if last < first:
+        raise RigError(f"the frame range ({first:g}, {last:g}) runs backwards", hint=hint)
+    if max(abs(first), abs(last)) > _LAST_FRAME:
+        raise RigError(f"the frame range ({first:g}, {last:g}) reaches past frame {_LAST_FRAME}, the last Blender "
+                       "plays", hint=hint)
+    return int(first), int(last)
+
+
 def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | str | None = None,
            frame_range: tuple[int, int] | None = None, overwrite: bool = True) -> ExportReport:
     """Write ``obj``'s deform skeleton, its meshes and each clip baked (see the module); without
@@ -346,9 +371,7 @@ def export(obj: bpy.types.Object, filepath: str, clips: Sequence[str] | str | No
     target = _check_writable(filepath)
     if not overwrite:
         _refuse_existing(target, fmt)
-    if frame_range is not None and (len(frame_range) != 2 or int(frame_range[1]) < int(frame_range[0])):
-        raise RigError(f"the frame range {tuple(frame_range)} runs backwards or is not a (first, last) pair",
-                       hint="Give the first frame, then the last one.")
+    frame_range = _frames(frame_range)
     joints = export_bake.deform_bones(obj)
     chosen = export_bake.chosen_clips(obj, clips)
     meshes, left_out = export_meshes.meshes(obj, joints)
