@@ -9,9 +9,19 @@ import math
 
 import bpy
 import pytest
-from helpers import all_fcurves, chain_length, evaluate, evaluate_world, leg_bones, make_armature, rotation_degrees
+from helpers import (
+    all_fcurves,
+    chain_length,
+    evaluate,
+    evaluate_world,
+    leg_bones,
+    make_armature,
+    rotation_degrees,
+    same,
+    snapshot,
+)
 from mathutils import Euler, Matrix, Quaternion, Vector
-from test_ground import _DOWN, SIDES, _ankle, assert_planted, biped, bone_sole, heights, plane
+from test_ground import _DOWN, SIDES, _ankle, assert_planted, biped, bone_sole, heights, plane, walking_biped
 
 from ik_rigger import api
 from ik_rigger.core.geometry import rotation_property
@@ -303,3 +313,165 @@ def test_plant_feet_on_one_frame_lays_the_feet_of_an_armature_scaled_unevenly_fl
     api.plant_feet(obj, ground)
     for side in SIDES:
         assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
+
+
+def _slot_keys(obj: bpy.types.Object) -> dict[tuple[str, int], list[tuple[float, ...]]]:
+    """The keys of ``obj``'s own slot of its action."""
+    from ik_rigger.rig.animation import fcurve_owners
+
+    return {(curve.data_path, curve.array_index): [tuple(point.co) for point in curve.keyframe_points]
+            for owner in fcurve_owners(obj) for curve in owner.fcurves}
+
+
+@pytest.mark.skipif(bpy.app.version < (4, 4, 0), reason="an action's slots came with Blender 4.4")
+@pytest.mark.parametrize("call", ["build", "bake IK to FK", "bake FK to IK", "snap keyed", "remove", "plant feet"])
+def test_a_character_sharing_its_action_through_a_slot_of_its_own_is_left_as_it_was(call):
+    """Two characters in one action, each in a slot of its own (as Blender 4.4 and later key them): rigging,
+    baking, snapping, removing or planting one leaves the other's slot, its keys and how it plays as they were."""
+    obj = walking_biped() if call == "plant feet" else _leg()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    other = make_armature(leg_bones(x=1.5, bend=0.08), name="Other", mode="OBJECT")
+    action = obj.animation_data.action
+    other.animation_data_create()
+    other.animation_data.action = action
+    shin = other.pose.bones["shin.L"]
+    shin.rotation_mode = "XYZ"
+    for frame, turn in ((1, 0.2), (25, 0.9)):
+        shin.rotation_euler = (turn, 0.0, 0.0)
+        shin.keyframe_insert("rotation_euler", frame=frame)
+    assert other.animation_data.action == action and other.animation_data.action_slot != obj.animation_data.action_slot
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    other.select_set(False)
+    bpy.ops.object.mode_set(mode="POSE")
+    if call not in ("build", "plant feet"):
+        api.build(obj, "shin.L", both_sides=False)
+    slot, keys, played_other = other.animation_data.action_slot, _slot_keys(other), _shown(other, FRAMES)
+    before = _shown(obj, FRAMES)
+    if call == "build":
+        api.build(obj, "shin.L", both_sides=False)
+    elif call.startswith("bake"):
+        api.bake(obj, "IK_TO_FK" if call == "bake IK to FK" else "FK_TO_IK", FRAMES, switch=True)
+    elif call == "snap keyed":
+        api.snap_limb(obj, "shin.L", "FK", key=True, frame=13)
+    elif call == "remove":
+        api.remove(obj, "shin.L")
+    else:
+        api.plant_feet(obj, plane(location=(0.0, 0.0, 0.04)), FRAMES)
+    assert other.animation_data.action_slot == slot and _slot_keys(other) == keys
+    _assert_same(other, played_other, "the other character")
+    if call != "plant feet":
+        _assert_same(obj, before, call)
+
+
+@pytest.mark.parametrize("frames", [None, FRAMES], ids=["this frame", "over the range"])
+def test_plant_feet_on_an_armature_shown_in_rest_position_plants_the_pose_it_plays(frames):
+    """Pose Position set to Rest (Armature properties) while planting: the feet are planted as the rig plays
+    in Pose Position, and Rest Position stays on."""
+    obj = walking_biped()
+    ground = plane(location=(0.0, 0.0, 0.04), rotation=(0.0, 0.2, 0.0))
+    scene = bpy.context.scene
+    scene.frame_set(5)
+    obj.data.pose_position = "REST"
+    api.plant_feet(obj, ground, frames)
+    assert obj.data.pose_position == "REST" and scene.frame_current == 5
+    obj.data.pose_position = "POSE"
+    for frame in (5,) if frames is None else (1, 5, 12, 20):
+        if frames is not None:
+            scene.frame_set(frame)
+        for side in SIDES:
+            if frames is None or any(frame in run for run in _DOWN[side]):
+                assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
+
+
+def _in_its_collection(obj: bpy.types.Object) -> bpy.types.Collection:
+    """``obj`` moved into a collection of its own, in the scene."""
+    collection = bpy.data.collections.new("Hero")
+    bpy.context.scene.collection.children.link(collection)
+    collection.objects.link(obj)
+    bpy.context.scene.collection.objects.unlink(obj)
+    return collection
+
+
+def _another_scene(collection: bpy.types.Collection) -> bpy.types.LayerCollection:
+    shot = bpy.data.scenes.new("Shot 2")
+    shot.collection.children.link(collection)
+    shot.view_layers[0].update()  # a new scene's view layer has its collections once updated
+    return shot.view_layers[0].layer_collection.children[collection.name]
+
+
+def _another_layer(collection: bpy.types.Collection) -> bpy.types.LayerCollection:
+    return bpy.context.scene.view_layers.new("Background").layer_collection.children[collection.name]
+
+
+WHERE_KEPT_OUT = {"another scene's view layer": _another_scene, "another view layer of this scene": _another_layer}
+
+
+@pytest.mark.parametrize("where", WHERE_KEPT_OUT)
+def test_an_armature_another_view_layer_excludes_is_worked_on_where_it_is_shown_and_stays_excluded_there(where):
+    """Its collection excluded in another view layer (of this scene or another) but not in this one: the
+    operations work here as anywhere, and leave the other view layer excluding it."""
+    obj = _leg()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    collection = _in_its_collection(obj)
+    layer_collection = WHERE_KEPT_OUT[where](collection)
+    layer_collection.exclude = True
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="POSE")
+    _worked_through(obj)
+    assert layer_collection.exclude
+    assert bpy.context.view_layer.layer_collection.children[collection.name].exclude is False
+
+
+def _strip_under(obj: bpy.types.Object, **settings) -> None:
+    """The rigged leg's action pushed down onto an NLA strip, ``settings`` given to the strip (or with
+    ``action_blend_type``/``action_influence``, a copy of it played over the strip so)."""
+    data = obj.animation_data
+    action = data.action
+    strip = data.nla_tracks.new().strips.new("walk", 1, action)
+    data.action = None
+    over = {key: settings.pop(key) for key in ("action_blend_type", "action_influence") if key in settings}
+    for key, value in settings.items():
+        setattr(strip, key, value)
+    if over:
+        data.action = action.copy()
+        for key, value in over.items():
+            setattr(data, key, value)
+    else:
+        strip.select = True
+        data.nla_tracks[0].select = True
+        data.use_tweak_mode = True
+
+
+NLA_STATES = {
+    "tweak mode, a strip at half speed": ({"scale": 2.0}, "NLA tweak mode"),
+    "tweak mode, a strip later": ({"frame_start": 5.0}, "NLA tweak mode"),
+    "the action added over its strip": ({"action_blend_type": "ADD"}, "blended as Add at 100% influence"),
+    "the action at half influence": ({"action_influence": 0.5}, "blended as Replace at 50% influence"),
+}
+
+
+@pytest.mark.parametrize("state", NLA_STATES)
+def test_removing_a_limb_whose_motion_would_be_keyed_where_keys_do_not_play_as_keyed_is_refused(state):
+    """Remove IK Limb keeps the motion by keying it onto the chain: in NLA tweak mode the keys went into the
+    strip's action at the scene's frames (played at its timing), and over a strip blended as Add or at half
+    influence they played added or halved, the leg up to 40 degrees off. Refused, naming the state, with
+    what to do (Keep the Motion off among it); nothing changed. Off, it removes the limb."""
+    obj = _leg()
+    api.build(obj, "shin.L", both_sides=False)
+    # A key of the animator's on the handle: the limb's motion is no longer its chain's own keys'.
+    handle = obj.pose.bones[api.limbs(obj)[0].bones["HANDLE"]]
+    handle.location.z += 0.05
+    handle.keyframe_insert("location", frame=9)
+    settings, said = NLA_STATES[state]
+    _strip_under(obj, **dict(settings))
+    bpy.context.scene.frame_set(3)
+    before, seen = snapshot(obj), _shown(obj, [3])
+    with pytest.raises(api.RigError, match=said) as refused:
+        api.remove(obj, "shin.L")
+    assert "Keep the Motion off" in str(refused.value), str(refused.value)
+    assert same(snapshot(obj), before)
+    _assert_same(obj, seen, "refused")
+    api.remove(obj, "shin.L", keep_motion=False)
+    assert not obj.ik_rigger.limbs
