@@ -475,3 +475,63 @@ def test_removing_a_limb_whose_motion_would_be_keyed_where_keys_do_not_play_as_k
     _assert_same(obj, seen, "refused")
     api.remove(obj, "shin.L", keep_motion=False)
     assert not obj.ik_rigger.limbs
+
+
+@pytest.mark.parametrize("frames", [None, range(1, 25)], ids=["this frame keyed", "over the range"])
+@pytest.mark.parametrize("mode", ["XYZ", "ZXY", "AXIS_ANGLE", "QUATERNION"])
+def test_plant_feet_keys_the_handles_in_their_rotation_mode(mode, frames):
+    """The handles set to another rotation mode by the animator: Plant Feet keys the channel of that mode
+    (a key in another would not play) and the feet stand planted as keyed."""
+    obj = walking_biped()
+    handles = [f"foot_IK.{side}" for side in SIDES]
+    for name in handles:
+        obj.pose.bones[name].rotation_mode = mode
+    ground = plane(location=(0.0, 0.0, 0.04), rotation=(0.0, 0.2, 0.0))
+    scene = bpy.context.scene
+    scene.frame_set(5)
+    api.plant_feet(obj, ground, frames, key=frames is None)
+    keyed = _rotation_paths(obj, handles)
+    assert all(paths == {rotation_property(mode)} for paths in keyed.values()), keyed
+    for frame in (5,) if frames is None else (2, 5, 12, 20):
+        scene.frame_set(frame + 1)
+        scene.frame_set(frame)
+        for side in SIDES:
+            if frames is None or any(frame in run for run in _DOWN[side]):
+                assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
+
+
+@pytest.mark.parametrize("placement", ["follow path", "a bone of another armature", "non-uniform scale"])
+def test_the_operators_work_on_a_placed_armature_in_axis_angle_as_the_api_does(placement):
+    """Through the sidebar's operators, the armature placed and its leg in Axis Angle: Build IK Limb keeps
+    the motion, the bakes play it, the keyed snaps show the pose they snapped; the mode, the active object
+    and the selection stay."""
+    obj = _leg("AXIS_ANGLE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    PLACEMENTS[placement](obj)
+    bpy.context.view_layer.objects.active = obj
+    for item in bpy.context.view_layer.objects:
+        item.select_set(item == obj)
+    bpy.ops.object.mode_set(mode="POSE")
+    before = _shown(obj, FRAMES)
+    obj.data.bones.active = obj.data.bones["shin.L"]
+    assert bpy.ops.ik_rigger.build_ik(chain_length=2) == {"FINISHED"}
+    _assert_same(obj, before, "build")
+    for direction in ("IK_TO_FK", "FK_TO_IK"):
+        assert bpy.ops.ik_rigger.bake(direction=direction, frame_start=1, frame_end=25, key_switch=True) == {"FINISHED"}
+        _assert_same(obj, before, direction)
+    scene = bpy.context.scene
+    scene.frame_set(13)
+    handle = obj.pose.bones[api.limbs(obj)[0].bones["HANDLE"]]
+    handle.location += handle.bone.matrix_local.inverted().to_3x3() @ Vector((0.03, -0.05, 0.06))
+    for operator in (bpy.ops.ik_rigger.snap_fk_to_ik, bpy.ops.ik_rigger.snap_ik_to_fk):
+        shown = {13: _now(obj)}
+        assert operator(keyframe=True) == {"FINISHED"}
+        scene.frame_set(12)
+        scene.frame_set(13)
+        _assert_same(obj, shown, operator.idname_py())
+        thigh = obj.pose.bones["thigh.L"]
+        thigh.matrix_basis = thigh.matrix_basis @ Euler((0.3, 0.0, -0.2)).to_matrix().to_4x4()
+    assert obj.mode == "POSE" and bpy.context.view_layer.objects.active == obj
+    assert [item.name for item in bpy.context.view_layer.objects if item.select_get()] == [obj.name]
+    keyed = _rotation_paths(obj, MOVED)
+    assert all(paths == {"rotation_axis_angle"} for paths in keyed.values()), keyed
