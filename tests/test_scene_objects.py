@@ -535,3 +535,27 @@ def test_the_operators_work_on_a_placed_armature_in_axis_angle_as_the_api_does(p
     assert [item.name for item in bpy.context.view_layer.objects if item.select_get()] == [obj.name]
     keyed = _rotation_paths(obj, MOVED)
     assert all(paths == {"rotation_axis_angle"} for paths in keyed.values()), keyed
+
+
+# (A strip played slower plays the keys between their frames, where keys made anew under another parent
+# interpolate another way: a twentieth of a degree, as any rebuild's between its keys.)
+@pytest.mark.parametrize("strip", [{}, {"frame_start": 5.0}], ids=["at 1", "later"])
+def test_a_rebuild_that_gives_the_pole_another_parent_keeps_the_motion_a_playing_strip_holds(strip):
+    """The motion pushed down onto an NLA strip, the armature with no action of its own: a rebuild making the
+    pole follow the handle left the pole's keys in the strip as they were, now under the handle, and the knee
+    swung up to 32 degrees off. The strip's action is keyed anew, as the active action is."""
+    obj = _leg()
+    api.build(obj, "shin.L", both_sides=False)
+    handle = obj.pose.bones[api.limbs(obj)[0].bones["HANDLE"]]
+    handle.location.z += 0.05
+    handle.keyframe_insert("location", frame=9)
+    data = obj.animation_data
+    placed = data.nla_tracks.new().strips.new("walk", 1, data.action)
+    data.action = None
+    for key, value in strip.items():
+        setattr(placed, key, value)
+    frames = range(1, int(placed.frame_end) + 2)
+    before = _shown(obj, frames)
+    api.build(obj, "shin.L", both_sides=False, pole_parent="HANDLE")
+    assert data.action is None and [item.action for item in data.nla_tracks[0].strips] == [placed.action]
+    _assert_same(obj, before, "rebuilt")
