@@ -559,3 +559,26 @@ def test_a_rebuild_that_gives_the_pole_another_parent_keeps_the_motion_a_playing
     api.build(obj, "shin.L", both_sides=False, pole_parent="HANDLE")
     assert data.action is None and [item.action for item in data.nla_tracks[0].strips] == [placed.action]
     _assert_same(obj, before, "rebuilt")
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_a_keyed_parent_switch_keeps_the_limb_where_it_is_shown_wherever_the_armature_is_placed(placement):
+    """Switch Parent keyed on frame 13, to the torso and back, the handle in Axis Angle: the frame shows the
+    limb where it was, in world space, and the frames before play as before."""
+    obj = _leg("AXIS_ANGLE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    PLACEMENTS[placement](obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    limb = api.build(obj, "shin.L", both_sides=False, parent_switch=True)[0]
+    obj.pose.bones[limb.bones["HANDLE"]].rotation_mode = "AXIS_ANGLE"
+    before = _shown(obj, range(1, 13))
+    scene = bpy.context.scene
+    for parent in (1, 0):
+        scene.frame_set(13)
+        shown = {13: _now(obj)}
+        api.switch_parent(obj, "shin.L", parent, key=True)
+        scene.frame_set(12)
+        scene.frame_set(13)
+        _assert_same(obj, shown, f"switched to {parent}")
+    _assert_same(obj, before, "before the switch")
