@@ -199,6 +199,7 @@ def _root_motion(obj: bpy.types.Object, far: float = 1.5) -> None:
 
 
 def _deltas(obj: bpy.types.Object, tilt: float = 0.3) -> None:
+    """Moved, turned (``tilt`` about X among it) and scaled by its delta transforms."""
     obj.delta_location, obj.delta_rotation_euler, obj.delta_scale = (0.5, -0.3, 0.2), (tilt, 0.1, 1.2), (1.5, 1.5, 1.5)
 
 
@@ -217,6 +218,8 @@ PLACEMENTS = {
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 def test_an_armature_placed_as_scenes_place_it_is_rigged_baked_and_snapped_where_it_is_shown(placement):
+    """Build, bakes, snaps and Remove on an armature the object placement carries: each plays, in world
+    space, what was shown before it, and the object stays where it was."""
     obj = _leg()
     bpy.ops.object.mode_set(mode="OBJECT")
     PLACEMENTS[placement](obj)
@@ -227,7 +230,6 @@ def test_an_armature_placed_as_scenes_place_it_is_rigged_baked_and_snapped_where
     _worked_through(obj)
     bpy.context.scene.frame_set(1)
     assert obj.matrix_world == placed
-
 
 
 def _carried_walk(placement: str) -> tuple[bpy.types.Object, bpy.types.Object]:
@@ -306,7 +308,7 @@ def test_plant_feet_holds_each_foot_still_on_the_ground_in_world_space_wherever_
 @pytest.mark.parametrize("turn", [0.0, 0.25], ids=["upright", "leaning"])
 def test_plant_feet_on_one_frame_lays_the_feet_of_an_armature_scaled_unevenly_flat_on_the_ground(turn):
     """Scaled more along one axis than another, the foot the ground turns in world space is a sheared one
-    no bone can take: the feet were left 9% of the leg above the ground. They stand flat on it."""
+    no bone can take: the feet were left a tenth of the leg above the ground. They stand flat on it."""
     obj = biped()
     obj.scale, obj.rotation_euler = (1.0, 1.6, 0.7), (turn, 0.0, 0.5)
     ground = plane(location=(0.0, 0.0, 0.04), rotation=(0.0, 0.2, 0.0))
