@@ -150,13 +150,14 @@ def heights(ground: bpy.types.Object, points: list[Vector]) -> list[float]:
 
 
 def sole_normal(obj: bpy.types.Object, foot: str) -> Vector:
-    """The foot's sole normal now (world): the up it had at rest, turned as the foot is."""
-    world = obj.matrix_world
-    up_armature = (world.inverted().to_3x3() @ UP).normalized()
+    """The foot's sole normal now (world): the up it had at rest, turned as the foot is. A normal goes
+    between spaces by the inverse transpose, which an object scaled unevenly tells from a direction."""
+    axes = obj.matrix_world.to_3x3()
+    up_armature = (axes.transposed() @ UP).normalized()
     rest = obj.data.bones[foot].matrix_local.to_3x3().normalized()
     local = rest.inverted() @ up_armature
-    pose = evaluate(obj)[foot]
-    return ((world @ pose).to_3x3().normalized() @ local).normalized()
+    pose = evaluate(obj)[foot].to_3x3().normalized()
+    return (axes.inverted().transposed() @ pose @ local).normalized()
 
 
 def slope(obj: bpy.types.Object, ground: bpy.types.Object, foot: str) -> Vector:

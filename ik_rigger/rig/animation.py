@@ -23,7 +23,9 @@ def fcurve_owners(obj: bpy.types.Object) -> Iterator[bpy.types.bpy_struct]:
 
 def action_owners(action: bpy.types.Action, slot: bpy.types.bpy_struct | None) -> Iterator[bpy.types.bpy_struct]:
     """Everything holding ``action``'s F-curves for ``slot`` (an action, or the slot's channelbags)."""
-    if hasattr(action, "layers") and not hasattr(action, "fcurves"):
+    # Blender 4.4 and 4.5 keep the action's own ``fcurves`` beside its slots' channelbags, but as the first
+    # slot's alone: an action that characters share through slots of their own is read through the slot's.
+    if hasattr(action, "layers") and (not hasattr(action, "fcurves") or len(action.slots) > 1):
         for layer in action.layers:
             for strip in layer.strips:
                 channelbag = strip.channelbag(slot) if slot is not None else None

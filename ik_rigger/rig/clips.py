@@ -236,6 +236,23 @@ def other_clips(obj: bpy.types.Object) -> list[Clip]:
     return [clips[name] for name in sorted(clips)]
 
 
+def strip_clips(obj: bpy.types.Object) -> list[Clip]:
+    """The actions ``obj``'s playing NLA strips hold, but its active action and those linked from a library,
+    as clips, by name: keys made for the bones' rests and parents, which a rebuild that changes those keys
+    anew in each clip. None in NLA tweak mode, where the active action cannot change."""
+    data = obj.animation_data
+    if data is None or data.use_tweak_mode:
+        return []
+    clips: dict[str, Clip] = {}
+    for track in data.nla_tracks:
+        for strip in track.strips if not track.mute else ():
+            action = strip.action
+            if (action is not None and not strip.mute and action != data.action and action.library is None
+                    and action.name not in clips):
+                clips[action.name] = Clip(action, getattr(strip, "action_slot", None))
+    return [clips[name] for name in sorted(clips)]
+
+
 def passed_clips(obj: bpy.types.Object) -> list[tuple[Clip, str]]:
     """The file's actions that key bones of ``obj`` but are not among its clips to key, each with
     why: one another armature fits as well (``animation.claimed_clips``), or a clip linked from a

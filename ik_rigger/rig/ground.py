@@ -66,7 +66,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     surface = Surface(surface_object, depsgraph, up, margin)
     if frames is None:
         frame = Frame(pose, world)
-        targets = [plant(foot, foot_sole(obj, foot, pose), world @ foot_pose(obj, foot, pose), surface)
+        targets = [plant(foot, foot_sole(obj, foot, pose), foot_pose(obj, foot, pose), world, surface)
                    for foot in feet]
         bases, drop = solve(obj, feet, frame, targets, hips, up)
         pose_back = _pose_now(obj, bases)

@@ -136,6 +136,9 @@ def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
     """
     world = obj.matrix_world
     up_armature = (world.inverted().to_3x3() @ up).normalized()
+    # The level ground's normal in the armature's space: a normal goes there by the transpose, not the inverse,
+    # which differ under an object scaled unevenly and turned.
+    level = (world.to_3x3().transposed() @ up).normalized()
     feet = []
     for limb in obj.ik_rigger.limbs:
         parts = records.resolve(obj, limb)
@@ -158,7 +161,7 @@ def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
         sole = _sole_bones(obj, bone)
         pieces = _skinned_pieces(obj, sole, pose, depsgraph) or [
             (name, Vector((0.0, along, 0.0))) for name in sole for along in (0.0, obj.data.bones[name].length)]
-        normal = plan.sole_normal(obj.data.bones[bone].matrix_local, up_armature)
+        normal = plan.sole_normal(obj.data.bones[bone].matrix_local, level)
         feet.append(Foot(limb.name, parts, bone, pieces, normal, length))
     if not feet:
         raise RigError(f"'{obj.name}' has no rigged legs to plant", hint="Rig the legs first (Auto-Rig or Build), "

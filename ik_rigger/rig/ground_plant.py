@@ -50,18 +50,24 @@ def touch(foot: Foot, sole: Sequence[Vector], matrix: Matrix, surface: Surface, 
     return moved
 
 
-def plant(foot: Foot, sole: Sequence[Vector], matrix: Matrix, surface: Surface) -> Matrix:
-    """The world matrix that puts the foot now at world ``matrix`` flat on the ground below it.
+def plant(foot: Foot, sole: Sequence[Vector], pose: Matrix, world: Matrix, surface: Surface) -> Matrix:
+    """The world matrix that puts the foot, at armature-space ``pose`` in an armature at ``world``, flat on
+    the ground below it.
 
-    ``sole`` is the sole in the foot's frame (``foot_sole``).
+    ``sole`` is the sole in the foot's frame (``foot_sole``). The foot is turned in the armature's space,
+    where it is a bone turned and moved, never sheared: under an object scaled more along one axis than
+    another, a turn in world space would be one no bone can take.
     """
-    location, rotation, scale = matrix.decompose()
-    # A mirrored character (one axis of its object scaled negative) decomposes with every scale negative:
-    # its sole's normal then points the other way from its rotation.
-    normal_in_foot = foot.normal if matrix.to_3x3().determinant() > 0.0 else -foot.normal
+    location, rotation, scale = pose.decompose()
+    # A foot keyed to a mirroring scale decomposes with every scale negative: its sole's normal then points
+    # the other way from its rotation.
+    normal_in_foot = foot.normal if pose.to_3x3().determinant() > 0.0 else -foot.normal
+    # A world normal goes into the armature's space by the transpose (a normal goes out by the inverse
+    # transpose), which keeps its side of the sole under an object's mirroring scale too.
+    normal_in = world.to_3x3().transposed()
     turn = rotation
     for _ in range(_FLATTEN_PASSES):
-        current = Matrix.LocRotScale(location, turn, scale)
+        current = world @ Matrix.LocRotScale(location, turn, scale)
         points = _sole_world(sole, current)
         centre = plan.centre(points)
         hit = surface.below(centre)
@@ -71,13 +77,14 @@ def plant(foot: Foot, sole: Sequence[Vector], matrix: Matrix, surface: Surface) 
             break
         forward = current.to_3x3() @ Vector((0.0, 1.0, 0.0))
         normal = surface.slope(centre, forward, plan.spread(points, centre, surface.up)) or hit[1]
-        flat = plan.flat_rotation(rotation, normal_in_foot, normal)
+        flat = plan.flat_rotation(rotation, normal_in_foot, (normal_in @ normal).normalized())
         settled = abs(flat.dot(turn)) > 1.0 - 1e-12
         turn = flat
         if settled:
             break
-    flat_pose = Matrix.LocRotScale(location, turn, scale)
-    return touch(foot, sole, flat_pose, surface, turn @ normal_in_foot, lift_only=False)
+    flat_pose = world @ Matrix.LocRotScale(location, turn, scale)
+    sole_normal = (world.to_3x3().inverted().transposed() @ (turn @ normal_in_foot)).normalized()
+    return touch(foot, sole, flat_pose, surface, sole_normal, lift_only=False)
 
 
 def foot_targets(obj: bpy.types.Object, foot: Foot, timeline: Sequence[Frame], surface: Surface) -> list[Matrix]:
@@ -87,19 +94,28 @@ def foot_targets(obj: bpy.types.Object, foot: Foot, timeline: Sequence[Frame], s
     up = surface.up
     length = foot.length * plan.mean_scale(timeline[0].world)
     known: dict[int, plan.Correction] = {}
+    held: dict[int, Matrix] = {}  # each frame a foot is down on: where it is planted, in the world
     for first, last in plan.contact_runs([matrix.translation for matrix in shown], up, length):
         anchor = (first + last) // 2
-        planted = plant(foot, foot_sole(obj, foot, timeline[anchor].pose), shown[anchor], surface)
+        planted = plant(foot, foot_sole(obj, foot, timeline[anchor].pose), foot_pose(obj, foot, timeline[anchor].pose),
+                        timeline[anchor].world, surface)
         for number in range(first, last + 1):
             turn = planted.to_quaternion() @ shown[number].to_quaternion().inverted()
             known[number] = (turn, planted.translation - shown[number].translation)
+            held[number] = planted
     corrections = plan.blended_corrections(len(timeline), known)
     targets = []
-    for number, matrix in enumerate(shown):
+    for number, frame in enumerate(timeline):
+        if number in held:
+            targets.append(held[number])
+            continue
         turn, shift = corrections[number]
-        location, rotation, scale = matrix.decompose()
-        moved = Matrix.LocRotScale(location + shift, turn @ rotation, scale)
-        if number not in known:
-            moved = touch(foot, foot_sole(obj, foot, timeline[number].pose), moved, surface, up, lift_only=True)
-        targets.append(moved)
+        # The world correction applied in the armature's space, where the foot stays a bone turned and moved:
+        # the same turn under a uniform scale, the nearest turn under an uneven one.
+        axes = frame.world.to_3x3()
+        to_armature = axes.inverted()
+        location, rotation, scale = foot_pose(obj, foot, frame.pose).decompose()
+        turned = (to_armature @ turn.to_matrix() @ axes).to_quaternion()
+        moved = frame.world @ Matrix.LocRotScale(location + to_armature @ shift, turned @ rotation, scale)
+        targets.append(touch(foot, foot_sole(obj, foot, frame.pose), moved, surface, up, lift_only=True))
     return targets

@@ -23,7 +23,7 @@ from mathutils import Matrix, Vector
 
 from ..limb.plan import LimbPlan
 from .animation import fcurve_owners
-from .clips import Clip, other_clips, playing_alone
+from .clips import Clip, other_clips, playing_alone, strip_clips
 from .export_range import FAR_GAP
 from .journal import Journal
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
@@ -123,7 +123,8 @@ class KeptControls:
         self.kept: list[_Kept] = []
         if not self.rests or obj.animation_data is None:
             return
-        for clip in [None, *other_clips(obj)]:
+        # The actions of playing strips too: a control keyed there under its old parent would move as well.
+        for clip in [None, *other_clips(obj), *strip_clips(obj)]:
             with _playing(obj, clip):
                 self._read(clip, names, chain)
         if any(kept.clip is None for kept in self.kept):

@@ -19,6 +19,7 @@ from .journal import Journal
 from .keys import Recording, default_interpolation, local_action
 from .orient import keep_bone_children, rest_edit
 from .pose_pass import drop_empty_animation_data
+from .scene_state import check_keys_play
 from .shared_data import refuse_shared
 from .skeleton import check_editable
 from .upgrade import upgrade
@@ -56,13 +57,17 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
                            hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
         parts = records.resolve(obj, limb)
         removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
+        # What the limb's IK plays, read now and keyed onto its chain once its rest is back, at the scene's
+        # frames: refused, before anything changes, where keys written so would not play as keyed.
+        motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
+        if isinstance(motion, Recording):
+            check_keys_play(obj, instead="remove it with Keep the Motion off (keep_motion=False), which keys "
+                            "nothing and leaves the chain to its own keys")
         # The limb's keys come out of the armature's action, and its motion goes back in: not a linked one.
         localised = local_action(obj, Journal(obj))
         if localised is not None:
             removal.messages.append(localised)
         made = set(parts.made.values())
-        # What the limb's IK plays, read now and keyed onto its chain once its rest is back.
-        motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
         turned, clips = _clips_turned(obj, limb, parts) if keep_motion else (set(), [])
         held = posed.held_pose(obj, parts.chain, {rest.name for rest in limb.prebent}, motion is not None)
         strip_constraints(obj, limb, parts)
