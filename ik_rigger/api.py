@@ -48,7 +48,7 @@ from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
 from .rig.skeleton import check_editable, followed_bones, read_skeleton
-from .rig.upgrade import prepare
+from .rig.upgrade import prepare, prepared
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
            "export", "is_warning", "limbs", "options", "parent_choices", "plant_feet", "remove", "remove_aim",
@@ -249,19 +249,20 @@ def build(obj: bpy.types.Object, last_bone: str, *, both_sides: bool = BOTH_SIDE
     # One block for reading the limbs there and building: from Edit mode, Edit mode is left once.
     with kept_mode(obj):
         leave_edit_mode(obj)
-        limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
-        requests = [(last_bone, limb_options)]
-        if both_sides:
-            other = mirrored_request(obj, last_bone, limb_options)
-            if other is not None:
-                # The other side rigged already keeps its own options but those named, mirrored.
-                kept = _rebuilt_options(obj, other[0])
-                named = current_keys(values)[0]
-                requests.append(other if kept is None else
-                                (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
-            else:
-                notes.append(warning("no mirrored bone found; rigged one side only"))
-        built = build_many(obj, requests)
+        with prepared(obj):  # a refusal gives back the upgrade of an earlier rig
+            limb_options, notes = _options(values, _rebuilt_options(obj, last_bone))
+            requests = [(last_bone, limb_options)]
+            if both_sides:
+                other = mirrored_request(obj, last_bone, limb_options)
+                if other is not None:
+                    # The other side rigged already keeps its own options but those named, mirrored.
+                    kept = _rebuilt_options(obj, other[0])
+                    named = current_keys(values)[0]
+                    requests.append(other if kept is None else
+                                    (other[0], replace(kept, **{key: getattr(other[1], key) for key in named})))
+                else:
+                    notes.append(warning("no mirrored bone found; rigged one side only"))
+            built = build_many(obj, requests)
     return [replace(built[0], notes=(*notes, *built[0].notes)), *built[1:]]
 
 
@@ -371,17 +372,17 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
     record = _record(obj, bone)
     if key:  # keyed as Blender keys, in a tweaked strip's time too
         scene_state.check_keyable(obj, mapped=True, frame=frame, shown=True)
-    prepare(obj)
-    parts = records.require(obj, record, ROLE_HANDLE)
-    if key:
-        scene_state.check_keys_over_strips(obj, [*parts.chain, *parts.made.values(), parts.extremity or ""])
-    function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
-    with scene_state.on_frame(frame if key else None) as at:  # the pose keyed at ``frame`` is the one shown there
-        changed = function(obj, record, keyframe=key, frame=at)
-        if switch and key:
-            clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
-        elif switch:
-            records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
+    with prepared(obj):
+        parts = records.require(obj, record, ROLE_HANDLE)
+        if key:
+            scene_state.check_keys_over_strips(obj, [*parts.chain, *parts.made.values(), parts.extremity or ""])
+        function = snap.snap_fk_to_ik if to == "FK" else snap.snap_ik_to_fk
+        with scene_state.on_frame(frame if key else None) as at:  # the pose keyed at ``frame``: the one shown there
+            changed = function(obj, record, keyframe=key, frame=at)
+            if switch and key:
+                clip_hold.key_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0, at)
+            elif switch:
+                records.set_ik_fk(obj, parts, 0.0 if to == "FK" else 1.0)
     return changed
 
 
@@ -398,11 +399,11 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     record = _record(obj, bone)
     if key:
         scene_state.check_keyable(obj, frame=frame, shown=True)
-    prepare(obj)
-    if key:
-        scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
-    with scene_state.on_frame(frame if key else None) as at:  # the controls kept where they are shown at ``frame``
-        return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
+    with prepared(obj):
+        if key:
+            scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
+        with scene_state.on_frame(frame if key else None) as at:  # the controls kept where they are shown there
+            return _parents.switch_parent(obj, record, parent, keyframe=key, frame=at)
 
 
 @_takes_armature
@@ -425,12 +426,12 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     """
     listed = scene_state.check_frames(frames) if frames is not None else None
     scene_state.check_keyable(obj)
-    prepare(obj)
-    chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
-    if listed is None:
-        scene = bpy.context.scene
-        listed = list(_clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1))
-    results = _bake.bake_limbs(obj, chosen, direction, listed, switch=switch, clear=clear)
+    with prepared(obj):
+        chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
+        if listed is None:
+            scene = bpy.context.scene
+            listed = list(_clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1))
+        results = _bake.bake_limbs(obj, chosen, direction, listed, switch=switch, clear=clear)
     if notes is not None:
         notes.extend(message for result in results for message in result.warnings)
     return {result.limb: result.frames for result in results}
@@ -451,8 +452,8 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     if frames is not None or key:  # the current frame's keys go in as Blender's own, as a snap's
         frames = scene_state.check_frames(frames) if frames is not None else None
         scene_state.check_keyable(obj, mapped=frames is None, shown=frames is None)
-    prepare(obj)
-    return _ground.plant_feet(obj, surface, frames, key=key)
+    with prepared(obj):
+        return _ground.plant_feet(obj, surface, frames, key=key)
 
 
 @_takes_armature

@@ -18,7 +18,7 @@ from .rig.build import refuse_gone
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.scene_state import check_posable
 from .rig.scene_time import keys_range
-from .rig.upgrade import needs_upgrade, prepare, upgrade
+from .rig.upgrade import needs_upgrade, prepared, upgrade
 
 
 def find_limb(context: bpy.types.Context, name: str = ""):
@@ -242,21 +242,22 @@ class IKRIG_OT_rebuild_limb(LimbOperator, bpy.types.Operator):
             limb = chosen_limb(context, self.limb)
             with kept_mode(obj):  # one block for the records and the build: from Edit mode, left once
                 leave_edit_mode(obj)
-                prepare(obj)
-                parts = records.resolve(obj, limb)
-                refuse_gone(limb, parts)
-                if not parts.chain:
-                    raise RigError("the limb's chain bones are gone", bone=limb.name, hint="Remove the limb.")
-                name = parts.chain[-1]
-                options = limb.to_options()
-                ik = records.ik_constraint(obj, parts)
-                if ik is not None:
-                    # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
-                    automatic = (parts.pole is not None
-                                 and abs(ik.pole_angle - records.rest_pole_angle(obj, limb)) < 1e-6)
-                    options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
-                                      pole_angle_auto=options.pole_angle_auto and (automatic or parts.pole is None))
-                built = api.build_many(obj, [(name, options)])
+                with prepared(obj):
+                    parts = records.resolve(obj, limb)
+                    refuse_gone(limb, parts)
+                    if not parts.chain:
+                        raise RigError("the limb's chain bones are gone", bone=limb.name, hint="Remove the limb.")
+                    name = parts.chain[-1]
+                    options = limb.to_options()
+                    ik = records.ik_constraint(obj, parts)
+                    if ik is not None:
+                        # The panel edits the constraint itself: a pole angle tuned there is kept as a manual one.
+                        automatic = (parts.pole is not None
+                                     and abs(ik.pole_angle - records.rest_pole_angle(obj, limb)) < 1e-6)
+                        options = replace(options, iterations=ik.iterations, pole_angle=ik.pole_angle,
+                                          pole_angle_auto=options.pole_angle_auto and (automatic
+                                                                                       or parts.pole is None))
+                    built = api.build_many(obj, [(name, options)])
         except RigError as error:
             return report_error(self, error)
         report_notes(self, built[0].notes)

@@ -44,7 +44,7 @@ from .records import Rebuilt
 from .remade import remade
 from .shared_data import refuse_shared, sharing
 from .skeleton import check_editable, read_skeleton
-from .upgrade import upgrade
+from .upgrade import prepared
 
 
 def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
@@ -59,50 +59,49 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
     check_armature(obj)
     with _no_collection(), modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
-        upgrade(obj)
-        records.refresh(obj)
-        rig = obj.ik_rigger
-        stacks = constraint_stacks(obj)
-        plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
-        if rebuilt:
-            refuse_shared(obj, "rebuilding a limb moves its bones in that data")
-        # Limbs an earlier release rigged may be rebuilt onto parts that play their keys otherwise: baked again.
-        again = remade(obj, plans, [options for _, options in requests], rebuilt)
-        motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt) - again)
-        still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt), stacks)
-        bent = motion.bent_by_motion() | posed.bent_by_pose(obj, plans, motion.options, still)
-        if bent:
-            # Their motion bends them: planned again unbent, the motion plays exactly.
-            requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
-                        for index, (last, options) in enumerate(requests)]
-            motion.options = [options for _, options in requests]
+        with prepared(obj):  # a refusal gives back the upgrade of an earlier rig
+            rig = obj.ik_rigger
+            stacks = constraint_stacks(obj)
             plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
-            plans = [not_prebent(limb_plan) if index in bent else limb_plan
-                     for index, limb_plan in enumerate(plans)]
-            motion.plans = plans
-        kept_ones = {index: entry for index, entry in rebuilt.items() if index not in again}
-        kept = KeptControls(obj, plans, kept_ones) if kept_ones else None  # before any rest or parent changes
-        journal = Journal(obj)
-        try:
-            keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
-            doomed = pose_pass.doomed_poses(obj, plans, rebuilt)
-            pose_pass.shortened_chains(obj, plans, rebuilt, journal)
-            modes.set_mode(obj, "EDIT")
-            uids, originals, notes = edit_pass.bone_stage(obj, plans, rebuilt, doomed, journal)
-            modes.set_mode(obj, modes.data_mode(original))
-            pose_pass.log_animation_data(obj, journal)
-            made = pose_pass.new_constraints(obj, plans, rebuilt, journal)
-            for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
-                pose_pass.constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index),
-                                                 uids[index], hinges[index], journal, made.get(index))
-            motion.keep(notes, journal)
-            if kept is not None:
-                kept.key(journal)
-            posed.keep_pose(obj, plans, still, notes)
-            _set_version(obj, journal)
-        except BaseException:
-            journal.rollback()
-            raise
+            if rebuilt:
+                refuse_shared(obj, "rebuilding a limb moves its bones in that data")
+            # Limbs an earlier release rigged may be rebuilt onto parts that play their keys otherwise: baked again.
+            again = remade(obj, plans, [options for _, options in requests], rebuilt)
+            motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt) - again)
+            still = posed.posed_still(obj, plans, motion.options, motion.played.modes, set(rebuilt), stacks)
+            bent = motion.bent_by_motion() | posed.bent_by_pose(obj, plans, motion.options, still)
+            if bent:
+                # Their motion bends them: planned again unbent, the motion plays exactly.
+                requests = [(last, replace(options, prebend_straight=False) if index in bent else options)
+                            for index, (last, options) in enumerate(requests)]
+                motion.options = [options for _, options in requests]
+                plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
+                plans = [not_prebent(limb_plan) if index in bent else limb_plan
+                         for index, limb_plan in enumerate(plans)]
+                motion.plans = plans
+            kept_ones = {index: entry for index, entry in rebuilt.items() if index not in again}
+            kept = KeptControls(obj, plans, kept_ones) if kept_ones else None  # before any rest or parent changes
+            journal = Journal(obj)
+            try:
+                keep_bone_children(obj, [edit for limb_plan in plans for edit in limb_plan.bone_edits], journal)
+                doomed = pose_pass.doomed_poses(obj, plans, rebuilt)
+                pose_pass.shortened_chains(obj, plans, rebuilt, journal)
+                modes.set_mode(obj, "EDIT")
+                uids, originals, notes = edit_pass.bone_stage(obj, plans, rebuilt, doomed, journal)
+                modes.set_mode(obj, modes.data_mode(original))
+                pose_pass.log_animation_data(obj, journal)
+                made = pose_pass.new_constraints(obj, plans, rebuilt, journal)
+                for index, (limb_plan, requested) in enumerate(zip(plans, requests)):
+                    pose_pass.constraints_and_record(obj, limb_plan, requested[1], originals, rebuilt.get(index),
+                                                     uids[index], hinges[index], journal, made.get(index))
+                motion.keep(notes, journal)
+                if kept is not None:
+                    kept.key(journal)
+                posed.keep_pose(obj, plans, still, notes)
+                _set_version(obj, journal)
+            except BaseException:
+                journal.rollback()
+                raise
     if rebuilt:  # a rebuild with shapes turned off may leave the last user of one; a new limb takes none
         shapes.drop_unused()
     return _noted(obj, plans, notes)

@@ -22,7 +22,7 @@ from .pose_pass import drop_empty_animation_data
 from .scene_state import check_keys_play
 from .shared_data import refuse_shared
 from .skeleton import check_editable
-from .upgrade import upgrade
+from .upgrade import prepared
 
 
 @dataclass
@@ -48,21 +48,21 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
     refuse_shared(obj, "removing a limb deletes its bones from that data and gives pre-bent bones their rest back")
     with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
-        upgrade(obj)
-        records.refresh(obj)
-        rig = obj.ik_rigger
-        limb = records.limb_of(obj, bone)
-        if limb is None:
-            raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
-                           hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
-        parts = records.resolve(obj, limb)
-        removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
-        # What the limb's IK plays, read now and keyed onto its chain once its rest is back, at the scene's
-        # frames: refused, before anything changes, where keys written so would not play as keyed.
-        motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
-        if isinstance(motion, Recording):
-            check_keys_play(obj, instead="remove it with Keep the Motion off (keep_motion=False), which keys "
-                            "nothing and leaves the chain to its own keys")
+        # A refusal gives back the upgrade of an earlier rig; past these checks, the removal refuses nothing.
+        with prepared(obj):
+            rig = obj.ik_rigger
+            limb = records.limb_of(obj, bone)
+            if limb is None:
+                raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
+                               hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
+            parts = records.resolve(obj, limb)
+            removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
+            # What the limb's IK plays, read now and keyed onto its chain once its rest is back, at the scene's
+            # frames: refused, before anything changes, where keys written so would not play as keyed.
+            motion = _motion(obj, parts, not limb.prebent) if keep_motion else None
+            if isinstance(motion, Recording):
+                check_keys_play(obj, instead="remove it with Keep the Motion off (keep_motion=False), which keys "
+                                "nothing and leaves the chain to its own keys")
         # The limb's keys come out of the armature's action, and its motion goes back in: not a linked one.
         localised = local_action(obj, Journal(obj))
         if localised is not None:
