@@ -1,4 +1,5 @@
-"""A refusal leaves a rig made by an earlier release exactly as it was.
+"""A refusal leaves a rig made by an earlier release exactly as it was; a rebuild that would key anew the
+controls of a limb played from an NLA strip not replacing at full influence refuses.
 
 Every operation first upgrades a rig of IK Rigger 0.1 or 0.2 (``rig/upgrade.py``): its IK/FK blend moved to
 the handles with its keys and drivers, its records compacted, its bones marked. When the operation then
@@ -15,7 +16,9 @@ from collections.abc import Callable
 
 import bpy
 import pytest
-from helpers import DATA, chain_length, evaluate_world, keys_by_curve
+from helpers import DATA, chain_length, evaluate_world, keys_by_curve, rotation_degrees
+from mathutils import Quaternion
+from test_scene_objects import _leg
 from test_undo_operators import differences, state
 
 from ik_rigger import api
@@ -226,3 +229,41 @@ def test_a_refusal_leaves_an_earlier_rig_as_it_was_and_the_operation_done_upgrad
     assert not [target.data_path for curve in drivers for variable in curve.driver.variables
                 for target in variable.targets if "ik_blend" in target.data_path]
 
+
+def test_a_rebuild_keying_anew_the_controls_of_a_strip_added_is_refused_naming_it_and_changes_nothing():
+    """A leg whose only motion is an NLA strip blended as Add, its handle and pole keyed: a rebuild that gives the
+    pole another parent keyed them anew from the strip's action played alone, and added they played the leg up
+    to 17 degrees off. Refused, naming the strip and what to do, nothing changed; blended as Replace, the
+    rebuild keeps the motion."""
+    obj = _leg()
+    api.build(obj, "shin.L", both_sides=False)
+    made = api.limbs(obj)[0].bones
+    for role in ("HANDLE", "POLE"):
+        pose_bone = obj.pose.bones[made[role]]
+        pose_bone.location.z += 0.05
+        pose_bone.keyframe_insert("location", frame=9)
+        pose_bone.rotation_quaternion = Quaternion((1.0, 0.0, 0.0), 0.3) @ pose_bone.rotation_quaternion
+        pose_bone.keyframe_insert("rotation_quaternion", frame=9)
+    data = obj.animation_data
+    strip = data.nla_tracks.new().strips.new("walk", 1, data.action)
+    strip.name = "walk"
+    data.action = None
+    strip.blend_type = "ADD"
+    bpy.context.scene.frame_set(3)
+    before = everything(obj)
+    with pytest.raises(api.RigError, match="strip 'walk'.*Add.*Replace.*Pole Parent"):
+        api.build(obj, "shin.L", both_sides=False, pole_parent="HANDLE")
+    assert differences(everything(obj), before, _tolerance(obj)) == []
+    strip.blend_type = "REPLACE"
+    played = {}
+    for frame in range(1, 26, 2):
+        bpy.context.scene.frame_set(frame)
+        played[frame] = evaluate_world(obj)
+    api.build(obj, "shin.L", both_sides=False, pole_parent="HANDLE")
+    length = chain_length(obj, ["thigh.L", "shin.L"])
+    for frame, poses in played.items():
+        bpy.context.scene.frame_set(frame)
+        now = evaluate_world(obj)
+        for name in ("thigh.L", "shin.L", "foot.L"):
+            assert (now[name].translation - poses[name].translation).length < 1e-4 * length, (frame, name)
+            assert rotation_degrees(now[name], poses[name]) < 0.01, (frame, name)

@@ -28,7 +28,7 @@ from .export_range import FAR_GAP
 from .journal import Journal
 from .keys import Local, default_interpolation, evaluated_poses, key_transforms
 from .records import Rebuilt, quoted
-from .scene_state import check_keys_play
+from .scene_state import check_keys_play, check_strip_keys_play
 
 # The transforms a control's keys place it with; its scale keys are left as they are.
 _PLACING = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle")
@@ -127,8 +127,12 @@ class KeptControls:
         for clip in [None, *other_clips(obj), *strip_clips(obj)]:
             with _playing(obj, clip):
                 self._read(clip, names, chain)
+        # They are keyed anew where they play: refused before anything changes.
         if any(kept.clip is None for kept in self.kept):
-            check_keys_play(obj)  # they are keyed anew where they play: refused before anything changes
+            check_keys_play(obj)
+        check_strip_keys_play(obj, {kept.clip.action for kept in self.kept if kept.clip is not None},
+                              instead="rebuild it with the options that leave its keyed controls where they are "
+                              "(the same Pole Parent, Parent Switching, Pole Distance and Fix Bone Orientation)")
 
     def _read(self, clip: Clip | None, names: list[str], chain: list[str]) -> None:
         """Each keyed control's armature-space poses and each keyed chain bone's local ones, on its keyed

@@ -12,7 +12,7 @@ it holds, in every scene that uses it, which is the user's call.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 
 import bpy
@@ -112,6 +112,28 @@ def check_keys_play(obj: bpy.types.Object, mapped: bool = False, instead: str = 
                        "into it would not play as keyed",
                        hint="Set its blending to Replace and its influence to 100% (the NLA editor's sidebar, on "
                        f"its track), or push it down onto a strip, then try again{otherwise}.")
+
+
+def check_strip_keys_play(obj: bpy.types.Object, actions: Collection[bpy.types.Action], instead: str = "") -> None:
+    """Refuse to key anew, in ``actions`` played from ``obj``'s NLA strips, a pose read from each played alone,
+    where a strip playing one blends it other than Replace, or at an animated influence (a strip's own is
+    full): there the keys
+    would play added, combined or at part of their influence, not as keyed (``check_keys_play`` for the
+    armature's own action). ``instead``: what else the user may do."""
+    data = obj.animation_data
+    if data is None or not data.use_nla or not actions:
+        return
+    for track in data.nla_tracks:
+        for strip in track.strips if not track.mute else ():
+            if strip.mute or strip.action not in actions or (strip.blend_type == "REPLACE"
+                                                             and not strip.use_animated_influence):
+                continue
+            influence = "an animated" if strip.use_animated_influence else "100%"
+            raise RigError(f"the NLA strip '{strip.name}' of '{obj.name}' plays its action '{strip.action.name}' "
+                           f"blended as {strip.blend_type.title()} at {influence} influence, so keys written into "
+                           "that action anew would not play as keyed",
+                           hint="Set the strip's blending to Replace and its influence to 100% (the NLA editor's "
+                           f"sidebar), then try again{f'; or {instead}' if instead else ''}.")
 
 
 def check_keys_over_strips(obj: bpy.types.Object, bones: Iterable[str]) -> None:
