@@ -267,3 +267,24 @@ def test_a_rebuild_keying_anew_the_controls_of_a_strip_added_is_refused_naming_i
         for name in ("thigh.L", "shin.L", "foot.L"):
             assert (now[name].translation - poses[name].translation).length < 1e-4 * length, (frame, name)
             assert rotation_degrees(now[name], poses[name]) < 0.01, (frame, name)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_after_a_refused_operator_undo_takes_back_the_users_last_step_on_an_earlier_rig(release):
+    """The refusal pushes no step and leaves the rig as it was: Ctrl+Z then gives back the file as it was before
+    the user's last step, not upgraded."""
+    obj = _open(release)
+    limb = RELEASES[release]
+    obj.data.bones.active = obj.data.bones[limb]
+    bpy.ops.ed.undo_push(message="before the user's step")
+    first = everything(obj)
+    obj.pose.bones[records.resolve(obj, records.limb_of(obj, limb)).chain[0]].location.z += 0.05
+    bpy.ops.ed.undo_push(message="the user's step")
+    moved = everything(obj)
+    with pytest.raises(RuntimeError, match="without Parent Switching"):
+        _run_operator(obj, limb, "switch_parent", {"parent": 1})
+    assert differences(everything(obj), moved, _tolerance(obj)) == []
+    bpy.ops.ed.undo()
+    obj = bpy.data.objects[HERO]
+    assert differences(everything(obj), first, _tolerance(obj)) == []
+    assert needs_upgrade(obj)
