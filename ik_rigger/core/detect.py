@@ -69,7 +69,7 @@ from .detect_words import (
     NUMBERED,
     TWO_SEGMENTS,
 )
-from .model import Skeleton
+from .model import Skeleton, automatic_extremity
 
 __all__ = ["ARM", "FRONT", "HIND", "LEG", "MID_FRONT", "MID_HIND", "DetectedLimb", "Detection", "Skipped",
            "chains_of", "detect_limbs", "split_halves"]
@@ -121,7 +121,14 @@ def named_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection
         return None
     names = chains_of(skeleton).names
     found = Ends(skeleton, names).extremity(chain[-1], kind)
-    return found if found is not None else Ends(skeleton.without(made), names).detached_extremity(chain, kind)
+    if found is not None:
+        return found
+    # The child continuing the bone, named as the foot or hand (Rigify's FK foot, past its MCH- helper), before
+    # a foot hanging from the root (Rigify's own foot_ik.L is named as one too).
+    automatic = automatic_extremity(skeleton, chain[-1])
+    if automatic is not None and names[automatic].contains(EXTREMITIES[kind]):
+        return automatic
+    return Ends(skeleton.without(made), names).detached_extremity(chain, kind)
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.
