@@ -1,10 +1,12 @@
-"""Avatars as they arrive (tests/data/README.md): a VRM avatar (jin's "cryptovoxels", joints named in words,
-``Left leg > Left knee > Left ankle``) and a VALID avatar (Mixamo's names without their prefix, seven skins on one
-skeleton, an armature in centimetres), each a skeleton without a clip, read by the glTF importer (its default bone
-shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic Bone
-Orientation). Auto-Rig, at its defaults, finds the legs and arms a rigger would; the rest stays as it was, each
-handle carries its chain's end, each pole turns its chain, each knee bends forward, a clip keyed on the skeleton
-plays as before (also in a Blender without IK Rigger), and Remove gives it back."""
+"""Avatars and characters as they arrive (tests/data/README.md): a VRM avatar (jin's "cryptovoxels", joints named
+in words, ``Left leg > Left knee > Left ankle``), a VALID avatar (Mixamo's names without their prefix, seven skins
+on one skeleton, an armature in centimetres), and Mesh2Motion's human (Unreal's names, ``thigh_l > calf_l >
+foot_l``) and fox (``Back_Leg_Upper_L > Back_Leg_Lower_L > Back_Leg_Ankle_L``, its clip ``Walk``), read by the glTF
+importer (its default bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes
+kept, and Automatic Bone Orientation). Auto-Rig, at its defaults, finds the legs and arms a rigger would; the rest
+stays as it was, each handle carries its chain's end, each pole turns its chain, each knee bends forward, the clip
+(keyed on the skeleton where the file has none) plays as before, also in a Blender without IK Rigger, and Remove
+gives it back."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from ik_rigger import api
 
 CRYPTOVOXELS = "gltf_cryptovoxels_avatar_skeleton.glb"
 VALID = "gltf_valid_avatar_skeleton.glb"
+HUMAN = "gltf_mesh2motion_human_skeleton.glb"
+FOX = "gltf_mesh2motion_fox_skeleton.glb"
 
 # Each avatar's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -35,14 +39,25 @@ LIMBS = {
         **{f"{side}Leg": ((f"{side}UpLeg", f"{side}Leg"), f"{side}Foot") for side in ("Left", "Right")},
         **{f"{side}ForeArm": ((f"{side}Arm", f"{side}ForeArm"), f"{side}Hand") for side in ("Left", "Right")},
     },
+    HUMAN: {
+        **{f"calf_{side}": ((f"thigh_{side}", f"calf_{side}"), f"foot_{side}") for side in "lr"},
+        **{f"lowerarm_{side}": ((f"upperarm_{side}", f"lowerarm_{side}"), f"hand_{side}") for side in "lr"},
+    },
+    # Each leg's extremity is named after the leg: Back_Leg_Ankle_L, the ankle (the hock), with the foot and toes
+    # below it; the handle carries it, as the Quaternius horse's hooves.
+    FOX: {f"{end}_Leg_Lower_{side}": ((f"{end}_Leg_Upper_{side}", f"{end}_Leg_Lower_{side}"), f"{end}_Leg_Ankle_{side}")
+          for end in ("Front", "Back") for side in "LR"},
 }
 # The left foot and its toe, which say where the avatar faces.
-TOES = {CRYPTOVOXELS: ("Left ankle", "Left toe"), VALID: ("LeftFoot", "LeftToeBase")}
+TOES = {CRYPTOVOXELS: ("Left ankle", "Left toe"), VALID: ("LeftFoot", "LeftToeBase"), HUMAN: ("foot_l", "ball_l")}
 FRAMES = [1, 6, 11, 16, 21]
+# The characters with a clip of their own, and the frames it is read on.
+CLIPS = {FOX: [1, 6, 12, 18, 24]}
 
 
-def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
-    """The avatar as the importer ``kind`` leaves it, active, in Object mode (these files have no clip)."""
+def arrive(filename: str, kind: str, folder) -> tuple[bpy.types.Object, list[int]]:
+    """The character as the importer ``kind`` leaves it, active, in Object mode, playing its clip if it has
+    one, else a clip keyed on it (``key_a_clip``); with the frames to read it on."""
     bpy.ops.import_scene.gltf(filepath=str(DATA / filename), **(IMPORTS[kind] if kind.startswith("glTF") else {}))
     if kind.startswith("FBX"):
         path = str(folder / "avatar.fbx")
@@ -52,7 +67,11 @@ def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
         bpy.ops.import_scene.fbx(filepath=path, **IMPORTS[kind])
     obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
     bpy.context.view_layer.objects.active = obj
-    return obj
+    if filename in CLIPS:
+        assert obj.animation_data is not None and obj.animation_data.action is not None
+        return obj, CLIPS[filename]
+    key_a_clip(obj, filename)
+    return obj, FRAMES
 
 
 def key_a_clip(obj: bpy.types.Object, filename: str) -> None:
@@ -76,32 +95,30 @@ def key_a_clip(obj: bpy.types.Object, filename: str) -> None:
 @pytest.mark.parametrize("kind", IMPORTS)
 @pytest.mark.parametrize("filename", sorted(LIMBS))
 def test_auto_rig_rigs_the_limbs_a_rigger_would_and_keeps_the_clip(filename, kind, tmp_path):
-    obj = arrive(filename, kind, tmp_path)
-    key_a_clip(obj, filename)
+    obj, frames = arrive(filename, kind, tmp_path)
     size = size_of(obj)
     rest = _rest(obj)
-    before = played(obj, FRAMES)
+    before = played(obj, frames)
     skipped: list[tuple[str, str]] = []
     built = api.auto_rig(obj, skipped=skipped)
     assert {limb.name: (limb.chain, limb.extremity) for limb in built} == LIMBS[filename]
     assert skipped == []
     assert all(not limb.warnings for limb in built), [limb.warnings for limb in built]
     _assert_rest_kept(obj, rest)
-    assert_plays_rigged_and_removed(obj, built, before, FRAMES, size, lambda: _assert_rest_kept(obj, rest))
+    assert_plays_rigged_and_removed(obj, built, before, frames, size, lambda: _assert_rest_kept(obj, rest))
 
 
 @pytest.mark.parametrize("filename", sorted(LIMBS))
 def test_the_rigged_avatar_plays_without_the_addon(filename, tmp_path):
-    obj = arrive(filename, "glTF", tmp_path)
-    key_a_clip(obj, filename)
+    obj, frames = arrive(filename, "glTF", tmp_path)
     api.auto_rig(obj)
     shown = {}
-    for frame in FRAMES:
+    for frame in frames:
         bpy.context.scene.frame_set(frame)
         shown[frame] = {name: pose.copy() for name, pose in evaluate(obj).items()}
     path = tmp_path / "rigged.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    elsewhere = play_elsewhere(path, FRAMES, tmp_path)
+    elsewhere = play_elsewhere(path, frames, tmp_path)
     assert not elsewhere["invalid_drivers"]
     reach = size_of(obj) / obj.matrix_world.to_scale()[0]
     for frame, poses in shown.items():
@@ -127,10 +144,14 @@ BENT_AGAINST = pytest.mark.xfail(strict=True, reason="known limit: knees modelle
 
 
 @pytest.mark.parametrize("kind", IMPORTS)
-@pytest.mark.parametrize("filename", [pytest.param(CRYPTOVOXELS, marks=BENT_AGAINST), VALID])
+@pytest.mark.parametrize("filename", [pytest.param(CRYPTOVOXELS, marks=BENT_AGAINST), VALID, HUMAN])
 def test_each_knee_bends_forward_and_each_elbow_back(filename, kind, tmp_path):
-    """The handle a fifth of the way toward the hip or shoulder: the knee comes forward, the elbow back."""
-    obj = arrive(filename, kind, tmp_path)
+    """At rest, the handle a fifth of the way toward the hip or shoulder: the knee comes forward, the elbow
+    back."""
+    obj = arrive(filename, kind, tmp_path)[0]
+    obj.animation_data.action = None
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
     front = _front(obj, filename)
     built = api.auto_rig(obj)
     bpy.ops.object.mode_set(mode="POSE")
@@ -146,7 +167,7 @@ def test_each_knee_bends_forward_and_each_elbow_back(filename, kind, tmp_path):
         joint = limb.chain[1]
         reach = (start[joint].translation - start[limb.chain[0]].translation).length
         forward = (world.to_3x3() @ (bent[joint].translation - start[joint].translation)).dot(front)
-        toward = 1.0 if "Leg" in limb.name or "knee" in limb.name else -1.0
+        toward = 1.0 if any(word in limb.name for word in ("Leg", "knee", "calf")) else -1.0
         if not toward * forward > 0.05 * reach * world.to_scale()[0]:
             wrong.append((limb.name, round(forward / reach / world.to_scale()[0], 3)))
         handle.matrix_basis = Matrix.Identity(4)

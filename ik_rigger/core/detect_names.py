@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from . import naming
 from .detect_words import (
+    EXTREMITY_WORDS,
     FRONT,
     HIND,
     MID_WORDS,
@@ -31,6 +32,8 @@ _RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
 _RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}
 # Words of a name: "LeftUpLeg" -> Left, Up, Leg; "LThigh" -> L, Thigh; "thigh_twist_01_l" -> thigh, twist, 01, l.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Limb words an extremity's name may carry before its own ("Leg_Ankle").
+_LIMB_OWNERS = frozenset({"leg", "arm"})
 _SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
 
 
@@ -120,6 +123,11 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
                                and words[0][len(word):] in VOCABULARY | THIRD_SEGMENTS), None)
         if glued_position:
             words = [glued_position, words[0][len(glued_position):]]
+    if len(words) >= 2 and words[-2] in _LIMB_OWNERS and words[-1] in EXTREMITY_WORDS | THIRD_SEGMENTS:
+        # The extremity named after its limb: Mesh2Motion's "Back_Leg_Ankle_L", "Front_Leg_Foot_L" are an ankle
+        # and a foot, no leg.
+        words.pop(-2)
+        glued.pop(-2)
     if "".join(words) not in VOCABULARY:
         said_at = next((index for index, word in enumerate(words) if word in POSITION_WORDS), 0)
         # "MidFrontLeg", "MidBackLeg": a middle pair of legs, told from the front and hind ones.
