@@ -11,6 +11,7 @@ gives it back."""
 from __future__ import annotations
 
 import math
+import re
 
 import bpy
 import pytest
@@ -22,6 +23,7 @@ from test_imports_quaternius import IMPORTS, assert_plays_rigged_and_removed, pl
 from test_pipeline import play_elsewhere
 
 from ik_rigger import api
+from ik_rigger.core.errors import RigError
 
 CRYPTOVOXELS = "gltf_cryptovoxels_avatar_skeleton.glb"
 VALID = "gltf_valid_avatar_skeleton.glb"
@@ -172,3 +174,64 @@ def test_each_knee_bends_forward_and_each_elbow_back(filename, kind, tmp_path):
             wrong.append((limb.name, round(forward / reach / world.to_scale()[0], 3)))
         handle.matrix_basis = Matrix.Identity(4)
     assert wrong == []
+
+
+DRAGON = "gltf_mesh2motion_dragon_rig.glb"
+SPIDER = "gltf_mesh2motion_spider_rig.glb"
+# Mesh2Motion's dragon names each leg's lower bone after the joint at its tail: front_leg_l > front_ankle_l >
+# front_foot_l. Its spider numbers each leg's bones after a letter that tells the legs apart: leg_a_1_l >
+# leg_a_2_l > leg_a_3_l > leg_a_tip_l.
+DRAGON_LEGS = {f"{end}_ankle_{side}": ((f"{end}_leg_{side}", f"{end}_ankle_{side}"), f"{end}_foot_{side}")
+               for end in ("front", "back") for side in "lr"}
+SPIDER_LEGS = {f"leg_{leg}_3_{side}": (tuple(f"leg_{leg}_{number}_{side}" for number in (1, 2, 3)),
+                                       f"leg_{leg}_tip_{side}") for leg in "abcd" for side in "lr"}
+
+
+def _imported(filename: str) -> bpy.types.Object:
+    bpy.ops.import_scene.gltf(filepath=str(DATA / filename))
+    obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+# What Auto-Rig says of them: each bone it skipped, with why, or why it read no bone as a limb's. It said the
+# dragon's legs were one bone each, with no knee ("pose them by turning them"), and that none of the spider's
+# bones was named like a leg's.
+REFUSED = {
+    DRAGON: ({f"{end}_leg_{side}": f"its parent '{end}_leg_{upper}_{side}' is not named like a thigh or upper leg, so "
+                                   "it is not sure to be a leg"
+              for end, upper in (("front", "collar"), ("back", "hip")) for side in "lr"},
+             "no limbs found on 'Armature'"),
+    SPIDER: ({}, "no limbs found on 'SpiderRig': its bones named like parts of legs or arms ('leg_a_1_l', 'leg_a_1_r', "
+                 "'leg_a_2_l', 'leg_a_2_r'...) make no chain it can read"),
+}
+
+
+@pytest.mark.parametrize(("filename", "limbs"), [(DRAGON, DRAGON_LEGS), (SPIDER, SPIDER_LEGS)])
+def test_legs_auto_rig_cannot_read_are_refused_unchanged_and_rigged_by_hand(filename, limbs):
+    """Auto-Rig finds none of their legs, says why truly, and changes nothing; Build IK Limb from each leg's last
+    bone, with the chain's length, rigs the leg a rigger would, each handle carrying its chain's end."""
+    obj = _imported(filename)
+    rest = _rest(obj)
+    skipped: list[tuple[str, str]] = []
+    why, message = REFUSED[filename]
+    with pytest.raises(RigError, match=re.escape(message)):
+        api.auto_rig(obj, skipped=skipped)
+    assert dict(skipped) == why
+    _assert_rest_kept(obj, rest)
+    assert not len(obj.ik_rigger.limbs) and len(obj.data.bones) == len(rest)
+    built = [limb for last, (chain, _end) in limbs.items()
+             for limb in api.build(obj, last, chain_length=len(chain))]
+    assert {limb.name: (limb.chain, limb.extremity) for limb in built} == limbs
+    _assert_rest_kept(obj, rest)
+    bpy.ops.object.mode_set(mode="POSE")
+    assert_handles_move_chain_ends(obj, {limb.name: len(limb.chain) for limb in built})
+
+
+@pytest.mark.xfail(strict=True, reason="not yet: a leg whose lower bone is named after its tail's joint "
+                   "(front_leg_l > front_ankle_l > front_foot_l) reads as a leg of one bone, and legs told apart by a "
+                   "letter (leg_a_1_l) as no legs")
+@pytest.mark.parametrize(("filename", "limbs"), [(DRAGON, DRAGON_LEGS), (SPIDER, SPIDER_LEGS)])
+def test_auto_rig_finds_the_legs_a_rigger_would(filename, limbs):
+    obj = _imported(filename)
+    assert {limb.name: (limb.chain, limb.extremity) for limb in api.auto_rig(obj)} == limbs

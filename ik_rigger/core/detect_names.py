@@ -77,7 +77,8 @@ _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 _COPY = re.compile(r"__\d+_$")
 
 
-def _read_name(name: str, known: Container[str]) -> Name:
+def read_name(name: str, known: Container[str]) -> Name:
+    """``name`` read for detection (``known``: the skeleton's bone names, which tell its sides)."""
     return _read_split(name, naming.split_side(name, known))
 
 
@@ -170,7 +171,7 @@ class Names:
     def __getitem__(self, name: str) -> Name:
         read = self.read.get(name)
         if read is None:
-            read = _read_split(name, naming.split_side(name, self.known))  # _read_name, a call less
+            read = _read_split(name, naming.split_side(name, self.known))  # read_name, a call less
             if read.generated == "DEF" and not self._rig_around():
                 read = replace(read, generated=None)
             self.read[name] = read
