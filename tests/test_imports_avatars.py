@@ -29,6 +29,7 @@ CRYPTOVOXELS = "gltf_cryptovoxels_avatar_skeleton.glb"
 VALID = "gltf_valid_avatar_skeleton.glb"
 HUMAN = "gltf_mesh2motion_human_skeleton.glb"
 FOX = "gltf_mesh2motion_fox_skeleton.glb"
+BIRD = "gltf_mesh2motion_bird_skeleton.glb"
 
 # Each avatar's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -49,12 +50,14 @@ LIMBS = {
     # below it; the handle carries it, as the Quaternius horse's hooves.
     FOX: {f"{end}_Leg_Lower_{side}": ((f"{end}_Leg_Upper_{side}", f"{end}_Leg_Lower_{side}"), f"{end}_Leg_Ankle_{side}")
           for end in ("Front", "Back") for side in "LR"},
+    # The same, the leg named last: AnkleLeg_L, the bird's ankle, with Foot_L and Toes_L below it.
+    BIRD: {f"LowerLeg_{side}": ((f"UpperLeg_{side}", f"LowerLeg_{side}"), f"AnkleLeg_{side}") for side in "LR"},
 }
 # The left foot and its toe, which say where the avatar faces.
 TOES = {CRYPTOVOXELS: ("Left ankle", "Left toe"), VALID: ("LeftFoot", "LeftToeBase"), HUMAN: ("foot_l", "ball_l")}
 FRAMES = [1, 6, 11, 16, 21]
 # The characters with a clip of their own, and the frames it is read on.
-CLIPS = {FOX: [1, 6, 12, 18, 24]}
+CLIPS = {FOX: [1, 6, 12, 18, 24], BIRD: [1, 4, 7, 10, 12]}
 
 
 def arrive(filename: str, kind: str, folder) -> tuple[bpy.types.Object, list[int]]:

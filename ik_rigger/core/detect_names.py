@@ -129,6 +129,10 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
         # and a foot, no leg.
         words.pop(-2)
         glued.pop(-2)
+    elif len(words) == 2 and words[0] in EXTREMITY_WORDS and words[1] in _LIMB_OWNERS:
+        # The same, the limb named last: Mesh2Motion's bird's "AnkleLeg_L".
+        words.pop()
+        glued.pop()
     if "".join(words) not in VOCABULARY:
         said_at = next((index for index, word in enumerate(words) if word in POSITION_WORDS), 0)
         # "MidFrontLeg", "MidBackLeg": a middle pair of legs, told from the front and hind ones.
