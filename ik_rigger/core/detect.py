@@ -238,11 +238,18 @@ def _one_bone_limbs(skeleton: Skeleton, names: Names) -> list[Skipped]:
         if kind is None or name.side is None or name.index is not None or name.generated:
             continue
         if any(names[child.name].base not in EXTREMITIES[kind] and not names[child.name].is_helper
-               for child in skeleton.children(bone)):
+               or _carries_extremity(skeleton, names, child.name, kind) for child in skeleton.children(bone)):
             continue
         skipped.append(Skipped(bone, f"it is a whole {KIND_WORD[kind]} in one bone, with no {JOINT_WORD[kind]} to "
                                      f"bend: IK needs two bones at least, {TWO_SEGMENTS[kind]}", one_bone=True))
     return skipped
+
+
+def _carries_extremity(skeleton: Skeleton, names: Names, bone: str, kind: str) -> bool:
+    """True when a bone named as the limb's foot or hand carries one (Mesh2Motion's dragon: ``front_leg_l >
+    front_ankle_l > front_foot_l``, an ankle named after the joint at its tail): the limb's lower segment, so the
+    limb above is no one bone."""
+    return any(names[child.name].base in EXTREMITIES[kind] for child in skeleton.children(bone))
 
 
 def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from . import naming
 from .detect_words import (
+    EXTREMITY_WORDS,
     FRONT,
     HIND,
     MID_WORDS,
@@ -31,6 +32,8 @@ _RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
 _RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}
 # Words of a name: "LeftUpLeg" -> Left, Up, Leg; "LThigh" -> L, Thigh; "thigh_twist_01_l" -> thigh, twist, 01, l.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Limb words an extremity's name may carry before its own ("Leg_Ankle").
+_LIMB_OWNERS = frozenset({"leg", "arm"})
 _SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
 
 
@@ -74,7 +77,8 @@ _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 _COPY = re.compile(r"__\d+_$")
 
 
-def _read_name(name: str, known: Container[str]) -> Name:
+def read_name(name: str, known: Container[str]) -> Name:
+    """``name`` read for detection (``known``: the skeleton's bone names, which tell its sides)."""
     return _read_split(name, naming.split_side(name, known))
 
 
@@ -120,6 +124,15 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
                                and words[0][len(word):] in VOCABULARY | THIRD_SEGMENTS), None)
         if glued_position:
             words = [glued_position, words[0][len(glued_position):]]
+    if len(words) >= 2 and words[-2] in _LIMB_OWNERS and words[-1] in EXTREMITY_WORDS | THIRD_SEGMENTS:
+        # The extremity named after its limb: Mesh2Motion's "Back_Leg_Ankle_L", "Front_Leg_Foot_L" are an ankle
+        # and a foot, no leg.
+        words.pop(-2)
+        glued.pop(-2)
+    elif len(words) == 2 and words[0] in EXTREMITY_WORDS and words[1] in _LIMB_OWNERS:
+        # The same, the limb named last: Mesh2Motion's bird's "AnkleLeg_L".
+        words.pop()
+        glued.pop()
     if "".join(words) not in VOCABULARY:
         said_at = next((index for index, word in enumerate(words) if word in POSITION_WORDS), 0)
         # "MidFrontLeg", "MidBackLeg": a middle pair of legs, told from the front and hind ones.
@@ -162,7 +175,7 @@ class Names:
     def __getitem__(self, name: str) -> Name:
         read = self.read.get(name)
         if read is None:
-            read = _read_split(name, naming.split_side(name, self.known))  # _read_name, a call less
+            read = _read_split(name, naming.split_side(name, self.known))  # read_name, a call less
             if read.generated == "DEF" and not self._rig_around():
                 read = replace(read, generated=None)
             self.read[name] = read

@@ -6,9 +6,10 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
-from ..core import naming
+from ..core import detect_names, naming
 from ..core.checks import check_mirrored
 from ..core.detect import Detection, detect_limbs
+from ..core.detect_words import VOCABULARY
 from ..core.errors import RigError
 from ..core.model import Skeleton, automatic_extremity
 from .options import LimbOptions, renamed_bones
@@ -51,6 +52,12 @@ def unnamed(detection: Detection, bones: Collection[str]) -> str:
         return ""
     if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
         return "most of its bones keep Blender's default names ('Bone', 'Bone.001'...), which name no limb"
+    # Named so, yet read as no chain: Mesh2Motion's spider tells its legs apart by a letter (leg_a_1_l).
+    named = sorted(name for name in bones if detect_names.read_name(name, bones).contains(VOCABULARY))
+    if named:
+        shown = ", ".join(repr(name) for name in named[:4]) + ("..." if len(named) > 4 else "")
+        return (f"its bones named like parts of legs or arms ({shown}) make no chain it can read (thigh > shin, "
+                "upper arm > forearm...)")
     return "no bone is named like a leg's or an arm's (thigh > shin, upper arm > forearm...)"
 
 
