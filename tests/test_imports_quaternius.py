@@ -72,8 +72,9 @@ LIMBS = {
 FRAMES = {SPIDER: [1, 6, 11, 16, 21], MAN: [1, 6, 11, 16, 22], COWBOY: [1, 10, 20, 30, 40], FROG: [1, 6, 11, 16, 22]}
 
 
-def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
-    """The character as the importer ``kind`` leaves it, active, its clip playing, in Object mode."""
+def imported(filename: str, kind: str, folder) -> bpy.types.Object:
+    """The armature of the glTF file ``filename`` in tests/data as the importer ``kind`` leaves it (an FBX one
+    through Blender's FBX exporter first), active, in Object mode."""
     bpy.ops.import_scene.gltf(filepath=str(DATA / filename), **(IMPORTS[kind] if kind.startswith("glTF") else {}))
     if kind.startswith("FBX"):
         path = str(folder / "character.fbx")
@@ -82,8 +83,14 @@ def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
         bpy.ops.wm.read_factory_settings(use_empty=True)
         bpy.ops.import_scene.fbx(filepath=path, **IMPORTS[kind])
     obj = next(found for found in bpy.data.objects if found.type == "ARMATURE")
-    assert obj.animation_data is not None and obj.animation_data.action is not None
     bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+def arrive(filename: str, kind: str, folder) -> bpy.types.Object:
+    """The character as the importer ``kind`` leaves it, active, its clip playing, in Object mode."""
+    obj = imported(filename, kind, folder)
+    assert obj.animation_data is not None and obj.animation_data.action is not None
     return obj
 
 
