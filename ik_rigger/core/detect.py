@@ -108,17 +108,18 @@ def chains_of(skeleton: Skeleton) -> Chains:
     return Chains(skeleton, names)
 
 
-def named_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection[str] = ()) -> str | None:
+def build_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection[str] = ()) -> str | None:
     """The foot or hand of ``chain`` as Auto-Rig reads it (``Ends.extremity``: the one child named so, else
     the child continuing the bone; then a game rig's foot hanging from the root, ``Ends.detached_extremity``),
     for a chain whose last bone no child continues by its place alone (an import's tail pointing off its
     joint, as the Godot robot's ``l-leg`` above ``l-foot``; a shin whose one child is an exporter's leaf bone
     while the foot hangs from the root, as in Quaternius' characters): Build IK Limb then finds the foot
-    Auto-Rig finds. ``made``: IK Rigger's own bones, never a foot (a handle named ``FootIK.L`` stands where
-    the foot would). None where the chain's names say neither leg nor arm."""
+    Auto-Rig finds; else the child continuing the bone by its place alone (``automatic_extremity``), as for a
+    chain whose names say neither leg nor arm. ``made``: IK Rigger's own bones, never a foot (a handle named
+    ``FootIK.L`` stands where the foot would)."""
     kind = naming.limb_kind(list(chain))
     if kind is None:
-        return None
+        return automatic_extremity(skeleton, chain[-1])
     names = chains_of(skeleton).names
     found = Ends(skeleton, names).extremity(chain[-1], kind)
     if found is not None:
@@ -128,7 +129,8 @@ def named_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection
     automatic = automatic_extremity(skeleton, chain[-1])
     if automatic is not None and names[automatic].contains(EXTREMITIES[kind]):
         return automatic
-    return Ends(skeleton.without(made), names).detached_extremity(chain, kind)
+    detached = Ends(skeleton.without(made), names).detached_extremity(chain, kind)
+    return detached if detached is not None else automatic
 
 
 # A number standing alone in a bone's name, after a separator ("thigh_03", "Leg.12"): the last one is read.

@@ -26,7 +26,6 @@ from ..core.model import (
     PoseDriver,
     PropertyPlan,
     Skeleton,
-    automatic_extremity,
     bending_indexes,
     quick_init,
 )
@@ -101,8 +100,7 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
     if options.extremity_mode == "AUTO":
         # Auto-Rig's reading first where the names say leg or arm: the child nearest the last tail may be a
         # thumb beside the hand (an import's tail aimed between them), or a leaf bone with the foot elsewhere.
-        named = detect.named_extremity(skeleton, chain, made)
-        return named if named is not None else automatic_extremity(skeleton, chain[-1])
+        return detect.build_extremity(skeleton, chain, made)
     name = options.extremity_name
     if name in chain or skeleton.is_below(chain[0], name):
         raise RigError(f"is in the chain {chain[0]} > {chain[-1]} or above it, so it cannot be its extremity",
