@@ -426,8 +426,8 @@ def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = N
     """
     listed = scene_state.check_frames(frames) if frames is not None else None
     scene_state.check_keyable(obj)
-    with prepared(obj):
-        chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
+    chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
+    with prepared(obj):  # the limbs found first: their names as last listed are gone once it renames them
         if listed is None:
             scene = bpy.context.scene
             listed = list(_clips.played_frames(obj) or range(scene.frame_start, scene.frame_end + 1))

@@ -67,15 +67,25 @@ def _set_rig(obj: bpy.types.Object, version: int, next_uid: int) -> None:
 
 def _record_back(obj: bpy.types.Object, index: int, limb) -> Callable[[], None]:
     """What gives the limb record at ``index`` back what the upgrade and ``records.refresh`` write: its
-    names, uid, inventory (a record of version 1: its collections) and the IK/FK blend of 0.1."""
+    names, uid, inventory (a record of version 1: its collections), the options naming a renamed bone (an
+    extremity or a handle parent named by hand), its pre-bent bones' and chain states' names and the IK/FK
+    blend of 0.1."""
     names = {key: getattr(limb, key) for key in ("name", "uid", "inventory", "handle", "pole", "clone", "extremity")}
+    options = limb.to_options()
+    states = {key: [item.name for item in getattr(limb, key)] for key in ("prebent", "chain_states")}
     listed = None if limb.inventory else records.inventory(limb)
     blend = limb.get("ik_blend")
 
     def undo() -> None:
         record = obj.ik_rigger.limbs[index]
         for key, value in names.items():
-            setattr(record, key, value)
+            if getattr(record, key) != value:  # a name set where it was unset would be stored for nothing
+                setattr(record, key, value)
+        record.set_options(options)  # only those that differ
+        for key, listed_names in states.items():
+            for item, name in zip(getattr(record, key), listed_names):
+                if item.name != name:
+                    item.name = name
         if listed is not None:
             for collection in (record.chain, record.made_bones, record.constraints):
                 collection.clear()

@@ -1,0 +1,201 @@
+"""A refusal after bones were renamed leaves the limb's record exactly as it was.
+
+Every operation first brings the records' names up to date after renames (``records.refresh``): the chain, the
+made bones, the pre-bent bones' rests and the chain's kept states follow their bones, and so do the options that
+name one (an extremity named by hand). When the operation then refused for another reason (a Rebuild of shared
+data, a Remove keying where keys play halved, a Snap keyed over strips, a Bake over a driven bone, a Switch
+Parent on a limb built without it, Plant Feet with no ground below, a Build given an unknown option), the
+renamed option and names stayed, with no undo step (a refused operator pushes none): Ctrl+Z then Ctrl+Shift+Z
+gave back another file than the one the refusal left. Now the records are as before the call; the same
+operation, once it can be done, brings them up to date.
+"""
+
+from __future__ import annotations
+
+import bpy
+import pytest
+from helpers import all_fcurves, leg_bones, make_armature
+from test_refusals_earlier_rigs import (
+    _chain_driven,
+    _chain_undriven,
+    _full_influence,
+    _ground_aside,
+    _ground_below,
+    _not_shared,
+    _over_strips,
+    _over_strips_at_half,
+    _own_action_back,
+    _run_operator,
+    _shared,
+    _tolerance,
+    everything,
+)
+from test_undo_operators import differences
+
+from ik_rigger import api
+from ik_rigger.rig import records
+
+# Odd names a user may give: quotes (RNA paths quote them), dots (Blender's own suffixes), letters beyond ASCII.
+RENAMES = {"foot.L": 'Fuß "links".001', "thigh.L": "Ober'schenkel.L", "shin.L": 'Schien.bein "L"'}
+
+
+def _straight_leg() -> bpy.types.Object:
+    """A straight leg (pre-bent by the build) whose thigh has a colour of its own (a chain state kept), its
+    extremity named by hand, rigged; the hips keyed so the armature has motion."""
+    obj = make_armature(leg_bones(bend=0.0))
+    obj.pose.bones["thigh.L"].color.palette = "THEME03"
+    hips = obj.pose.bones["hips"]
+    for frame, height in ((1, 0.0), (6, -0.05), (12, 0.0)):
+        hips.location = (0.0, 0.0, height)
+        hips.keyframe_insert("location", frame=frame)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 12
+    api.build(obj, "shin.L", both_sides=False, extremity_mode="BONE", extremity_name="foot.L")
+    limb = obj.ik_rigger.limbs[0]
+    assert [rest.name for rest in limb.prebent] and [state.name for state in limb.chain_states] == ["thigh.L"]
+    scene.frame_set(6)
+    return obj
+
+
+def _renamed(obj: bpy.types.Object, names: dict[str, str], last: str = "shin.L") -> str:
+    """Rename the user's bones ``names``; the limb's last chain bone, ``last`` before, now (made active)."""
+    for old, new in names.items():
+        obj.data.bones[old].name = new
+    last = names.get(last, last)
+    obj.data.bones.active = obj.data.bones[last]
+    bpy.context.view_layer.update()
+    return last
+
+
+def _record(obj: bpy.types.Object) -> dict:
+    """The whole file as the refusal tests compare it, and what a rename may change of a limb's record besides."""
+    found = everything(obj)
+    found["record names"] = [(repr(limb.to_options()), [(rest.name, tuple(rest.head), tuple(rest.tail), rest.roll)
+                                                        for rest in limb.prebent],
+                              [(state.name, state.palette, state.ik_stretch) for state in limb.chain_states])
+                             for limb in obj.ik_rigger.limbs]
+    return found
+
+
+def _follow_renames(obj: bpy.types.Object, names: dict[str, str]) -> None:
+    """The records once an operation was done: they name the bones as they are called now."""
+    limb = obj.ik_rigger.limbs[0]
+    assert limb.to_options().extremity_name == names["foot.L"] == limb.extremity
+    chain = [names.get(name, name) for name in ("thigh.L", "shin.L")]
+    assert records.inventory(limb).chain == tuple(chain) and limb.name == chain[-1]
+    assert {rest.name for rest in limb.prebent} <= set(chain) and [state.name for state in limb.chain_states] == [
+        chain[0]]
+
+
+def _nothing(obj: bpy.types.Object, limb: str) -> None:
+    return None
+
+
+# (what refuses: the state set up, the API call, the operator and its properties (None: none refuses so), what
+# the refusal says, what gives the state back)
+CASES = {
+    "rebuild of shared data": (
+        _shared, lambda obj, limb: api.build(obj, limb, both_sides=False),
+        ("rebuild_limb", {}), "Hero's double", _not_shared),
+    "build given an unknown option": (
+        _nothing, lambda obj, limb: api.build(obj, limb, both_sides=False, pole_angel=0.5),
+        None, "unknown build option 'pole_angel'", None),
+    "remove keying where keys play halved": (
+        _over_strips_at_half, lambda obj, limb: api.remove(obj, limb),
+        ("remove_ik", {}), "50% influence", _full_influence),
+    "snap keyed over strips": (
+        _over_strips, lambda obj, limb: api.snap_limb(obj, limb, "FK", key=True),
+        ("snap_fk_to_ik", {"keyframe": True}), "NLA strip 'walk'", _own_action_back),
+    "bake over a driven chain bone": (
+        _chain_driven, lambda obj, limb: api.bake(obj, "IK_TO_FK", range(1, 13), [limb]),
+        ("bake", {"direction": "IK_TO_FK", "frame_start": 1, "frame_end": 12}), "set by a driver",
+        _chain_undriven),
+    "switch parent of a limb built without": (
+        _nothing, lambda obj, limb: api.switch_parent(obj, limb, 1),
+        ("switch_parent", {"parent": 1}), "without Parent Switching",
+        lambda obj, limb: api.build(obj, limb, both_sides=False, parent_switch=True)),
+    "plant feet with no ground below": (
+        _ground_aside, lambda obj, limb: api.plant_feet(obj, bpy.data.objects["Ground"]),
+        ("plant_feet", {"ground": "Ground"}), "no ground below|not fully in IK", _ground_below),
+}
+
+
+def _refused(obj: bpy.types.Object, limb: str, case: str, through: str) -> None:
+    _, call, operator, says, _ = CASES[case]
+    with pytest.raises(api.RigError if through == "api" else RuntimeError, match=says):
+        if through == "api":
+            call(obj, limb)
+        else:
+            _run_operator(obj, limb, *operator)
+
+
+def _done(obj: bpy.types.Object, limb: str, case: str, through: str) -> None:
+    _, call, operator, _, fix = CASES[case]
+    fix(obj, limb)
+    if through == "api":
+        call(obj, limb)
+    else:
+        _run_operator(obj, limb, *operator)
+
+
+@pytest.mark.parametrize(("case", "through"), [(case, through) for case in CASES for through in ("api", "operator")
+                                                if through == "api" or CASES[case][2] is not None])
+def test_a_refusal_after_renames_leaves_the_records_as_they_were(case, through):
+    obj = _straight_leg()
+    limb = _renamed(obj, RENAMES)
+    CASES[case][0](obj, limb)
+    bpy.context.view_layer.update()
+    before = _record(obj)
+    _refused(obj, limb, case, through)
+    assert differences(_record(obj), before, _tolerance(obj)) == []
+    if CASES[case][4] is not None:
+        _done(obj, limb, case, through)
+        if case != "remove keying where keys play halved":
+            _follow_renames(obj, RENAMES)
+
+
+def test_bones_renamed_twice_between_refusals_are_followed_once_an_operation_is_done():
+    obj = _straight_leg()
+    limb = _renamed(obj, RENAMES)
+    before = _record(obj)
+    _refused(obj, limb, "switch parent of a limb built without", "api")
+    assert differences(_record(obj), before, _tolerance(obj)) == []
+    again = {new: f"{new}.ünd wieder" for new in RENAMES.values()}
+    limb = _renamed(obj, again, limb)
+    before = _record(obj)
+    _refused(obj, limb, "switch parent of a limb built without", "operator")
+    assert differences(_record(obj), before, _tolerance(obj)) == []
+    api.build(obj, limb, both_sides=False)
+    _follow_renames(obj, {old: again[new] for old, new in RENAMES.items()})
+
+
+def test_undo_and_redo_after_a_refusal_give_back_the_file_the_refusal_left():
+    """A refused operator pushes no undo step: Ctrl+Z takes back the user's renames, and Ctrl+Shift+Z gives back
+    the file as the refusal left it, which only holds when the refusal changed nothing."""
+    obj = _straight_leg()
+    tolerance, name = _tolerance(obj), obj.name
+    before = _record(obj)
+    bpy.ops.ed.undo_push(message="before the user's step")
+    limb = _renamed(obj, RENAMES)
+    bpy.ops.ed.undo_push(message="the user's renames")
+    renamed = _record(obj)
+    _refused(obj, limb, "switch parent of a limb built without", "operator")
+    left = _record(obj)
+    assert differences(left, renamed, tolerance) == []
+    bpy.ops.ed.undo()  # Blender's objects are new after an undo: found again by name
+    assert differences(_record(bpy.data.objects[name]), before, tolerance) == []
+    bpy.ops.ed.redo()
+    assert differences(_record(bpy.data.objects[name]), left, tolerance) == []
+
+
+def test_bake_from_its_button_after_the_last_chain_bone_was_renamed_bakes_the_limb():
+    """The button names the limb as its record last saw it: the records brought up to date first, that name was
+    no limb's any more, and Bake refused the limb it was pressed on."""
+    obj = _straight_leg()
+    limb = _renamed(obj, RENAMES)
+    assert bpy.ops.ik_rigger.bake("EXEC_DEFAULT", True, direction="IK_TO_FK", frame_start=1, frame_end=12) == {
+        "FINISHED"}
+    keyed = {curve.data_path for curve in all_fcurves(obj)}
+    assert all(f'pose.bones["{records.quoted(name)}"].rotation_quaternion' in keyed
+               for name in (RENAMES["thigh.L"], limb))
+    _follow_renames(obj, RENAMES)
