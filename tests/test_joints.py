@@ -119,18 +119,6 @@ def test_remove_and_rebuild_give_back_the_bones_own_locks_and_limits():
     assert same(snapshot(obj), before)
 
 
-def test_a_hinge_off_the_bones_axes_is_refused_clearly():
-    """A straight leg's shin rolled 45 degrees: its hinge is the chain's bend, read after the chain (a bent
-    one is solved on a hidden chain rolled on its hinges: tests/test_imports_hinged_turned.py)."""
-    obj = make_armature(leg_bones(bend=0.0), rolls={"shin.L": math.radians(45)})
-    before = snapshot(obj)
-    set_active_bone(obj, "shin.L")
-    with pytest.raises(RuntimeError, match="'shin.L': neither its X nor its Z axis lies along the joint's hinge.*"
-                                           "Turn on Fix Bone Orientation.*roll the bone"):
-        bpy.ops.ik_rigger.build_ik(hinge_joints=True)
-    assert same(snapshot(obj), before)
-
-
 @pytest.mark.parametrize("family", ["daz", "makehuman"])
 def test_hinged_knees_and_elbows_of_segments_split_in_two(family):
     """The knee and elbow are hinged, each relative to the bone above it; the second halves are kept in line."""

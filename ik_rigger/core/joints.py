@@ -73,15 +73,14 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
     halves of split segments: IK keeps them in line, and they hold no joint. ``turnable``: Fix Bone
     Orientation, off, would roll a bone refused here onto its hinge, so the refusal says so.
     """
-    axis = sum((bone.direction for bone in chain), Vector()).normalized()
-    fallback = cross(axis, bend_direction)
+    fallback = _straight_hinge(chain, bend_direction)
     found = []
     for parent, bone in zip(chain, chain[1:]):
         if bone.name in twists:
             continue
         up, down = parent.direction.normalized(), bone.direction.normalized()
         normal = _bent_normal(parent, bone)
-        dots = _fit(bone, normal if normal is not None else fallback.normalized())
+        dots = _fit(bone, normal if normal is not None else fallback)
         name = max(dots, key=lambda key: abs(dots[key]))
         if abs(dots[name]) < math.cos(math.radians(AXIS_TOLERANCE_DEGREES)):
             raise RigError(
@@ -94,12 +93,20 @@ def hinges(chain: list[JointRest], bend_direction: Vector, twists: Collection[st
                 "hinge, or turn Hinge Joints off.")
         # Turning about X takes the bone's Y toward its Z; about Z, toward its -X.
         moves_to = bone.z_axis if name == "x" else -bone.x_axis
-        bends_more = -up.dot(moves_to.normalized()) > 0.0
+        # Bending more folds the bone back toward the one above; a joint straight at rest has no fold yet: its
+        # bone leaves the line away from the side the chain bends to (the knee goes that way).
+        folds_to = -up if normal is not None else -bend_direction
+        bends_more = folds_to.dot(moves_to.normalized()) > 0.0
         rest_bend = up.angle(down, 0.0)
         most = math.radians(NATURAL_BEND_DEGREES) - rest_bend
         minimum, maximum = (-rest_bend, most) if bends_more else (-most, rest_bend)
         found.append(Hinge(bone.name, name, max(minimum, -math.pi), min(maximum, math.pi)))
     return found
+
+
+def _straight_hinge(chain: list[JointRest], bend_direction: Vector) -> Vector:
+    """The hinge of a joint straight at rest: the chain's bend (its pre-bend's) turns it about this axis."""
+    return cross(sum((bone.direction for bone in chain), Vector()).normalized(), bend_direction).normalized()
 
 
 def _bent_normal(parent: JointRest, bone: JointRest) -> Vector | None:
@@ -113,12 +120,17 @@ def _fit(bone: JointRest, normal: Vector) -> dict[str, float]:
     return {"x": bone.x_axis.normalized().dot(normal), "z": bone.z_axis.normalized().dot(normal)}
 
 
-def off_hinge(chain: list[JointRest]) -> str | None:
+def off_hinge(chain: list[JointRest], bend_direction: Vector | None = None, twists: Collection[str] = ()) -> str | None:
     """The first chain bone whose joint is bent at rest and neither of whose X and Z axes lies along that
     joint's hinge, so Hinge Joints could not hold it on the bone itself (a hidden chain rolled on its
-    hinges can); None when there is none."""
+    hinges can); None when there is none. With ``bend_direction`` (the side the chain bends to), a joint
+    straight at rest is asked too, its hinge the one ``hinges`` gives it: that bend's axis, whatever the
+    bone's roll (a straight chain, pre-bent toward it); ``twists`` hold no joint."""
+    fallback = _straight_hinge(chain, bend_direction) if bend_direction is not None else None
     for parent, bone in zip(chain, chain[1:]):
         normal = _bent_normal(parent, bone)
+        if normal is None and bone.name not in twists:
+            normal = fallback
         if normal is not None and max(abs(value) for value in _fit(bone, normal).values()) < math.cos(
                 math.radians(AXIS_TOLERANCE_DEGREES)):
             return bone.name

@@ -134,14 +134,16 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
 
 
-def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions) -> str | None:
+def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions, bend: Vector | None = None,
+                halves: Collection[str] = ()) -> str | None:
     """With Hinge Joints and the bones left as they are, the first chain bone rolled off its joint's hinge
-    (``joints.off_hinge``): the limb is then solved on a hidden chain rolled on its hinges."""
+    (``joints.off_hinge``; with ``bend``, a straight joint's too): the limb is then solved on a hidden chain
+    rolled on its hinges."""
     if not options.hinge_joints or options.fix_orientation:
         return None
     bones = skeleton.bones
     return off_hinge([JointRest(name, bones[name].direction, bones[name].x_axis, bones[name].z_axis)
-                      for name in chain])
+                      for name in chain], bend, halves)
 
 
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
@@ -189,6 +191,11 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                        hint=f"Set the chain length to {_taking_in_segment_above(read, chain)} or more, so the chain "
                        "takes in the segment above.")
     direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending])
+    if distinct and not hidden:
+        # A straight joint's hinge is the chain's bend's axis, known only now (a straight chain's bones rolled
+        # any way): off it, the chain is hidden too, pre-bent and hinged there, and the user's bones stay.
+        rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
+        hidden = rolled_off is not None
     names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)

@@ -138,7 +138,8 @@ class Draft:
     # (``skeleton`` holds the chain bones as it runs) and keeps the bones as they are here.
     hidden: bool = False
     # The chain bone rolled off its joint's hinge that made a chain running joint to joint hidden, so
-    # Hinge Joints hold the hidden chain's bones, rolled on their hinges, and the user's stay as they are.
+    # Hinge Joints hold the hidden chain's bones, rolled on their hinges, and the user's stay as they are
+    # (straight, pre-bent with it: ``edited`` then holds their pre-bend, ``solved_edit`` none).
     off_hinge: str = ""
     followed: dict[str, BoneInfo] = field(default_factory=dict)
 
@@ -155,9 +156,14 @@ class Draft:
                 return bone.name
         return None
 
+    def solved_edit(self, name: str) -> BoneEdit | None:
+        """The edit of a chain bone as IK solves it, if any: none where a hidden chain solves in the chain's
+        place (``skeleton`` holds its bones; an edit is then the user's bone, pre-bent with it)."""
+        return None if self.followed else self.edited.get(name)
+
     def rest(self, name: str) -> tuple[Vector, Vector, Vector]:
         """A chain bone's head, tail and Z axis at rest as the limb will have it (after its edit, if any)."""
-        edit = self.edited.get(name)
+        edit = self.solved_edit(name)
         if edit is not None:
             return edit.head, edit.tail, edit.z_axis
         bone = self.skeleton[name]

@@ -96,12 +96,15 @@ def plan(draft: Draft) -> None:
         bent = _carried(joints, geometry.prebent_joints([joints[index] for index in bending], draft.bend), bending)
         if draft.hidden:
             draft.skeleton = _on_joints(original, chain, bent, draft.bend, draft.options.hinge_joints)
-        else:
-            draft.edited.update((edit.name, edit) for edit in _prebent_edits(draft.skeleton, chain, joints, bent))
+        if not draft.hidden or draft.off_hinge:
+            # Hidden only for their roll, bones on their joints are pre-bent with the hidden chain: left straight,
+            # they would turn about its knee, not theirs, and the foot would miss the handle.
+            edits = _prebent_edits(original if draft.hidden else draft.skeleton, chain, joints, bent)
+            draft.edited.update((edit.name, edit) for edit in edits)
         draft.joints, draft.length = bent, geometry.chain_length(bent)
         draft.notes.append(
             f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; "
-            f"{'its hidden chain' if draft.hidden else 'it'} was pre-bent "
+            f"{'its hidden chain' if draft.hidden and not draft.off_hinge else 'it'} was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
         )
     elif draft.straight:

@@ -79,15 +79,20 @@ def plan(draft: Draft) -> None:
     for index, (name, joint) in enumerate(zip(chain, joints)):
         own = draft.followed[name]
         follower = draft.new_name(name, TAG_FOLLOW)
-        draft.bones.append(NewBone(role(ROLE_FOLLOW, index), follower, own.head, own.tail, own.z_axis, joint,
-                                   PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True, roll_like=name))
+        # A bone pre-bent with the hidden chain (the chain part's) is followed at its new rest, rolled as the
+        # pre-bend rolls it (its roll now is the one before).
+        edit = draft.edited.get(name)
+        head, tail, z_axis = (edit.head, edit.tail, edit.z_axis) if edit else (own.head, own.tail, own.z_axis)
+        draft.bones.append(NewBone(role(ROLE_FOLLOW, index), follower, head, tail, z_axis, joint, PALETTE_MECHANISM,
+                                   naming.COLLECTION_MECHANISM, hidden=True, roll_like=None if edit else name))
         draft.constraints.append(ConstraintPlan(name, "COPY_TRANSFORMS", CONSTRAINT_FOLLOW, follower, WORLD_SPACE,
                                                 influence=switch(draft.handle)))
     if draft.off_hinge:
         draft.notes.append(
             f"{draft.off_hinge} is rolled so neither its X nor its Z axis lies along its joint's hinge, where Hinge "
             f"Joints would lock it, so IK solves a hidden chain rolled on its hinges, and {chain[0]} > {chain[-1]} "
-            "follow it; they are left as they are (Fix Bone Orientation rolls them instead)")
+            f"follow it; they are {'pre-bent with it and otherwise ' if draft.edited else ''}left as they are "
+            "(Fix Bone Orientation rolls them instead)")
         return
     draft.notes.append(
         f"the bones {chain[0]} > {chain[-1]} do not run joint to joint (as the importer left them), so IK solves "

@@ -31,7 +31,7 @@ def plan(draft: Draft) -> None:
     rests = []
     for name in draft.chain:
         bone = draft.skeleton[name]
-        edit = draft.edited.get(name)
+        edit = draft.solved_edit(name)
         if edit is None:
             rests.append(joints.JointRest(name, bone.direction, bone.x_axis, bone.z_axis))
         else:

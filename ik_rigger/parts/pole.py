@@ -51,7 +51,7 @@ def plan(draft: Draft) -> None:
                                naming.COLLECTION_CONTROLS))
     if options.pole_angle_auto:
         root = draft.skeleton.bones[chain[0]]
-        edit = draft.edited.get(chain[0])
+        edit = draft.solved_edit(chain[0])
         head, tail = (edit.head, edit.tail) if edit else (root.head, root.tail)
         draft.pole_angle = geometry.pole_angle(head, tail, _rest_x_axis(root, edit), joints[-1], position)
 
