@@ -199,3 +199,26 @@ def test_bake_from_its_button_after_the_last_chain_bone_was_renamed_bakes_the_li
     assert all(f'pose.bones["{records.quoted(name)}"].rotation_quaternion' in keyed
                for name in (RENAMES["thigh.L"], limb))
     _follow_renames(obj, RENAMES)
+
+
+@pytest.mark.parametrize("switching", [False, True])
+def test_a_renamed_handle_parent_and_other_parent_are_followed_and_a_refusal_gives_them_back(switching):
+    """The handle hangs from a bone named by hand (and, with Parent Switching, may follow a prop): renamed, the
+    rig follows it (Blender renames parents and constraint targets), but the options kept the old names and a
+    Rebuild refused them as no bones of the armature. Now they follow the rename, given back by a refusal."""
+    obj = make_armature(leg_bones(bend=0.05) + [("prop", (0.5, 0.0, 1.0), (0.5, 0.0, 1.2), "root", False)])
+    switch = {"parent_switch": True, "other_parent": "prop"} if switching else {}
+    api.build(obj, "shin.L", both_sides=False, handle_parent_mode="BONE", handle_parent="root", **switch)
+    limb = _renamed(obj, {"root": 'Wur"zel.001', "prop": "Stütze ñ"})
+    if not switching:  # Switch Parent refuses a limb built without Parent Switching
+        before = _record(obj)
+        _refused(obj, limb, "switch parent of a limb built without", "operator")
+        assert differences(_record(obj), before, _tolerance(obj)) == []
+    api.build(obj, limb, both_sides=False)
+    options = obj.ik_rigger.limbs[0].to_options()
+    assert (options.handle_parent, options.other_parent) == ('Wur"zel.001', "Stütze ñ" if switching else "")
+    handle = obj.data.bones[api.limbs(obj)[0].bones["HANDLE"]]
+    if switching:
+        assert api.parent_choices(obj, limb) == ['Origin (Wur"zel.001)', "Torso (hips)", "Other (Stütze ñ)"]
+    else:
+        assert handle.parent.name == 'Wur"zel.001'

@@ -36,7 +36,7 @@ def targets() -> dict[str, tuple[str, ...]]:
 
 
 def with_hook(hook: str) -> Iterator[Part]:
-    """The parts that offer ``hook`` ("draw", "snap_to_fk", "bake_to_ik"), in order."""
+    """The parts that offer ``hook`` ("draw", "snap_to_fk", "bake_to_ik", "named"...), in order."""
     return (part for part in PARTS if getattr(part, hook) is not None)
 
 

@@ -222,5 +222,8 @@ class Part:
     retired: Mapping[str, str] = field(default_factory=dict)
     draw: Callable[..., None] | None = None  # (layout, obj, limb, parts)
     keep: Callable[..., Any] | None = None  # (obj, parts) -> what a rebuild keeps of the limb now (Draft.kept)
+    # (obj, parts, settings) -> option name -> the bone the rig follows now for each of the part's options that
+    # names one (Blender's parents and constraints follow a bone the user renames; the options do not).
+    named: Callable[..., dict[str, str]] | None = None
     snap_to_fk: Callable[..., list[str]] | None = None  # (snap) -> bones changed
     bake_to_ik: Callable[..., None] | None = None  # (bake)

@@ -188,6 +188,25 @@ def keep(obj: Any, parts: Any) -> KeptOrigin | None:
     return KeptOrigin(bone.parent.name if bone.parent is not None else None)
 
 
+def named(obj: Any, parts: Any, settings: Any) -> dict[str, str]:
+    """The bones Handle Parent Bone and Other Parent name, as the rig follows them now: the handle's parent, or
+    its socket's Origin and Other choices (a bone renamed since is followed there, not in the options)."""
+    socket = obj.pose.bones.get(parts.made.get(ROLE_SOCKET) or "")
+    wanted = {"Origin": "handle_parent" if settings.handle_parent_mode == "BONE" else "",
+              "Other": "other_parent" if settings.parent_switch else ""}
+    if socket is None:
+        handle = obj.data.bones.get(parts.handle or "")
+        parent = handle.parent if handle is not None else None
+        return {wanted["Origin"]: parent.name} if wanted["Origin"] and parent is not None else {}
+    found = {}
+    for constraint in socket.constraints:
+        head, _, label = constraint.name.partition(": ")
+        option = wanted.get(label) if head.startswith(CONSTRAINT_PARENT) else None
+        if option and constraint.type == "ARMATURE" and len(constraint.targets) and constraint.targets[0].subtarget:
+            found[option] = constraint.targets[0].subtarget
+    return found
+
+
 def choice_count(handle: Any) -> int:
     """How many parents the handle's pose bone may follow: its ``parent`` property's range."""
     return int(handle.id_properties_ui(PARENT).as_dict().get("max", 0)) + 1
@@ -254,4 +273,4 @@ def bake_to_ik(bake: Any) -> None:
     bake.made[socket] = poses
 
 
-PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik, keep=keep)
+PART = Part("parents", Options, plan, roles=(ROLE_SOCKET,), draw=draw, bake_to_ik=bake_to_ik, keep=keep, named=named)

@@ -38,6 +38,7 @@ from ..parts.pole import ROLE_POLE
 from ..parts.stretch import STRETCH, STRETCH_DESCRIPTION
 from .animation import action_frame, existing_fcurve, fcurve_owners
 from .chain_now import find_chain
+from .named_now import renamed_in_options
 
 MARK = "_ik_rigger"
 # The version of the records and rig layout this code writes. 0: records from IK Rigger
@@ -301,16 +302,15 @@ def refresh(obj: bpy.types.Object) -> None:
     """
     for limb in obj.ik_rigger.limbs:
         parts = resolve(obj, limb)
-        _update_names(limb, parts)
+        _update_names(limb, parts, renamed_in_options(obj, limb, parts))  # a new dict: the renames join it
 
 
-def _update_names(limb, parts: Parts) -> None:
+def _update_names(limb, parts: Parts, renamed: dict[str, str]) -> None:
     listed = inventory(limb)
     recorded_chain = list(listed.chain)
     chain, made, constraints = listed.chain, listed.made, listed.constraints
-    renamed: dict[str, str] = {}
     if len(parts.chain) == len(recorded_chain) and parts.chain != recorded_chain:
-        renamed = dict(zip(recorded_chain, parts.chain))
+        renamed.update(zip(recorded_chain, parts.chain))
         chain = tuple(parts.chain)
         for collection in (limb.prebent, limb.chain_states):
             for item in collection:
@@ -325,7 +325,7 @@ def _update_names(limb, parts: Parts) -> None:
         if limb.extremity:
             renamed[limb.extremity] = parts.extremity
         limb.extremity = parts.extremity
-    if renamed:  # the options that name a renamed bone (an extremity named by hand) follow it
+    if renamed:  # the options that name a renamed bone (an extremity or a handle parent named by hand) follow it
         limb.set_options(renamed_bones(limb.to_options(), renamed.get))
     if parts.constraints and set(parts.constraints) != set(constraints) and len(parts.constraints) == len(
             set(constraints)):
