@@ -222,3 +222,21 @@ def test_a_renamed_handle_parent_and_other_parent_are_followed_and_a_refusal_giv
         assert api.parent_choices(obj, limb) == ['Origin (Wur"zel.001)', "Torso (hips)", "Other (Stütze ñ)"]
     else:
         assert handle.parent.name == 'Wur"zel.001'
+
+
+def test_names_swapped_between_bones_are_given_back_by_a_refusal_and_followed_by_a_rebuild():
+    """The thigh and shin swap names, and so do the foot and toe: a refusal leaves the records as they were; a
+    rebuild finds the chain and the extremity named by hand under their new names, each name on its own bone."""
+    obj = _straight_leg()
+    bones = obj.data.bones
+    for first, second in (("thigh.L", "shin.L"), ("foot.L", "toe.L")):
+        bones[first].name = "swapped"
+        bones[second].name = first
+        bones["swapped"].name = second
+    bones.active = bones["thigh.L"]  # the chain's last bone now
+    before = _record(obj)
+    _refused(obj, "thigh.L", "switch parent of a limb built without", "operator")
+    assert differences(_record(obj), before, _tolerance(obj)) == []
+    built = api.build(obj, "thigh.L", both_sides=False)[0]
+    assert (built.chain, built.extremity) == (("shin.L", "thigh.L"), "toe.L")
+    _follow_renames(obj, {"thigh.L": "shin.L", "shin.L": "thigh.L", "foot.L": "toe.L"})
