@@ -18,6 +18,12 @@ importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
 pelvis, so those two words are upper bones only above a bone named after the middle
 joint (knee, elbow): the name of the lower bone tells the two conventions apart.
 
+A lower bone may also be named after the joint at its tail: an ankle or wrist below a bone named as the whole leg
+or arm, unnumbered, and above the foot or hand is the shin or forearm (Mesh2Motion's dragon: ``front_leg_l >
+front_ankle_l > front_foot_l``); below Mixamo's shin (``UpLeg > Leg > Ankle``) the ankle stays the foot. A limb told
+apart from its side's others by a letter or number, its segments numbered after it, is its whole run of two or three
+bones, ending at its tip (Mesh2Motion's spider: ``leg_a_1_l > leg_a_2_l > leg_a_3_l > leg_a_tip_l``).
+
 A digitigrade or hoofed leg (a quadruped's hock, a horse's cannon bone) has a third
 segment: a foot as long as the shin, continuing the leg's line down to a toe or paw
 below it. Such a leg is a 3-bone chain with that toe as its extremity; a human foot,
