@@ -124,3 +124,29 @@ def test_a_motion_that_bends_it_keeps_it_unbent_and_plays_as_before():
         for name in ("thigh.L", "shin.L", "foot.L"):
             assert (now[name].translation - poses[name].translation).length < 1e-4 * 0.9, (frame, name)
             assert rotation_degrees(now[name], poses[name]) < 0.01, (frame, name)
+
+
+def test_a_knee_off_its_joints_bent_slightly_backwards_is_pre_bent_forward_on_its_hidden_chain_only():
+    """Bones pointing off their joints (as importers leave them), the knee 1.5 degrees behind its line: too far
+    to pre-bend the user's own bones within 2 degrees, but the hidden chain bends alone; the user's bones keep
+    their rest, nothing moves at rest, and the knee comes forward."""
+    knee_back = 0.45 * math.tan(math.radians(1.5))
+    obj = make_armature([
+        ("root", (0, 0, 0), (0, 0.5, 0), None, False),
+        ("hips", (0, 0, 1.0), (0, 0, 1.2), "root", False),
+        ("thigh.L", (0.2, 0, 1.0), (0.5, 0, 0.8), "hips", False),
+        ("shin.L", (0.2, knee_back, 0.55), (0.2, 0.3, 0.5), "thigh.L", False),
+        ("foot.L", (0.2, 0, 0.1), (0.2, -0.2, 0.0), "shin.L", False),
+        ("toe.L", (0.2, -0.2, 0.0), (0.2, -0.3, 0.0), "foot.L", True),
+    ])
+    before = rest(obj)
+    built = api.build(obj, "shin.L")
+    assert any("was bent 1.5 degree the other way" in note and "its hidden chain was pre-bent" in note
+               for note in built[0].notes), built[0].notes
+    bpy.ops.object.mode_set(mode="POSE")
+    posed = evaluate(obj)
+    for name, matrix in before.items():
+        assert obj.data.bones[name].matrix_local == matrix, name
+        assert rotation_degrees(posed[name], matrix) < 0.01, name
+        assert (posed[name].translation - matrix.translation).length < 1e-4 * 0.9, name
+    assert bend_forward(obj, built[0], FRONT) > 0.05
