@@ -22,7 +22,9 @@ PROMISED_DEGREES = 2.0
 # A chain bent at most this much (measured as for STRAIGHT_DEGREES), more than AGAINST_DEGREES away from the
 # side it should bend to, is read as straight and pre-bent toward that side: importers leave knees a degree
 # behind their line and elbows a degree or two above or ahead of it (the VRM avatar's 1.1 and 1.9 degrees,
-# Godot's mannequin's 0.4), which IK would bend on that wrong way.
+# Godot's mannequin's 0.4), which IK would bend on that wrong way. Sideways counts as against (the VRM avatar's
+# left elbow stands straight up, 90 degrees off); a bend mostly toward the side, as the VALID avatar's knees
+# (1.8 degrees, 46 off), is kept.
 SLIGHT_DEGREES = 2.0
 AGAINST_DEGREES = 60.0
 # Bone heads within this share of a segment's length of each other start at one joint.
