@@ -11,7 +11,6 @@ gives it back."""
 from __future__ import annotations
 
 import math
-import re
 
 import bpy
 import pytest
@@ -23,7 +22,6 @@ from test_imports_quaternius import IMPORTS, assert_plays_rigged_and_removed, im
 from test_pipeline import play_elsewhere
 
 from ik_rigger import api
-from ik_rigger.core.errors import RigError
 
 CRYPTOVOXELS = "gltf_cryptovoxels_avatar_skeleton.glb"
 VALID = "gltf_valid_avatar_skeleton.glb"
@@ -132,19 +130,13 @@ def _front(obj: bpy.types.Object, filename: str) -> Vector:
     return ahead.normalized()
 
 
-# The VRM avatar is modelled, and posed by its file, with each knee a degree behind the line from hip to ankle
-# (and inward) and each elbow a degree or two above its arm's line (the right one also ahead of it): IK bends
-# them on that way, the knees backwards. A known limit (docs/skeletons.md): IK bends a chain the way its rest and
-# its pose bend it, however slightly.
-BENT_AGAINST = pytest.mark.xfail(strict=True, reason="known limit: knees modelled a degree behind their line "
-                                 "(elbows ahead) bend on that way under IK")
-
-
 @pytest.mark.parametrize("kind", IMPORTS)
-@pytest.mark.parametrize("filename", [pytest.param(CRYPTOVOXELS, marks=BENT_AGAINST), VALID, HUMAN])
+@pytest.mark.parametrize("filename", [CRYPTOVOXELS, VALID, HUMAN])
 def test_each_knee_bends_forward_and_each_elbow_back(filename, kind, tmp_path):
     """At rest, the handle a fifth of the way toward the hip or shoulder: the knee comes forward, the elbow
-    back."""
+    back. The VRM avatar is modelled, and posed by its file, with each knee a degree behind the line from hip to
+    ankle (and inward) and each elbow a degree or two above its arm's line (the right one also ahead of it): its
+    hidden chains are pre-bent the right way, as straight ones are."""
     obj = arrive(filename, kind, tmp_path)[0]
     obj.animation_data.action = None
     for pose_bone in obj.pose.bones:
@@ -180,44 +172,31 @@ def _imported(filename: str) -> bpy.types.Object:
     return obj
 
 
-# What Auto-Rig says of them: each bone it skipped, with why, or why it read no bone as a limb's. It said the
-# dragon's legs were one bone each, with no knee ("pose them by turning them"), and that none of the spider's
-# bones was named like a leg's.
-REFUSED = {
-    DRAGON: ({f"{end}_leg_{side}": f"its parent '{end}_leg_{upper}_{side}' is not named like a thigh or upper leg, so "
-                                   "it is not sure to be a leg"
-              for end, upper in (("front", "collar"), ("back", "hip")) for side in "lr"},
-             "no limbs found on 'Armature'"),
-    SPIDER: ({}, "no limbs found on 'SpiderRig': its bones named like parts of legs or arms ('leg_a_1_l', 'leg_a_1_r', "
-                 "'leg_a_2_l', 'leg_a_2_r'...) make no chain it can read"),
-}
-
-
 @pytest.mark.parametrize(("filename", "limbs"), [(DRAGON, DRAGON_LEGS), (SPIDER, SPIDER_LEGS)])
-def test_legs_auto_rig_cannot_read_are_refused_unchanged_and_rigged_by_hand(filename, limbs):
-    """Auto-Rig finds none of their legs, says why truly, and changes nothing; Build IK Limb from each leg's last
-    bone, with the chain's length, rigs the leg a rigger would, each handle carrying its chain's end."""
+def test_auto_rig_finds_the_legs_a_rigger_would(filename, limbs):
+    """The dragon's lower bones are named after the joint at their tail, below a bone named as the whole leg and
+    above the foot; the spider's legs are each a numbered run with its tip below: Auto-Rig rigs every leg, its
+    handle carrying the chain's end, and leaves the rest pose as it was."""
     obj = _imported(filename)
     rest = _rest(obj)
     skipped: list[tuple[str, str]] = []
-    why, message = REFUSED[filename]
-    with pytest.raises(RigError, match=re.escape(message)):
-        api.auto_rig(obj, skipped=skipped)
-    assert dict(skipped) == why
+    built = api.auto_rig(obj, skipped=skipped)
+    assert {limb.name: (limb.chain, limb.extremity) for limb in built} == limbs
+    assert skipped == []
     _assert_rest_kept(obj, rest)
-    assert not len(obj.ik_rigger.limbs) and len(obj.data.bones) == len(rest)
+    bpy.ops.object.mode_set(mode="POSE")
+    assert_handles_move_chain_ends(obj, {limb.name: len(limb.chain) for limb in built})
+
+
+@pytest.mark.parametrize(("filename", "limbs"), [(DRAGON, DRAGON_LEGS), (SPIDER, SPIDER_LEGS)])
+def test_build_ik_limb_rigs_each_leg_from_its_last_bone(filename, limbs):
+    """Build IK Limb from each leg's last bone, with the chain's length, rigs the leg Auto-Rig finds, each handle
+    carrying its chain's end."""
+    obj = _imported(filename)
+    rest = _rest(obj)
     built = [limb for last, (chain, _end) in limbs.items()
              for limb in api.build(obj, last, chain_length=len(chain))]
     assert {limb.name: (limb.chain, limb.extremity) for limb in built} == limbs
     _assert_rest_kept(obj, rest)
     bpy.ops.object.mode_set(mode="POSE")
     assert_handles_move_chain_ends(obj, {limb.name: len(limb.chain) for limb in built})
-
-
-@pytest.mark.xfail(strict=True, reason="not yet: a leg whose lower bone is named after its tail's joint "
-                   "(front_leg_l > front_ankle_l > front_foot_l) reads as a leg of one bone, and legs told apart by a "
-                   "letter (leg_a_1_l) as no legs")
-@pytest.mark.parametrize(("filename", "limbs"), [(DRAGON, DRAGON_LEGS), (SPIDER, SPIDER_LEGS)])
-def test_auto_rig_finds_the_legs_a_rigger_would(filename, limbs):
-    obj = _imported(filename)
-    assert {limb.name: (limb.chain, limb.extremity) for limb in api.auto_rig(obj)} == limbs

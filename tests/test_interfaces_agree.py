@@ -26,13 +26,10 @@ CHARACTERS = sorted(path.name for path in DATA.iterdir() if path.suffix in (".gl
 AVATAR = "vrm0_avatar.gltf"
 # Characters no interface rigs, each saying why: most of the dog's bones keep Blender's default names, the
 # skeleton monster's legs and arms each have a copy that could be the limb as well, Kenney's mini character's
-# legs and arms are one bone each, Mesh2Motion's dragon's legs hang from bones not named as hips or shoulders and
-# its spider's legs, told apart by a letter, make no chain Auto-Rig reads.
+# legs and arms are one bone each.
 REFUSED = {"gltf_quaternius_dog_skeleton.glb": "Blender's default names",
            "gltf_quaternius_skeleton_monster.glb": "2 chains could be the right leg",
-           "gltf_kenney_mini_character_skeleton.glb": "its legs and arms are one bone each",
-           "gltf_mesh2motion_dragon_rig.glb": "is not sure to be a leg",
-           "gltf_mesh2motion_spider_rig.glb": "make no chain it can read"}
+           "gltf_kenney_mini_character_skeleton.glb": "its legs and arms are one bone each"}
 
 
 def _import(path: Path) -> list[bpy.types.Object]:

@@ -3,10 +3,12 @@ foreign format through Blender's bundled importer with the batch's settings for 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from contextlib import redirect_stderr
@@ -25,6 +27,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Blender writes zstd files in the seekable format, which ends with this footer.
 _ZSTD_SEEKABLE_FOOTER = b"\xb1\xea\x92\x8f"
+# What a path that is not there fails with (as ``Path.exists`` takes them): any other failure is the file's own.
+_NOT_THERE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 # "BLENDER-v402" (before 5.0) or "BLENDER17-01v0502": the version that saved the file.
 _HEADER_VERSION = re.compile(rb"^BLENDER(?:[-_][vV](\d)(\d\d)|\d\d-\d\d[vV](\d\d)(\d\d))")
 
@@ -135,22 +139,28 @@ def is_compressed(path: Path) -> bool:
     return head.startswith(_GZIP_MAGIC) or head.startswith(_ZSTD_MAGIC)
 
 
-def check_blend_file(path: Path) -> None:
-    """Refuse what is plainly not a complete .blend before Blender tries to read it."""
-    if not path.exists():
-        raise RigError(f"'{path}' does not exist", hint="Check the path.")
-    if not path.is_file():
+def check_blend_file(path: Path) -> bool:
+    """Refuse what is plainly not a complete .blend before Blender tries to read it; True when Blender
+    wrote it compressed (zstd, or gzip before 3.0). One look at the file and one read of its two ends:
+    the batch asks this of every input and every file it writes."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        if error.errno not in _NOT_THERE:
+            raise
+        raise RigError(f"'{path}' does not exist", hint="Check the path.") from error
+    if not stat.S_ISREG(info.st_mode):
         raise RigError(f"'{path}' is not a regular file", hint="Give .blend files or folders holding them.")
     truncated = RigError(f"'{path}' is truncated (its end is missing)",
                          hint="Use an intact copy of the file (a .blend1 backup, for one).")
     with path.open("rb") as stream:
         head = stream.read(24)
-        stream.seek(max(path.stat().st_size - 64, 0))
+        stream.seek(max(info.st_size - 64, 0))
         tail = stream.read()
     if head.startswith(_ZSTD_MAGIC):
         if not tail.endswith(_ZSTD_SEEKABLE_FOOTER):
             raise truncated
-        return
+        return True
     if head.startswith(_GZIP_MAGIC):
         try:
             with gzip.open(path) as unpacked:
@@ -158,12 +168,13 @@ def check_blend_file(path: Path) -> None:
                     pass
         except (EOFError, gzip.BadGzipFile) as error:
             raise truncated from error
-        return
+        return True
     if not head.startswith(b"BLENDER"):
         raise RigError(f"'{path}' is not a .blend file", hint="Give .blend files saved by Blender.")
     # An uncompressed .blend ends with its ENDB block; a cut-off copy does not.
     if b"ENDB" not in tail:
         raise truncated
+    return False
 
 
 def _newer_than_this(version: tuple[int, int]) -> bool:

@@ -35,7 +35,7 @@ from ..rig.skeleton import check_editable, followed_bones, read_skeleton
 from ..rig.upgrade import prepare, upgrade
 from .exporting import export_rigged
 from .jobs import INPUT_FORMATS, ArmatureResult, FileResult, Interrupted, Job, input_format
-from .opening import check_blend_file, import_foreign, is_compressed, open_untrusted
+from .opening import check_blend_file, import_foreign, open_untrusted
 from .saving import _writer, file_identity, interrupts_held, room_left, save_atomically, unchanged_since
 
 
@@ -312,12 +312,15 @@ def check_target(job: Job, source: Path, target: Path, fmt: str | None) -> None:
     if (os.path.lexists(target) or not os.path.lexists(source)) and target.resolve() == source.resolve():
         raise RigError(f"the output would overwrite the input '{source}'",
                        hint="Use --out with another folder, or --in-place.")
-    if target.is_dir():
+    try:
+        there = target.stat().st_mode  # one look for all three questions: a folder, a file, none
+    except OSError:
+        return
+    if stat.S_ISDIR(there):
         raise RigError(f"the output '{target}' is a folder", hint="Move it away, or give another --out.")
-    if target.exists() and not job.overwrite:
+    if not job.overwrite:
         raise RigError(f"the output '{target}' exists", hint="Pass --overwrite to replace it, or another --out.")
-    if target.exists():
-        _check_writable(target, "the output", "or give another --out")
+    _check_writable(target, "the output", "or give another --out")
 
 
 # The errors of a file or folder that may not be written, whoever asks (root too: an immutable file).
@@ -381,8 +384,7 @@ def rig_file(job: Job, config: Config, result: FileResult | None = None,
         with interrupts_held(), _geometry_asleep():
             started = time.perf_counter()
             if fmt == "blend":
-                check_blend_file(source)
-                compress = is_compressed(source)
+                compress = check_blend_file(source)
                 result.warnings.extend(open_untrusted(source, job.allow_newer))
             else:
                 compress = False

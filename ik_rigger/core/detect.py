@@ -18,6 +18,12 @@ importer does the same), so their leg is ``Hip > Knee > Ankle`` and their arm
 pelvis, so those two words are upper bones only above a bone named after the middle
 joint (knee, elbow): the name of the lower bone tells the two conventions apart.
 
+A lower bone may also be named after the joint at its tail: an ankle or wrist below a bone named as the whole leg
+or arm, unnumbered, and above the foot or hand is the shin or forearm (Mesh2Motion's dragon: ``front_leg_l >
+front_ankle_l > front_foot_l``); below Mixamo's shin (``UpLeg > Leg > Ankle``) the ankle stays the foot. A limb told
+apart from its side's others by a letter or number, its segments numbered after it, is its whole run of two or three
+bones, ending at its tip (Mesh2Motion's spider: ``leg_a_1_l > leg_a_2_l > leg_a_3_l > leg_a_tip_l``).
+
 A digitigrade or hoofed leg (a quadruped's hock, a horse's cannon bone) has a third
 segment: a foot as long as the shin, continuing the leg's line down to a toe or paw
 below it. Such a leg is a 3-bone chain with that toe as its extremity; a human foot,
@@ -137,10 +143,15 @@ def build_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection
 _PAIR_NUMBER = re.compile(r"(?:^|[._\- ])(\d+)(?=$|[._\- ])")
 
 
-def _pair_number(skeleton: Skeleton, chain: tuple[str, ...]) -> int | None:
+def _pair_number(skeleton: Skeleton, chain: tuple[str, ...]) -> int | str | None:
     """The number every bone of ``chain`` carries alone in its name, the same in each (a many-legged
-    body's pair, ``thigh_03.L > shin_03.L``); None when a bone has none or they differ (COLLADA's
+    body's pair, ``thigh_03.L > shin_03.L``), or the letter or number it is tagged with before its segments'
+    numbers (``leg_a_1_l > leg_a_2_l``, ``Name.tag``); None when a bone has none or they differ (COLLADA's
     ``leg_joint_L_1 > _2`` count segments along one limb)."""
+    tags = {chains_of(skeleton).names[bone].tag for bone in chain}
+    tag = tags.pop() if len(tags) == 1 else None
+    if tag is not None:
+        return int(tag) if tag.isdigit() else tag
     numbers = set()
     for bone in chain:
         found = _PAIR_NUMBER.findall(naming.split_side(bone, skeleton.bones).base)
@@ -164,7 +175,12 @@ def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[Detec
     return [_numbered(limb, number) for limb, number in zip(group, numbers)]
 
 
-def _numbered(limb: DetectedLimb, pair: int | None) -> DetectedLimb:
+def _pair_order(pair: int | str | None) -> tuple[int, int, str]:
+    """Where a limb's pair sorts: numbered pairs by their number, then lettered ones by their letter."""
+    return (1, 0, pair) if isinstance(pair, str) else (0, pair or 0, "")
+
+
+def _numbered(limb: DetectedLimb, pair: int | str | None) -> DetectedLimb:
     """``replace(limb, pair=pair)`` without the frozen dataclass's ``__init__`` (a guarded setattr per field):
     a many-legged body numbers every leg."""
     numbered = object.__new__(DetectedLimb)
@@ -299,7 +315,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
                if item.bone not in used and (skeleton[item.bone].parent not in ends)}
     if not limbs:
         reasons.update((item.bone, item) for item in _one_bone_limbs(skeleton, finder.names))
-    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], limb.pair or 0,
+    limbs.sort(key=lambda limb: (_KIND_ORDER[limb.kind], _POSITION_ORDER[limb.position], _pair_order(limb.pair),
                                  _SIDE_ORDER[limb.side], limb.chain))
     own_ik = sorted(name for name in ik_candidates(skeleton.bones)
                     if name not in used and finder.ends.own_ik_bone(name))

@@ -12,6 +12,8 @@ from .detect_words import (
     NUMBERED,
     RULE_OF_LOWER,
     SIDE_WORD,
+    TAIL_JOINT_RULES,
+    TAIL_JOINTS,
     UPPERS,
     VOCABULARY,
     WHOLE_WORD,
@@ -35,12 +37,35 @@ class Chains:
         self.names = names
 
     def rule_of(self, name: str) -> Rule | None:
-        """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own."""
+        """The rule for ``name`` as a lower bone; a numbered whole-limb word makes its own, and so does a joint
+        ending the limb where the bones around it make it the lower segment (``_ends_at_joint``)."""
         read = self.names[name]
         rule = RULE_OF_LOWER.get(read.base)
         if rule is None and read.base in NUMBERED and (read.index is not None or read.copy):
             return Rule(NUMBERED[read.base], frozenset({read.base}), frozenset(), frozenset())
+        if rule is None and read.base in TAIL_JOINTS and self._ends_at_joint(name, TAIL_JOINTS[read.base]):
+            return TAIL_JOINT_RULES[read.base]
         return rule
+
+    def _ends_at_joint(self, name: str, kind: str) -> bool:
+        """Whether ``name``, named after the joint ending the limb (ankle, wrist), is the segment ending there: the
+        whole-limb word names its parent, unnumbered, and a bone named as the foot or hand hangs below it
+        (Mesh2Motion's dragon: ``front_leg_l > front_ankle_l > front_foot_l``). Where the parent is the lower
+        bone of a limb by its own names (Mixamo's ``UpLeg > Leg``), the ankle below is that limb's foot."""
+        bones = self.skeleton
+        parent = bones[name].parent
+        if parent is None or self.names[name].generated:
+            return False
+        above = self.names[parent]
+        if (above.base != WHOLE_WORD[kind] or above.index is not None or above.tag is not None or above.copy
+                or above.generated or above.sides != self.names[name].sides):
+            return False
+        own = RULE_OF_LOWER.get(above.base)
+        grand = bones[parent].parent
+        if own is not None and grand is not None and self.names[grand].base in own.uppers:
+            return False
+        return any(self.names[child.name].base in EXTREMITIES[kind] and self.names[child.name].base not in TAIL_JOINTS
+                   and not self.names[child.name].generated for child in bones.children(name))
 
     def second_half(self, first: str, second: str) -> bool:
         """Whether the names make ``second`` the second half of a limb segment that ``first`` begins.
@@ -74,7 +99,7 @@ class Chains:
         one, two = self.names[first], self.names[second]
         return (not one.generated and one.base == two.base and one.base in NUMBERED and two.index is not None
                 and _follows(one.index, two.index) and one.sides == two.sides and one.position == two.position
-                or self.copies(first, second))
+                and one.tag == two.tag or self.copies(first, second))
 
     def copies(self, first: str, second: str) -> bool:
         """Whether ``second`` is a COLLADA copy of ``first``'s whole-limb word on its side (Cesium Man's
@@ -89,13 +114,22 @@ class Chains:
         Leg02``, a name and its first copy as Blender numbers them (``frontleg > frontleg001``) or
         Quaternius does (``FrontLeg.L > FrontLeg2.L``), or COLLADA's copies."""
         one, two = self.names[upper], self.names[lower]
-        return (two.base in NUMBERED and two.index is not None and one.base == two.base
+        return (two.base in NUMBERED and two.index is not None and one.base == two.base and one.tag == two.tag
                 and _follows(one.index, two.index) or self.copies(upper, lower))
 
     def numbered_next(self, bone: str) -> str | None:
         """The one child of ``bone`` that numbers its whole-limb word on (``Leg2`` below ``Leg1``)."""
         following = [child.name for child in self.skeleton.children(bone) if self.numbered_before(bone, child.name)]
         return following[0] if len(following) == 1 else None
+
+    def tip_below(self, bone: str) -> str | None:
+        """The one child of ``bone`` named as the tip of the whole-limb word ``bone`` numbers (``leg_a_tip_l``
+        below ``leg_a_3_l``, Mesh2Motion's spider's): the limb's end, whose name says it is no segment."""
+        one = self.names[bone]
+        tips = [child.name for child in self.skeleton.children(bone)
+                if (two := self.names[child.name]).words == (one.base, "tip") and two.tag == one.tag
+                and two.sides == one.sides and two.position == one.position and not two.generated]
+        return tips[0] if len(tips) == 1 else None
 
     def segment_above(self, first: str, middle: str, kind: str) -> bool:
         """Whether ``first`` is a three-segment limb's first segment, above ``middle``, its second.

@@ -11,8 +11,21 @@ from .detect_ends import Ends
 from .detect_names import Names
 from .detect_result import DetectedLimb, Skipped
 from .detect_shape import SHAPE_HINT, Shape
-from .detect_words import ARM, EXTREMITY_WORD, KIND_WORD, NUMBERED, SEGMENT_WORD, UPPER_WORD, Rule
+from .detect_words import (
+    ARM,
+    EXTREMITY_WORD,
+    JOINT_WORD,
+    KIND_WORD,
+    NUMBERED,
+    SEGMENT_WORD,
+    TWO_SEGMENTS,
+    UPPER_WORD,
+    Rule,
+)
 from .model import Skeleton
+
+# The most segments a leg or an arm is made of (a digitigrade leg's thigh, shin and foot).
+_MOST_SEGMENTS = 3
 
 
 class _RefusalError(Exception):
@@ -55,7 +68,7 @@ class LimbFinder:
         """The limb whose lower bone is ``lower``, or why ``lower`` cannot end one."""
         try:
             upper = self._upper(lower, rule)
-            top = self._top(upper, lower, rule)
+            top = self._run(upper, lower, rule) if self.names[lower].tag is not None else self._top(upper, lower, rule)
             chain, extremity = self._end(top, lower, rule.kind)
             side, disagreement = self.chains.side(chain + ((extremity,) if extremity else ()))
             if disagreement:
@@ -114,6 +127,27 @@ class LimbFinder:
             self._check_upper_word(top, lower, rule)
         return _Top(top, numbered, above)
 
+    def _run(self, upper: str, lower: str, rule: Rule) -> _Top:
+        """The chain's bones above ``lower`` in a limb told apart from its side's others by a letter or number, its
+        segments numbered after it (Mesh2Motion's spider: ``leg_a_1_l > leg_a_2_l > leg_a_3_l``): the whole run,
+        ``lower`` its last. Unlike ``Leg1 > Leg2 > Leg3``, whose last may be the foot, the run names every segment
+        and the tip below; a run of more than three is no leg or arm (a tentacle, a tail)."""
+        kind = KIND_WORD[rule.kind]
+        following = self.chains.numbered_next(lower)
+        if following is not None:
+            raise _RefusalError(f"'{following}' below it numbers its {kind} on, so the {kind} ends further down")
+        if not self.chains.numbered_before(upper, lower):
+            raise _RefusalError(f"it is the only bone numbered as its {kind}, with no {JOINT_WORD[rule.kind]} to "
+                                f"bend: IK needs two bones at least, {TWO_SEGMENTS[rule.kind]}")
+        run = [upper, lower]
+        while (parent := self.skeleton[run[0]].parent) is not None and self.chains.numbered_before(parent, run[0]):
+            run.insert(0, parent)
+        if len(run) > _MOST_SEGMENTS:
+            raise _RefusalError(f"it ends {len(run)} bones numbered as one {kind} ('{run[0]}' > ... > '{lower}'), "
+                                f"more than a {kind}'s {_MOST_SEGMENTS} segments: a tentacle or a tail, not sure to "
+                                f"be a {kind}; rig it by hand: select '{lower}', then Build IK Limb", chain=tuple(run))
+        return _Top(tuple(run[:-1]), True, False)
+
     def _check_upper_word(self, top: tuple[str, ...], lower: str, rule: Rule) -> None:
         """Refuse a chain whose upper segment is not named as one: by its first half's name, or its
         second's when the first is named as its twist."""
@@ -137,7 +171,8 @@ class LimbFinder:
         chain: tuple[str, ...] = (*top.bones, lower)
         extremity = self.ends.extremity(lower, kind)
         if extremity is None and top.numbered:
-            extremity = self.chains.numbered_next(lower)  # Leg1 > Leg2 > Leg3, Leg3 the foot (see Shape.short_end)
+            # Leg1 > Leg2 > Leg3, Leg3 the foot (see Shape.short_end); else the run's tip (leg_a_3_l > leg_a_tip_l).
+            extremity = self.chains.numbered_next(lower) or self.chains.tip_below(lower)
         if extremity is None:
             chain, extremity = self._half_below(chain, kind)
         third = self.shape.third_segment(top.bones[0], lower, extremity) if extremity else None

@@ -19,6 +19,7 @@ from .detect_words import (
     NUMBERED,
     POSITION_WORDS,
     RULE_OF_LOWER,
+    TAIL_JOINTS,
     THIRD_SEGMENTS,
     VOCABULARY,
 )
@@ -48,6 +49,8 @@ class Name:
     position: str | None  # FRONT, MID_FRONT, MID_HIND or HIND
     index: int | None  # the first number glued to a word: 2 for "Leg02_016"
     copy: bool = False  # a COLLADA copy of a name ("arm_joint_L__4_"), whose number tells no order
+    # The letter or number telling a limb from its side's others, its segments numbered after it: "a" for "leg_a_2_l"
+    tag: str | None = None
 
     @functools.cached_property
     def base(self) -> str:
@@ -75,6 +78,9 @@ _LEAD_WORDS = frozenset({"skeleton", "armature"})
 _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 # COLLADA writes a name's copies "arm_joint_L (4)" as "arm_joint_L__4_": the number counts copies, in any order.
 _COPY = re.compile(r"__\d+_$")
+# A whole-limb word, then a letter or number telling the limb from its side's others, then the segment's number or
+# the limb's tip, each apart: Mesh2Motion's spider's "leg_a_1_l > leg_a_2_l > leg_a_3_l > leg_a_tip_l".
+_TAGGED = re.compile(r"(?P<word>[a-z]+)[._\- ](?P<tag>[a-z]|\d+)[._\- ](?P<segment>\d+|tip)", re.IGNORECASE)
 
 
 def read_name(name: str, known: Container[str]) -> Name:
@@ -94,6 +100,10 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
     rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
     if rigify:
         position, rest = _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
+    prefix = generated["prefix"].upper() if generated else None
+    tagged = _read_tagged(rest, parts.side, prefix, position)
+    if tagged is not None:
+        return tagged
     sides = {parts.side} if parts.side else set()
     words: list[str] = []
     glued: list[bool] = []  # whether each word was glued to the word before it ("ThighBend")
@@ -158,9 +168,20 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
         # The number after the side, when none is glued to the word: "leg_joint_L_2" is Leg2.
         numbers = _SUFFIX_NUMBER.search(parts.suffix)
         index = int(numbers["number"]) if numbers else None
-    prefix = generated["prefix"].upper() if generated else None
     side = parts.side if len(sides) <= 1 else None
     return Name(tuple(words), side, frozenset(sides), prefix, position, index, _COPY.search(name) is not None)
+
+
+def _read_tagged(rest: str, side: str | None, prefix: str | None, position: str | None) -> Name | None:
+    """``rest`` read as a segment or the tip of a limb tagged apart from its side's others (``leg_a_2``: Leg2 of
+    leg "a", ``leg_a_tip``: its tip), or None when it is not named so."""
+    tagged = _TAGGED.fullmatch(rest)
+    if tagged is None or tagged["word"].lower() not in NUMBERED or tagged["tag"].lower() in _SIDE_WORDS:
+        return None
+    segment = tagged["segment"]
+    number = int(segment) if segment.isdigit() else None
+    return Name((tagged["word"].lower(), *(() if number is not None else ("tip",))), side,
+                frozenset({side} if side else ()), prefix, position, number, tag=tagged["tag"].lower())
 
 
 class Names:
@@ -191,7 +212,7 @@ class Names:
         return self.around
 
 
-_LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBERED}))))
+_LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBERED, *TAIL_JOINTS}))))
 NOT_LETTERS = re.compile(r"[^a-z]")
 
 

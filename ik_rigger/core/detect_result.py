@@ -22,8 +22,9 @@ class DetectedLimb:
     # its direction): IK carries that tail, not the joint, to the handle (see Fix Bone Orientation).
     tails_elsewhere: bool = False
     # The number every bone of the chain carries when a many-legged body numbers its pairs
-    # (``thigh_03.L > shin_03.L``), which tells the legs of one side apart; None otherwise.
-    pair: int | None = None
+    # (``thigh_03.L > shin_03.L``), or the letter it tags them with (``leg_a_1_l``: "a"), which tells the legs
+    # of one side apart; None otherwise.
+    pair: int | str | None = None
 
     @property
     def last(self) -> str:

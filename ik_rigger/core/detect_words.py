@@ -78,6 +78,12 @@ JOINT_UPPERS = frozenset({"hip", "shoulder"})
 EXTREMITIES = {LEG: frozenset({"foot", "ankle", "footankle", "fuss", "pied", "pie"}),
                ARM: frozenset({"hand", "wrist", "handwrist"})}
 EXTREMITY_WORDS = frozenset().union(*EXTREMITIES.values())
+# The joint ending a limb, as a bone's name: the bone ending there where a whole-limb word names the bone above it
+# and the foot or hand hangs below (Mesh2Motion's dragon: ``front_leg_l > front_ankle_l > front_foot_l``, the
+# ankle its shin; see ``Chains.rule_of``). Elsewhere it names the foot or hand itself.
+TAIL_JOINTS = {"ankle": LEG, "wrist": ARM}
+TAIL_JOINT_RULES = {word: Rule(kind, frozenset({word}), frozenset({WHOLE_WORD[kind]}), frozenset())
+                    for word, kind in TAIL_JOINTS.items()}
 VOCABULARY = frozenset(word for rule in _RULES for word in rule.lowers | rule.uppers) | EXTREMITY_WORDS
 # A child spelling any of these is a limb bone of its own, not this limb's foot or hand.
 NOT_EXTREMITY = {kind: VOCABULARY - words for kind, words in EXTREMITIES.items()}

@@ -17,6 +17,16 @@ from mathutils import Matrix, Quaternion, Vector
 STRAIGHT_DEGREES = 0.1
 # How far a straight chain is pre-bent; IK Rigger promises at most 2 degrees.
 PREBEND_DEGREES = 1.0
+# The most pre-bending may turn one of the user's bones, all told (the promise above).
+PROMISED_DEGREES = 2.0
+# A chain bent at most this much (measured as for STRAIGHT_DEGREES), more than AGAINST_DEGREES away from the
+# side it should bend to, is read as straight and pre-bent toward that side: importers leave knees a degree
+# behind their line and elbows a degree or two above or ahead of it (the VRM avatar's 1.1 and 1.9 degrees,
+# Godot's mannequin's 0.4), which IK would bend on that wrong way. Sideways counts as against (the VRM avatar's
+# left elbow stands straight up, 90 degrees off); a bend mostly toward the side, as the VALID avatar's knees
+# (1.8 degrees, 46 off), is kept.
+SLIGHT_DEGREES = 2.0
+AGAINST_DEGREES = 60.0
 # Bone heads within this share of a segment's length of each other start at one joint.
 SAME_JOINT = 0.02
 
@@ -81,6 +91,15 @@ def bend_direction(joints: Sequence[Vector]) -> Vector | None:
     ``joints`` are the chain's head positions followed by the last bone's tail.
     Returns None for a straight chain (see ``STRAIGHT_DEGREES``).
     """
+    standing = _standing_out(joints)
+    if standing is None or standing[1] < STRAIGHT_DEGREES or standing[0].length < _EPSILON:
+        return None
+    return standing[0].normalized()
+
+
+def _standing_out(joints: Sequence[Vector]) -> tuple[Vector, float] | None:
+    """The inner joints' offsets from the root-end line, summed, and the largest of them as an angle seen
+    from the root, in degrees; None where root and end meet."""
     root, end = joints[0], joints[-1]
     axis = end - root
     if axis.length < _EPSILON:
@@ -92,9 +111,45 @@ def bend_direction(joints: Sequence[Vector]) -> Vector | None:
         along = max((joint - root).length, _EPSILON)
         largest = max(largest, math.degrees(math.asin(min(1.0, offset.length / along))))
         total += offset
-    if largest < STRAIGHT_DEGREES or total.length < _EPSILON:
-        return None
-    return total.normalized()
+    return total, largest
+
+
+def bend_degrees(joints: Sequence[Vector]) -> float:
+    """How far the chain's inner joints stand out from its root-end line at the most, as an angle seen from
+    the root, in degrees (the measure of ``STRAIGHT_DEGREES``); 0 where root and end meet."""
+    standing = _standing_out(joints)
+    return 0.0 if standing is None else standing[1]
+
+
+def bent_slightly(joints: Sequence[Vector]) -> bool:
+    """Whether the chain's inner joints stand out from its root-end line by ``SLIGHT_DEGREES`` at the most."""
+    return bend_degrees(joints) <= SLIGHT_DEGREES
+
+
+def bent_against(joints: Sequence[Vector], bend: Vector, side: Vector, own_bones: bool) -> bool:
+    """Whether a chain bent toward ``bend`` (``bend_direction``) is bent only slightly, the wrong way: by at
+    most ``SLIGHT_DEGREES``, more than ``AGAINST_DEGREES`` away from ``side``, the side it should bend to.
+
+    Such a chain is pre-bent toward ``side`` as a straight one is. Where that would turn the user's own bones
+    (``own_bones``: not a hidden chain of the rig's), it must turn none by more than ``PROMISED_DEGREES`` in
+    all; a hidden chain leaves the user's bones as they are.
+    """
+    if not bent_slightly(joints):
+        return False
+    if bend.dot(side) >= math.cos(math.radians(AGAINST_DEGREES)) * bend.length * side.length:
+        return False
+    return not own_bones or prebend_turn(joints, side) <= PROMISED_DEGREES
+
+
+def prebend_turn(joints: Sequence[Vector], direction: Vector) -> float:
+    """The most any segment of the chain turns, in degrees, when it is pre-bent toward ``direction``."""
+    bent = prebent_joints(joints, direction)
+    largest = 0.0
+    for index in range(len(joints) - 1):
+        old, new = joints[index + 1] - joints[index], bent[index + 1] - bent[index]
+        # From the sine and the cosine, as ``signed_angle``: single precision blurs an arc cosine's small angles.
+        largest = max(largest, math.degrees(math.atan2(cross(old, new).length, old.dot(new))))
+    return largest
 
 
 def inferred_bend_direction(

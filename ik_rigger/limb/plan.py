@@ -115,23 +115,33 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
 
 
 def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
-          joints: list[Vector]) -> tuple[Vector, bool]:
-    """The side the chain bends to and whether the chain is straight."""
+          joints: list[Vector], hidden: bool) -> tuple[Vector, bool]:
+    """The side the chain bends to and whether the chain is read as straight: one bent only slightly the other
+    way (``geometry.bent_against``) is, and bends to the side a straight one would (the chain part pre-bends
+    it, or leaves it bending its own way)."""
     found = geometry.bend_direction(joints)
-    if found is not None:
+    if found is not None and not geometry.bent_slightly(joints):
+        # Bent more than slightly: whichever side it should bend to, it bends its own way (asked first, so a
+        # clearly bent chain never reads the body).
         return found, False
     axis = joints[-1] - joints[0]
     if options.bend_direction != "AUTO":
         side = geometry.perpendicular(geometry.AXES[options.bend_direction], axis)
         if side.length < 1e-6:
+            if found is not None:  # bent, if slightly: its own way, as the option speaks of straight chains
+                return found, False
             raise RigError(f"the bend direction {options.bend_direction} lies along the chain", bone=chain[-1],
                            hint="Pick a bend direction at right angles to the chain.")
-        return side.normalized(), True
-    kind = naming.limb_kind(list(chain) + ([extremity] if extremity else []))
-    extremity_direction = body.leads_to(skeleton, extremity) - skeleton[extremity].head if extremity else None
-    is_arm = None if kind is None else kind == "ARM"
-    front, up = body.facing(skeleton)
-    return geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up), True
+        side.normalize()
+    else:
+        kind = naming.limb_kind(list(chain) + ([extremity] if extremity else []))
+        extremity_direction = body.leads_to(skeleton, extremity) - skeleton[extremity].head if extremity else None
+        is_arm = None if kind is None else kind == "ARM"
+        front, up = body.facing(skeleton)
+        side = geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up)
+    if found is not None and not geometry.bent_against(joints, found, side, not hidden):
+        return found, False
+    return side, True
 
 
 def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions, bend: Vector | None = None,
@@ -190,10 +200,12 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                        "joint to bend", bone=last,
                        hint=f"Set the chain length to {_taking_in_segment_above(read, chain)} or more, so the chain "
                        "takes in the segment above.")
-    direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending])
+    # A chain hidden only for its roll has the user's bones pre-bent with it (parts.chain): as their own.
+    direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending],
+                                hidden and rolled_off is None)
     if distinct and not hidden:
         # A straight joint's hinge is the chain's bend's axis, known only now (a straight chain's bones rolled
-        # any way): off it, the chain is hidden too, pre-bent and hinged there, and the user's bones stay.
+        # any way): off it, the chain is hidden too, pre-bent and hinged there, its bones pre-bent with it.
         rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
         hidden = rolled_off is not None
     names = naming.NamesInUse(taken, known)
@@ -207,7 +219,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=draft.handle_parent, pole_angle=draft.pole_angle,
-                    bend_direction=direction, straight=straight, new_bones=tuple(draft.bones),
+                    bend_direction=draft.bend, straight=straight, new_bones=tuple(draft.bones),
                     bone_edits=tuple(draft.edited.values()), constraints=tuple(draft.constraints),
                     notes=tuple(draft.notes), properties=tuple(draft.properties), drivers=tuple(draft.drivers),
                     hinges=tuple(draft.hinges))

@@ -52,7 +52,7 @@ def unnamed(detection: Detection, bones: Collection[str]) -> str:
         return ""
     if 2 * sum(1 for name in bones if _DEFAULT_NAME.fullmatch(name)) > len(bones):
         return "most of its bones keep Blender's default names ('Bone', 'Bone.001'...), which name no limb"
-    # Named so, yet read as no chain: Mesh2Motion's spider tells its legs apart by a letter (leg_a_1_l).
+    # Named so, yet read as no chain: a lone thigh or forearm, or words no rule pairs.
     named = sorted(name for name in bones if detect_names.read_name(name, bones).contains(VOCABULARY))
     if named:
         shown = ", ".join(repr(name) for name in named[:4]) + ("..." if len(named) > 4 else "")

@@ -50,11 +50,12 @@ class Options:
                                  old_names=("extremity",))
     animation: str = option("BAKE", "Animation", "What happens to motion already on the chain, its parents or the "
                             "extremity", items=ANIMATION_ITEMS, panel="basic")
-    bend_direction: str = option("AUTO", "Bend Direction", "Side a straight chain bends to (a bent chain bends the "
-                                 "way it already does)", items=BEND_DIRECTION_ITEMS,
-                                 per_limb=True)
-    prebend_straight: bool = option(True, "Pre-bend Straight Chains", "Bow a perfectly straight chain by 1 degree, "
-                                    "ends fixed, so IK can bend it")
+    bend_direction: str = option("AUTO", "Bend Direction", "Side a straight chain, or one bent slightly the other "
+                                 "way, bends to (a bent chain bends the way it already does)",
+                                 items=BEND_DIRECTION_ITEMS, per_limb=True)
+    prebend_straight: bool = option(True, "Pre-bend Straight Chains", "Bow a straight chain, or one bent slightly "
+                                    "the wrong way, by 1 degree toward the side it should bend to, ends fixed, so "
+                                    "IK bends it that way")
     fix_orientation: bool = option(
         False, "Fix Bone Orientation", "Point the chain bones' tails at the next joint (the last one's at the foot "
         "or hand) and roll them so X is the hinge; the mesh stays where it is at rest, and motion on them is keyed "
@@ -69,6 +70,11 @@ class Options:
 def plan(draft: Draft) -> None:
     """The chain's own changes: its bones' orientation fixed, a straight chain pre-bent, halves kept in line."""
     chain, joints, original = draft.chain, draft.joints, draft.skeleton
+    # Read as straight, though bent slightly the other way (``geometry.bent_against``): left so, it bends its
+    # own way, its pole on that side.
+    against = geometry.bend_direction(draft.bending_joints) if draft.straight else None
+    if against is not None and not draft.options.prebend_straight:
+        draft.bend = against
     if draft.halves:  # most chains have none
         draft.notes.extend(
             f"'{name}' is the second half of the segment that '{chain[chain.index(name) - 1]}' begins: IK keeps it "
@@ -101,14 +107,17 @@ def plan(draft: Draft) -> None:
             # they would turn about its knee, not theirs, and the foot would miss the handle.
             edits = _prebent_edits(original if draft.hidden else draft.skeleton, chain, joints, bent)
             draft.edited.update((edit.name, edit) for edit in edits)
+        was = ("was straight, so IK could not bend it" if against is None else
+               f"was bent {geometry.bend_degrees(draft.bending_joints):.1f} degree the other way (toward "
+               f"{_axis_words(against)}), so IK would bend it on that way")
         draft.joints, draft.length = bent, geometry.chain_length(bent)
         draft.notes.append(
-            f"the chain {chain[0]} > {chain[-1]} was straight, so IK could not bend it; "
+            f"the chain {chain[0]} > {chain[-1]} {was}; "
             f"{'its hidden chain' if draft.hidden and not draft.off_hinge else 'it'} was pre-bent "
             f"{geometry.PREBEND_DEGREES:g} degree toward {_axis_words(draft.bend)} with its ends kept in place"
         )
     elif draft.straight:
-        draft.notes.append(left_straight(chain))
+        draft.notes.append(left_straight(chain) if against is None else left_bent_against(chain))
     carried = _body_carried(original, chain, draft.extremity)
     if carried:
         instead = (f"'{chain[-1]}' alone is a leg or arm of one bone, with no knee or elbow for IK to bend"
@@ -140,6 +149,12 @@ def _on_joints(skeleton: Skeleton, chain: tuple[str, ...], joints: list[Vector],
 def left_straight(chain: tuple[str, ...]) -> str:
     """The warning on a straight chain that was not pre-bent."""
     return warning(f"the chain {chain[0]} > {chain[-1]} is straight and was left so; IK may not bend it")
+
+
+def left_bent_against(chain: tuple[str, ...]) -> str:
+    """The warning on a chain bent slightly the other way that was not pre-bent."""
+    return warning(f"the chain {chain[0]} > {chain[-1]} is bent slightly the other way from the side it should "
+                   "bend to and was left so; IK bends it on that way")
 
 
 def _carried(joints: list[Vector], moved: list[Vector], bending: list[int]) -> list[Vector]:

@@ -18,7 +18,7 @@ from ..core import geometry, joints
 from ..core.model import bending_indexes
 from ..limb.options import LimbOptions
 from ..limb.plan import LimbPlan
-from ..parts.chain import left_straight
+from ..parts.chain import left_bent_against, left_straight
 from .journal import Journal
 from .motion_keep import Keeping
 from .motion_read import read_played, to_prebend
@@ -76,8 +76,11 @@ def _joints_at(poses: dict[str, list], chain: Sequence[str], reach: Vector, fram
 
 
 def not_prebent(limb_plan: LimbPlan) -> LimbPlan:
-    """The plan of a chain straight at rest, planned again unbent because its motion bends it, saying why."""
+    """The plan of a chain straight at rest (or bent slightly the other way), planned again unbent because its
+    motion bends it, saying why."""
     chain = limb_plan.chain
-    return replace(limb_plan, notes=(*(note for note in limb_plan.notes if note != left_straight(chain)), (
-        f"the chain {chain[0]} > {chain[-1]} is straight at rest but its motion bends it, so it was not pre-bent: "
+    left = (left_straight(chain), left_bent_against(chain))
+    shape = "bent slightly the other way" if left[1] in limb_plan.notes else "straight"
+    return replace(limb_plan, notes=(*(note for note in limb_plan.notes if note not in left), (
+        f"the chain {chain[0]} > {chain[-1]} is {shape} at rest but its motion bends it, so it was not pre-bent: "
         "pre-bent, its own keys would turn a new rest, and the motion would play up to a degree off")))
