@@ -157,12 +157,14 @@ def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions
 
 
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
-              kept: Mapping[str, Any] | None = None) -> LimbPlan:
+              kept: Mapping[str, Any] | None = None, past_promise: bool = False) -> LimbPlan:
     """Plan the guide's IK rig for the chain ending at ``last``: read the chain, then let every part plan.
 
     ``taken`` holds every bone name in use (the armature's, plus those of limbs
     already planned in the same build); new names never collide with it. ``kept``: what
-    each part keeps of the limb this rebuilds, by part name (its ``keep`` hook).
+    each part keeps of the limb this rebuilds, by part name (its ``keep`` hook). ``past_promise``: the chain's
+    own bones run joint to joint but are bent slightly the other way by more than pre-bending them may turn
+    them, so it is solved on a hidden chain pre-bent in their place (planned again so, below).
     """
     named, _, plans = _checked(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
@@ -178,7 +180,8 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     ends.append(bones[extremity].head if extremity else bones[last].tail)
     # A chain whose joints coincide is refused below as its bones are, with what to do.
     distinct = all((after - before).length > 0.0 for before, after in zip(ends, ends[1:]))
-    hidden = not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends) and distinct
+    hidden = (past_promise or not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends)) \
+        and distinct
     rolled_off = _rolled_off(skeleton, chain, options) if distinct and not hidden else None
     hidden = hidden or rolled_off is not None
     if options.fix_orientation:
@@ -208,12 +211,19 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         # any way): off it, the chain is hidden too, pre-bent and hinged there, its bones pre-bent with it.
         rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
         hidden = rolled_off is not None
+    if (not hidden and not straight and distinct and options.prebend_straight and not options.fix_orientation
+            and geometry.bent_slightly(bent_joints := [joints[index] for index in bending])
+            and _bend(read, chain, extremity, options, bent_joints, True)[1]):
+        # Bent slightly the other way, by more than pre-bending its own bones may turn them (the promised 2
+        # degrees): a hidden chain bends in their place, pre-bent as far as a straight one, and they follow it.
+        return plan_limb(skeleton, last, options, taken, kept, past_promise=True)
     names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
-                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden, off_hinge=rolled_off or "")
+                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden, off_hinge=rolled_off or "",
+                  past_promise=past_promise and hidden)
     for plan in plans:
         plan(draft)
     made = {bone.role: bone.name for bone in draft.bones}
