@@ -99,6 +99,17 @@ def test_a_knee_bent_against_by_more_than_the_promise_allows_bends_forward_on_a_
     assert max(_turned(obj, before).values()) < 1e-4 and len(obj.data.bones) == len(before)
 
 
+def test_with_fix_bone_orientation_a_knee_bent_against_past_the_promise_is_left_so_and_told():
+    """Fix Bone Orientation makes no hidden chain: the knee 1.5 degrees back bends on back, and a warning says
+    so and what builds it bending forward."""
+    obj = _leg(1.5)
+    built = api.build(obj, "shin.L", fix_orientation=True)
+    assert any("thigh.L > shin.L is bent 1.5 degree the other way" in text and "Fix Bone Orientation off" in text
+               for text in built[0].warnings), built[0].warnings
+    bpy.ops.object.mode_set(mode="POSE")
+    assert bend_forward(obj, built[0], FRONT) < -0.05
+
+
 def test_with_pre_bending_off_it_bends_its_own_way_and_says_so():
     obj = _leg(0.5)
     before = rest(obj)

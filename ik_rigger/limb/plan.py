@@ -29,7 +29,7 @@ from ..core.model import (
     bending_indexes,
     quick_init,
 )
-from ..core.notes import is_warning
+from ..core.notes import is_warning, warning
 from ..parts.base import Draft, Part
 from ..parts.clone import ROLE_CLONE
 from ..parts.pole import ROLE_POLE
@@ -144,6 +144,20 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     return side, True
 
 
+def _past_promise(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
+                  joints: list[Vector]) -> str | None:
+    """Where bones running joint to joint are bent slightly the other way (``_bend``), by more than pre-bending
+    them may turn them (the promised 2 degrees), the warning Fix Bone Orientation gets, which makes no hidden
+    chain to pre-bend in their place: it bends on that way. None for every other chain."""
+    if not geometry.bent_slightly(joints) or not _bend(skeleton, chain, extremity, options, joints, True)[1]:
+        return None
+    return warning(
+        f"the chain {chain[0]} > {chain[-1]} is bent {geometry.bend_degrees(joints):.1f} degree the other way from "
+        f"the side it should bend to, further than pre-bending may turn its bones ({geometry.PROMISED_DEGREES:g} "
+        "degrees), so IK bends it on that way; with Fix Bone Orientation off, a hidden chain bends the right way in "
+        "its place")
+
+
 def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions, bend: Vector | None = None,
                 halves: Collection[str] = ()) -> str | None:
     """With Hinge Joints and the bones left as they are, the first chain bone rolled off its joint's hinge
@@ -211,12 +225,12 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         # any way): off it, the chain is hidden too, pre-bent and hinged there, its bones pre-bent with it.
         rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
         hidden = rolled_off is not None
-    if (not hidden and not straight and distinct and options.prebend_straight and not options.fix_orientation
-            and geometry.bent_slightly(bent_joints := [joints[index] for index in bending])
-            and _bend(read, chain, extremity, options, bent_joints, True)[1]):
-        # Bent slightly the other way, by more than pre-bending its own bones may turn them (the promised 2
-        # degrees): a hidden chain bends in their place, pre-bent as far as a straight one, and they follow it.
-        return plan_limb(skeleton, last, options, taken, kept, past_promise=True)
+    against = None
+    if not hidden and not straight and distinct and options.prebend_straight:
+        against = _past_promise(read, chain, extremity, options, [joints[index] for index in bending])
+        if against is not None and not options.fix_orientation:
+            # A hidden chain bends in the place of bones bent slightly the other way, pre-bent as a straight one.
+            return plan_limb(skeleton, last, options, taken, kept, past_promise=True)
     names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
@@ -226,6 +240,8 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                   past_promise=past_promise and hidden)
     for plan in plans:
         plan(draft)
+    if against is not None:
+        draft.notes.append(against)
     made = {bone.role: bone.name for bone in draft.bones}
     return LimbPlan(chain=chain, extremity=extremity, side=side, handle=handle, pole=made.get(ROLE_POLE),
                     clone=made.get(ROLE_CLONE), handle_parent=draft.handle_parent, pole_angle=draft.pole_angle,
