@@ -147,15 +147,15 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
 def _past_promise(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
                   joints: list[Vector]) -> str | None:
     """Where bones running joint to joint are bent slightly the other way (``_bend``), by more than pre-bending
-    them may turn them (the promised 2 degrees), the warning Fix Bone Orientation gets, which makes no hidden
-    chain to pre-bend in their place: it bends on that way. None for every other chain."""
+    them may turn them (the promised 2 degrees), the warning that IK bends them on that way, with what to do.
+    None for every other chain."""
     if not geometry.bent_slightly(joints) or not _bend(skeleton, chain, extremity, options, joints, True)[1]:
         return None
     return warning(
         f"the chain {chain[0]} > {chain[-1]} is bent {geometry.bend_degrees(joints):.1f} degree the other way from "
         f"the side it should bend to, further than pre-bending may turn its bones ({geometry.PROMISED_DEGREES:g} "
-        "degrees), so IK bends it on that way; with Fix Bone Orientation off, a hidden chain bends the right way in "
-        "its place")
+        "degrees), so IK bends it on that way; to bend it the other way, bend the joint a degree or two that way in "
+        "Edit mode and build again")
 
 
 def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions, bend: Vector | None = None,
@@ -171,14 +171,12 @@ def _rolled_off(skeleton: Skeleton, chain: tuple[str, ...], options: LimbOptions
 
 
 def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[str],
-              kept: Mapping[str, Any] | None = None, past_promise: bool = False) -> LimbPlan:
+              kept: Mapping[str, Any] | None = None) -> LimbPlan:
     """Plan the guide's IK rig for the chain ending at ``last``: read the chain, then let every part plan.
 
     ``taken`` holds every bone name in use (the armature's, plus those of limbs
     already planned in the same build); new names never collide with it. ``kept``: what
-    each part keeps of the limb this rebuilds, by part name (its ``keep`` hook). ``past_promise``: the chain's
-    own bones run joint to joint but are bent slightly the other way by more than pre-bending them may turn
-    them, so it is solved on a hidden chain pre-bent in their place (planned again so, below).
+    each part keeps of the limb this rebuilds, by part name (its ``keep`` hook).
     """
     named, _, plans = _checked(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
@@ -194,8 +192,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     ends.append(bones[extremity].head if extremity else bones[last].tail)
     # A chain whose joints coincide is refused below as its bones are, with what to do.
     distinct = all((after - before).length > 0.0 for before, after in zip(ends, ends[1:]))
-    hidden = (past_promise or not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends)) \
-        and distinct
+    hidden = not options.fix_orientation and not orient.runs_joint_to_joint(skeleton, chain, ends) and distinct
     rolled_off = _rolled_off(skeleton, chain, options) if distinct and not hidden else None
     hidden = hidden or rolled_off is not None
     if options.fix_orientation:
@@ -225,19 +222,14 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
         # any way): off it, the chain is hidden too, pre-bent and hinged there, its bones pre-bent with it.
         rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
         hidden = rolled_off is not None
-    against = None
-    if not hidden and not straight and distinct and options.prebend_straight:
-        against = _past_promise(read, chain, extremity, options, [joints[index] for index in bending])
-        if against is not None and not options.fix_orientation:
-            # A hidden chain bends in the place of bones bent slightly the other way, pre-bent as a straight one.
-            return plan_limb(skeleton, last, options, taken, kept, past_promise=True)
+    against = _past_promise(read, chain, extremity, options, [joints[index] for index in bending]) \
+        if not hidden and not straight and distinct and options.prebend_straight else None
     names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
     draft = Draft(skeleton=skeleton, options=options, chain=chain, extremity=extremity, side=side, joints=joints,
                   length=geometry.chain_length(joints), bend=direction, straight=straight, names=names, known=known,
-                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden, off_hinge=rolled_off or "",
-                  past_promise=past_promise and hidden)
+                  handle=handle, halves=halves, kept=kept or {}, hidden=hidden, off_hinge=rolled_off or "")
     for plan in plans:
         plan(draft)
     if against is not None:

@@ -141,9 +141,6 @@ class Draft:
     # Hinge Joints hold the hidden chain's bones, rolled on their hinges, and the user's stay as they are
     # (straight, pre-bent with it: ``edited`` then holds their pre-bend, ``solved_edit`` none).
     off_hinge: str = ""
-    # Whether bones running joint to joint are solved on a hidden chain because they are bent slightly the other
-    # way by more than pre-bending them may turn them (``limb.plan``): the hidden chain is pre-bent alone.
-    past_promise: bool = False
     followed: dict[str, BoneInfo] = field(default_factory=dict)
 
     def new_name(self, source: str, tag: str) -> str:

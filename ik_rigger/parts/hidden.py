@@ -30,7 +30,7 @@ from typing import Any
 
 from mathutils import Matrix
 
-from ..core import geometry, naming
+from ..core import naming
 from ..core.checks import MAX_CHAIN_BONES
 from ..core.model import PALETTE_MECHANISM, ConstraintPlan, NewBone
 from .base import Draft, Part
@@ -93,12 +93,6 @@ def plan(draft: Draft) -> None:
             f"Joints would lock it, so IK solves a hidden chain rolled on its hinges, and {chain[0]} > {chain[-1]} "
             f"follow it; they are {'pre-bent with it and otherwise ' if draft.edited else ''}left as they are "
             "(Fix Bone Orientation rolls them instead)")
-        return
-    if draft.past_promise:
-        draft.notes.append(
-            f"pre-bending the bones {chain[0]} > {chain[-1]} themselves would turn them more than "
-            f"{geometry.PROMISED_DEGREES:g} degrees, so IK solves a hidden chain pre-bent in their place, and they "
-            "follow it; they are left as they are")
         return
     draft.notes.append(
         f"the bones {chain[0]} > {chain[-1]} do not run joint to joint (as the importer left them), so IK solves "
