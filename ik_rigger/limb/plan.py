@@ -115,21 +115,22 @@ def _resolve_extremity(skeleton: Skeleton, chain: tuple[str, ...], options: Limb
 
 
 def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
-          joints: list[Vector], hidden: bool) -> tuple[Vector, bool]:
-    """The side the chain bends to and whether the chain is read as straight: one bent only slightly the other
-    way (``geometry.bent_against``) is, and bends to the side a straight one would (the chain part pre-bends
-    it, or leaves it bending its own way)."""
+          joints: list[Vector], hidden: bool) -> tuple[Vector, bool, bool]:
+    """The side the chain bends to, whether the chain is read as straight (one bent only slightly the other
+    way, ``geometry.bent_against``, is, and bends to the side a straight one would: the chain part pre-bends
+    it, or leaves it bending its own way), and whether it is bent so on the user's own bones (not ``hidden``)
+    by more than pre-bending may turn them, so it keeps its bend (told: ``_past_promise``)."""
     found = geometry.bend_direction(joints)
     if found is not None and not geometry.bent_slightly(joints):
         # Bent more than slightly: whichever side it should bend to, it bends its own way (asked first, so a
         # clearly bent chain never reads the body).
-        return found, False
+        return found, False, False
     axis = joints[-1] - joints[0]
     if options.bend_direction != "AUTO":
         side = geometry.perpendicular(geometry.AXES[options.bend_direction], axis)
         if side.length < 1e-6:
             if found is not None:  # bent, if slightly: its own way, as the option speaks of straight chains
-                return found, False
+                return found, False, False
             raise RigError(f"the bend direction {options.bend_direction} lies along the chain", bone=chain[-1],
                            hint="Pick a bend direction at right angles to the chain.")
         side.normalize()
@@ -140,17 +141,13 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
         front, up = body.facing(skeleton)
         side = geometry.inferred_bend_direction(joints, extremity_direction, is_arm, front, up)
     if found is not None and not geometry.bent_against(joints, found, side, not hidden):
-        return found, False
-    return side, True
+        return found, False, not hidden and geometry.bent_against(joints, found, side, False)
+    return side, True, False
 
 
-def _past_promise(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, options: LimbOptions,
-                  joints: list[Vector]) -> str | None:
-    """Where bones running joint to joint are bent slightly the other way (``_bend``), by more than pre-bending
-    them may turn them (the promised 2 degrees), the warning that IK bends them on that way, with what to do.
-    None for every other chain."""
-    if not geometry.bent_slightly(joints) or not _bend(skeleton, chain, extremity, options, joints, True)[1]:
-        return None
+def _past_promise(chain: tuple[str, ...], joints: list[Vector]) -> str:
+    """The warning on the user's own bones bent slightly the other way, by more than pre-bending them may
+    turn them (the promised 2 degrees): IK bends them on that way; what to do."""
     return warning(
         f"the chain {chain[0]} > {chain[-1]} is bent {geometry.bend_degrees(joints):.1f} degree the other way from "
         f"the side it should bend to, further than pre-bending may turn its bones ({geometry.PROMISED_DEGREES:g} "
@@ -215,15 +212,15 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
                        hint=f"Set the chain length to {_taking_in_segment_above(read, chain)} or more, so the chain "
                        "takes in the segment above.")
     # A chain hidden only for its roll has the user's bones pre-bent with it (parts.chain): as their own.
-    direction, straight = _bend(read, chain, extremity, options, [joints[index] for index in bending],
-                                hidden and rolled_off is None)
+    bent_joints = [joints[index] for index in bending]
+    direction, straight, past_promise = _bend(read, chain, extremity, options, bent_joints,
+                                              hidden and rolled_off is None)
     if distinct and not hidden:
         # A straight joint's hinge is the chain's bend's axis, known only now (a straight chain's bones rolled
         # any way): off it, the chain is hidden too, pre-bent and hinged there, its bones pre-bent with it.
         rolled_off = _rolled_off(skeleton, chain, options, direction, halves)
         hidden = rolled_off is not None
-    against = _past_promise(read, chain, extremity, options, [joints[index] for index in bending]) \
-        if not hidden and not straight and distinct and options.prebend_straight else None
+    against = _past_promise(chain, bent_joints) if past_promise and not hidden and options.prebend_straight else None
     names = naming.NamesInUse(taken, known)
     handle = naming.derived_name(extremity or last, naming.TAG_HANDLE, names, known)
     names.add(handle)
