@@ -13,6 +13,7 @@ expression ``parent == i``, so it plays without IK Rigger. Switching with the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,13 +199,17 @@ def named(obj: Any, parts: Any, settings: Any) -> dict[str, str]:
         handle = obj.data.bones.get(parts.handle or "")
         parent = handle.parent if handle is not None else None
         return {wanted["Origin"]: parent.name} if wanted["Origin"] and parent is not None else {}
-    found = {}
+    return {option: bone for _, label, bone in _socket_parents(socket) if (option := wanted.get(label)) and bone}
+
+
+def _socket_parents(socket: Any) -> Iterator[tuple[str, str, str]]:
+    """Each parent choice the socket's pose bone holds, from its constraints' names ("IK Rigger Parent 1:
+    Other") and targets: the choice's number as named, its label and the bone it follows ("" for none)."""
     for constraint in socket.constraints:
         head, _, label = constraint.name.partition(": ")
-        option = wanted.get(label) if head.startswith(CONSTRAINT_PARENT) else None
-        if option and constraint.type == "ARMATURE" and len(constraint.targets) and constraint.targets[0].subtarget:
-            found[option] = constraint.targets[0].subtarget
-    return found
+        if head.startswith(CONSTRAINT_PARENT):
+            bone = constraint.targets[0].subtarget if constraint.type == "ARMATURE" and len(constraint.targets) else ""
+            yield head.removeprefix(CONSTRAINT_PARENT + " "), label, bone
 
 
 def choice_count(handle: Any) -> int:
@@ -223,11 +228,8 @@ def labels(obj: Any, socket: str | None, count: int) -> list[str]:
     found = [ORIGIN_ARMATURE, *["Armature"] * (count - 1)][:count]
     if socket is None or socket not in obj.pose.bones:
         return found
-    for constraint in obj.pose.bones[socket].constraints:
-        head, _, label = constraint.name.partition(": ")
-        number = head.removeprefix(CONSTRAINT_PARENT + " ")
+    for number, label, bone in _socket_parents(obj.pose.bones[socket]):
         if number.isdigit() and int(number) < count:
-            bone = constraint.targets[0].subtarget if len(constraint.targets) else ""
             found[int(number)] = f"{label} ({bone})" if bone else label
     return found
 
