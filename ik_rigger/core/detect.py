@@ -123,7 +123,7 @@ def build_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection
     Auto-Rig finds; else the child continuing the bone by its place alone (``automatic_extremity``), as for a
     chain whose names say neither leg nor arm. ``made``: IK Rigger's own bones, never a foot (a handle named
     ``FootIK.L`` stands where the foot would)."""
-    kind = naming.limb_kind(list(chain))
+    kind = naming.limb_kind(chain)
     if kind is None:
         return automatic_extremity(skeleton, chain[-1])
     names = chains_of(skeleton).names

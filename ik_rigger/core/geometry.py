@@ -91,10 +91,16 @@ def bend_direction(joints: Sequence[Vector]) -> Vector | None:
     ``joints`` are the chain's head positions followed by the last bone's tail.
     Returns None for a straight chain (see ``STRAIGHT_DEGREES``).
     """
+    return bend(joints)[0]
+
+
+def bend(joints: Sequence[Vector]) -> tuple[Vector | None, float]:
+    """``bend_direction`` and ``bend_degrees`` of ``joints``, measured once: planning asks both of every limb."""
     standing = _standing_out(joints)
-    if standing is None or standing[1] < STRAIGHT_DEGREES or standing[0].length < _EPSILON:
-        return None
-    return standing[0].normalized()
+    if standing is None:
+        return None, 0.0
+    offset, degrees = standing
+    return (None if degrees < STRAIGHT_DEGREES or offset.length < _EPSILON else offset.normalized()), degrees
 
 
 def _standing_out(joints: Sequence[Vector]) -> tuple[Vector, float] | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from typing import NamedTuple
 
 LEFT = "L"
@@ -373,11 +373,17 @@ _ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", 
 _LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe", "femur", "tibia")
 
 
-def limb_kind(names: list[str]) -> str | None:
+def limb_kind(names: Sequence[str]) -> str | None:
     """'ARM' or 'LEG' when the chain's names say so unambiguously, else None.
 
     Only the bases count: a namespace such as ``Armature|`` must not make a leg an arm.
     """
+    return _kind_of(tuple(names))
+
+
+# Planning reads the kind of every limb it plans, of one armature and of the next: the names alone say it.
+@functools.lru_cache(maxsize=4096)
+def _kind_of(names: tuple[str, ...]) -> str | None:
     text = " ".join(english(split_side(name).base) for name in names).lower()
     arm = any(word in text for word in _ARM_WORDS)
     leg = any(word in text for word in _LEG_WORDS)

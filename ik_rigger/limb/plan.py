@@ -120,8 +120,8 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
     way, ``geometry.bent_against``, is, and bends to the side a straight one would: the chain part pre-bends
     it, or leaves it bending its own way), and whether it is bent so on the user's own bones (not ``hidden``)
     by more than pre-bending may turn them, so it keeps its bend (told: ``_past_promise``)."""
-    found = geometry.bend_direction(joints)
-    if found is not None and not geometry.bent_slightly(joints):
+    found, degrees = geometry.bend(joints)
+    if found is not None and not degrees <= geometry.SLIGHT_DEGREES:  # not ``geometry.bent_slightly``
         # Bent more than slightly: whichever side it should bend to, it bends its own way (asked first, so a
         # clearly bent chain never reads the body).
         return found, False, False
@@ -135,7 +135,7 @@ def _bend(skeleton: Skeleton, chain: tuple[str, ...], extremity: str | None, opt
                            hint="Pick a bend direction at right angles to the chain.")
         side.normalize()
     else:
-        kind = naming.limb_kind(list(chain) + ([extremity] if extremity else []))
+        kind = naming.limb_kind((*chain, extremity) if extremity else chain)
         extremity_direction = body.leads_to(skeleton, extremity) - skeleton[extremity].head if extremity else None
         is_arm = None if kind is None else kind == "ARM"
         front, up = body.facing(skeleton)

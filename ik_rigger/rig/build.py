@@ -290,10 +290,11 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
             f"the armature data '{obj.data.name}' is shared with {', '.join(repr(n) for n in others)}: "
             "their rest bones changed too (new bones, pre-bent chains), but the IK constraints are only on "
             f"'{obj.name}'"))
-    for index, limb_plan in enumerate(plans):
-        metarig = _metarig_note(obj, limb_plan)
-        if metarig:
-            notes.setdefault(index, []).append(metarig)
+    if hasattr(bpy.types.PoseBone, "rigify_type"):  # else Rigify is off: nothing is generated from a metarig
+        for index, limb_plan in enumerate(plans):
+            metarig = _metarig_note(obj, limb_plan)
+            if metarig:
+                notes.setdefault(index, []).append(metarig)
     # A frozen plan is copied field by field: only those with something to tell are.
     return [replace(limb_plan, notes=limb_plan.notes + tuple(notes[index])) if notes.get(index) else limb_plan
             for index, limb_plan in enumerate(plans)]
@@ -301,10 +302,8 @@ def _noted(obj: bpy.types.Object, plans: list[LimbPlan], notes: dict[int, list[s
 
 def _metarig_note(obj: bpy.types.Object, limb_plan: LimbPlan) -> str | None:
     """A note where the limb is a Rigify metarig's (a chain bone has a Rigify type): Rigify's Generate Rig
-    copies every bone and constraint of the metarig into the rig it makes. A note, not a warning: rigging
-    a metarig as it is (the quick guide's way) is fine; only generating from it afterwards is not."""
-    if not hasattr(bpy.types.PoseBone, "rigify_type"):  # Rigify is off: nothing is generated from it
-        return None
+    copies every bone and constraint of the metarig into the rig it makes (asked with Rigify on). A note, not a
+    warning: rigging a metarig as it is (the quick guide's way) is fine; only generating from it afterwards is not."""
     pose_bones = obj.pose.bones
     for bone in limb_plan.chain:
         kind = getattr(pose_bones[bone], "rigify_type", "")

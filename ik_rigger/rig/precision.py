@@ -24,23 +24,34 @@ _WORST = 2.3
 WARNED_MISS = 1e-3
 
 
-def worlds(obj: bpy.types.Object) -> tuple[Matrix, Matrix]:
-    """Where ``obj`` stands, twice: its world matrix, current only after a depsgraph update (a location just
-    typed in shows in the next one), and its own and its parents' transforms, current always. Read once for
-    all the limbs a build plans."""
-    return obj.matrix_world.copy(), _by_transforms(obj)
+def worlds(obj: bpy.types.Object) -> tuple[Matrix, ...]:
+    """Where ``obj`` stands: its world matrix, current only after a depsgraph update (a location just
+    typed in shows in the next one), and its own and its parents' transforms, current always; the one
+    matrix where the two agree, as they do but after such a change. Read once for all the limbs a build
+    plans."""
+    world, transforms = obj.matrix_world.copy(), _by_transforms(obj)
+    # Compared float by float: Matrix's own == allows a difference in the last place.
+    if all(world[row][:] == transforms[row][:] for row in range(4)):
+        return (world,)
+    return world, transforms
 
 
 def placed(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...],
-           seen: tuple[Matrix, Matrix] | None = None) -> tuple[float, float]:
+           seen: tuple[Matrix, ...] | None = None) -> tuple[float, float]:
     """How far ``chain`` reaches from the world's origin where ``obj`` stands now, and its length in the world,
-    where that is the farther in chain lengths of the two places ``worlds`` reads (``seen``, when read)."""
+    where that is the farther in chain lengths of the places ``worlds`` reads (``seen``, when read)."""
+    bones = skeleton.bones
+    ends = [(bone.head, bone.tail) for bone in map(bones.__getitem__, chain)]
     found = []
     for world in seen or worlds(obj):
-        ends = [(world @ skeleton[name].head, world @ skeleton[name].tail) for name in chain]
-        far = max(point.length for pair in ends for point in pair)
-        found.append((far, sum((tail - head).length for head, tail in ends)))
-    return max(found, key=lambda item: expected_miss(*item))
+        reach: list[float] = []
+        length = 0.0
+        for head, tail in ends:  # a loop, not generators: every limb of a build asks
+            head, tail = world @ head, world @ tail
+            reach += (head.length, tail.length)
+            length += (tail - head).length
+        found.append((max(reach), length))
+    return found[0] if len(found) == 1 else max(found, key=lambda item: expected_miss(*item))
 
 
 def _by_transforms(obj: bpy.types.Object) -> Matrix:
@@ -55,7 +66,7 @@ def expected_miss(far: float, length: float) -> float:
 
 
 def far_warning(obj: bpy.types.Object, skeleton: Skeleton, chain: tuple[str, ...],
-                seen: tuple[Matrix, Matrix] | None = None) -> WarningNote | None:
+                seen: tuple[Matrix, ...] | None = None) -> WarningNote | None:
     """A warning where ``chain`` stands so far from the world's origin, for its length in the world, that
     Blender's IK will miss its handle by more than ``WARNED_MISS`` of the chain; none on an ordinary
     character (a leg of 0.9 m is warned of beyond about 6.5 km from the origin)."""

@@ -36,6 +36,8 @@ _REPLAYING = (ROLE_ROLL, ROLE_SOFT)
 _SAME_ANGLE = 1e-5
 # Axes closer than this (the length of their difference, for unit vectors) are the same turn.
 _SAME_AXIS = 1e-4
+# The hidden chain's roles, made a set once: every build asks, rebuilt limbs or none.
+_JOINTS = frozenset(JOINT_ROLES)
 
 
 def _turned(bone: bpy.types.Bone, planned: NewBone) -> bool:
@@ -76,11 +78,10 @@ def remade(obj: bpy.types.Object, plans: Sequence[LimbPlan], options: Sequence[L
            rebuilt: dict[int, Rebuilt]) -> set[int]:
     """The indexes of the rebuilt limbs whose controls' keys the rebuilt parts would play otherwise."""
     bones = obj.data.bones
-    joints = set(JOINT_ROLES)
     found = set()
     for index, entry in rebuilt.items():
         planned = {new.role: new for new in plans[index].new_bones}
-        if joints & set(planned) and not joints & set(entry.parts.made):
+        if _JOINTS & set(planned) and not _JOINTS & set(entry.parts.made):
             found.add(index)
             continue
         # A part turned on or off between the keys and the limb's bones plays them otherwise: a foot roll carries
