@@ -333,7 +333,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
     chosen = options(**values)
     # Refused as itself, not limb by limb as 'no limbs found'; the chain's length is each found limb's own.
-    check_values(replace(chosen, chain_length=LimbOptions().chain_length))
+    check_values(replace(chosen, chain_length=LimbOptions.chain_length))  # the class holds the defaults
     # One block for reading and building: from Edit mode, the build goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
