@@ -314,7 +314,7 @@ def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
     try:
         return build_many(obj, [*named, *found], skeleton), []
     except RigError:
-        kept, refused = rig_able(obj, found, skeleton)
+        kept, refused = rig_able(obj, found, skeleton, together=False)  # refused together: each alone
         if not refused:
             raise
     if not named and not kept:

@@ -93,6 +93,23 @@ def test_build_found_raises_what_no_found_limb_explains():
     assert same(snapshot(obj), before)
 
 
+def test_auto_rig_plans_a_limb_it_skips_alone_once(monkeypatch):
+    """Auto-Rig on two legs, one of which the build refuses: once the build of both is refused, each leg is
+    planned alone to tell which (not both together first, as that build just did), then the other is built."""
+    from ik_rigger.rig import build
+
+    obj = _legs_with_users_ik_on_the_right()
+    planned: list[str] = []
+    plan_limb = build.plan_limb
+    monkeypatch.setattr(build, "plan_limb", lambda skeleton, last, *rest: planned.append(last)
+                        or plan_limb(skeleton, last, *rest))
+    skipped: list[tuple[str, str]] = []
+    assert [limb.name for limb in api.auto_rig(obj, skipped=skipped)] == ["shin.L"]
+    assert [bone for bone, _ in skipped] == ["shin.R"]
+    # The build of both, each alone, the build of the left one.
+    assert planned == ["shin.L", "shin.R", "shin.L", "shin.R", "shin.L"]
+
+
 def test_bake_and_auto_rig_on_motion_capture():
     bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
     obj = bpy.context.active_object
