@@ -47,7 +47,7 @@ from .rig import parents as _parents
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
-from .rig.skeleton import check_editable, followed_bones, read_skeleton
+from .rig.skeleton import FollowedBones, check_editable, read_skeleton
 from .rig.upgrade import prepare, prepared
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
@@ -338,7 +338,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-        requests, detection = detected_requests(skeleton, chosen, follows=followed_bones(obj))
+        requests, detection = detected_requests(skeleton, chosen, follows=FollowedBones(obj))
         # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
         built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
     if skipped is not None:

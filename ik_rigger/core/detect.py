@@ -305,7 +305,7 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
             skipped.append(result)
     found = _outermost(found)
     followed: list[str] = []
-    if follows:
+    if follows is not None:  # not its size: a mapping may read each bone only when asked
         found, followed = on_followed(skeleton, found, follows, lambda bone: finder.names[bone].generated is not None,
                                       finder.ends.extremity)
     limbs, rivals = _drop_ambiguous(skeleton, finder.names, found)
