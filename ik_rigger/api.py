@@ -47,7 +47,7 @@ from .rig import parents as _parents
 from .rig.build import build_limbs, mirrored_request, rig_able
 from .rig.modes import kept_mode, leave_edit_mode
 from .rig.remove import remove_limb
-from .rig.skeleton import check_editable, followed_bones, read_skeleton
+from .rig.skeleton import FollowedBones, check_editable, read_skeleton
 from .rig.upgrade import prepare, prepared
 
 __all__ = ["PARTS", "ROLES", "Limb", "RigError", "add_aim", "auto_rig", "bake", "build", "build_found", "build_many",
@@ -314,7 +314,7 @@ def build_found(obj: bpy.types.Object, named: Sequence[tuple[str, LimbOptions]],
     try:
         return build_many(obj, [*named, *found], skeleton), []
     except RigError:
-        kept, refused = rig_able(obj, found, skeleton)
+        kept, refused = rig_able(obj, found, skeleton, together=False)  # refused together: each alone
         if not refused:
             raise
     if not named and not kept:
@@ -333,12 +333,12 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
     check_editable(obj)  # before detection: a linked or overridden armature is refused as itself
     chosen = options(**values)
     # Refused as itself, not limb by limb as 'no limbs found'; the chain's length is each found limb's own.
-    check_values(replace(chosen, chain_length=LimbOptions().chain_length))
+    check_values(replace(chosen, chain_length=LimbOptions.chain_length))  # the class holds the defaults
     # One block for reading and building: from Edit mode, the build goes back to Edit mode once at the end.
     with kept_mode(obj):
         leave_edit_mode(obj)
         skeleton = read_skeleton(obj)
-        requests, detection = detected_requests(skeleton, chosen, follows=followed_bones(obj))
+        requests, detection = detected_requests(skeleton, chosen, follows=FollowedBones(obj))
         # Bones that do not run joint to joint (an importer's guess) are rigged on a hidden chain, as the batch does.
         built, refused = build_found(obj, [], requests, skeleton) if requests else ([], [])
     if skipped is not None:

@@ -93,6 +93,42 @@ def test_build_found_raises_what_no_found_limb_explains():
     assert same(snapshot(obj), before)
 
 
+def test_auto_rig_plans_a_limb_it_skips_alone_once(monkeypatch):
+    """Auto-Rig on two legs, one of which the build refuses: once the build of both is refused, each leg is
+    planned alone to tell which (not both together first, as that build just did), then the other is built."""
+    from ik_rigger.rig import build
+
+    obj = _legs_with_users_ik_on_the_right()
+    planned: list[str] = []
+    plan_limb = build.plan_limb
+    monkeypatch.setattr(build, "plan_limb", lambda skeleton, last, *rest: planned.append(last)
+                        or plan_limb(skeleton, last, *rest))
+    skipped: list[tuple[str, str]] = []
+    assert [limb.name for limb in api.auto_rig(obj, skipped=skipped)] == ["shin.L"]
+    assert [bone for bone, _ in skipped] == ["shin.R"]
+    # The build of both, each alone, the build of the left one.
+    assert planned == ["shin.L", "shin.R", "shin.L", "shin.R", "shin.L"]
+
+
+def test_the_bones_followed_read_one_by_one_are_those_read_at_once():
+    """Auto-Rig asks which bone each bone follows as detection needs it (``FollowedBones``), the batch reads
+    them all at once (``followed_bones``): the same answers, a muted Copy Transforms following nothing."""
+    from test_sweep_other_rigs import _game_rig
+
+    from ik_rigger.rig.skeleton import FollowedBones, followed_bones
+
+    obj = _game_rig("DEF-", "")
+    obj.pose.bones["DEF-shin.R"].constraints[0].mute = True
+    at_once = followed_bones(obj)
+    assert at_once == {bone.name: bone.name[4:] for bone in obj.data.bones
+                       if bone.name.startswith("DEF-") and bone.name != "DEF-shin.R"}
+    one_by_one = FollowedBones(obj)
+    assert [one_by_one.get(bone.name) for bone in obj.data.bones] == [at_once.get(bone.name)
+                                                                      for bone in obj.data.bones]
+    assert "DEF-shin.L" in one_by_one and "DEF-shin.R" not in one_by_one and None not in one_by_one
+    assert dict(one_by_one) == at_once and dict(FollowedBones(obj)) == at_once
+
+
 def test_bake_and_auto_rig_on_motion_capture():
     bpy.ops.import_anim.bvh(filepath=str(DATA / "mixamo_freebvh.bvh"))
     obj = bpy.context.active_object

@@ -143,29 +143,30 @@ def build_extremity(skeleton: Skeleton, chain: tuple[str, ...], made: Collection
 _PAIR_NUMBER = re.compile(r"(?:^|[._\- ])(\d+)(?=$|[._\- ])")
 
 
-def _pair_number(skeleton: Skeleton, chain: tuple[str, ...]) -> int | str | None:
+def _pair_number(names: Names, chain: tuple[str, ...]) -> int | str | None:
     """The number every bone of ``chain`` carries alone in its name, the same in each (a many-legged
     body's pair, ``thigh_03.L > shin_03.L``), or the letter or number it is tagged with before its segments'
     numbers (``leg_a_1_l > leg_a_2_l``, ``Name.tag``); None when a bone has none or they differ (COLLADA's
-    ``leg_joint_L_1 > _2`` count segments along one limb)."""
-    tags = {chains_of(skeleton).names[bone].tag for bone in chain}
+    ``leg_joint_L_1 > _2`` count segments along one limb). ``names``: the skeleton's names as detection reads
+    them."""
+    tags = {names[bone].tag for bone in chain}
     tag = tags.pop() if len(tags) == 1 else None
     if tag is not None:
         return int(tag) if tag.isdigit() else tag
     numbers = set()
     for bone in chain:
-        found = _PAIR_NUMBER.findall(naming.split_side(bone, skeleton.bones).base)
+        found = _PAIR_NUMBER.findall(naming.split_side(bone, names.known).base)
         if not found:
             return None
         numbers.add(int(found[-1]))
     return numbers.pop() if len(numbers) == 1 else None
 
 
-def _numbered_pairs(skeleton: Skeleton, group: list[DetectedLimb]) -> list[DetectedLimb] | None:
+def _numbered_pairs(skeleton: Skeleton, names: Names, group: list[DetectedLimb]) -> list[DetectedLimb] | None:
     """Rivals that are a many-legged body's numbered legs (each chain's bones all carry one number,
     a different one in each chain, and no two chains start at one place, as copies of a limb would),
     each with its number; None when they are not."""
-    numbers = [_pair_number(skeleton, limb.chain) for limb in group]
+    numbers = [_pair_number(names, limb.chain) for limb in group]
     if None in numbers or len(set(numbers)) < len(numbers):
         return None
     roots = [skeleton[limb.chain[0]].head for limb in group]
@@ -188,11 +189,18 @@ def _numbered(limb: DetectedLimb, pair: int | str | None) -> DetectedLimb:
     return numbered
 
 
+# At most this many points are compared pairwise (``_any_within``): ten comparisons.
+_FEW_POINTS = 5
+
+
 def _any_within(points: list[Vector], distance: float) -> bool:
     """Whether two of ``points`` lie ``distance`` or less apart. Each point is compared with those in
     the cells near it of a grid twice ``distance`` wide, not with every other point (a body of a thousand
     legs numbers 500 on a side): on each axis its own cell and the one on the side it is nearer, the
-    only two the span ``distance`` either side of it reaches."""
+    only two the span ``distance`` either side of it reaches. A few points (a pair of legs on a side)
+    are compared with each other, which costs less than placing them."""
+    if len(points) <= _FEW_POINTS:
+        return any((point - other).length <= distance for at, point in enumerate(points) for other in points[:at])
     size = 2.0 * distance if distance > 0.0 else 1.0
     cells: dict[tuple[int, ...], list[Vector]] = {}
     for point in points:
@@ -220,7 +228,8 @@ def _outermost(found: list[DetectedLimb]) -> list[DetectedLimb]:
             if not any(set(limb.chain) < other for other in holding.get(limb.chain[0], ()))]
 
 
-def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
+def _drop_ambiguous(skeleton: Skeleton, names: Names,
+                    limbs: list[DetectedLimb]) -> tuple[list[DetectedLimb], list[Skipped]]:
     """Keep the limbs that are alone in being, say, the left leg, or that a many-legged body numbers
     apart; skip every rival of the others."""
     groups: dict[tuple[str, str | None, str | None], list[DetectedLimb]] = {}
@@ -232,7 +241,7 @@ def _drop_ambiguous(skeleton: Skeleton, limbs: list[DetectedLimb]) -> tuple[list
         if len(group) == 1:
             kept.extend(group)
             continue
-        numbered = _numbered_pairs(skeleton, group)
+        numbered = _numbered_pairs(skeleton, names, group)
         if numbered is not None:
             kept.extend(numbered)
             continue
@@ -296,10 +305,10 @@ def detect_limbs(skeleton: Skeleton, *, tails_fixed: bool = False,
             skipped.append(result)
     found = _outermost(found)
     followed: list[str] = []
-    if follows:
+    if follows is not None:  # not its size: a mapping may read each bone only when asked
         found, followed = on_followed(skeleton, found, follows, lambda bone: finder.names[bone].generated is not None,
                                       finder.ends.extremity)
-    limbs, rivals = _drop_ambiguous(skeleton, found)
+    limbs, rivals = _drop_ambiguous(skeleton, finder.names, found)
     used = {bone for limb in limbs for bone in (*limb.chain, limb.extremity) if bone}
     used.update(bone for item in skipped for bone in item.chain[:-1])
     ends = {limb.extremity for limb in limbs if limb.extremity}

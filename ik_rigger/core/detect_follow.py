@@ -26,9 +26,10 @@ def on_followed(skeleton: Skeleton, found: list[DetectedLimb], follows: Mapping[
     sure: set[tuple[str, ...]] = set()
     notes: list[str] = []
     for limb in found:
-        chain = tuple(follows.get(bone, "") for bone in limb.chain)
-        if (not all(chain) or not _links(skeleton, chain) or set(chain) & set(limb.chain)
-                or any(generated(bone) for bone in chain)):
+        if not all(bone in follows for bone in limb.chain):  # from its first bone that follows none, asked no more
+            continue
+        chain = tuple(follows[bone] for bone in limb.chain)
+        if not _links(skeleton, chain) or set(chain) & set(limb.chain) or any(generated(bone) for bone in chain):
             continue
         extremity, note, warned = _foot(skeleton, limb, chain, follows, generated, own_end)
         moved[limb.chain] = _moved(limb, chain, extremity, follows)

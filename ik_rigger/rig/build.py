@@ -133,17 +133,20 @@ def plan_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]
 
 
 def rig_able(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions]],
-             skeleton: Skeleton | None = None) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, str]]]:
+             skeleton: Skeleton | None = None, together: bool = True,
+             ) -> tuple[list[tuple[str, LimbOptions]], list[tuple[str, str]]]:
     """Of the limbs detection found, those that plan (each alone, as ``build_limbs`` plans it),
     and the others as (bone, why): a limb detection is sure of may still be one IK Rigger will
     not rig (a bone too short for IK, another IK constraint on it); it is skipped, not the
-    whole armature."""
-    try:  # the usual case, in one planning: limbs that plan together each plan alone
-        plan_limbs(obj, requests, skeleton)
-    except RigError:
-        pass
-    else:
-        return list(requests), []
+    whole armature. ``together``: first try planning them all at once, the usual case, where a build
+    of them all was not just refused."""
+    if together:
+        try:  # in one planning: limbs that plan together each plan alone
+            plan_limbs(obj, requests, skeleton)
+        except RigError:
+            pass
+        else:
+            return list(requests), []
     kept: list[tuple[str, LimbOptions]] = []
     refused: list[tuple[str, str]] = []
     for request in requests:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator, Mapping
 
 import bpy
 from mathutils import Vector
@@ -70,19 +71,64 @@ def followed_bones(obj: bpy.types.Object) -> dict[str, str]:
     """Each bone of ``obj`` another of its bones poses wholly, with that bone: the last Copy Transforms
     in its stack that is on, at full influence no driver sets, replacing its transform from the same
     space, of a bone of ``obj``. A game rig's deform bones follow its control bones so."""
-    data = obj.animation_data
-    driven = {curve.data_path for curve in data.drivers} if data is not None else set()
-    bones = obj.data.bones
-    follows = {}
-    for pose_bone in obj.pose.bones:
-        stack = pose_bone.constraints
-        if not stack:  # as most bones are
-            continue
-        for constraint in stack:
+    return FollowedBones(obj).read_all()
+
+
+class FollowedBones(Mapping[str, str]):
+    """``followed_bones``, each bone's read when first asked: detection asks of the bones of the limbs it found
+    alone (all of them only once one follows another), where reading every bone's constraints, an RNA read
+    each, took a tenth of a millisecond of Auto-Rig on Rigify's metarig."""
+
+    def __init__(self, obj: bpy.types.Object) -> None:
+        self.obj = obj
+        self.pose_bones = obj.pose.bones
+        data = obj.animation_data
+        self.driven = {curve.data_path for curve in data.drivers} if data is not None else set()
+        self.read: dict[str, str | None] = {}
+        self.all: dict[str, str] | None = None
+
+    def _followed(self, pose_bone: bpy.types.PoseBone) -> str | None:
+        obj, bones = self.obj, self.obj.data.bones
+        followed = None
+        for constraint in pose_bone.constraints:
             if (constraint.type == "COPY_TRANSFORMS" and not constraint.mute and constraint.influence == 1.0
                     and constraint.target == obj and constraint.subtarget in bones
                     and constraint.subtarget != pose_bone.name and constraint.mix_mode == "REPLACE"
                     and constraint.target_space == constraint.owner_space
-                    and f"{constraint.path_from_id()}.influence" not in driven):
-                follows[pose_bone.name] = constraint.subtarget
-    return follows
+                    and f"{constraint.path_from_id()}.influence" not in self.driven):
+                followed = constraint.subtarget
+        return followed
+
+    def read_all(self) -> dict[str, str]:
+        if self.all is None:
+            self.all = {}
+            for pose_bone in self.pose_bones:
+                if pose_bone.constraints:  # as most bones have not
+                    followed = self._followed(pose_bone)
+                    if followed is not None:
+                        self.all[pose_bone.name] = followed
+        return self.all
+
+    def get(self, bone: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if self.all is not None:
+            return self.all.get(bone, default)
+        if bone not in self.read:
+            pose_bone = self.pose_bones.get(bone) if isinstance(bone, str) else None  # as a dict, None is no key
+            self.read[bone] = self._followed(pose_bone) if pose_bone is not None else None
+        followed = self.read[bone]
+        return default if followed is None else followed
+
+    def __getitem__(self, bone: str) -> str:
+        followed = self.get(bone)
+        if followed is None:
+            raise KeyError(bone)
+        return followed
+
+    def __contains__(self, bone: object) -> bool:
+        return isinstance(bone, str) and self.get(bone) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.read_all())
+
+    def __len__(self) -> int:
+        return len(self.read_all())
