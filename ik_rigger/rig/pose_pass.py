@@ -328,7 +328,8 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
     made: dict[int, list[bpy.types.Constraint]] = {}
-    templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
+    # The first of each kind and name, named as planned, with its plan.
+    templates: dict[tuple, tuple[bpy.types.Constraint, ConstraintPlan]] = {}
     added: list[tuple[str, str]] = []  # (owner, name) of each, removed by one undo
 
     def undo() -> None:
@@ -344,7 +345,7 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
             key = template_key(planned)
             constraint = add_constraint(obj, planned, templates.get(key))
             if key not in templates and constraint.name == planned.name:
-                templates[key] = constraint
+                templates[key] = constraint, planned
             added.append((planned.owner, constraint.name))
             limb_made.append(constraint)
     return made
