@@ -109,7 +109,8 @@ def _new_uids(obj: bpy.types.Object, journal: Journal, count: int) -> list[str]:
 
 
 def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict[str, bpy.types.EditBone]:
-    """Edit mode: new bones for ``planned`` (all of a build's limbs at once), at their heads and tails.
+    """Edit mode: new bones for ``planned`` (all of a build's limbs at once), at their heads and tails,
+    non-deforming, hidden and unselectable as planned.
 
     Setting an edit bone's head or tail one by one runs Blender's update for it, which looks along
     every edit bone for connected children: on a large armature that is most of a bone's cost, and
@@ -124,13 +125,31 @@ def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict
     count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
     if len(edit_bones) != count or edit_bones[count - 1] != made[planned[-1].name]:  # else bone by bone
         for new in planned:
-            made[new.name].head, made[new.name].tail = new.head, new.tail
+            bone = made[new.name]
+            bone.head, bone.tail = new.head, new.tail
+            bone.use_deform = False
+            if new.hidden:
+                bone.hide = True
+            if not new.selectable:
+                bone.hide_select = True
         return made
     for attribute in ("head", "tail"):
         column = array("f", bytes(12 * count))
         edit_bones.foreach_get(attribute, column)
         column[3 * start:] = array("f", [value for new in planned for value in getattr(new, attribute)])
         edit_bones.foreach_set(attribute, column)
+    # Blender makes a bone deforming, and setting the flag bone by bone updates the armature each time (what
+    # leaving Edit mode does once): a column costs less from a few bones on. The few hidden and unselectable
+    # ones cost less one by one.
+    deform = array("b", bytes(count))
+    edit_bones.foreach_get("use_deform", deform)
+    deform[start:] = array("b", bytes(len(planned)))
+    edit_bones.foreach_set("use_deform", deform)
+    for new in planned:
+        if new.hidden:
+            made[new.name].hide = True
+        if not new.selectable:
+            made[new.name].hide_select = True
     return made
 
 
@@ -177,11 +196,12 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             bone.tail = new.tail
         if new.roll_like is None or new.name in copied:
             bone.align_roll(new.z_axis)
-        bone.use_deform = False
+        if not made:  # ``make_bones`` makes a bone non-deforming, hidden and unselectable as planned
+            bone.use_deform = False
+            bone.hide = new.hidden
+            bone.hide_select = not new.selectable
         if not users and (not made or new.palette != "DEFAULT"):
             bone.color.palette = new.palette
-        if not made or new.hidden:
-            bone.hide = new.hidden
         if not users:
             _assign(obj, bone, new.collection, collections, journal)
             if new.collection == naming.COLLECTION_CONTROLS:
@@ -337,10 +357,7 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
         uid = entry.uid if entry is not None else next(new_uids)
         uids.append(uid)
         reused = reuses[index]
-        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made, soloed)
-        for new in limb_plan.new_bones:
-            if not new.selectable or new.name in reused:  # Blender makes a bone selectable
-                placed[new.name].hide_select = not new.selectable
+        place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made, soloed)
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:
