@@ -8,15 +8,17 @@ from ..core.model import ConstraintPlan
 
 
 def add_constraint(obj: bpy.types.Object, planned: ConstraintPlan,
-                   like: tuple[bpy.types.Constraint, ConstraintPlan] | None = None) -> bpy.types.Constraint:
+                   like: tuple[bpy.types.Constraint, ConstraintPlan] | None = None,
+                   owner: bpy.types.PoseBone | None = None) -> bpy.types.Constraint:
     """Add ``planned`` to its owner bone, after the bone's own constraints.
 
     Blender keeps constraint names unique per bone, so the returned constraint's
     name may differ from the planned one when the user has one of that name.
     ``like``: a constraint this helper made for another plan of the same kind, already
-    named as planned, with that plan, to copy rather than name a new one (``template_key``).
+    named as planned, with that plan, to copy rather than name a new one (``template_key``); ``owner``: the
+    owner's pose bone, when the caller has it.
     """
-    constraints = obj.pose.bones[planned.owner].constraints
+    constraints = (owner if owner is not None else obj.pose.bones[planned.owner]).constraints
     if like is not None:
         # Naming a constraint rewrites every animation path of the file that names the old name, a
         # walk over all of the file's data each time; a copy takes its name (made unique on its bone).

@@ -113,13 +113,13 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
     for role, name in made.items():
         if role not in declared:
             continue
-        pose_bone = obj.pose.bones[name]
+        pose_bone = journal.pose_bone(name)
         if name in kept and pose_bone.custom_shape is not None:
             # Kept with a shape: ours, sized as the user may have (the handle's size is in the panel), or one
             # of their own.
             continue
         if name in kept:
-            before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
+            before: tuple = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
 
             def undo(name: str = name, before: tuple = before) -> None:
                 restored = obj.pose.bones.get(name)
