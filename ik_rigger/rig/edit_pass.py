@@ -109,7 +109,8 @@ def _new_uids(obj: bpy.types.Object, journal: Journal, count: int) -> list[str]:
 
 
 def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict[str, bpy.types.EditBone]:
-    """Edit mode: new bones for ``planned`` (all of a build's limbs at once), at their heads and tails.
+    """Edit mode: new bones for ``planned`` (all of a build's limbs at once), at their heads and tails,
+    non-deforming, hidden and unselectable as planned.
 
     Setting an edit bone's head or tail one by one runs Blender's update for it, which looks along
     every edit bone for connected children: on a large armature that is most of a bone's cost, and
@@ -124,27 +125,47 @@ def make_bones(journal: Journal, edit_bones, planned: Sequence[NewBone]) -> dict
     count = start + len(planned)  # Blender appends each new bone at the end of the list, in order
     if len(edit_bones) != count or edit_bones[count - 1] != made[planned[-1].name]:  # else bone by bone
         for new in planned:
-            made[new.name].head, made[new.name].tail = new.head, new.tail
+            bone = made[new.name]
+            bone.head, bone.tail = new.head, new.tail
+            bone.use_deform = False
+            if new.hidden:
+                bone.hide = True
+            if not new.selectable:
+                bone.hide_select = True
         return made
     for attribute in ("head", "tail"):
         column = array("f", bytes(12 * count))
         edit_bones.foreach_get(attribute, column)
         column[3 * start:] = array("f", [value for new in planned for value in getattr(new, attribute)])
         edit_bones.foreach_set(attribute, column)
+    # Blender makes a bone deforming, and setting the flag bone by bone updates the armature each time (what
+    # leaving Edit mode does once): a column costs less from a few bones on. The few hidden and unselectable
+    # ones cost less one by one.
+    deform = array("b", bytes(count))
+    edit_bones.foreach_get("use_deform", deform)
+    deform[start:] = array("b", bytes(len(planned)))
+    edit_bones.foreach_set("use_deform", deform)
+    for new in planned:
+        if new.hidden:
+            made[new.name].hide = True
+        if not new.selectable:
+            made[new.name].hide_select = True
     return made
 
 
 def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str, reused: set[str],
                      journal: Journal, collections: dict[str, bpy.types.BoneCollection] | None = None,
                      known: dict[str, bpy.types.EditBone] | None = None,
-                     made_already: dict[str, bpy.types.EditBone] | None = None) -> dict[str, bpy.types.EditBone]:
+                     made_already: dict[str, bpy.types.EditBone] | None = None,
+                     soloed: Sequence[bpy.types.BoneCollection] | None = None) -> dict[str, bpy.types.EditBone]:
     """Edit mode: the planned bones as they should be: made, or (those in ``reused``) a rebuilt
     rig's own moved in place; non-deforming, in IK Rigger's collection for their role, marked
     with their rig's ``uid`` and role, then parented, and those planned to take another bone's roll
     (``roll_like``) given it. Returns them by name. ``collections`` keeps
     IK Rigger's bone collections by name across the calls of one build; ``known``, the armature's
     edit bones by name when the build indexed them (``bone_stage``); ``made_already``, the new
-    bones ``make_bones`` made and placed for the whole build (else they are made here)."""
+    bones ``make_bones`` made and placed for the whole build (else they are made here); ``soloed``, the
+    user's soloed collections the controls also go in (``soloed_beside``), when the build read them."""
     armature = obj.data
     edit_bones = armature.edit_bones
     if collections is None:
@@ -152,7 +173,6 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
     if made_already is None:
         made_already = make_bones(journal, edit_bones, [new for new in planned if new.name not in reused])
     placed: dict[str, bpy.types.EditBone] = {}  # edit bones are found by name one by one: keep them
-    soloed: list[bpy.types.BoneCollection] | None = None
     # A bone that takes another's roll (``roll_like``) gets no roll of its own first, unless a bone here
     # takes its roll in turn.
     copied = {new.roll_like for new in planned}
@@ -176,11 +196,12 @@ def place_made_bones(obj: bpy.types.Object, planned: Sequence[NewBone], uid: str
             bone.tail = new.tail
         if new.roll_like is None or new.name in copied:
             bone.align_roll(new.z_axis)
-        bone.use_deform = False
+        if not made:  # ``make_bones`` makes a bone non-deforming, hidden and unselectable as planned
+            bone.use_deform = False
+            bone.hide = new.hidden
+            bone.hide_select = not new.selectable
         if not users and (not made or new.palette != "DEFAULT"):
             bone.color.palette = new.palette
-        if not made or new.hidden:
-            bone.hide = new.hidden
         if not users:
             _assign(obj, bone, new.collection, collections, journal)
             if new.collection == naming.COLLECTION_CONTROLS:
@@ -228,7 +249,7 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
     """Edit mode: IK Rigger's own bone collection for one role, made on first use."""
     rig = obj.ik_rigger
     armature = obj.data
-    existing = armature.collections_all.get(getattr(rig, attribute)) if getattr(rig, attribute) else None
+    existing = _recorded_collection(obj, attribute)
     if existing is None:
         existing = armature.collections.new(wanted)
         # Bones only the rig moves: out of sight, so animators cannot grab them (shown for debugging).
@@ -241,10 +262,15 @@ def bone_collection(obj: bpy.types.Object, attribute: str, wanted: str, journal:
     return existing
 
 
+def _recorded_collection(obj: bpy.types.Object, attribute: str) -> bpy.types.BoneCollection | None:
+    """IK Rigger's bone collection the rig records in ``attribute``, if there is one of that name."""
+    name = getattr(obj.ik_rigger, attribute)
+    return obj.data.collections_all.get(name) if name else None
+
+
 def solo_note(obj: bpy.types.Object) -> str | None:
     """The note a build gives where the controls go in the user's soloed collections too (``soloed_beside``)."""
-    name = obj.ik_rigger.controls_collection
-    controls = obj.data.collections_all.get(name) if name else None
+    controls = _recorded_collection(obj, "controls_collection")
     soloed = soloed_beside(obj, controls)
     if not soloed:
         return None
@@ -323,16 +349,15 @@ def bone_stage(obj: bpy.types.Object, plans: list[LimbPlan], rebuilt: dict[int, 
                                             for new in limb_plan.new_bones if new.name not in reused])
     if known is not None:
         known.update(made)
+    # Read once for every limb: the controls' collection made by the first is neither soloed nor the user's.
+    soloed = soloed_beside(obj, _recorded_collection(obj, "controls_collection"))
     new_uids = iter(_new_uids(obj, journal, len(plans) - len(rebuilt)))
     for index, limb_plan in enumerate(plans):
         entry = rebuilt.get(index)
         uid = entry.uid if entry is not None else next(new_uids)
         uids.append(uid)
         reused = reuses[index]
-        placed = place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made)
-        for new in limb_plan.new_bones:
-            if not new.selectable or new.name in reused:  # Blender makes a bone selectable
-                placed[new.name].hide_select = not new.selectable
+        place_made_bones(obj, limb_plan.new_bones, uid, reused, journal, collections, known, made, soloed)
         unwanted = reused - {new.name for new in limb_plan.new_bones}
         if unwanted:
             for bone in edit_bones:

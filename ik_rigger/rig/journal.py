@@ -29,6 +29,18 @@ class Journal:
         # What the build read once for its later steps (``pose_pass``: the paths driven before it).
         self.read: dict[str, Any] = {}
 
+    def pose_bone(self, name: str) -> bpy.types.PoseBone:
+        """The armature's pose bone ``name``, looked up once per build: a look-up by name makes a new
+        Python object each time. Only for the constraint stage, after the build's last mode switch (which
+        replaces every pose bone's Python object); the undo steps look theirs up anew."""
+        found = self.read.get("pose bones")
+        if found is None:
+            found = self.read["pose bones"] = {}
+        bone = found.get(name)
+        if bone is None:
+            bone = found[name] = self.obj.pose.bones[name]
+        return bone
+
     def edit(self, undo: EditUndo) -> None:
         """Log an Edit-mode change (bones, their rest, collections)."""
         self._edit.append(undo)

@@ -270,7 +270,6 @@ def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges:
                       journal: Journal) -> None:
     """``_chain_states`` for a limb just added: its record has no states to read, and one undo, logged
     first, gives each chain bone back as it was before the build changed it."""
-    pose_bones = obj.pose.bones
     before: list[tuple[str, str, float, dict]] = []
 
     def undo() -> None:
@@ -279,7 +278,7 @@ def _new_chain_states(obj: bpy.types.Object, limb, chain: Sequence[str], hinges:
 
     journal.data(undo)
     for name in chain:
-        pose_bone = pose_bones[name]
+        pose_bone = journal.pose_bone(name)
         color = pose_bone.color
         palette, stretch = color.palette, pose_bone.ik_stretch
         hinge = hinges.get(name)
@@ -328,7 +327,8 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
     more each than the first's. A rebuilt limb's constraints are set in place (``_constraints``).
     """
     made: dict[int, list[bpy.types.Constraint]] = {}
-    templates: dict[tuple, bpy.types.Constraint] = {}  # the first of each kind and name, named as planned
+    # The first of each kind and name, named as planned, with its plan.
+    templates: dict[tuple, tuple[bpy.types.Constraint, ConstraintPlan]] = {}
     added: list[tuple[str, str]] = []  # (owner, name) of each, removed by one undo
 
     def undo() -> None:
@@ -342,9 +342,9 @@ def new_constraints(obj: bpy.types.Object, plans: Sequence[LimbPlan], rebuilt: d
         limb_made = made[index] = []
         for planned in limb_plan.constraints:
             key = template_key(planned)
-            constraint = add_constraint(obj, planned, templates.get(key))
+            constraint = add_constraint(obj, planned, templates.get(key), journal.pose_bone(planned.owner))
             if key not in templates and constraint.name == planned.name:
-                templates[key] = constraint
+                templates[key] = constraint, planned
             added.append((planned.owner, constraint.name))
             limb_made.append(constraint)
     return made
@@ -405,12 +405,8 @@ def _properties(obj: bpy.types.Object, limb_plan: LimbPlan, fresh: bool, journal
     added: list[PropertyPlan] = []
     if made_now:
         journal.data(lambda: [obj.pose.bones[planned.bone].pop(planned.key, None) for planned in reversed(added)])
-    pose_bones = obj.pose.bones
-    found: dict[str, bpy.types.PoseBone] = {}  # a bone's properties are planned together: looked up once
     for planned in limb_plan.properties:
-        pose_bone = found.get(planned.bone)
-        if pose_bone is None:
-            pose_bone = found[planned.bone] = pose_bones[planned.bone]
+        pose_bone = journal.pose_bone(planned.bone)
         if planned.bone in made_now:
             added.append(planned)
             records.ensure_property(obj, planned, fresh=True, pose_bone=pose_bone)
@@ -427,7 +423,7 @@ def _pose_drivers(obj: bpy.types.Object, limb_plan: LimbPlan, journal: Journal) 
     """The drivers on pose bones' own properties (each chain bone's IK stretch follows the handle's
     ``stretch``), each logged with the driver it replaces."""
     for planned in limb_plan.drivers:
-        pose_bone = obj.pose.bones[planned.bone]
+        pose_bone = journal.pose_bone(planned.bone)
         path = drivers.log_driver(obj, planned.bone, planned.path, journal, pose_bone)
         owner_path, _, key = planned.path.rpartition(".")
         drivers.drive_in_build(obj, pose_bone.path_resolve(owner_path) if owner_path else pose_bone, key,

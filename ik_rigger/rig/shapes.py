@@ -10,29 +10,36 @@ A custom shape is plain Blender data: it shows where IK Rigger is not installed.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Container, Iterable
 
 import bpy
 
 from .. import parts
+from ..parts.base import Shape
 from .journal import Journal
 
 MARK = "_ik_rigger_shape"
 COLLECTION = "IK Rigger Shapes"
 
 
-def _collection(scene: bpy.types.Scene, journal: Journal | None) -> bpy.types.Collection:
-    found = next((collection for collection in bpy.data.collections if collection.get(MARK)), None)
+def _collection(obj: bpy.types.Object, journal: Journal) -> bpy.types.Collection:
+    """The hidden collection of the shapes, made on first use in a scene of ``obj`` (else the context's);
+    looked for once per build."""
+    found = journal.read.get("shape collection")
     if found is not None:
         return found
-    collection = bpy.data.collections.new(COLLECTION)
-    collection[MARK] = "collection"
-    collection.hide_viewport = True
-    collection.hide_render = True
-    scene.collection.children.link(collection)
-    if journal is not None:
-        journal.data(lambda: bpy.data.collections.remove(collection))
-    return collection
+    found = next((collection for collection in bpy.data.collections if collection.get(MARK)), None)
+    if found is None:
+        found = bpy.data.collections.new(COLLECTION)
+        found[MARK] = "collection"
+        found.hide_viewport = True
+        found.hide_render = True
+        scenes = obj.users_scene  # walks every scene: asked only when the collection is made
+        (scenes[0] if scenes else bpy.context.scene).collection.children.link(found)
+        journal.data(lambda collection=found: bpy.data.collections.remove(collection))
+    journal.read["shape collection"] = found
+    return found
 
 
 # The shape objects last found or made, so a build does not search the file's objects per bone.
@@ -50,23 +57,41 @@ def _known(role: str) -> bpy.types.Object | None:
     return None
 
 
-def shape(role: str, scene: bpy.types.Scene, journal: Journal | None = None) -> bpy.types.Object:
-    """The shared shape object for a control of ``role``, made on first use."""
-    found = _known(role) or next((obj for obj in bpy.data.objects if obj.get(MARK) == role and obj.library is None),
-                                 None)
+def shape(role: str, planned: Shape, obj: bpy.types.Object, journal: Journal) -> bpy.types.Object:
+    """The shared shape object for a control of ``role`` (``planned`` as its part declares it), made on
+    first use (its collection in a scene of ``obj``). The file's objects are searched once per build."""
+    found = _known(role)
+    if found is None:
+        marked = journal.read.get("marked shapes")
+        if marked is None:
+            marked = journal.read["marked shapes"] = {}
+            for there in bpy.data.objects:
+                mark = there.get(MARK)
+                if isinstance(mark, str) and there.library is None:
+                    marked.setdefault(mark, there)
+        found = marked.get(role)
     if found is not None:
         _FOUND[role] = found
         return found
-    planned = parts.shapes()[role]
     mesh = bpy.data.meshes.new(f"{planned.label} Shape")
-    mesh.from_pydata(planned.points, planned.edges, [])
-    obj = bpy.data.objects.new(f"{planned.label} Shape", mesh)
-    obj[MARK] = role
-    _collection(scene, journal).objects.link(obj)
-    _FOUND[role] = obj
-    if journal is not None:
-        journal.data(lambda: _forget(obj, mesh))
-    return obj
+    _wire(mesh, planned)
+    made = bpy.data.objects.new(f"{planned.label} Shape", mesh)
+    made[MARK] = role
+    _collection(obj, journal).objects.link(made)
+    _FOUND[role] = made
+    journal.data(lambda: _forget(made, mesh))
+    return made
+
+
+def _wire(mesh: bpy.types.Mesh, planned: Shape) -> None:
+    """Give the new, empty ``mesh`` the wire ``planned`` declares: its points joined by its edges.
+    ``Mesh.from_pydata`` would also add (no) corners and faces and shade those flat, which is most
+    of its cost; the points and edges go in as typed columns, copied without converting each value."""
+    mesh.vertices.add(len(planned.points))
+    mesh.edges.add(len(planned.edges))
+    mesh.vertices.foreach_set("co", array("f", [value for point in planned.points for value in point]))
+    mesh.edges.foreach_set("vertices", array("i", [index for edge in planned.edges for index in edge]))
+    mesh.update(calc_edges_loose=True)
 
 
 def _forget(obj: bpy.types.Object, mesh: bpy.types.Mesh) -> None:
@@ -85,17 +110,16 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
     if declared is None:
         declared = journal.read["shapes"] = parts.shapes()
     found = journal.read.setdefault("shape objects", {})
-    scene = None
     for role, name in made.items():
         if role not in declared:
             continue
-        pose_bone = obj.pose.bones[name]
+        pose_bone = journal.pose_bone(name)
         if name in kept and pose_bone.custom_shape is not None:
             # Kept with a shape: ours, sized as the user may have (the handle's size is in the panel), or one
             # of their own.
             continue
         if name in kept:
-            before = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
+            before: tuple = pose_bone.custom_shape, tuple(pose_bone.custom_shape_scale_xyz)
 
             def undo(name: str = name, before: tuple = before) -> None:
                 restored = obj.pose.bones.get(name)
@@ -103,11 +127,8 @@ def give_shapes(obj: bpy.types.Object, made: dict[str, str], journal: Journal, k
                     restored.custom_shape, restored.custom_shape_scale_xyz = before
 
             journal.data(undo)
-        if role not in found:  # users_scene walks every scene: asked once, when a shape is first looked up
-            if scene is None:
-                scenes = obj.users_scene
-                scene = scenes[0] if scenes else bpy.context.scene
-            found[role] = shape(role, scene, journal)
+        if role not in found:
+            found[role] = shape(role, declared[role], obj, journal)
         pose_bone.custom_shape = found[role]
         if name in kept and tuple(pose_bone.custom_shape_scale_xyz) != (1.0, 1.0, 1.0):
             # Its shape taken by a rebuild with shapes off, which left the size: the user's, or ours.
