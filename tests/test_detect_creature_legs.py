@@ -13,6 +13,7 @@ from helpers import make_armature
 from test_detect_real import assert_handles_move_chain_ends
 
 from ik_rigger import api
+from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, detect_limbs
 from ik_rigger.core.errors import RigError
 from ik_rigger.rig.skeleton import read_skeleton
@@ -172,3 +173,56 @@ def test_bones_named_like_legs_that_make_no_chain_are_refused_unchanged_saying_s
                                                  "can read")):
         api.auto_rig(obj)
     assert not len(obj.ik_rigger.limbs) and len(obj.data.bones) == len(bones)
+
+
+# Robot dogs name each leg's bones after its corner: Unitree's front left "FL_" and rear right "RR_", ANYmal's left
+# front "LF_" and right hind "RH_" (corners as written, then the position and side detection reports).
+CORNERS = {"position first": (("FL", FRONT, "L"), ("FR", FRONT, "R"), ("RL", HIND, "L"), ("RR", HIND, "R")),
+           "side first": (("LF", FRONT, "L"), ("RF", FRONT, "R"), ("LH", HIND, "L"), ("RH", HIND, "R"))}
+
+
+def corner_leg(corner: str, words: tuple[str, str, str, str], x: float, y: float) -> list:
+    """A robot dog's leg named after its corner (``FL_hip > FL_thigh > FL_calf > FL_foot``), hanging from the trunk,
+    the knee bent forward (-Y)."""
+    hip, thigh, lower, foot = (f"{corner}_{word}" for word in words)
+    return [(hip, (0.5 * x, y, 1.0), (x, y, 1.0), "chest", False),
+            (thigh, (x, y, 1.0), (x, y - 0.05, 0.55), hip, True),
+            (lower, (x, y - 0.05, 0.55), (x, y, 0.1), thigh, True),
+            (foot, (x, y, 0.1), (x, y - 0.05, 0.0), lower, True)]
+
+
+@pytest.mark.parametrize(("scheme", "words"), [("position first", ("hip", "thigh", "calf", "foot")),
+                                               ("side first", ("HIP", "THIGH", "SHANK", "FOOT"))])
+def test_a_robot_dogs_legs_named_after_their_corners_are_found_and_mirrored(scheme, words):
+    """``FL_thigh > FL_calf > FL_foot`` (Unitree's) and ``LH_THIGH > LH_SHANK > LH_FOOT`` (ANYmal's): the corner says
+    the side and whether front or hind, each leg is found and rigged, and a leg's mirror is the other side's."""
+    corners = CORNERS[scheme]
+    bones = list(BODY)
+    for corner, position, side in corners:
+        bones += corner_leg(corner, words, 0.3 if side == "L" else -0.3, -0.3 if position == FRONT else 0.3)
+    obj = make_armature(bones, name="RobotDog")
+    detection = detect_limbs(read_skeleton(obj))
+    assert detection.skipped == ()
+    assert _found(detection) == [(LEG, position, side, (f"{corner}_{words[1]}", f"{corner}_{words[2]}"),
+                                  f"{corner}_{words[3]}") for corner, position, side in corners]
+    _rigged(obj, detection)
+    # Both Sides on one leg rigs its mirror: the other side's corner, the same end of the body.
+    api.remove(obj, f"{corners[2][0]}_{words[2]}")
+    api.remove(obj, f"{corners[3][0]}_{words[2]}")
+    built = api.build(obj, f"{corners[2][0]}_{words[2]}", both_sides=True)
+    assert sorted(limb.name for limb in built) == sorted(f"{corner}_{words[2]}" for corner, *_ in corners[2:])
+
+
+def test_a_bipeds_right_leg_prefix_is_no_corner():
+    """``RL_thigh`` beside ``LL_thigh`` is a biped's right and left leg, not a rear left corner: with no ``RR_thigh``
+    the prefix is read as no side, as before (the legs are not taken for a quadruped's hind legs)."""
+    names = {"RL_thigh", "LL_thigh", "RL_calf", "LL_calf"}
+    assert naming.split_side("RL_thigh", names).side is None
+    assert naming.flip_name("RL_thigh", names) is None
+    # With both rear corners, the same name is the rear left leg's.
+    corners = {"RL_thigh", "RR_thigh"}
+    assert naming.split_side("RL_thigh", corners).side == naming.LEFT
+    assert naming.flip_name("RL_thigh", corners) == "RR_thigh"
+    assert naming.flip_name("RR_thigh", corners) == "RL_thigh"
+    # A corner before a word naming no leg bone is no corner ("LH_index" beside "RH_index": hands' fingers).
+    assert naming.split_side("LH_index", {"LH_index", "RH_index"}).side is None

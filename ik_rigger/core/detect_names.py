@@ -96,10 +96,7 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]
-    position = None
-    rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
-    if rigify:
-        position, rest = _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
+    position, rest = _said_position(rest, parts)
     prefix = generated["prefix"].upper() if generated else None
     tagged = _read_tagged(rest, parts.side, prefix, position)
     if tagged is not None:
@@ -170,6 +167,16 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
         index = int(numbers["number"]) if numbers else None
     side = parts.side if len(sides) <= 1 else None
     return Name(tuple(words), side, frozenset(sides), prefix, position, index, _COPY.search(name) is not None)
+
+
+def _said_position(rest: str, parts: naming.SideName) -> tuple[str | None, str]:
+    """The position a name states before its words (Rigify's "f_" and "r_", a quadruped's corner: "FL_thigh",
+    "RH_SHANK"), and ``rest`` without it."""
+    rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
+    if rigify:
+        return _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
+    corner = naming.corner_end(parts.prefix) if parts.prefix else None
+    return (None if corner is None else FRONT if corner == "F" else HIND), rest
 
 
 def _read_tagged(rest: str, side: str | None, prefix: str | None, position: str | None) -> Name | None:

@@ -77,6 +77,36 @@ _CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
 # French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
 # side's name exists: alone, a name may end in a letter of its own ("Bone_D").
 _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
+# A quadruped's corner before a limb word, its side and whether front or hind: robot dogs' "FL_thigh > FL_calf"
+# and "RR_calf" (front left, rear right), ANYmal's "LF_THIGH > LF_SHANK" and "RH_SHANK" (left front, right hind).
+# The letter L or R is the side; F is the front, R, H or B the hind. Read so only when the other side's corner names
+# a bone too: alone, "RL_" may be a biped's right leg and "LH_" a left hand.
+_CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
+_CORNER_BASES = (*("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
+                   "hip", "femur", "tibia"),)
+_CORNER_SIDES = {
+    f"{first}{second}": second if second in "LR" else first
+    for first, second in (*((position, side) for position in "FRHB" for side in "LR"),
+                          *((side, position) for side in "LR" for position in "FHB"))
+}
+# Each corner as it is written on the other side: "FL" and "FR", "RL" and "RR", "LH" and "RH", in either case.
+_CORNER_FLIP = {
+    cased(corner): cased(corner[0] + {"L": "R", "R": "L"}[side] if corner[1] == side else {"L": "R", "R": "L"}[side]
+                         + corner[1])
+    for corner, side in _CORNER_SIDES.items() for cased in (str, str.lower)
+}
+
+
+def corner_end(prefix: str) -> str | None:
+    """"F" for a quadruped's front corner prefix (``FL_``, ``rf_``), "H" for a hind one (``RR_``, ``LH_``),
+    else None."""
+    marker = prefix.strip("._- ").upper()
+    side = _CORNER_SIDES.get(marker) if len(marker) == 2 else None
+    if side is None:
+        return None
+    return "F" if marker.replace(side, "", 1) == "F" else "H"
+
+
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
@@ -152,6 +182,8 @@ class SideName(NamedTuple):
         marker = (self.prefix or self.suffix).strip("._- ")
         if not marker:
             return None
+        if len(marker) == 2 and marker.upper() in _CORNER_SIDES:  # a quadruped's corner: "FL", "rh"
+            return _CORNER_SIDES[marker.upper()]
         return LEFT if marker[0] in _LEFT_MARKERS else RIGHT
 
     @property
@@ -167,9 +199,13 @@ class SideName(NamedTuple):
 
 def _flip_marker(marker: str) -> str:
     match = _MARKER.match(marker)
-    if match is None or match["side"] not in _FLIP:
+    if match is None:
         return marker
-    return f"{match['lead']}{_FLIP[match['side']]}{match['trail']}"
+    side = match["side"]
+    flipped = _FLIP.get(side) or _CORNER_FLIP.get(side)
+    if flipped is None:
+        return marker
+    return f"{match['lead']}{flipped}{match['trail']}"
 
 
 def split_side(name: str, known_names: Container[str] = ()) -> SideName:
@@ -200,6 +236,10 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
                 return SideName(namespace, match["side"], match["base"], ""), None, ""
             return SideName(namespace, "", match["base"], match["side"]), None, ""
     plain = SideName(namespace, "", rest, "")
+    corner = _CORNER.match(rest)
+    if corner and corner["base"].lower().startswith(_CORNER_BASES):
+        side, base = corner["side"], corner["base"]
+        return plain, SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"
     match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
     if match and match["base"].lower().startswith(LIMB_WORDS):
         return SideName(namespace, match["side"], match["base"], ""), None, ""
