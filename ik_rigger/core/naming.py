@@ -82,19 +82,22 @@ _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[
 # The letter L or R is the side; F is the front, R, H or B the hind. Read so only when the other side's corner names
 # a bone too: alone, "RL_" may be a biped's right leg and "LH_" a left hand.
 _CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
-_CORNER_BASES = (*("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
-                   "hip", "femur", "tibia"),)
-_CORNER_SIDES = {
-    f"{first}{second}": second if second in "LR" else first
-    for first, second in (*((position, side) for position in "FRHB" for side in "LR"),
-                          *((side, position) for side in "LR" for position in "FHB"))
-}
-# Each corner as it is written on the other side: "FL" and "FR", "RL" and "RR", "LH" and "RH", in either case.
-_CORNER_FLIP = {
-    cased(corner): cased(corner[0] + {"L": "R", "R": "L"}[side] if corner[1] == side else {"L": "R", "R": "L"}[side]
-                         + corner[1])
-    for corner, side in _CORNER_SIDES.items() for cased in (str, str.lower)
-}
+_CORNER_BASES = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
+                 "hip", "femur", "tibia")
+# Each corner's side: the corner named position first ("FL", "RR") or side first ("LF", "RH").
+_CORNER_SIDES = {**{position + side: side for position in "FRHB" for side in "LR"},
+                 **{side + position: side for side in "LR" for position in "FHB"}}
+
+
+def _other_corner(corner: str) -> str:
+    """``corner`` on the other side, at the same end of the body: "FL" and "FR", "RL" and "RR", "LH" and "RH"."""
+    side = _CORNER_SIDES[corner]
+    other = RIGHT if side == LEFT else LEFT
+    return corner[0] + other if corner[1] == side else other + corner[1]
+
+
+# Each corner as the other side writes it, in either case.
+_CORNER_FLIP = {cased(corner): cased(_other_corner(corner)) for corner in _CORNER_SIDES for cased in (str, str.lower)}
 
 
 def corner_end(prefix: str) -> str | None:
