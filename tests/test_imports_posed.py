@@ -168,3 +168,19 @@ def test_a_character_at_rest_is_rigged_at_rest_and_told_nothing_of_a_pose():
     limbs = api.auto_rig(obj)
     assert not [note for limb in limbs for note in limb.notes if "posed" in note]
     assert all(obj.pose.bones[limb.bones["HANDLE"]].matrix_basis == Matrix.Identity(4) for limb in limbs)
+
+
+def test_a_pose_channel_at_minus_zero_is_at_rest_and_one_off_it_is_not():
+    """Whether any bone may stand off its rest is read from every bone's channels compared as bytes first:
+    -0.0 is other bytes than 0.0 but the same value, so it still counts as at rest."""
+    from ik_rigger.rig import posed
+
+    obj = _posed_by_hand("mixamo_freebvh.bvh")
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    bone = obj.pose.bones[len(obj.pose.bones) // 2]
+    bone.location = (-0.0, 0.0, -0.0)
+    bone.rotation_euler = (-0.0, -0.0, 0.0)
+    assert not posed._may_stand_off_rest(obj, [], ())
+    bone.rotation_euler.y = 1e-4
+    assert posed._may_stand_off_rest(obj, [], ())

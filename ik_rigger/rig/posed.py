@@ -82,7 +82,11 @@ def _may_stand_off_rest(obj: bpy.types.Object, names: Iterable[str], stacks: Col
     for attribute, rest in _REST_CHANNELS:
         values = array("f", bytes(4 * len(rest) * count))
         pose_bones.foreach_get(attribute, values)
-        if values != rest * count:
+        at_rest = rest * count
+        # Compared as bytes first, at memory speed: compared as floats, element by element, the arrays of a
+        # 159-bone metarig took 70 microseconds. Equal bytes are equal floats; a -0.0 is not the bytes of 0.0
+        # but is the float, so unequal bytes are compared again as floats.
+        if values.tobytes() != at_rest.tobytes() and values != at_rest:
             return True
     if not stacks:
         return False
