@@ -340,3 +340,31 @@ def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
         "gltf_cesium_man_skeleton.gltf": ["Skeleton_arm_joint_L__3_", "Skeleton_arm_joint_R__2_", "leg_joint_L_2",
                                           "leg_joint_R_2"]}
     assert all(not armature["skipped"] for entry in report.values() for armature in entry["armatures"])
+
+
+# Games whose characters modders rig in Blender, each naming its bones its own way: a tag before the name
+# (Team Fortress 2's "bip_", Skyrim's "NPC", The Sims' "b__"), the side in the middle (Skyrim's "NPC L Thigh",
+# The Sims' "b__L_Thigh__"), a tag in brackets saying the side again (Skyrim's "[LThg]"), or the limb before its
+# segment (Fallout 4's "LLeg_Calf", "LArm_UpperArm").
+GAMES = ("team fortress 2", "skyrim", "skyrim renamed for blender", "the sims", "fallout 4")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_game_skeletons_are_rigged_as_they_arrive_and_one_side_mirrors(game, tmp_path):
+    names = FAMILIES[game]
+    bones = [(name, head, tail, parent, False) for name, parent, head, tail in human(names)]
+    obj = through_fbx(make_armature(bones, mode="OBJECT"), tmp_path)
+    at_rest_alone(obj)
+    built = api.auto_rig(obj)
+    side_names = {"L": ("L", "l", "Left", "left"), "R": ("R", "r", "Right", "right")}
+    wanted = {names[role].format(**dict(zip(("L", "l", "Left", "left"), side_names[side])))
+              for role in ("lower_leg", "forearm") for side in "LR"}
+    assert {limb.name for limb in built} == wanted
+    assert_handles_move_chain_ends(obj, dict.fromkeys(wanted, 2))
+    # Build IK Limb's Both Sides finds each limb's other side by its name.
+    for limb in built:
+        api.remove(obj, limb.name)
+    left = names["lower_leg"].format(L="L", l="l", Left="Left", left="left")
+    both = api.build(obj, left, both_sides=True)
+    assert [limb.name for limb in both] == [left, names["lower_leg"].format(L="R", l="r", Left="Right", left="right")]
+    assert not [note for limb in both for note in limb.notes if "no mirrored bone" in note]

@@ -36,6 +36,7 @@ _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Limb words an extremity's name may carry before its own ("Leg_Ankle").
 _LIMB_OWNERS = frozenset({"leg", "arm"})
 _SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
+_BRACKETED = re.compile(r"\s*\[[^\]]*\]")
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,9 @@ class Name:
 # Words an exporter or a rigger puts after every bone's own word (COLLADA's "leg_joint_L_1", Maya's
 # "L_knee_jnt", "l_thigh_bind"); dropped after a limb word.
 _FILLER_WORDS = frozenset({"joint", "jnt", "bind", "bnd"})
-# Words an exporter puts before them: the skeleton's name (COLLADA's "Skeleton_arm_joint_R"); dropped before one.
-_LEAD_WORDS = frozenset({"skeleton", "armature"})
+# Words an exporter puts before them: the skeleton's name (COLLADA's "Skeleton_arm_joint_R"), a game's tag for its
+# bones (Team Fortress 2's "bip_knee_L", Skyrim's "NPC Thigh [Thg].L", The Sims' "b__L_Calf__"); dropped before one.
+_LEAD_WORDS = frozenset({"skeleton", "armature", "bip", "npc", "b"})
 _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 # COLLADA writes a name's copies "arm_joint_L (4)" as "arm_joint_L__4_": the number counts copies, in any order.
 _COPY = re.compile(r"__\d+_$")
@@ -92,7 +94,8 @@ def read_name(name: str, known: Container[str]) -> Name:
 # with its sides split reads the same, so it is read once.
 @functools.lru_cache(maxsize=8192)
 def _read_split(name: str, parts: naming.SideName) -> Name:
-    rest = naming.english(parts.base)
+    # A tag in brackets abbreviates the name again, its side with it: Skyrim's "NPC L Thigh [LThg]".
+    rest = _BRACKETED.sub("", naming.english(parts.base))
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]
@@ -150,8 +153,7 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
             said = next(POSITION_WORDS[word] for word in words if word in POSITION_WORDS)
             position = position or (MIDDLE_OF[said] if middle else said)
             words = kept
-    if len(words) >= 2 and words[0] in _LEAD_WORDS and "".join(
-            words[1:-1] if words[-1] in _FILLER_WORDS else words[1:]) in VOCABULARY:
+    if _led(words, glued):
         words.pop(0)
         glued.pop(0)
     if len(words) >= 2 and words[-1] in _FILLER_WORDS and "".join(words[:-1]) in VOCABULARY:
@@ -167,6 +169,17 @@ def _read_split(name: str, parts: naming.SideName) -> Name:
         index = int(numbers["number"]) if numbers else None
     side = parts.side if len(sides) <= 1 else None
     return Name(tuple(words), side, frozenset(sides), prefix, position, index, _COPY.search(name) is not None)
+
+
+def _led(words: list[str], glued: list[bool]) -> bool:
+    """Whether the first of a name's ``words`` leads the limb word the rest make: an exporter's or a game's word
+    (``_LEAD_WORDS``), or the limb before its segment (Fallout 4's "LLeg_Calf", "LArm_UpperArm")."""
+    if len(words) < 2:
+        return False
+    if words[0] in _LEAD_WORDS:
+        return "".join(words[1:-1] if words[-1] in _FILLER_WORDS else words[1:]) in VOCABULARY
+    return (words[0] in _LIMB_OWNERS and not glued[1] and "".join(words) not in VOCABULARY
+            and "".join(words[1:]) in VOCABULARY)
 
 
 def _said_position(rest: str, parts: naming.SideName) -> tuple[str | None, str]:

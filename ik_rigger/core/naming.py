@@ -114,13 +114,13 @@ def corner_end(prefix: str) -> str | None:
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
 # "ValveBiped.Bip01_L_Thigh"), Character Creator ("CC_Base_L_Thigh"), VRM/VRoid
-# ("J_Bip_L_UpperLeg"), or before a side a short tag ("b_LeftUpperArm_09", "Bn_L_Thigh") or
-# a numbered name, Maya's HumanIK character's ("Character1_LeftUpLeg"). A longer word is
-# part of the name: "Skirt_L_Leg" is no leg.
+# ("J_Bip_L_UpperLeg"), or before a side a short tag ("b_LeftUpperArm_09", "Bn_L_Thigh"; The Sims'
+# "b__L_Thigh__", Skyrim's "NPC L Thigh [LThg]") or a numbered name, Maya's HumanIK character's
+# ("Character1_LeftUpLeg"). A longer word is part of the name: "Skirt_L_Leg" is no leg.
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
     r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_|FullBody_"
-    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)_(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
+    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)(?:_+| )(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
     r"(?P<rest>.+)$"
 )
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
@@ -197,7 +197,18 @@ class SideName(NamedTuple):
         """The same name on the other side, or None for a name without a side."""
         if self.side is None:
             return None
-        return f"{self.namespace}{_flip_marker(self.prefix)}{self.base}{_flip_marker(self.suffix)}"
+        base = self.base
+        marker = self.prefix.strip("._- ")
+        tag = _BRACKET_SIDE.search(base) if marker else None
+        if tag is not None and tag["side"] == marker:
+            # The tag says the side again after a side before the name: "NPC L Thigh [LThg]". Renamed for Blender
+            # ("NPC Thigh [Thg].L") it does not.
+            base = f"{base[:tag.start('side')]}{_FLIP[marker]}{base[tag.end('side'):]}"
+        return f"{self.namespace}{_flip_marker(self.prefix)}{base}{_flip_marker(self.suffix)}"
+
+
+# A tag in brackets that abbreviates the name, its side first: Skyrim's "NPC L Thigh [LThg]", "NPC R Foot [Rft ]".
+_BRACKET_SIDE = re.compile(r"\[(?P<side>[LR])(?=[A-Za-z])")
 
 
 def _flip_marker(marker: str) -> str:
