@@ -343,10 +343,11 @@ def test_the_batch_rigs_each_family_at_its_importers_default_settings(tmp_path):
 
 
 # Games whose characters modders rig in Blender, each naming its bones its own way: a tag before the name
-# (Team Fortress 2's "bip_", Skyrim's "NPC", The Sims' "b__"), the side in the middle (Skyrim's "NPC L Thigh",
-# The Sims' "b__L_Thigh__"), a tag in brackets saying the side again (Skyrim's "[LThg]"), or the limb before its
-# segment (Fallout 4's "LLeg_Calf", "LArm_UpperArm").
-GAMES = ("team fortress 2", "skyrim", "skyrim renamed for blender", "the sims", "fallout 4")
+# (Team Fortress 2's "bip_", Skyrim's "NPC", The Sims' "b__", Grand Theft Auto's "SKEL_"), the side in the middle
+# (Skyrim's "NPC L Thigh", The Sims' "b__L_Thigh__", XNALara's "leg left thigh"), a tag in brackets saying the
+# side again (Skyrim's "[LThg]"), or the limb before its segment (Fallout 4's "LLeg_Calf", "LArm_UpperArm").
+GAMES = ("team fortress 2", "skyrim", "skyrim renamed for blender", "the sims", "fallout 4", "grand theft auto",
+         "xnalara")
 
 
 @pytest.mark.parametrize("game", GAMES)

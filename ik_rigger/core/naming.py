@@ -46,8 +46,9 @@ def generated_helper(name: str) -> bool:
 
 _SIDES = r"L|R|l|r|left|right|Left|Right|LEFT|RIGHT"
 # A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01"),
-# COLLADA's copies of a name ("arm_joint_L (4)" written "arm_joint_L__4_").
-_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ](?:{_SIDES})(?:[._\- ]\d+|__\d+_)*)$")
+# COLLADA's copies of a name ("arm_joint_L (4)" written "arm_joint_L__4_"); or by a joint's tag ("thigh_l_jnt").
+_SUFFIX = re.compile(rf"^(?P<base>.+?)(?P<side>[._\- ](?:{_SIDES})(?:[._\- ]\d+|__\d+_)*"
+                     r"(?:[._\- ](?i:jnt|joint|bind|bnd))?)$")
 _SUFFIX_WORD = re.compile(r"^(?P<base>.+?[a-z0-9])(?P<side>Left|Right)$")
 _PREFIX = re.compile(rf"^(?P<side>(?:{_SIDES})[._\- ])(?P<base>.+)$")
 _PREFIX_WORD = re.compile(r"^(?P<side>Left|Right|left|right|LEFT|RIGHT)(?P<base>[A-Z_0-9].*)$")
@@ -114,13 +115,14 @@ def corner_end(prefix: str) -> str | None:
 # (FBX, Mixamo, some exporters), then an exporter's lead-in: Mixamo's without its colon
 # ("mixamorigLeftUpLeg"), 3ds Max Biped ("Bip01 L Thigh"; the Source engine's
 # "ValveBiped.Bip01_L_Thigh"), Character Creator ("CC_Base_L_Thigh"), VRM/VRoid
-# ("J_Bip_L_UpperLeg"), or before a side a short tag ("b_LeftUpperArm_09", "Bn_L_Thigh"; The Sims'
-# "b__L_Thigh__", Skyrim's "NPC L Thigh [LThg]") or a numbered name, Maya's HumanIK character's
-# ("Character1_LeftUpLeg"). A longer word is part of the name: "Skirt_L_Leg" is no leg.
+# ("J_Bip_L_UpperLeg"), Grand Theft Auto's ("SKEL_L_Thigh"), or before a side a short tag ("b_LeftUpperArm_09",
+# "Bn_L_Thigh"; The Sims' "b__L_Thigh__", Skyrim's "NPC L Thigh [LThg]", XNALara's "leg left thigh") or a
+# numbered name, Maya's HumanIK character's ("Character1_LeftUpLeg"). A longer word is part of the name:
+# "Skirt_L_Leg" is no leg.
 _NAMESPACE = re.compile(
     r"^(?P<ns>(?:.*[:|])?"
-    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_|FullBody_"
-    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)(?:_+| )(?=(?:Left|Right)[A-Z_]|[LRlr][._\- ]))?)"
+    r"(?:(?i:mixamorig)\d*_?|(?:[A-Za-z]+\.)?(?i:bip)\d+[ _-]|CC_Base_|J_Bip_|FullBody_|SKEL_"
+    r"|(?:[A-Za-z]{1,3}|[A-Za-z]+\d+)(?:_+| )(?=(?:Left|Right)[A-Z_]|(?:left|right) |[LRlr][._\- ]))?)"
     r"(?P<rest>.+)$"
 )
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
