@@ -36,6 +36,7 @@ _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Limb words an extremity's name may carry before its own ("Leg_Ankle").
 _LIMB_OWNERS = frozenset({"leg", "arm"})
 _SIDE_WORDS = {"l": naming.LEFT, "left": naming.LEFT, "r": naming.RIGHT, "right": naming.RIGHT}
+# A tag in brackets after the name (Skyrim's "[LThg]"), dropped when the name is read.
 _BRACKETED = re.compile(r"\s*\[[^\]]*\]")
 
 
@@ -75,8 +76,8 @@ class Name:
 # "L_knee_jnt", "l_thigh_bind"); dropped after a limb word.
 _FILLER_WORDS = frozenset({"joint", "jnt", "bind", "bnd"})
 # Words an exporter puts before them: the skeleton's name (COLLADA's "Skeleton_arm_joint_R"), a game's tag for its
-# bones (Team Fortress 2's "bip_knee_L", Skyrim's "NPC Thigh [Thg].L", The Sims' "b__L_Calf__"); dropped before one.
-_LEAD_WORDS = frozenset({"skeleton", "armature", "bip", "npc", "b"})
+# bones (Team Fortress 2's "bip_knee_L", Skyrim's "NPC Thigh [Thg].L"); dropped before one.
+_LEAD_WORDS = frozenset({"skeleton", "armature", "bip", "npc"})
 _SUFFIX_NUMBER = re.compile(r"[._\- ](?P<number>\d+)$")
 # COLLADA writes a name's copies "arm_joint_L (4)" as "arm_joint_L__4_": the number counts copies, in any order.
 _COPY = re.compile(r"__\d+_$")
