@@ -948,3 +948,13 @@ def test_a_game_rigs_foot_hanging_from_the_root_is_the_legs_foot():
     second: Spec = ("Foot.L.001", "Root", (0.1, 0, 0.1), (0.1, -0.1, 0.0))
     assert summary(detect_limbs(make_skeleton([*body, foot, second]))) == [
         (LEG, "L", ("UpperLeg.L", "LowerLeg.L"), None)]
+
+
+def test_a_bracketed_tag_flips_with_the_side_only_where_the_other_side_is_named_so():
+    # Skyrim's tag says the side again; a tag that only begins with the letter does not (the other side's
+    # bone keeps it as it is).
+    skyrim = {"NPC L Thigh [LThg]", "NPC R Thigh [RThg]"}
+    assert naming.flip_name("NPC L Thigh [LThg]", skyrim) == "NPC R Thigh [RThg]"
+    assert naming.flip_name("NPC R Thigh [RThg]", skyrim) == "NPC L Thigh [LThg]"
+    tagged = {"L_thigh [Lower]", "R_thigh [Lower]"}
+    assert naming.flip_name("L_thigh [Lower]", tagged) == "R_thigh [Lower]"

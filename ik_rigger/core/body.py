@@ -54,8 +54,8 @@ def _front_from_sides(skeleton: Skeleton, up: Vector) -> Vector | None:
     spread = 0.0
     for name, bone in skeleton.bones.items():
         split = naming.split_side(name, skeleton.bones)
-        twin = split.flipped()
-        if split.side == naming.LEFT and twin is not None and twin in skeleton:
+        twin = split.twin(skeleton.bones)
+        if split.side == naming.LEFT and twin is not None:
             across = perpendicular(bone.head - skeleton[twin].head, up)
             left += across
             spread += across.length

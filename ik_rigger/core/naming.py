@@ -199,14 +199,21 @@ class SideName(NamedTuple):
         """The same name on the other side, or None for a name without a side."""
         if self.side is None:
             return None
-        base = self.base
+        return f"{self.namespace}{_flip_marker(self.prefix)}{self.base}{_flip_marker(self.suffix)}"
+
+    def twin(self, known_names: Container[str]) -> str | None:
+        """The same name on the other side among ``known_names``: ``flipped``, or that name with a bracketed tag
+        after it saying the side again flipped too (Skyrim's "NPC L Thigh [LThg]" and "NPC R Thigh [RThg]")."""
+        flipped = self.flipped()
+        if flipped is None or flipped in known_names:
+            return flipped
         marker = self.prefix.strip("._- ")
-        tag = _BRACKET_SIDE.search(base) if marker else None
-        if tag is not None and tag["side"] == marker:
-            # The tag says the side again after a side before the name: "NPC L Thigh [LThg]". Renamed for Blender
-            # ("NPC Thigh [Thg].L") it does not.
-            base = f"{base[:tag.start('side')]}{_FLIP[marker]}{base[tag.end('side'):]}"
-        return f"{self.namespace}{_flip_marker(self.prefix)}{base}{_flip_marker(self.suffix)}"
+        tag = _BRACKET_SIDE.search(self.base) if marker else None
+        if tag is None or tag["side"] != marker:
+            return None
+        base = f"{self.base[:tag.start('side')]}{_FLIP[marker]}{self.base[tag.end('side'):]}"
+        tagged = f"{self.namespace}{_flip_marker(self.prefix)}{base}{_flip_marker(self.suffix)}"
+        return tagged if tagged in known_names else None
 
 
 # A tag in brackets that abbreviates the name, its side first: Skyrim's "NPC L Thigh [LThg]", "NPC R Foot [Rft ]".
@@ -314,7 +321,8 @@ def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
     ``known_names`` but exactly one known name differs from it only by that number,
     that name is the mirror.
     """
-    flipped = split_side(name, known_names).flipped()
+    parts = split_side(name, known_names)
+    flipped = parts.twin(known_names) or parts.flipped()
     if flipped is None and name[-len(_LEAF_END):].lower() == _LEAF_END and len(name) > len(_LEAF_END):
         # A leaf bone an exporter added below a bone ("shin.L_end": Blender's FBX exporter's, and glTF files
         # converted from such FBX files) mirrors as that bone does.
