@@ -211,9 +211,9 @@ class SideName(NamedTuple):
         tag = _BRACKET_SIDE.search(self.base) if marker else None
         if tag is None or tag["side"] != marker:
             return None
-        base = f"{self.base[:tag.start('side')]}{_FLIP[marker]}{self.base[tag.end('side'):]}"
-        tagged = f"{self.namespace}{_flip_marker(self.prefix)}{base}{_flip_marker(self.suffix)}"
-        return tagged if tagged in known_names else None
+        tagged = self._replace(base=f"{self.base[:tag.start('side')]}{_FLIP[marker]}{self.base[tag.end('side'):]}")
+        flipped = tagged.flipped()
+        return flipped if flipped in known_names else None
 
 
 # A tag in brackets that abbreviates the name, its side first: Skyrim's "NPC L Thigh [LThg]", "NPC R Foot [Rft ]".
