@@ -74,7 +74,7 @@ def snap_to_fk(snap: Any) -> list[str]:
         return []
     snap.evaluate()  # the pole may be the handle's child: let the new handle pose land first
     bones, chain = snap.obj.data.bones, parts.chain
-    root = snap.fk[chain[0]] @ snap.root_offset
+    root = snap.root
     distance = (bones[parts.pole].head_local - bones[chain[0]].head_local).length
     position = geometry.pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                  snap.end, snap.ik.pole_angle, max(distance, 1e-6))
@@ -95,11 +95,11 @@ def bake_to_ik(bake: Any) -> None:
     parent = bones[parts.pole].parent
     distance = max((rest.translation - bones[chain[0]].head_local).length, 1e-6)
     local = bake.local(rest, parent.matrix_local if parent is not None else None)
-    roots = bake.poses_of(chain[0])
+    roots = bake.roots
     parent_poses = bake.poses_of(parent.name) if parent is not None else None
     bases = []
     for number, end in enumerate(bake.ends):
-        root = roots[number] @ bake.root_offset
+        root = roots[number]
         position = geometry.pole_for(root.translation, root.col[1].xyz.normalized(), root.col[0].xyz.normalized(),
                                      end, bake.ik.pole_angle, distance)
         parent_pose = parent_poses[number] if parent_poses is not None else None

@@ -17,6 +17,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 
 import bpy
 from mathutils import Matrix, Vector
@@ -80,10 +81,20 @@ class Bake:
     journal: Journal | None
     made: dict[str, list[Matrix]]  # made bones' armature-space poses, as the hooks worked them out
 
+    @cached_property
+    def joint_poses(self) -> list[list[Matrix]]:
+        """A hidden chain's poses on each frame that show the recorded chain (``solver.joint_poses``), joint by
+        joint; none without one."""
+        parts = self.parts
+        if not parts.solver:
+            return []
+        frames = solver.joint_poses(self.obj, parts, list(zip(*(self.poses_of(name) for name in parts.chain))))
+        return [[poses[index] for poses in frames] for index in range(len(parts.solver))]
+
     @property
-    def root_offset(self) -> Matrix:
-        """Where IK's root stands in the chain's first bone (identity but on a hidden chain)."""
-        return solver.root_offset(self.obj, self.parts)
+    def roots(self) -> list[Matrix]:
+        """Where IK's root stands on each frame: the chain's first bone, or its hidden chain's."""
+        return self.joint_poses[0] if self.joint_poses else self.poses_of(self.parts.chain[0])
 
     @property
     def frames(self) -> Sequence[int]:
@@ -121,10 +132,10 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
     if ik is None or parts.handle is None:
         raise RigError("has lost its IK handle or constraint", bone=parts.chain[-1] if parts.chain else "",
                        hint="Rebuild the limb.")
-    last = obj.data.bones[parts.chain[-1]]
-    tip = solver.end_point(obj, parts)
-    bake = Bake(obj, parts, ik, recording, [pose @ tip for pose in recording.poses[last.name]], interpolation,
-                journal, {})
+    bake = Bake(obj, parts, ik, recording, [], interpolation, journal, {})
+    joints = bake.joint_poses
+    bake.ends = [solver.chain_end(obj, parts, pose, [poses[number] for poses in joints])
+                 for number, pose in enumerate(recording.poses[parts.chain[-1]])]
     for part in limb_parts.with_hook("bake_to_ik"):
         part.bake_to_ik(bake)
     return len(recording.frames)

@@ -135,6 +135,8 @@ class Snap:
     # Where the IK target is sent so the chain ends at ``end``: ``end`` itself, then moved by what
     # Blender's IK, solving in single precision, left over (``_refine``).
     aim: Vector
+    # A hidden chain's poses that show the FK pose (``solver.joint_poses``); none without one.
+    joint_poses: list[Matrix]
 
     @property
     def end_point(self) -> Vector:
@@ -148,9 +150,9 @@ class Snap:
         return sum((b - a).length for a, b in zip(joints, joints[1:]))
 
     @property
-    def root_offset(self) -> Matrix:
-        """Where IK's root stands in the chain's first bone (identity but on a hidden chain)."""
-        return solver.root_offset(self.obj, self.parts)
+    def root(self) -> Matrix:
+        """Where IK's root stands on the FK pose: the chain's first bone, or its hidden chain's."""
+        return self.joint_poses[0] if self.joint_poses else self.fk[self.parts.chain[0]]
 
     def evaluate(self) -> None:
         """Let what the hooks set so far land (a pole hanging from the handle)."""
@@ -185,9 +187,9 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     guard = snap_guard.guard(obj, parts, moved, parts.made.values())
     blend = records.ik_fk(obj, parts)
     fk = _shown_in(obj, parts, 0.0)
-    last = obj.data.bones[parts.chain[-1]]
-    end = fk[last.name] @ solver.end_point(obj, parts)
-    snap = Snap(obj, parts, ik, fk, end, end.copy())
+    joints = solver.joint_poses(obj, parts, [[fk[name] for name in parts.chain]])[0] if parts.solver else []
+    end = solver.chain_end(obj, parts, fk[parts.chain[-1]], joints)
+    snap = Snap(obj, parts, ik, fk, end, end.copy(), joints)
     changed = _place(snap)
     _refine(snap, blend)
     if guard is not None:
