@@ -219,6 +219,15 @@ def _robot() -> bpy.types.Object:
     return _rooted(obj)
 
 
+def _avatar() -> bpy.types.Object:
+    """The VRM avatar, its knees and elbows a degree or two the wrong way: each rigged on a hidden chain
+    pre-bent alone, its bones taking on the pre-bend as the joint bends (``parts.hidden``)."""
+    bpy.ops.import_scene.gltf(filepath=str(DATA / "gltf_cryptovoxels_avatar_skeleton.glb"))
+    obj = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    at_rest_alone(obj)
+    return _rooted(obj, "Hips")
+
+
 def _limb(last: str, extremity: str, parents: tuple[str, str], long_parents: tuple[str, str]) -> Limb:
     """The handle's parent and the other parent of a chain of two, then of three."""
     return Limb(last, {"extremity_name": extremity, "handle_parent": parents[0], "other_parent": parents[1]},
@@ -237,6 +246,10 @@ SKELETONS = {
     }),
     "robot": Skeleton(_robot, {
         "leg": _limb("l-leg", "l-foot", ("MASTER", "l-forearm"), ("prop", "prop")),
+    }),
+    "avatar": Skeleton(_avatar, {
+        "leg": _limb("Left knee", "Left ankle", ("root", "Left wrist"), ("prop", "prop")),
+        "arm": _limb("Left elbow", "Left wrist", ("Chest", "Head"), ("Spine", "Head")),
     }),
 }
 
@@ -410,7 +423,8 @@ def _fk_carried(obj: bpy.types.Object, chain: list[str], handle: bpy.types.PoseB
     12 degrees and bends each joint 12 degrees further the way it bends at rest, in the chain's own
     plane (so hinged joints can follow), the chain put back."""
     bones = obj.pose.bones
-    joints = [at_rest[name].translation for name in chain] + [_tail(obj, at_rest, chain[-1])]
+    # The way IK bends it: a hidden chain's joints, pre-bent where the user's bones are bent the other way.
+    joints = [at_rest[name].translation for name in _solving(obj, chain)] + [_tail(obj, at_rest, chain[-1])]
     segments = [b - a for a, b in zip(joints, joints[1:])]
     bends = [a.cross(b) for a, b in zip(segments, segments[1:])]
     axis = sum(bends, Vector())
@@ -637,8 +651,8 @@ def known_bug(row: Row, skeleton: str, limb: Limb) -> str:
     return ""
 
 
-# The skeletons whose knees are bent only about 2 degrees at rest (imports).
-OFF_HINGE = ("mixamo", "robot")
+# The skeletons whose knees are bent only about 2 degrees at rest (imports), or pre-bent 1 degree.
+OFF_HINGE = ("mixamo", "robot", "avatar")
 
 
 def _flipped(name: str) -> str:

@@ -450,3 +450,30 @@ def test_baking_both_ways_on_a_chain_pre_bent_on_its_hidden_chain_alone():
     obj.pose.bones[parts.handle]["ik_fk"] = 1.0
     obj.update_tag()
     _same_frames(fk, frames_here(obj, frames), names, length, degrees=0.026, share=2e-4)
+
+
+def test_a_chain_pre_bent_on_its_hidden_chain_alone_plays_where_ik_rigger_is_not_installed(tmp_path):
+    """The settling is Blender's own constraints: another Blender plays it the same, frame by frame."""
+    obj = _straight_leg_off_its_joints()
+    api.build(obj, "shin.L")
+    parts = parts_of(obj, "shin.L")
+    length = chain_length(obj, parts.solver)
+    handle = obj.pose.bones[parts.handle]
+    for frame, amount in ((1, 0.0), (10, 0.02), (20, 0.4)):
+        handle.location = Vector((0.0, 0.0, amount * length))
+        handle.keyframe_insert("location", frame=frame)
+    frames = [1, 5, 10, 15, 20]
+    expected = frames_here(obj, frames)
+    path = tmp_path / "leg.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    played = play_elsewhere(path, frames[1:] + frames[:1], tmp_path)
+    assert played["invalid_drivers"] == []
+    for frame in frames:
+        shown = played["frames"][str(frame)][obj.name]
+        for name in (*parts.chain, parts.extremity):
+            other = as_matrix(shown[name])
+            assert (expected[frame][name].translation - other.translation).length < 1e-5 * length, (frame, name)
+            assert rotation_degrees(expected[frame][name], other) < 0.01, (frame, name)
+        thigh, shin = as_matrix(shown["thigh.L"]), as_matrix(shown["shin.L"])
+        carried = thigh @ obj.data.bones["thigh.L"].matrix_local.inverted() @ obj.data.bones["shin.L"].head_local
+        assert (shin.translation - carried).length < 5e-4 * length, frame

@@ -22,7 +22,8 @@ left straight: its knee then stands a pre-bend's width off theirs, and at a deep
 would leave the point their thigh carries by as much. So each FOLLOW bone takes on its bone's
 pre-bend (turned and moved as its segment was) as the knee bends past its rest, fully by
 ``SETTLED_DEGREES`` (two Transformation constraints reading the knee's JOINT bone on its hinge): at rest
-the user's bones stand where they are, and bent their joints meet where the hidden chain's do.
+the user's bones stand where they are, and bent their joints meet where the hidden chain's do. Not with
+Follow Handle Rotation, whose last bone turns as the handle does: settled, it would turn by its pre-bend more.
 
 The user's bones keep their rest, roll, tail, length, constraints and drivers; at rest
 nothing moves. Roles are numbered along the chain (``JOINT.0``, ``FOLLOW.0``, ...), so the
@@ -101,7 +102,7 @@ def plan(draft: Draft) -> None:
                                    naming.COLLECTION_MECHANISM, hidden=True, roll_like=None if edit else name))
         draft.constraints.append(ConstraintPlan(name, "COPY_TRANSFORMS", CONSTRAINT_FOLLOW, follower, WORLD_SPACE,
                                                 influence=switch(draft.handle)))
-        if edit is None:
+        if edit is None and not draft.options.use_rotation:
             draft.constraints.extend(_settling(draft, index, follower, own, joints))
     if draft.off_hinge:
         draft.notes.append(
