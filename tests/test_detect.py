@@ -194,6 +194,10 @@ FAMILIES = {
     "joints tagged after the side": family("thigh_{l}_jnt", "calf_{l}_jnt", "foot_{l}_jnt", "ball_{l}_jnt",
                                            "clavicle_{l}_jnt", "upperarm_{l}_jnt", "forearm_{l}_jnt", "hand_{l}_jnt",
                                            ""),
+    "upper arm named bicep": family("thigh.{L}", "shin.{L}", "foot.{L}", "toe.{L}", "shoulder.{L}", "bicep.{L}",
+                                    "forearm.{L}", "hand.{L}", ""),
+    "upper arm named Bicep with an underscore": family("Thigh_{L}", "Shin_{L}", "Foot_{L}", "Toe_{L}",
+                                                       "Clavicle_{L}", "Bicep_{L}", "Forearm_{L}", "Hand_{L}", ""),
     "ready player me": family("{Left}UpLeg", "{Left}Leg", "{Left}Foot", "{Left}ToeBase", "{Left}Shoulder",
                               "{Left}Arm", "{Left}ForeArm", "{Left}Hand", "{Left}HandIndex1"),
 }

@@ -44,7 +44,8 @@ class Rule:
 
 # With the words either way round: "UpperLeg", "Leg_Upper".
 _LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
-_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
+# Some rigs name the upper arm after its muscle: "bicep.L > forearm.L > hand.L".
+_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus", "bicep", "biceps"})
 _RULES = (
     # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg"; his skeleton monster says "DownLeg".
     Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "downleg", "tibia"}),

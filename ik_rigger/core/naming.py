@@ -170,7 +170,7 @@ _JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True))
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
 LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowerleg", "foot", "ankle", "toe",
               "hip", "femur", "tibia", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle",
-              "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna")
+              "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna", "bicep")
 
 
 class SideName(NamedTuple):
@@ -433,7 +433,8 @@ def _first_tries(name: str, tag: str) -> tuple[str, str | None, str]:
     return first(split), first(glued) if glued is not None else None, other
 
 
-_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna")
+_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna",
+              "bicep")
 _LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe", "femur", "tibia")
 
 
