@@ -194,6 +194,8 @@ FAMILIES = {
     "joints tagged after the side": family("thigh_{l}_jnt", "calf_{l}_jnt", "foot_{l}_jnt", "ball_{l}_jnt",
                                            "clavicle_{l}_jnt", "upperarm_{l}_jnt", "forearm_{l}_jnt", "hand_{l}_jnt",
                                            ""),
+    "limb and side in one tag": family("{L}L_thigh", "{L}L_calf", "{L}L_foot", "{L}L_toe", "{L}A_clavicle",
+                                       "{L}A_upperarm", "{L}A_forearm", "{L}A_hand", "{L}A_finger0"),
     "upper arm named bicep": family("thigh.{L}", "shin.{L}", "foot.{L}", "toe.{L}", "shoulder.{L}", "bicep.{L}",
                                     "forearm.{L}", "hand.{L}", ""),
     "upper arm named Bicep with an underscore": family("Thigh_{L}", "Shin_{L}", "Foot_{L}", "Toe_{L}",
@@ -350,6 +352,16 @@ def test_flip_name_finds_the_other_side_under_another_exporter_number():
 def test_names_without_a_side_stay_without_one(name):
     assert naming.split_side(name).side is None
     assert naming.flip_name(name) is None
+
+
+def test_a_limb_tagged_after_its_side_is_read_beside_the_other_sides_tag_only():
+    """``LL_thigh`` and ``RA_hand`` (left leg, right arm) tell their side where the other side's tag names a bone;
+    alone, such a tag says no side, and ``L_`` alone is a side as before."""
+    names = {"LL_thigh", "RL_thigh", "LA_hand", "RA_hand"}
+    assert naming.split_side("LL_thigh", names).side == naming.LEFT
+    assert naming.flip_name("RA_hand", names) == "LA_hand"
+    assert naming.split_side("LA_hand").side is None and naming.flip_name("LL_thigh") is None
+    assert naming.split_side("L_thigh").side == naming.LEFT and naming.flip_name("L_thigh") == "R_thigh"
 
 
 def test_limb_kind_reads_bases_not_namespaces():

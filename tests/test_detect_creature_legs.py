@@ -15,6 +15,7 @@ from test_detect_real import assert_handles_move_chain_ends
 from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, detect_limbs
+from ik_rigger.core.detect_names import read_name
 from ik_rigger.core.errors import RigError
 from ik_rigger.rig.skeleton import read_skeleton
 
@@ -215,10 +216,12 @@ def test_a_robot_dogs_legs_named_after_their_corners_are_found_and_mirrored(sche
 
 def test_a_bipeds_right_leg_prefix_is_no_corner():
     """``RL_thigh`` beside ``LL_thigh`` is a biped's right and left leg, not a rear left corner: with no ``RR_thigh``
-    the prefix is read as no side, as before (the legs are not taken for a quadruped's hind legs)."""
+    the prefix is read as the right leg's (the legs are not taken for a quadruped's hind legs)."""
     names = {"RL_thigh", "LL_thigh", "RL_calf", "LL_calf"}
-    assert naming.split_side("RL_thigh", names).side is None
-    assert naming.flip_name("RL_thigh", names) is None
+    assert naming.split_side("RL_thigh", names).side == naming.RIGHT
+    assert naming.flip_name("RL_thigh", names) == "LL_thigh"
+    assert naming.flip_name("LL_thigh", names) == "RL_thigh"
+    assert read_name("RL_thigh", names).position is None
     # With both rear corners, the same name is the rear left leg's.
     corners = {"RL_thigh", "RR_thigh"}
     assert naming.split_side("RL_thigh", corners).side == naming.LEFT

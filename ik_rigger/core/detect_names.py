@@ -97,6 +97,10 @@ def read_name(name: str, known: Container[str]) -> Name:
 def _read_split(name: str, parts: naming.SideName) -> Name:
     # A tag in brackets abbreviates the name again, its side with it: Skyrim's "NPC L Thigh [LThg]".
     rest = _BRACKETED.sub("", naming.english(parts.base))
+    if parts.prefix in ("L", "R", "l", "r") and rest[:1] in naming.LIMB_TAG_WORDS and rest[1:2] in ("_", ".", "-", " "):
+        # A biped's limb letter after its side (3ds Max exports' "LL_thigh", "RA_hand"), read as the limb's word,
+        # which the segment's word then leads: the left leg's thigh.
+        rest = naming.LIMB_TAG_WORDS[rest[0]] + rest[1:]
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]

@@ -85,6 +85,12 @@ _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[
 _CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
 _CORNER_BASES = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
                  "hip", "femur", "tibia")
+# A biped's limb tagged after its side in one tag, 3ds Max exports' "LL_thigh > LL_calf" (left leg) and
+# "RA_upperarm > RA_forearm" (right arm): L or R the side, then L (leg) or A (arm). Read so only where the other side's
+# tag names a bone too: alone, "LA_" may say anything, and "RL_" may be a quadruped's rear left corner.
+_LIMB_TAG = re.compile(r"^(?P<side>[LR](?=[LA][._\- ])|[lr](?=[la][._\- ]))(?P<base>.+)$")
+# Each limb tag's letter after the side, as the limb's word: detection reads "LL_thigh" as the left leg's thigh.
+LIMB_TAG_WORDS = {"L": "Leg", "A": "Arm", "l": "leg", "a": "arm"}
 # Each corner's side: the corner named position first ("FL", "RR") or side first ("LF", "RH").
 _CORNER_SIDES = {**{position + side: side for position in "FRHB" for side in "LR"},
                  **{side + position: side for side in "LR" for position in "FHB"}}
@@ -238,16 +244,23 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     when the other side's name is among ``known_names``: alone, ``leg`` would read as
     "l" + "eg".
     """
-    split, glued, other = _split_alone(name)
-    return glued if glued is not None and other in known_names else split
+    split, glued = _split_alone(name)
+    for parts, other in glued:
+        if other in known_names:
+            return parts
+    return split
+
+
+# A name's splits at a glued side, each with the other side's name that must exist for it to hold.
+Glued = tuple[tuple[SideName, str], ...]
 
 
 # Planning, detection and the panel split the same names again and again, of one armature and
 # of the next: what a name alone says is read once.
 @functools.lru_cache(maxsize=8192)
-def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
-    """``split_side`` of ``name`` as far as the name alone says; for a glued side that holds only
-    when the other side's name exists, also the split with it and that other name."""
+def _split_alone(name: str) -> tuple[SideName, Glued]:
+    """``split_side`` of ``name`` as far as the name alone says; for each glued side that holds only
+    when the other side's name exists, also the split with it and that other name, the first to try first."""
     match = _NAMESPACE.match(name)
     namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
     for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
@@ -256,34 +269,42 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
         match = pattern.match(rest)
         if match:
             if is_prefix:
-                return SideName(namespace, match["side"], match["base"], ""), None, ""
-            return SideName(namespace, "", match["base"], match["side"]), None, ""
+                return SideName(namespace, match["side"], match["base"], ""), ()
+            return SideName(namespace, "", match["base"], match["side"]), ()
     plain = SideName(namespace, "", rest, "")
+    glued: list[tuple[SideName, str]] = []
     corner = _CORNER.match(rest)
     if corner and corner["base"].lower().startswith(_CORNER_BASES):
         side, base = corner["side"], corner["base"]
-        return plain, SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"
+        glued.append((SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"))
+    # The limb's letter stays in the base: "RL_thigh" is side R, base "L_thigh", and mirrors to "LL_thigh".
+    tagged = _LIMB_TAG.match(rest)
+    if tagged:
+        side, base = tagged["side"], tagged["base"]
+        glued.append((SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"))
+    if glued:
+        return plain, tuple(glued)
     match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
     if match and match["base"].lower().startswith(LIMB_WORDS):
-        return SideName(namespace, match["side"], match["base"], ""), None, ""
+        return SideName(namespace, match["side"], match["base"], ""), ()
     suffix = _CAPITAL_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
+        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"),)
     korean = _korean_syllable(namespace, rest)
     if korean is not None:
         return korean
     suffix = _FRENCH_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
+        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"),)
     if match:
         side, base = match["side"], match["base"]
-        return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
-    return plain, None, ""
+        return plain, ((SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"),)
+    return plain, ()
 
 
-def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | None, str] | None:
+def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, Glued] | None:
     """``_split_alone``'s answer for a side written short in Korean, 좌 or 우, 왼 or 오른: a side before a limb
     word ("좌허벅지", "왼발"), else only where the other side's name exists; None where there is none."""
     plain = SideName(namespace, "", rest, "")
@@ -292,12 +313,12 @@ def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | No
         side, base = match["side"], match["base"]
         split = SideName(namespace, side, base, "")
         if english(base).lower().startswith(LIMB_WORDS):
-            return split, None, ""
-        return plain, split, f"{namespace}{_flip_marker(side)}{base}"
+            return split, ()
+        return plain, ((split, f"{namespace}{_flip_marker(side)}{base}"),)
     match = _KOREAN_SYLLABLE_SUFFIX.match(rest)
     if match:
         side, base = match["side"], match["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
+        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"),)
     return None
 
 
@@ -410,8 +431,8 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     gets a number after the tag, still before the side suffix.
     """
     # As unique_name's first try: a new bone's name is almost always free, and short enough.
-    alone, glued, other = _first_tries(name, tag)
-    first = glued if glued is not None and other in known_names else alone
+    alone, glued = _first_tries(name, tag)
+    first = next((tried for tried, other in glued if other in known_names), alone)
     if first and first not in taken:
         return first
     parts = split_side(name, known_names)
@@ -419,18 +440,18 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
 
 
 @functools.lru_cache(maxsize=8192)
-def _first_tries(name: str, tag: str) -> tuple[str, str | None, str]:
-    """``derived_name``'s first try for ``name`` split as it alone says, and split at a glued side (for
-    when the other side's name ``other`` exists: ``split_side``); "" where that try is too long or not
+def _first_tries(name: str, tag: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``derived_name``'s first try for ``name`` split as it alone says, and split at each glued side (for
+    when the other side's name, given with it, exists: ``split_side``); "" where that try is too long or not
     ASCII, so ``unique_name`` fits it. Planning names a few bones after each chain bone, of one
     armature and of the next."""
-    split, glued, other = _split_alone(name)
+    split, glued = _split_alone(name)
 
     def first(parts: SideName) -> str:
         tried = f"{parts.namespace}{parts.prefix}{parts.base}_{tag}{parts.suffix}"
         return tried if len(tried) <= MAX_NAME_BYTES and tried.isascii() else ""
 
-    return first(split), first(glued) if glued is not None else None, other
+    return first(split), tuple((first(parts), other) for parts, other in glued)
 
 
 _ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna",
