@@ -348,6 +348,39 @@ def test_flip_name_finds_the_other_side_under_another_exporter_number():
     assert naming.flip_name("b_LeftLeg02_016", names | {"b_RightLeg02_099"}) == "b_RightLeg02_016"
 
 
+# A Rigify rig renamed by Sketchfab: the dots dropped, the side glued before a number every bone gets, so the two
+# sides' numbers differ ("thighL_07", "thighR_15"): the right side's are the left's plus RIGHT_AFTER.
+SKETCHFAB = family("thigh{L}_07", "shin{L}_08", "foot{L}_09", "toe{L}_010", "shoulder{L}_011", "upper_arm{L}_012",
+                   "forearm{L}_013", "hand{L}_014", "f_index01{L}_015")
+RIGHT_AFTER = 20
+
+
+def _sketchfab_numbered(name: str) -> str:
+    """``name`` with a right side's number moved on by RIGHT_AFTER: "thighR_07" is "thighR_027"."""
+    stem, _, number = name.rpartition("R_")
+    return f"{stem}R_{int(number) + RIGHT_AFTER:03d}" if stem and number.isdigit() else name
+
+
+def test_a_renamed_rigify_rig_with_its_sides_glued_before_numbers_is_found_and_mirrored():
+    specs = [(_sketchfab_numbered(name), parent and _sketchfab_numbered(parent), head, tail)
+             for name, parent, head, tail in human(SKETCHFAB)]
+    names = {spec[0] for spec in specs}
+    assert "thighR_027" in names
+    detection = detect_limbs(make_skeleton(specs))
+    assert summary(detection) == [(kind, side, tuple(map(_sketchfab_numbered, chain)), _sketchfab_numbered(end))
+                                  for kind, side, chain, end in expected(SKETCHFAB)]
+    assert detection.skipped == ()
+    left, right = detection.limbs[0::2], detection.limbs[1::2]
+    for one, other in zip(left, right):
+        for bone, mirror in zip((*one.chain, one.extremity), (*other.chain, other.extremity)):
+            assert naming.flip_name(bone, names) == mirror
+            assert naming.flip_name(mirror, names) == bone
+        assert naming.limb_kind([*one.chain, one.extremity]) == one.kind
+    # Only after a limb word is such a capital read as a side alone: elsewhere, as before, beside the other side.
+    assert naming.split_side("spineL_05").side is None and naming.split_side("ThighL").side is None
+    assert naming.flip_name("spineL_05", {"spineL_05", "spineR_05"}) == "spineR_05"
+
+
 @pytest.mark.parametrize("name", ["leg", "lower", "root", "rib", "J_Bip_C_Hips", "spine_01", "Bip01 Spine"])
 def test_names_without_a_side_stay_without_one(name):
     assert naming.split_side(name).side is None

@@ -238,8 +238,6 @@ class Names:
 
 
 _LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBERED, *TAIL_JOINTS}))))
-NOT_LETTERS = re.compile(r"[^a-z]")
-
 
 _IK = re.compile("ik")
 # Joins names for one search through them all: no bone name holds it (Blender's names are C strings).

@@ -73,8 +73,9 @@ _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # The same in capitals: "LThigh", "RUpperArm"; "LowerLeg" is no side, as its L is followed by lower case.
 _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
-# name exists: alone, a name may end in a capital of its own.
-_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
+# name exists: alone, a name may end in a capital of its own. Sketchfab's renaming of a Rigify rig drops the dots and
+# numbers every bone, the two sides apart ("thighL_07", "thighR_15"): after a limb word, read so alone.
+_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR](?P<number>_\d+)?)$")
 # French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
 # side's name exists: alone, a name may end in a letter of its own ("Bone_D").
 _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
@@ -290,7 +291,10 @@ def _split_alone(name: str) -> tuple[SideName, Glued]:
     suffix = _CAPITAL_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
-        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"),)
+        split = SideName(namespace, "", base, side)
+        if suffix["number"] and NOT_LETTERS.sub("", base.lower()).startswith(LIMB_WORDS):
+            return split, ()
+        return plain, ((split, f"{namespace}{base}{_flip_marker(side)}"),)
     korean = _korean_syllable(namespace, rest)
     if korean is not None:
         return korean
@@ -331,6 +335,7 @@ def english(text: str) -> str:
     return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group()], unicodedata.normalize("NFKC", text))
 
 
+NOT_LETTERS = re.compile(r"[^a-z]")
 _LEAF_END = "_end"
 
 
