@@ -189,11 +189,12 @@ def _led(words: list[str], glued: list[bool]) -> bool:
 
 def _said_position(rest: str, parts: naming.SideName) -> tuple[str | None, str]:
     """The position a name states before its words (Rigify's "f_" and "r_", a quadruped's corner: "FL_thigh",
-    "RH_SHANK"), and ``rest`` without it."""
+    "RH_SHANK", or after them, "leg_fl_1"), and ``rest`` without it."""
     rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
     if rigify:
         return _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
-    corner = naming.corner_end(parts.prefix) if parts.prefix else None
+    marker = parts.prefix or parts.suffix
+    corner = naming.corner_end(marker) if marker else None
     return (None if corner is None else FRONT if corner == "F" else HIND), rest
 
 

@@ -84,6 +84,9 @@ _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[
 # The letter L or R is the side; F is the front, R, H or B the hind. Read so only when the other side's corner names
 # a bone too: alone, "RL_" may be a biped's right leg and "LH_" a left hand.
 _CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
+# The same corner after a leg word, lower case, before the segment's number: "leg_fl_1 > leg_fl_2 > leg_fl_3" to
+# "leg_br_3" (front left to back right).
+_CORNER_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ](?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])(?:[._\- ]\d+)*)$")
 _CORNER_BASES = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
                  "hip", "femur", "tibia")
 # A biped's limb tagged after its side in one tag, 3ds Max exports' "LL_thigh > LL_calf" (left leg) and
@@ -108,14 +111,23 @@ def _other_corner(corner: str) -> str:
 _CORNER_FLIP = {cased(corner): cased(_other_corner(corner)) for corner in _CORNER_SIDES for cased in (str, str.lower)}
 
 
-def corner_end(prefix: str) -> str | None:
-    """"F" for a quadruped's front corner prefix (``FL_``, ``rf_``), "H" for a hind one (``RR_``, ``LH_``),
-    else None."""
-    marker = prefix.strip("._- ").upper()
-    side = _CORNER_SIDES.get(marker) if len(marker) == 2 else None
-    if side is None:
+def _corner(marker: str) -> str | None:
+    """The quadruped's corner a side marker as written names, in capitals ("FL" for ``FL_`` and ``_fl_1``), else
+    None."""
+    marker = marker.strip("._- ")
+    corner = marker[:2].upper()
+    if corner not in _CORNER_SIDES or (len(marker) > 2 and marker[2].isalpha()):
         return None
-    return "F" if marker.replace(side, "", 1) == "F" else "H"
+    return corner
+
+
+def corner_end(marker: str) -> str | None:
+    """"F" for a quadruped's front corner as a side marker (``FL_``, ``rf_``, ``_fl_1``), "H" for a hind one (``RR_``,
+    ``LH_``, ``_br_2``), else None."""
+    corner = _corner(marker)
+    if corner is None:
+        return None
+    return "F" if corner.replace(_CORNER_SIDES[corner], "", 1) == "F" else "H"
 
 
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
@@ -194,8 +206,9 @@ class SideName(NamedTuple):
         marker = (self.prefix or self.suffix).strip("._- ")
         if not marker:
             return None
-        if len(marker) == 2 and marker.upper() in _CORNER_SIDES:  # a quadruped's corner: "FL", "rh"
-            return _CORNER_SIDES[marker.upper()]
+        corner = _corner(marker) if len(marker) >= 2 else None
+        if corner is not None:  # a quadruped's corner: "FL", "rh", "fl_1"
+            return _CORNER_SIDES[corner]
         return LEFT if marker[0] in _LEFT_MARKERS else RIGHT
 
     @property
@@ -278,6 +291,10 @@ def _split_alone(name: str) -> tuple[SideName, Glued]:
     if corner and corner["base"].lower().startswith(_CORNER_BASES):
         side, base = corner["side"], corner["base"]
         glued.append((SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"))
+    corner = _CORNER_SUFFIX.match(rest)
+    if corner and corner["base"].lower().startswith(_CORNER_BASES):
+        side, base = corner["side"], corner["base"]
+        glued.append((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"))
     # The limb's letter stays in the base: "RL_thigh" is side R, base "L_thigh", and mirrors to "LL_thigh".
     tagged = _LIMB_TAG.match(rest)
     if tagged:
