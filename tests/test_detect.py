@@ -7,9 +7,10 @@ import random
 
 import bpy
 import pytest
-from helpers import import_bvh, set_active_bone
+from helpers import import_bvh, make_armature, set_active_bone
 from mathutils import Matrix, Vector
 
+from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, DetectedLimb, Detection, detect_limbs
 from ik_rigger.core.model import BoneInfo, Skeleton
@@ -379,6 +380,26 @@ def test_a_renamed_rigify_rig_with_its_sides_glued_before_numbers_is_found_and_m
     # Only after a limb word is such a capital read as a side alone: elsewhere, as before, beside the other side.
     assert naming.split_side("spineL_05").side is None and naming.split_side("ThighL").side is None
     assert naming.flip_name("spineL_05", {"spineL_05", "spineR_05"}) == "spineR_05"
+
+
+@pytest.mark.parametrize("name", ["limb and side in one tag", "upper arm named bicep", "renamed rigify"])
+def test_both_sides_rigs_the_other_sides_limb_of_a_newly_read_family(name):
+    """*Build IK Limb* with Both Sides on the left leg and arm rigs the right ones too, as that side names them."""
+    specs = human(FAMILIES.get(name, SKETCHFAB))
+    if name == "renamed rigify":
+        specs = [(_sketchfab_numbered(bone), parent and _sketchfab_numbered(parent), head, tail)
+                 for bone, parent, head, tail in specs]
+    tails = {spec[0]: spec[3] for spec in specs}
+    obj = make_armature([(bone, head, tail, parent, parent is not None and tails[parent] == head)
+                         for bone, parent, head, tail in specs])
+    rows = detect_limbs(read_skeleton(obj)).limbs
+    assert len(rows) == 4
+    for left in (limb for limb in rows if limb.side == naming.LEFT):
+        built = api.build(obj, left.last, both_sides=True)
+        right = next(limb for limb in rows if limb.side == naming.RIGHT and limb.kind == left.kind)
+        assert sorted(limb.name for limb in built) == sorted((left.last, right.last))
+        assert {limb.name: limb.extremity for limb in built} == {left.last: left.extremity,
+                                                                 right.last: right.extremity}
 
 
 @pytest.mark.parametrize("name", ["leg", "lower", "root", "rib", "J_Bip_C_Hips", "spine_01", "Bip01 Spine"])
