@@ -84,7 +84,7 @@ _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[
 # The letter L or R is the side; F is the front, R, H or B the hind. Read so only when the other side's corner names
 # a bone too: alone, "RL_" may be a biped's right leg and "LH_" a left hand.
 _CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
-# The same corner after a leg word, lower case, before the segment's number: "leg_fl_1 > leg_fl_2 > leg_fl_3" to
+# The same corner after a leg word, before the segment's number: "leg_fl_1 > leg_fl_2 > leg_fl_3" to
 # "leg_br_3" (front left to back right).
 _CORNER_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ](?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])(?:[._\- ]\d+)*)$")
 _CORNER_BASES = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
@@ -112,19 +112,16 @@ _CORNER_FLIP = {cased(corner): cased(_other_corner(corner)) for corner in _CORNE
 
 
 def _corner(marker: str) -> str | None:
-    """The quadruped's corner a side marker as written names, in capitals ("FL" for ``FL_`` and ``_fl_1``), else
-    None."""
-    marker = marker.strip("._- ")
-    corner = marker[:2].upper()
-    if corner not in _CORNER_SIDES or (len(marker) > 2 and marker[2].isalpha()):
-        return None
-    return corner
+    """The quadruped's corner a side marker without its separators names, in capitals ("FL" for ``FL`` and ``fl_1``),
+    else None."""
+    corner = marker[:2].upper() if len(marker) == 2 or (len(marker) > 2 and not marker[2].isalpha()) else None
+    return corner if corner in _CORNER_SIDES else None
 
 
 def corner_end(marker: str) -> str | None:
     """"F" for a quadruped's front corner as a side marker (``FL_``, ``rf_``, ``_fl_1``), "H" for a hind one (``RR_``,
     ``LH_``, ``_br_2``), else None."""
-    corner = _corner(marker)
+    corner = _corner(marker.strip("._- "))
     if corner is None:
         return None
     return "F" if corner.replace(_CORNER_SIDES[corner], "", 1) == "F" else "H"
@@ -206,7 +203,7 @@ class SideName(NamedTuple):
         marker = (self.prefix or self.suffix).strip("._- ")
         if not marker:
             return None
-        corner = _corner(marker) if len(marker) >= 2 else None
+        corner = _corner(marker)
         if corner is not None:  # a quadruped's corner: "FL", "rh", "fl_1"
             return _CORNER_SIDES[corner]
         return LEFT if marker[0] in _LEFT_MARKERS else RIGHT
@@ -259,9 +256,10 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     "l" + "eg".
     """
     split, glued = _split_alone(name)
-    for parts, other in glued:
-        if other in known_names:
-            return parts
+    if glued:
+        for parts, other in glued:
+            if other in known_names:
+                return parts
     return split
 
 
