@@ -7,9 +7,10 @@ import random
 
 import bpy
 import pytest
-from helpers import import_bvh, set_active_bone
+from helpers import import_bvh, make_armature, set_active_bone
 from mathutils import Matrix, Vector
 
+from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, DetectedLimb, Detection, detect_limbs
 from ik_rigger.core.model import BoneInfo, Skeleton
@@ -194,6 +195,12 @@ FAMILIES = {
     "joints tagged after the side": family("thigh_{l}_jnt", "calf_{l}_jnt", "foot_{l}_jnt", "ball_{l}_jnt",
                                            "clavicle_{l}_jnt", "upperarm_{l}_jnt", "forearm_{l}_jnt", "hand_{l}_jnt",
                                            ""),
+    "limb and side in one tag": family("{L}L_thigh", "{L}L_calf", "{L}L_foot", "{L}L_toe", "{L}A_clavicle",
+                                       "{L}A_upperarm", "{L}A_forearm", "{L}A_hand", "{L}A_finger0"),
+    "upper arm named bicep": family("thigh.{L}", "shin.{L}", "foot.{L}", "toe.{L}", "shoulder.{L}", "bicep.{L}",
+                                    "forearm.{L}", "hand.{L}", ""),
+    "upper arm named Bicep with an underscore": family("Thigh_{L}", "Shin_{L}", "Foot_{L}", "Toe_{L}",
+                                                       "Clavicle_{L}", "Bicep_{L}", "Forearm_{L}", "Hand_{L}", ""),
     "ready player me": family("{Left}UpLeg", "{Left}Leg", "{Left}Foot", "{Left}ToeBase", "{Left}Shoulder",
                               "{Left}Arm", "{Left}ForeArm", "{Left}Hand", "{Left}HandIndex1"),
 }
@@ -342,10 +349,73 @@ def test_flip_name_finds_the_other_side_under_another_exporter_number():
     assert naming.flip_name("b_LeftLeg02_016", names | {"b_RightLeg02_099"}) == "b_RightLeg02_016"
 
 
+# A Rigify rig renamed by Sketchfab: the dots dropped, the side glued before a number every bone gets, so the two
+# sides' numbers differ ("thighL_07", "thighR_15"): the right side's are the left's plus RIGHT_AFTER.
+SKETCHFAB = family("thigh{L}_07", "shin{L}_08", "foot{L}_09", "toe{L}_010", "shoulder{L}_011", "upper_arm{L}_012",
+                   "forearm{L}_013", "hand{L}_014", "f_index01{L}_015")
+RIGHT_AFTER = 20
+
+
+def _sketchfab_numbered(name: str) -> str:
+    """``name`` with a right side's number moved on by RIGHT_AFTER: "thighR_07" is "thighR_027"."""
+    stem, _, number = name.rpartition("R_")
+    return f"{stem}R_{int(number) + RIGHT_AFTER:03d}" if stem and number.isdigit() else name
+
+
+def test_a_renamed_rigify_rig_with_its_sides_glued_before_numbers_is_found_and_mirrored():
+    specs = [(_sketchfab_numbered(name), parent and _sketchfab_numbered(parent), head, tail)
+             for name, parent, head, tail in human(SKETCHFAB)]
+    names = {spec[0] for spec in specs}
+    assert "thighR_027" in names
+    detection = detect_limbs(make_skeleton(specs))
+    assert summary(detection) == [(kind, side, tuple(map(_sketchfab_numbered, chain)), _sketchfab_numbered(end))
+                                  for kind, side, chain, end in expected(SKETCHFAB)]
+    assert detection.skipped == ()
+    left, right = detection.limbs[0::2], detection.limbs[1::2]
+    for one, other in zip(left, right):
+        for bone, mirror in zip((*one.chain, one.extremity), (*other.chain, other.extremity)):
+            assert naming.flip_name(bone, names) == mirror
+            assert naming.flip_name(mirror, names) == bone
+        assert naming.limb_kind([*one.chain, one.extremity]) == one.kind
+    # Only after a limb word is such a capital read as a side alone: elsewhere, as before, beside the other side.
+    assert naming.split_side("spineL_05").side is None and naming.split_side("ThighL").side is None
+    assert naming.flip_name("spineL_05", {"spineL_05", "spineR_05"}) == "spineR_05"
+
+
+@pytest.mark.parametrize("name", ["limb and side in one tag", "upper arm named bicep", "renamed rigify"])
+def test_both_sides_rigs_the_other_sides_limb_of_a_newly_read_family(name):
+    """*Build IK Limb* with Both Sides on the left leg and arm rigs the right ones too, as that side names them."""
+    specs = human(FAMILIES.get(name, SKETCHFAB))
+    if name == "renamed rigify":
+        specs = [(_sketchfab_numbered(bone), parent and _sketchfab_numbered(parent), head, tail)
+                 for bone, parent, head, tail in specs]
+    tails = {spec[0]: spec[3] for spec in specs}
+    obj = make_armature([(bone, head, tail, parent, parent is not None and tails[parent] == head)
+                         for bone, parent, head, tail in specs])
+    rows = detect_limbs(read_skeleton(obj)).limbs
+    assert len(rows) == 4
+    for left in (limb for limb in rows if limb.side == naming.LEFT):
+        built = api.build(obj, left.last, both_sides=True)
+        right = next(limb for limb in rows if limb.side == naming.RIGHT and limb.kind == left.kind)
+        assert sorted(limb.name for limb in built) == sorted((left.last, right.last))
+        assert {limb.name: limb.extremity for limb in built} == {left.last: left.extremity,
+                                                                 right.last: right.extremity}
+
+
 @pytest.mark.parametrize("name", ["leg", "lower", "root", "rib", "J_Bip_C_Hips", "spine_01", "Bip01 Spine"])
 def test_names_without_a_side_stay_without_one(name):
     assert naming.split_side(name).side is None
     assert naming.flip_name(name) is None
+
+
+def test_a_limb_tagged_after_its_side_is_read_beside_the_other_sides_tag_only():
+    """``LL_thigh`` and ``RA_hand`` (left leg, right arm) tell their side where the other side's tag names a bone;
+    alone, such a tag says no side, and ``L_`` alone is a side as before."""
+    names = {"LL_thigh", "RL_thigh", "LA_hand", "RA_hand"}
+    assert naming.split_side("LL_thigh", names).side == naming.LEFT
+    assert naming.flip_name("RA_hand", names) == "LA_hand"
+    assert naming.split_side("LA_hand").side is None and naming.flip_name("LL_thigh") is None
+    assert naming.split_side("L_thigh").side == naming.LEFT and naming.flip_name("L_thigh") == "R_thigh"
 
 
 def test_limb_kind_reads_bases_not_namespaces():

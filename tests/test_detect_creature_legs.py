@@ -15,6 +15,7 @@ from test_detect_real import assert_handles_move_chain_ends
 from ik_rigger import api
 from ik_rigger.core import naming
 from ik_rigger.core.detect import ARM, FRONT, HIND, LEG, detect_limbs
+from ik_rigger.core.detect_names import read_name
 from ik_rigger.core.errors import RigError
 from ik_rigger.rig.skeleton import read_skeleton
 
@@ -213,12 +214,52 @@ def test_a_robot_dogs_legs_named_after_their_corners_are_found_and_mirrored(sche
     assert sorted(limb.name for limb in built) == sorted(f"{corner}_{words[2]}" for corner, *_ in corners[2:])
 
 
+# Corners inside the names, after a leg word and before the segment's number: front left to back right.
+TAGGED_CORNERS = (("fl", FRONT, "L"), ("fr", FRONT, "R"), ("bl", HIND, "L"), ("br", HIND, "R"))
+
+
+def corner_tagged_leg(corner: str, x: float, y: float) -> list:
+    """A leg of three bones named with its corner inside (``leg_fl_1 > leg_fl_2 > leg_fl_3``), hanging from the
+    trunk, the knee bent forward (-Y), the third bone as short as a paw."""
+    upper, lower, paw = (f"leg_{corner}_{number}" for number in (1, 2, 3))
+    return [(upper, (x, y, 1.0), (x, y - 0.05, 0.55), "chest", False),
+            (lower, (x, y - 0.05, 0.55), (x, y, 0.15), upper, True),
+            (paw, (x, y, 0.15), (x, y - 0.08, 0.0), lower, True)]
+
+
+def test_legs_with_their_corner_inside_the_name_are_found_and_mirrored():
+    """``leg_fl_1 > leg_fl_2 > leg_fl_3`` to ``leg_br_*``: four legs, each corner telling the side and whether front
+    or back, so each side's pair is told apart; Both Sides mirrors fl to fr and bl to br."""
+    bones = list(BODY)
+    for corner, position, side in TAGGED_CORNERS:
+        bones += corner_tagged_leg(corner, 0.3 if side == "L" else -0.3, -0.3 if position == FRONT else 0.3)
+    obj = make_armature(bones, name="TaggedCorners")
+    names = {bone[0] for bone in bones}
+    detection = detect_limbs(read_skeleton(obj))
+    assert detection.skipped == ()
+    assert _found(detection) == [(LEG, position, side, tuple(f"leg_{corner}_{number}" for number in (1, 2, 3)), None)
+                                 for corner, position, side in TAGGED_CORNERS]
+    for left, right in (("fl", "fr"), ("bl", "br")):
+        for number in (1, 2, 3):
+            assert naming.flip_name(f"leg_{left}_{number}", names) == f"leg_{right}_{number}"
+            assert naming.flip_name(f"leg_{right}_{number}", names) == f"leg_{left}_{number}"
+    _rigged(obj, detection)
+    api.remove(obj, "leg_bl_3")
+    api.remove(obj, "leg_br_3")
+    built = api.build(obj, "leg_bl_3", chain_length=3, both_sides=True)
+    assert sorted(limb.name for limb in built) == ["leg_bl_3", "leg_br_3"]
+    # Without the other side's corner beside it, such a tag says no side, as a corner before the name does.
+    assert naming.split_side("leg_fl_1").side is None and naming.flip_name("leg_fl_1") is None
+
+
 def test_a_bipeds_right_leg_prefix_is_no_corner():
     """``RL_thigh`` beside ``LL_thigh`` is a biped's right and left leg, not a rear left corner: with no ``RR_thigh``
-    the prefix is read as no side, as before (the legs are not taken for a quadruped's hind legs)."""
+    the prefix is read as the right leg's (the legs are not taken for a quadruped's hind legs)."""
     names = {"RL_thigh", "LL_thigh", "RL_calf", "LL_calf"}
-    assert naming.split_side("RL_thigh", names).side is None
-    assert naming.flip_name("RL_thigh", names) is None
+    assert naming.split_side("RL_thigh", names).side == naming.RIGHT
+    assert naming.flip_name("RL_thigh", names) == "LL_thigh"
+    assert naming.flip_name("LL_thigh", names) == "RL_thigh"
+    assert read_name("RL_thigh", names).position is None
     # With both rear corners, the same name is the rear left leg's.
     corners = {"RL_thigh", "RR_thigh"}
     assert naming.split_side("RL_thigh", corners).side == naming.LEFT

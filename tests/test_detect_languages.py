@@ -25,6 +25,8 @@ LANGUAGES = {
                                     "Schluesselbein.{L}", "Oberarm.{L}", "Unterarm.{L}", "Hand.{L}", ""),
     "french": family("cuisse.{L}", "jambe.{L}", "pied.{L}", "orteil.{L}", "clavicule.{L}", "bras.{L}",
                      "avant_bras.{L}", "main.{L}", ""),
+    "french, shin named tibia": family("cuisse.{L}", "tibia.{L}", "pied.{L}", "orteil.{L}", "clavicule.{L}",
+                                       "bras.{L}", "avant-bras.{L}", "main.{L}", ""),
     "spanish": family("Muslo_{L}", "Pierna_{L}", "Pie_{L}", "Dedos_{L}", "Clavicula_{L}", "Brazo_{L}",
                       "Antebrazo_{L}", "Mano_{L}", ""),
     "chinese": {"upper_leg": "左大腿", "lower_leg": "左小腿", "foot": "左脚", "toe": "左脚趾", "clavicle": "左锁骨",
@@ -40,7 +42,9 @@ LANGUAGES = {
 
 # French rigs write the sides "gauche" and "droite" as G and D ("cuisse_G"): {L} becomes G or D.
 LANGUAGES["french, sides G and D"] = {role: name.replace(".{L}", "_{L}") for role, name in LANGUAGES["french"].items()}
-_LETTERS = {"french, sides G and D": {"L": "G", "R": "D"}}
+LANGUAGES["french, tibia, sides G and D"] = {role: name.replace(".{L}", "_{L}")
+                                            for role, name in LANGUAGES["french, shin named tibia"].items()}
+_LETTERS = {"french, sides G and D": {"L": "G", "R": "D"}, "french, tibia, sides G and D": {"L": "G", "R": "D"}}
 # Korean rigs write the side as a word, before or after the name, glued or not: {Left} becomes 왼쪽 or 오른쪽
 # (left, right), 좌측 or 우측 (left side, right side), or the one syllable 좌 or 우.
 _KOREAN = family("허벅지", "종아리", "발", "발가락", "쇄골", "위팔", "아래팔", "손", "손가락")
@@ -93,6 +97,21 @@ def test_limbs_named_in_other_languages_are_found(language):
     detection = detect_limbs(make_skeleton(_human(language)))
     assert summary(detection) == _expected(language), reasons(detection)
     assert detection.skipped == ()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_limbs_named_in_other_languages_mirror_onto_the_other_sides(language):
+    """Both Sides mirrors with ``naming.flip_name``: each left limb's bones onto the right limb's, and back."""
+    specs = _human(language)
+    names = {spec[0] for spec in specs}
+    limbs = detect_limbs(make_skeleton(specs)).limbs
+    left = [limb for limb in limbs if limb.side == naming.LEFT]
+    right = [limb for limb in limbs if limb.side == naming.RIGHT]
+    assert len(left) == len(right) == 2
+    for one, other in zip(left, right):
+        for bone, mirror in zip((*one.chain, one.extremity), (*other.chain, other.extremity)):
+            assert naming.flip_name(bone, names) == mirror
+            assert naming.flip_name(mirror, names) == bone
 
 
 @pytest.mark.parametrize(("name", "mirror"), [("Бедро.L", "Бедро.R"), ("左大腿", "右大腿"), ("허벅지.L", "허벅지.R"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from .detect_names import NOT_LETTERS, Name, Names
+from .detect_names import Name, Names
 from .detect_shape import MAX_SEGMENT_RATIO
 from .detect_words import ARM, EXTREMITIES, KIND_WORD, NOT_EXTREMITY, POSITION_WORDS
 from .model import Skeleton, automatic_extremity
+from .naming import NOT_LETTERS
 
 _DIGIT = re.compile(r"\d")
 

@@ -97,6 +97,10 @@ def read_name(name: str, known: Container[str]) -> Name:
 def _read_split(name: str, parts: naming.SideName) -> Name:
     # A tag in brackets abbreviates the name again, its side with it: Skyrim's "NPC L Thigh [LThg]".
     rest = _BRACKETED.sub("", naming.english(parts.base))
+    if parts.prefix in ("L", "R", "l", "r") and rest[:1] in naming.LIMB_TAG_WORDS and rest[1:2] in ("_", ".", "-", " "):
+        # A biped's limb letter after its side (3ds Max exports' "LL_thigh", "RA_hand"), read as the limb's word,
+        # which the segment's word then leads: the left leg's thigh.
+        rest = naming.LIMB_TAG_WORDS[rest[0]] + rest[1:]
     generated = _GENERATED.match(rest)
     if generated:
         rest = rest[generated.end():]
@@ -185,11 +189,12 @@ def _led(words: list[str], glued: list[bool]) -> bool:
 
 def _said_position(rest: str, parts: naming.SideName) -> tuple[str | None, str]:
     """The position a name states before its words (Rigify's "f_" and "r_", a quadruped's corner: "FL_thigh",
-    "RH_SHANK"), and ``rest`` without it."""
+    "RH_SHANK", or after them, "leg_fl_1"), and ``rest`` without it."""
     rigify = _RIGIFY_POSITION.match(rest) if parts.side else None
     if rigify:
         return _RIGIFY_POSITIONS[rigify["position"]], rest[rigify.end():]
-    corner = naming.corner_end(parts.prefix) if parts.prefix else None
+    marker = parts.prefix or parts.suffix
+    corner = naming.corner_end(marker) if marker else None
     return (None if corner is None else FRONT if corner == "F" else HIND), rest
 
 
@@ -234,8 +239,6 @@ class Names:
 
 
 _LOWER_WORDS = re.compile("|".join(sorted(map(re.escape, {*RULE_OF_LOWER, *NUMBERED, *TAIL_JOINTS}))))
-NOT_LETTERS = re.compile(r"[^a-z]")
-
 
 _IK = re.compile("ik")
 # Joins names for one search through them all: no bone name holds it (Blender's names are C strings).

@@ -44,11 +44,14 @@ class Rule:
 
 # With the words either way round: "UpperLeg", "Leg_Upper".
 _LEG_UPPERS = frozenset({"thigh", "upleg", "upperleg", "legupper", "leg", "femur"})
-_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus"})
+# Some rigs name the upper arm after its muscle: "bicep.L > forearm.L > hand.L".
+_ARM_UPPERS = frozenset({"upperarm", "armupper", "uparm", "arm", "shldr", "humerus", "bicep", "biceps"})
 _RULES = (
     # Quaternius' animals shorten the words: "FrontUpLeg > FrontLowLeg"; his skeleton monster says "DownLeg".
-    Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "downleg", "tibia"}),
+    Rule(LEG, frozenset({"shin", "calf", "shank", "lowerleg", "leglower", "lowleg", "downleg"}),
          _LEG_UPPERS, _LEG_UPPERS),
+    # The shin's bone names it in motion capture (CMU's "lfemur > ltibia") and in French ("cuisse.L > tibia.L").
+    Rule(LEG, frozenset({"tibia"}), _LEG_UPPERS | {"cuisse"}, _LEG_UPPERS | {"cuisse"}),
     # Joint-named: the bone called Knee runs from the knee to the ankle, below Hip or a thigh.
     Rule(LEG, frozenset({"knee"}), _LEG_UPPERS | {"hip"}, _LEG_UPPERS),
     # Mixamo's UpLeg > Leg; "leg" alone names a whole leg too often to trust a loosely named parent.

@@ -73,8 +73,9 @@ _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 # The same in capitals: "LThigh", "RUpperArm"; "LowerLeg" is no side, as its L is followed by lower case.
 _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
-# name exists: alone, a name may end in a capital of its own.
-_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR])$")
+# name exists: alone, a name may end in a capital of its own. Sketchfab's renaming of a Rigify rig drops the dots and
+# numbers every bone, the two sides apart ("thighL_07", "thighR_15"): after a limb word, read so alone.
+_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR](?P<number>_\d+)?)$")
 # French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
 # side's name exists: alone, a name may end in a letter of its own ("Bone_D").
 _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
@@ -83,8 +84,17 @@ _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[
 # The letter L or R is the side; F is the front, R, H or B the hind. Read so only when the other side's corner names
 # a bone too: alone, "RL_" may be a biped's right leg and "LH_" a left hand.
 _CORNER = re.compile(r"^(?P<side>(?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])[._\- ])(?P<base>.+)$")
+# The same corner after a leg word, before the segment's number: "leg_fl_1 > leg_fl_2 > leg_fl_3" to
+# "leg_br_3" (front left to back right).
+_CORNER_SUFFIX = re.compile(r"^(?P<base>.+?)(?P<side>[._\- ](?:[FRHBfrhb][LRlr]|[LRlr][FHBfhb])(?:[._\- ]\d+)*)$")
 _CORNER_BASES = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "shank", "knee", "lowerleg", "foot", "ankle",
                  "hip", "femur", "tibia")
+# A biped's limb tagged after its side in one tag, 3ds Max exports' "LL_thigh > LL_calf" (left leg) and
+# "RA_upperarm > RA_forearm" (right arm): L or R the side, then L (leg) or A (arm). Read so only where the other side's
+# tag names a bone too: alone, "LA_" may say anything, and "RL_" may be a quadruped's rear left corner.
+_LIMB_TAG = re.compile(r"^(?P<side>[LR](?=[LA][._\- ])|[lr](?=[la][._\- ]))(?P<base>.+)$")
+# Each limb tag's letter after the side, as the limb's word: detection reads "LL_thigh" as the left leg's thigh.
+LIMB_TAG_WORDS = {"L": "Leg", "A": "Arm", "l": "leg", "a": "arm"}
 # Each corner's side: the corner named position first ("FL", "RR") or side first ("LF", "RH").
 _CORNER_SIDES = {**{position + side: side for position in "FRHB" for side in "LR"},
                  **{side + position: side for side in "LR" for position in "FHB"}}
@@ -101,14 +111,20 @@ def _other_corner(corner: str) -> str:
 _CORNER_FLIP = {cased(corner): cased(_other_corner(corner)) for corner in _CORNER_SIDES for cased in (str, str.lower)}
 
 
-def corner_end(prefix: str) -> str | None:
-    """"F" for a quadruped's front corner prefix (``FL_``, ``rf_``), "H" for a hind one (``RR_``, ``LH_``),
+def _corner(marker: str) -> str | None:
+    """The quadruped's corner a side marker without its separators names, in capitals ("FL" for ``FL`` and ``fl_1``),
     else None."""
-    marker = prefix.strip("._- ").upper()
-    side = _CORNER_SIDES.get(marker) if len(marker) == 2 else None
-    if side is None:
+    corner = marker[:2].upper() if len(marker) == 2 or (len(marker) > 2 and not marker[2].isalpha()) else None
+    return corner if corner in _CORNER_SIDES else None
+
+
+def corner_end(marker: str) -> str | None:
+    """"F" for a quadruped's front corner as a side marker (``FL_``, ``rf_``, ``_fl_1``), "H" for a hind one (``RR_``,
+    ``LH_``, ``_br_2``), else None."""
+    corner = _corner(marker.strip("._- "))
+    if corner is None:
         return None
-    return "F" if marker.replace(side, "", 1) == "F" else "H"
+    return "F" if corner.replace(_CORNER_SIDES[corner], "", 1) == "F" else "H"
 
 
 # What comes before the side and is kept as is: a namespace up to the last ':' or '|'
@@ -170,7 +186,7 @@ _JAPANESE_WORD = re.compile("|".join(sorted(_WORDS_READ, key=len, reverse=True))
 # Motion capture's anatomical names are among them (CMU's "lfemur > ltibia", "lhumerus > lradius").
 LIMB_WORDS = ("thigh", "upleg", "upperleg", "leg", "shin", "calf", "knee", "lowerleg", "foot", "ankle", "toe",
               "hip", "femur", "tibia", "upperarm", "uparm", "arm", "shldr", "shoulder", "collar", "clavicle",
-              "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna")
+              "forearm", "lowerarm", "elbow", "hand", "wrist", "humerus", "radius", "ulna", "bicep")
 
 
 class SideName(NamedTuple):
@@ -187,8 +203,9 @@ class SideName(NamedTuple):
         marker = (self.prefix or self.suffix).strip("._- ")
         if not marker:
             return None
-        if len(marker) == 2 and marker.upper() in _CORNER_SIDES:  # a quadruped's corner: "FL", "rh"
-            return _CORNER_SIDES[marker.upper()]
+        corner = _corner(marker)
+        if corner is not None:  # a quadruped's corner: "FL", "rh", "fl_1"
+            return _CORNER_SIDES[corner]
         return LEFT if marker[0] in _LEFT_MARKERS else RIGHT
 
     @property
@@ -238,16 +255,24 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     when the other side's name is among ``known_names``: alone, ``leg`` would read as
     "l" + "eg".
     """
-    split, glued, other = _split_alone(name)
-    return glued if glued is not None and other in known_names else split
+    split, glued = _split_alone(name)
+    if glued:
+        for parts, other in glued:
+            if other in known_names:
+                return parts
+    return split
+
+
+# A name's splits at a glued side, each with the other side's name that must exist for it to hold.
+Glued = tuple[tuple[SideName, str], ...]
 
 
 # Planning, detection and the panel split the same names again and again, of one armature and
 # of the next: what a name alone says is read once.
 @functools.lru_cache(maxsize=8192)
-def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
-    """``split_side`` of ``name`` as far as the name alone says; for a glued side that holds only
-    when the other side's name exists, also the split with it and that other name."""
+def _split_alone(name: str) -> tuple[SideName, Glued]:
+    """``split_side`` of ``name`` as far as the name alone says; for each glued side that holds only
+    when the other side's name exists, also the split with it and that other name, the first to try first."""
     match = _NAMESPACE.match(name)
     namespace, rest = (match["ns"], match["rest"]) if match else ("", name)
     for pattern, is_prefix in ((_SUFFIX, False), (_PREFIX, True), (_PREFIX_WORD, True), (_SUFFIX_WORD, False),
@@ -256,34 +281,49 @@ def _split_alone(name: str) -> tuple[SideName, SideName | None, str]:
         match = pattern.match(rest)
         if match:
             if is_prefix:
-                return SideName(namespace, match["side"], match["base"], ""), None, ""
-            return SideName(namespace, "", match["base"], match["side"]), None, ""
+                return SideName(namespace, match["side"], match["base"], ""), ()
+            return SideName(namespace, "", match["base"], match["side"]), ()
     plain = SideName(namespace, "", rest, "")
+    glued: list[tuple[SideName, str]] = []
     corner = _CORNER.match(rest)
     if corner and corner["base"].lower().startswith(_CORNER_BASES):
         side, base = corner["side"], corner["base"]
-        return plain, SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"
+        glued.append((SideName(namespace, side, base, ""), f"{namespace}{_flip_marker(side)}{base}"))
+    corner = _CORNER_SUFFIX.match(rest)
+    if corner and corner["base"].lower().startswith(_CORNER_BASES):
+        side, base = corner["side"], corner["base"]
+        glued.append((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"))
+    # The limb's letter stays in the base: "RL_thigh" is side R, base "L_thigh", and mirrors to "LL_thigh".
+    tagged = _LIMB_TAG.match(rest)
+    if tagged:
+        side, base = tagged["side"], tagged["base"]
+        glued.append((SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"))
+    if glued:
+        return plain, tuple(glued)
     match = _GLUED_PREFIX.match(rest) or _CAPITAL_PREFIX.match(rest)
     if match and match["base"].lower().startswith(LIMB_WORDS):
-        return SideName(namespace, match["side"], match["base"], ""), None, ""
+        return SideName(namespace, match["side"], match["base"], ""), ()
     suffix = _CAPITAL_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_FLIP[side]}"
+        split = SideName(namespace, "", base, side)
+        if suffix["number"] and NOT_LETTERS.sub("", base.lower()).startswith(LIMB_WORDS):
+            return split, ()
+        return plain, ((split, f"{namespace}{base}{_flip_marker(side)}"),)
     korean = _korean_syllable(namespace, rest)
     if korean is not None:
         return korean
     suffix = _FRENCH_SUFFIX.match(rest)
     if suffix:
         side, base = suffix["side"], suffix["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
+        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"),)
     if match:
         side, base = match["side"], match["base"]
-        return plain, SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"
-    return plain, None, ""
+        return plain, ((SideName(namespace, side, base, ""), f"{namespace}{_FLIP[side]}{base}"),)
+    return plain, ()
 
 
-def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | None, str] | None:
+def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, Glued] | None:
     """``_split_alone``'s answer for a side written short in Korean, 좌 or 우, 왼 or 오른: a side before a limb
     word ("좌허벅지", "왼발"), else only where the other side's name exists; None where there is none."""
     plain = SideName(namespace, "", rest, "")
@@ -292,12 +332,12 @@ def _korean_syllable(namespace: str, rest: str) -> tuple[SideName, SideName | No
         side, base = match["side"], match["base"]
         split = SideName(namespace, side, base, "")
         if english(base).lower().startswith(LIMB_WORDS):
-            return split, None, ""
-        return plain, split, f"{namespace}{_flip_marker(side)}{base}"
+            return split, ()
+        return plain, ((split, f"{namespace}{_flip_marker(side)}{base}"),)
     match = _KOREAN_SYLLABLE_SUFFIX.match(rest)
     if match:
         side, base = match["side"], match["base"]
-        return plain, SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"
+        return plain, ((SideName(namespace, "", base, side), f"{namespace}{base}{_flip_marker(side)}"),)
     return None
 
 
@@ -310,6 +350,7 @@ def english(text: str) -> str:
     return _JAPANESE_WORD.sub(lambda found: _WORDS_READ[found.group()], unicodedata.normalize("NFKC", text))
 
 
+NOT_LETTERS = re.compile(r"[^a-z]")
 _LEAF_END = "_end"
 
 
@@ -410,8 +451,8 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
     gets a number after the tag, still before the side suffix.
     """
     # As unique_name's first try: a new bone's name is almost always free, and short enough.
-    alone, glued, other = _first_tries(name, tag)
-    first = glued if glued is not None and other in known_names else alone
+    alone, glued = _first_tries(name, tag)
+    first = next((tried for tried, other in glued if other in known_names), alone)
     if first and first not in taken:
         return first
     parts = split_side(name, known_names)
@@ -419,21 +460,22 @@ def derived_name(name: str, tag: str, taken: Container[str], known_names: Contai
 
 
 @functools.lru_cache(maxsize=8192)
-def _first_tries(name: str, tag: str) -> tuple[str, str | None, str]:
-    """``derived_name``'s first try for ``name`` split as it alone says, and split at a glued side (for
-    when the other side's name ``other`` exists: ``split_side``); "" where that try is too long or not
+def _first_tries(name: str, tag: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``derived_name``'s first try for ``name`` split as it alone says, and split at each glued side (for
+    when the other side's name, given with it, exists: ``split_side``); "" where that try is too long or not
     ASCII, so ``unique_name`` fits it. Planning names a few bones after each chain bone, of one
     armature and of the next."""
-    split, glued, other = _split_alone(name)
+    split, glued = _split_alone(name)
 
     def first(parts: SideName) -> str:
         tried = f"{parts.namespace}{parts.prefix}{parts.base}_{tag}{parts.suffix}"
         return tried if len(tried) <= MAX_NAME_BYTES and tried.isascii() else ""
 
-    return first(split), first(glued) if glued is not None else None, other
+    return first(split), tuple((first(parts), other) for parts, other in glued)
 
 
-_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna")
+_ARM_WORDS = ("arm", "elbow", "hand", "wrist", "shoulder", "shldr", "clavicle", "collar", "humerus", "radius", "ulna",
+              "bicep")
 _LEG_WORDS = ("leg", "thigh", "shin", "calf", "knee", "foot", "ankle", "toe", "femur", "tibia")
 
 
