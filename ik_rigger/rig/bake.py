@@ -134,8 +134,7 @@ def key_controls(obj: bpy.types.Object, parts: records.Parts, recording: Recordi
                        hint="Rebuild the limb.")
     bake = Bake(obj, parts, ik, recording, [], interpolation, journal, {})
     joints = bake.joint_poses
-    bake.ends = [solver.chain_end(obj, parts, pose, [poses[number] for poses in joints])
-                 for number, pose in enumerate(recording.poses[parts.chain[-1]])]
+    bake.ends = solver.chain_ends(obj, parts, recording.poses[parts.chain[-1]], joints[-1] if joints else [])
     for part in limb_parts.with_hook("bake_to_ik"):
         part.bake_to_ik(bake)
     return len(recording.frames)

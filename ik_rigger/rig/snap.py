@@ -188,7 +188,7 @@ def snap_ik_to_fk(obj: bpy.types.Object, limb, *, keyframe: bool = False, frame:
     blend = records.ik_fk(obj, parts)
     fk = _shown_in(obj, parts, 0.0)
     joints = solver.joint_poses(obj, parts, [[fk[name] for name in parts.chain]])[0] if parts.solver else []
-    end = solver.chain_end(obj, parts, fk[parts.chain[-1]], joints)
+    end = solver.chain_ends(obj, parts, [fk[parts.chain[-1]]], joints[-1:])[0]
     snap = Snap(obj, parts, ik, fk, end, end.copy(), joints)
     changed = _place(snap)
     _refine(snap, blend)

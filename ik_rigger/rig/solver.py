@@ -1,5 +1,6 @@
 """A limb's hidden chain (``parts.hidden``), as the rig layer finds and reads it: the user's chain that
-follows it, where the chain ends, where IK's root stands.
+follows it, where the chain ends, and the hidden chain's poses that show a pose of the user's chain (where IK's
+root stands, what snapping and baking key).
 
 ``parts`` here is a ``records.Parts`` (this module is what ``records`` reads the hidden chain with).
 """
@@ -41,12 +42,16 @@ def end_point(obj: bpy.types.Object, parts: Any) -> Vector:
     return Vector((0.0, last.length, 0.0))
 
 
-def chain_end(obj: bpy.types.Object, parts: Any, last_pose: Matrix, joints: Sequence[Matrix]) -> Vector:
-    """Where IK's chain ends with the chain's last bone at ``last_pose``: its tail, or on a hidden chain in the
-    poses ``joints`` (``joint_poses``) that chain's end, where the handle takes it."""
-    if joints:
-        return joints[-1] @ Vector((0.0, obj.data.bones[parts.solver[-1]].length, 0.0))
-    return last_pose @ end_point(obj, parts)
+def chain_ends(obj: bpy.types.Object, parts: Any, last_poses: Sequence[Matrix],
+               hidden_last: Sequence[Matrix]) -> list[Vector]:
+    """Where IK's chain ends with its last bone at each of ``last_poses``: that bone's tail (``end_point``), or on
+    a hidden chain whose last bone stands at each of ``hidden_last`` (``joint_poses``), that chain's end, where
+    the handle takes it."""
+    if hidden_last:
+        tip = Vector((0.0, obj.data.bones[parts.solver[-1]].length, 0.0))
+        return [pose @ tip for pose in hidden_last]
+    tip = end_point(obj, parts)
+    return [pose @ tip for pose in last_poses]
 
 
 # Rounds of working out how far the knee has settled the user's bones (``joint_poses``): each shrinks what
@@ -68,6 +73,7 @@ def joint_poses(obj: bpy.types.Object, parts: Any, frames: Sequence[Sequence[Mat
 
 def _settled_poses(bones: Any, solver: Sequence[str], chain_poses: Sequence[Matrix], offsets: list[Matrix],
                    settling: dict[int, tuple[int, tuple[float, float], list]]) -> list[Matrix]:
+    """``joint_poses`` of one pose of the user's chain, with its hidden chain's ``offsets`` at rest."""
     poses = [pose @ offset for pose, offset in zip(chain_poses, offsets)]
     shares: dict[int, float] = {}
     for _ in range(SETTLE_ROUNDS if settling else 0):
@@ -103,10 +109,9 @@ def _settling(obj: bpy.types.Object, parts: Any) -> dict[int, tuple[int, tuple[f
 def _share(bones: Any, solver: Sequence[str], poses: Sequence[Matrix], knee: int, ends: tuple[float, float]) -> float:
     """How far along its range the knee's turn on its X stands in ``poses``, as a Transformation constraint
     reads it (the knee's pose on its parent's, from rest, as an XYZ Euler), 0 to 1."""
-    bone = bones[solver[knee]]
     if knee == 0:
         return 0.0
-    parent = bones[solver[knee - 1]]
+    bone, parent = bones[solver[knee]], bones[solver[knee - 1]]
     local = (poses[knee - 1] @ parent.matrix_local.inverted() @ bone.matrix_local).inverted() @ poses[knee]
     low, high = ends
     turned = local.to_3x3().normalized().to_euler("XYZ").x
