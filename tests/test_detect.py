@@ -314,8 +314,13 @@ def test_naming_families_both_sides(name):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_every_family_mirrors_with_the_one_side_parser(name):
-    # Build IK's Both Sides mirrors with naming.flip_name: every limb detection finds must mirror onto the other.
-    specs = human(FAMILIES[name])
+    for one in assert_limbs_mirror(human(FAMILIES[name])):
+        assert naming.limb_kind([*one.chain, one.extremity]) == one.kind
+
+
+def assert_limbs_mirror(specs: list) -> list:
+    """Build IK's Both Sides mirrors with ``naming.flip_name``: each left limb detection finds in the skeleton of
+    ``specs`` (two, a leg and an arm) onto the right limb's bones, and back. The left limbs."""
     names = {spec[0] for spec in specs}
     limbs = detect_limbs(make_skeleton(specs)).limbs
     left = [limb for limb in limbs if limb.side == naming.LEFT]
@@ -326,7 +331,7 @@ def test_every_family_mirrors_with_the_one_side_parser(name):
             assert naming.split_side(bone, names).side == naming.LEFT
             assert naming.flip_name(bone, names) == mirror
             assert naming.flip_name(mirror, names) == bone
-        assert naming.limb_kind([*one.chain, one.extremity]) == one.kind
+    return left
 
 
 @pytest.mark.parametrize(("name", "mirror"), [

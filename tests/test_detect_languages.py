@@ -10,7 +10,7 @@ import bpy
 import pytest
 from helpers import at_rest_alone, make_armature, through_fbx
 from mathutils import Matrix, Vector
-from test_detect import expected, family, human, make_skeleton, reasons, summary
+from test_detect import assert_limbs_mirror, expected, family, human, make_skeleton, reasons, summary
 from test_detect_real import assert_handles_move_chain_ends
 
 from ik_rigger import api
@@ -102,16 +102,7 @@ def test_limbs_named_in_other_languages_are_found(language):
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_limbs_named_in_other_languages_mirror_onto_the_other_sides(language):
     """Both Sides mirrors with ``naming.flip_name``: each left limb's bones onto the right limb's, and back."""
-    specs = _human(language)
-    names = {spec[0] for spec in specs}
-    limbs = detect_limbs(make_skeleton(specs)).limbs
-    left = [limb for limb in limbs if limb.side == naming.LEFT]
-    right = [limb for limb in limbs if limb.side == naming.RIGHT]
-    assert len(left) == len(right) == 2
-    for one, other in zip(left, right):
-        for bone, mirror in zip((*one.chain, one.extremity), (*other.chain, other.extremity)):
-            assert naming.flip_name(bone, names) == mirror
-            assert naming.flip_name(mirror, names) == bone
+    assert_limbs_mirror(_human(language))
 
 
 @pytest.mark.parametrize(("name", "mirror"), [("Бедро.L", "Бедро.R"), ("左大腿", "右大腿"), ("허벅지.L", "허벅지.R"),
