@@ -274,17 +274,24 @@ def test_a_hidden_chain_plays_where_ik_rigger_is_not_installed(tmp_path):
     assert (end - posed[parts.handle].translation).length < 1e-3 * length
 
 
-def test_a_hidden_chain_is_found_again_after_renames():
-    """The user's shin and a hidden chain's bone renamed: snapping, a rebuild and Remove still find them."""
-    obj = import_gltf("godot_platformer_robot.glb")
+def _rigged_and_renamed(filename: str, last: str, renamed: str, joint: int,
+                        joint_renamed: str) -> tuple[bpy.types.Object, dict, records.Parts]:
+    """The file auto-rigged at the importer's defaults, then the chain's last bone and the hidden chain's bone
+    at ``joint`` renamed by hand: the armature, its snapshot before rigging and the limb's parts now."""
+    obj = import_gltf(filename)
     at_rest_alone(obj)
     before = snapshot(obj)
     api.auto_rig(obj, animation="IGNORE")
-    parts = parts_of(obj, "l-leg")
-    obj.data.bones["l-leg"].name = "shin_left"
-    obj.data.bones[parts.solver[0]].name = "renamed_joint"
+    parts = parts_of(obj, last)
+    obj.data.bones[last].name = renamed
+    obj.data.bones[parts.solver[joint]].name = joint_renamed
     records.refresh(obj)
-    found = parts_of(obj, "shin_left")
+    return obj, before, parts_of(obj, renamed)
+
+
+def test_a_hidden_chain_is_found_again_after_renames():
+    """The user's shin and a hidden chain's bone renamed: snapping, a rebuild and Remove still find them."""
+    obj, before, found = _rigged_and_renamed("godot_platformer_robot.glb", "l-leg", "shin_left", 0, "renamed_joint")
     assert found.chain == ["l-thigh", "shin_left"] and found.solver[0] == "renamed_joint"
     assert records.inventory(obj.ik_rigger.limb_of("shin_left")).chain == ("l-thigh", "shin_left")
     assert api.snap_limb(obj, "shin_left", "IK")
@@ -466,3 +473,34 @@ def test_a_chain_pre_bent_on_its_hidden_chain_alone_plays_where_ik_rigger_is_not
         handle.keyframe_insert("location", frame=frame)
     for frame, poses in _plays_elsewhere_as_here(obj, parts, tmp_path).items():
         assert _seam(obj, poses, "thigh.L", "shin.L") < 5e-4 * length, frame
+
+
+def test_a_settled_chain_renamed_oddly_snaps_plays_elsewhere_and_gives_everything_back(tmp_path):
+    """The VRM avatar as imported: its knee and the hidden knee its followers' settling reads renamed (a dot, a
+    quote, a non-ASCII letter), snapping stays exact, another Blender plays it the same, Remove gives it all back."""
+    obj, before, parts = _rigged_and_renamed(AVATAR, "Left knee", "Genou \"G\".L", 1, "Knée.joint")
+    assert parts.solver[1] == "Knée.joint" and solver._settling(obj, parts)
+    length = chain_length(obj, parts.solver)
+    handle = obj.pose.bones[parts.handle]
+    root = obj.data.bones[parts.chain[0]].head_local
+    for frame, share in ((1, 0.0), (10, 0.03), (20, 0.4)):
+        handle.location = Vector()
+        start = evaluate(obj)[parts.handle]
+        handle.matrix = Matrix.Translation((root - start.translation) * share) @ start
+        handle.keyframe_insert("location", frame=frame)
+    for frame, poses in _plays_elsewhere_as_here(obj, parts, tmp_path).items():
+        assert _seam(obj, poses, parts.chain[0], parts.chain[1]) < 1e-3 * length, frame
+    bpy.context.scene.frame_set(15)
+    obj.animation_data_clear()
+    fk_pose(obj, parts.chain, seed=3, amount=0.3)
+    records.set_ik_fk(obj, parts, 0.0)
+    fk = evaluate(obj)
+    api.snap_limb(obj, parts.chain[-1], "IK")
+    _same_frames({0: fk}, {0: evaluate(obj)}, parts.chain, length)
+    for limb in [limb.name for limb in obj.ik_rigger.limbs]:
+        api.remove(obj, limb, keep_motion=False)
+    obj.data.bones["Genou \"G\".L"].name = "Left knee"
+    for pose_bone in obj.pose.bones:
+        pose_bone.matrix_basis = Matrix.Identity(4)
+    assert hidden_bones(obj) == []
+    assert same(snapshot(obj), before)

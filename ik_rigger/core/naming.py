@@ -256,11 +256,7 @@ def split_side(name: str, known_names: Container[str] = ()) -> SideName:
     "l" + "eg".
     """
     split, glued = _split_alone(name)
-    if glued:
-        for parts, other in glued:
-            if other in known_names:
-                return parts
-    return split
+    return next((parts for parts, other in glued if other in known_names), split)
 
 
 # A name's splits at a glued side, each with the other side's name that must exist for it to hold.

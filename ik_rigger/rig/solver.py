@@ -68,29 +68,33 @@ def joint_poses(obj: bpy.types.Object, parts: Any, frames: Sequence[Sequence[Mat
     offsets = [bones[user].matrix_local.inverted() @ bones[joint].matrix_local
                for user, joint in zip(parts.chain, parts.solver)]
     settling = _settling(obj, parts)
-    return [_settled_poses(bones, parts.solver, chain_poses, offsets, settling) for chain_poses in frames]
+    return [_settled_poses(chain_poses, offsets, settling) for chain_poses in frames]
 
 
-def _settled_poses(bones: Any, solver: Sequence[str], chain_poses: Sequence[Matrix], offsets: list[Matrix],
-                   settling: dict[int, tuple[int, tuple[float, float], list]]) -> list[Matrix]:
+def _settled_poses(chain_poses: Sequence[Matrix], offsets: list[Matrix], settling: dict[int, Settling]) -> list[Matrix]:
     """``joint_poses`` of one pose of the user's chain, with its hidden chain's ``offsets`` at rest."""
     poses = [pose @ offset for pose, offset in zip(chain_poses, offsets)]
     shares: dict[int, float] = {}
     for _ in range(SETTLE_ROUNDS if settling else 0):
-        now = {index: _share(bones, solver, poses, knee, ends) for index, (knee, ends, _) in settling.items()}
+        now = {index: _share(poses, knee, rest, ends) for index, (knee, rest, ends, _, _) in settling.items()}
         if shares and all(abs(now[index] - shares[index]) < 1e-9 for index in now):
             break
         shares = now
-        poses = [chain_poses[index] @ (_settled(settling[index][2], shares[index]).inverted() @ offsets[index]
+        poses = [chain_poses[index] @ (_settled(settling[index], shares[index]).inverted() @ offsets[index]
                                        if index in settling else offsets[index])
                  for index in range(len(offsets))]
     return poses
 
 
-def _settling(obj: bpy.types.Object, parts: Any) -> dict[int, tuple[int, tuple[float, float], list]]:
-    """By chain index, the FOLLOW bones that settle (``hidden._settling``): the index of the knee their
-    constraints read, its range on the knee's X, and their constraints (turn, then shift)."""
-    pose_bones, solver = obj.pose.bones, parts.solver
+# A FOLLOW bone's settling as its constraints hold it (``_settling``): the index of the knee they read and its rest on
+# its parent's (None for the chain's first bone), its range on the knee's X, and the turn (an XYZ Euler) and shift
+# at either end of that range.
+Settling = tuple[int, Matrix | None, tuple[float, float], tuple[Vector, Vector], tuple[Vector, Vector]]
+
+
+def _settling(obj: bpy.types.Object, parts: Any) -> dict[int, Settling]:
+    """By chain index, the FOLLOW bones that settle (``hidden._settling``), their constraints read once."""
+    pose_bones, bones, solver = obj.pose.bones, obj.data.bones, parts.solver
     found = {}
     for role, name in parts.made.items():
         index = hidden.index_of(role, hidden.ROLE_FOLLOW)
@@ -100,34 +104,35 @@ def _settling(obj: bpy.types.Object, parts: Any) -> dict[int, tuple[int, tuple[f
                        if constraint.type == "TRANSFORM" and not constraint.mute and constraint.target == obj
                        and constraint.subtarget in solver
                        and constraint.name in (hidden.CONSTRAINT_SETTLE_TURN, hidden.CONSTRAINT_SETTLE_SHIFT)]
-        if constraints:
-            first = constraints[0]
-            found[index] = (solver.index(first.subtarget), (first.from_min_x_rot, first.from_max_x_rot), constraints)
+        if not constraints:
+            continue
+        turn, shift = (Vector(), Vector()), (Vector(), Vector())
+        for constraint in constraints:
+            if constraint.map_to == "ROTATION":
+                turn = (Vector((constraint.to_min_x_rot, constraint.to_min_y_rot, constraint.to_min_z_rot)),
+                        Vector((constraint.to_max_x_rot, constraint.to_max_y_rot, constraint.to_max_z_rot)))
+            else:
+                shift = (Vector((constraint.to_min_x, constraint.to_min_y, constraint.to_min_z)),
+                         Vector((constraint.to_max_x, constraint.to_max_y, constraint.to_max_z)))
+        first = constraints[0]
+        knee = solver.index(first.subtarget)
+        rest = bones[solver[knee - 1]].matrix_local.inverted() @ bones[solver[knee]].matrix_local if knee else None
+        found[index] = (knee, rest, (first.from_min_x_rot, first.from_max_x_rot), turn, shift)
     return found
 
 
-def _share(bones: Any, solver: Sequence[str], poses: Sequence[Matrix], knee: int, ends: tuple[float, float]) -> float:
+def _share(poses: Sequence[Matrix], knee: int, rest: Matrix | None, ends: tuple[float, float]) -> float:
     """How far along its range the knee's turn on its X stands in ``poses``, as a Transformation constraint
-    reads it (the knee's pose on its parent's, from rest, as an XYZ Euler), 0 to 1."""
-    if knee == 0:
-        return 0.0
-    bone, parent = bones[solver[knee]], bones[solver[knee - 1]]
-    local = (poses[knee - 1] @ parent.matrix_local.inverted() @ bone.matrix_local).inverted() @ poses[knee]
+    reads it (the knee's pose on its parent's, from its ``rest`` there, as an XYZ Euler), 0 to 1."""
     low, high = ends
-    turned = local.to_3x3().normalized().to_euler("XYZ").x
-    return min(max((turned - low) / (high - low), 0.0), 1.0) if high != low else 0.0
+    if rest is None or high == low:
+        return 0.0
+    turned = ((poses[knee - 1] @ rest).inverted() @ poses[knee]).to_3x3().normalized().to_euler("XYZ").x
+    return min(max((turned - low) / (high - low), 0.0), 1.0)
 
 
-def _settled(constraints: list, share: float) -> Matrix:
+def _settled(settling: Settling, share: float) -> Matrix:
     """What a FOLLOW bone's settling constraints make of its local transform at ``share`` of their range."""
-    moved, turned = Vector(), Euler()
-    for constraint in constraints:
-        if constraint.map_to == "ROTATION":
-            turned = Euler([low + (high - low) * share for low, high in zip(
-                (constraint.to_min_x_rot, constraint.to_min_y_rot, constraint.to_min_z_rot),
-                (constraint.to_max_x_rot, constraint.to_max_y_rot, constraint.to_max_z_rot))], "XYZ")
-        else:
-            moved = Vector([low + (high - low) * share for low, high in zip(
-                (constraint.to_min_x, constraint.to_min_y, constraint.to_min_z),
-                (constraint.to_max_x, constraint.to_max_y, constraint.to_max_z))])
-    return Matrix.Translation(moved) @ turned.to_matrix().to_4x4()
+    _, _, _, (turn_low, turn_high), (shift_low, shift_high) = settling
+    turned = Euler(turn_low.lerp(turn_high, share), "XYZ")
+    return Matrix.Translation(shift_low.lerp(shift_high, share)) @ turned.to_matrix().to_4x4()
