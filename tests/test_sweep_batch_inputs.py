@@ -12,7 +12,8 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import DATA, both_legs, linked_override, make_armature
+from helpers import DATA, both_legs, chain_length, evaluate, linked_override, make_armature
+from mathutils import Matrix, Vector
 from test_batch import limbs_in, save_character
 from test_batch_safety import report_of, run
 
@@ -177,26 +178,55 @@ def test_rigging_in_place_on_a_full_disk_fails_saying_what_to_do_and_leaves_the_
     assert (tmp_path / "disk.listing").read_text().split() == ["filler", "hero.blend"]
 
 
-def test_a_character_in_another_scene_or_in_none_fails_naming_the_scenes(tmp_path):
-    """The failure said to link it into "this scene's view layer": a batch shows no scene."""
-    def in_another_scene() -> None:
-        obj = bpy.data.objects["Rig"]
-        bpy.data.scenes.new("Layout").collection.objects.link(obj)
-        bpy.context.scene.collection.objects.unlink(obj)
+def _in_another_scene() -> None:
+    """The character in a scene of its own, the file opening on a layout scene first."""
+    obj = bpy.data.objects["Rig"]
+    bpy.data.scenes.new("Layout").collection.objects.link(obj)
+    bpy.context.scene.collection.objects.unlink(obj)
 
+
+def test_a_character_in_another_scene_is_rigged_and_exported_there_and_the_file_opens_as_it_did(tmp_path):
+    """It failed, saying to link it into the scene the file opens on, "or open the file on the scene
+    'Layout'": a batch has no scene to switch to. It is rigged (and exported) in its scene, said in a note,
+    and the file opens on its first scene as before; the rig plays there."""
+    source = save_character(tmp_path / "in" / "other.blend", extra=_in_another_scene)
+    opens_on = bpy.context.scene.name
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    result = run(str(source), "--out", str(out), "--export", "glb", "--report", str(report), keep=[tmp_path / "in"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    armature = report_of(report)["other.blend"]["armatures"][0]
+    assert any(f"worked on in the scene 'Layout' (view layer 'ViewLayer'), which holds it; the file opens on the "
+               f"scene '{opens_on}' as before" in note for note in armature["notes"]), armature
+    assert (out / "other.glb").stat().st_size > 0
+    assert limbs_in(out / "other.blend") == ["shin.L", "shin.R"]
+    assert bpy.context.scene.name == opens_on and bpy.context.window.scene.name == opens_on
+    obj = bpy.data.objects["Rig"]
+    assert [scene.name for scene in obj.users_scene] == ["Layout"]
+    bpy.context.window.scene = bpy.data.scenes["Layout"]
+    limb = next(limb for limb in obj.ik_rigger.limbs if limb.name == "shin.L")
+    length = chain_length(obj, ("thigh.L", "shin.L"))
+    bones = obj.data.bones
+    rest_ankle, hip = bones["shin.L"].tail_local.copy(), bones["thigh.L"].head_local
+    evaluate(obj)  # the pose current, so the handle's matrix below is read against its parent's pose
+    handle = obj.pose.bones[limb.handle]
+    handle.matrix = Matrix.Translation((hip - rest_ankle) * 0.2) @ bones[limb.handle].matrix_local
+    posed = evaluate(obj)
+    target = rest_ankle + (hip - rest_ankle) * 0.2
+    assert (posed[limb.handle].translation - target).length < 1e-4 * length
+    ankle = (posed["shin.L"] @ Vector((0.0, bones["shin.L"].length, 0.0, 1.0))).to_3d()
+    assert (ankle - target).length < 1e-3 * length  # the foot went with the handle, in the scene it is in
+
+
+def test_a_character_in_no_scene_fails_naming_the_scene(tmp_path):
     def in_none() -> None:
         obj = bpy.data.objects["Rig"]
         obj.use_fake_user = True
         bpy.context.scene.collection.objects.unlink(obj)
 
-    other = save_character(tmp_path / "in" / "other.blend", extra=in_another_scene)
     orphan = save_character(tmp_path / "in" / "orphan.blend", extra=in_none)
-    result = run(str(other), str(orphan), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
+    result = run(str(orphan), "--out", str(tmp_path / "out"), keep=[tmp_path / "in"])
     assert result.returncode == 1, result.stdout + result.stderr
-    failed = {line.split(":")[0].rsplit("/", 1)[-1]: line for line in result.stdout.splitlines() if "FAILED" in line}
+    failed = next(line for line in result.stdout.splitlines() if "FAILED" in line)
     scene = bpy.data.scenes[0].name  # as the file opens
-    assert (f"the armature 'Rig' is not in the view layer 'ViewLayer' of the scene '{scene}' (in the scene "
-            f"'Layout')") in failed["other.blend"], failed
-    assert f"of the scene '{scene}', or open the file on the scene 'Layout'" in failed["other.blend"]
-    assert "(in no scene)" in failed["orphan.blend"] and f"into a collection of the scene '{scene}'," in failed[
-        "orphan.blend"], failed
+    assert f"the armature 'Rig' is not in the view layer 'ViewLayer' of the scene '{scene}' (in no scene)" in failed
+    assert f"into a collection of the scene '{scene}'," in failed, failed

@@ -9,6 +9,7 @@ import bpy
 from .. import api
 from ..core.errors import RigError
 from ..rig.export import file_stem
+from ..rig.scene_state import in_its_scene
 from .jobs import FileResult, Job
 
 
@@ -29,7 +30,9 @@ def export_rigged(job: Job, target: Path, result: FileResult) -> None:
             path = target.with_name(f"{stem}.{job.export}")
             if path.exists() and not (job.overwrite or job.in_place):
                 raise RigError(f"the export '{path}' exists", hint="Pass --overwrite to replace it, or another --out.")
-            report = api.export(bpy.data.objects[entry.name], str(path))
+            obj = bpy.data.objects[entry.name]
+            with in_its_scene(obj):
+                report = api.export(obj, str(path))
             result.exports.extend(_as_named(Path(file), path) for file in report.files)
             entry.warnings.extend(f"export: {warning}" for warning in report.warnings)
     except RigError as error:

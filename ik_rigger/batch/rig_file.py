@@ -30,7 +30,7 @@ from ..rig import records
 from ..rig.asleep import reselect, selected, sleepers
 from ..rig.build import mirrored_request, plan_limbs, rig_able
 from ..rig.modes import kept_mode
-from ..rig.scene_state import library_file
+from ..rig.scene_state import in_its_scene, library_file
 from ..rig.skeleton import check_editable, followed_bones, read_skeleton
 from ..rig.upgrade import prepare, upgrade
 from .exporting import export_rigged
@@ -273,7 +273,10 @@ def _rig_each(job: Job, config: Config, filename: str, result: FileResult) -> No
             continue
         seen[obj.data.as_pointer()] = obj.name
         try:
-            tails_off = _rig_armature(obj, job, config, filename, entry, kept_out) or tails_off
+            with in_its_scene(obj) as elsewhere:
+                if elsewhere:
+                    entry.notes.append(elsewhere)
+                tails_off = _rig_armature(obj, job, config, filename, entry, kept_out) or tails_off
         except RigError as error:
             raise RigError(f"armature '{obj.name}': {error.problem}", bone=error.bone, hint=error.hint) from error
     if not any(entry.status != "untouched" for entry in result.armatures):

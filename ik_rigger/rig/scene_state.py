@@ -243,6 +243,42 @@ def check_evaluated(obj: bpy.types.Object) -> None:
 
 
 @contextmanager
+def in_its_scene(obj: bpy.types.Object) -> Iterator[str]:
+    """The block in a scene and view layer that hold ``obj``, where the file opens on another: a file need
+    not open on its character's scene (a layout scene first, the character in its own), and a batch has no
+    scene to switch to. Yields a note naming that scene; '' where the view layer the file opens on holds
+    ``obj``, or none does (there ``check_evaluated`` refuses, naming both). The file opens on its scene after."""
+    if holds(bpy.context.view_layer.objects, obj):
+        yield ""
+        return
+    layers = [(scene, layer) for scene in obj.users_scene for layer in scene.view_layers if holds(layer.objects, obj)]
+    # One that shows it first (a view layer may keep its collection out); then the scene's rendered one.
+    layers.sort(key=lambda found: (not obj.visible_get(view_layer=found[1]), not found[1].use))
+    if not layers:
+        yield ""
+        return
+    scene, layer = layers[0]
+    note = (f"worked on in the scene '{scene.name}' (view layer '{layer.name}'), which holds it; the file opens on "
+            f"the scene '{bpy.context.scene.name}' as before")
+    window = bpy.context.window or next(iter(bpy.context.window_manager.windows), None)
+    if window is None:
+        with bpy.context.temp_override(scene=scene, view_layer=layer):
+            yield note
+        return
+    # The window shows that scene for the block, as a user would switch to it: under a context override
+    # alone, an export's scene of its own (made and removed) leaves Blender evaluating stale bases (a crash).
+    opened, opened_layer = window.scene, window.view_layer
+    window.scene = scene
+    window.view_layer = layer
+    try:
+        with bpy.context.temp_override(window=window):
+            yield note
+    finally:
+        window.scene = opened
+        window.view_layer = opened_layer
+
+
+@contextmanager
 def on_frame(frame: int | None) -> Iterator[int]:
     """The scene on ``frame`` for the block, so a pose read there is the one it plays there (a snap or switch
     keyed on another frame than the current one), then back on the frame it was on; None: the current one."""
