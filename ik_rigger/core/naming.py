@@ -148,7 +148,7 @@ _NAMESPACE = re.compile(
     r"(?P<rest>.+)$"
 )
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
-_INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
+INDEXED = re.compile(r"^(?P<stem>.+)_\d+$")
 
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
@@ -385,11 +385,11 @@ def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
                   and flip_name(known) == name]
         if len(longer) == 1:
             return longer[0]
-    match = _INDEX.match(flipped)
+    match = INDEXED.match(flipped)
     if match is None:
         return flipped
     stem = match["stem"]
-    numbered = [known for known in listed if (found := _INDEX.match(known)) is not None and found["stem"] == stem]
+    numbered = [known for known in listed if (found := INDEXED.match(known)) is not None and found["stem"] == stem]
     return numbered[0] if len(numbered) == 1 else flipped
 
 
