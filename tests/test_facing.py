@@ -138,3 +138,6 @@ def test_sides_numbered_apart_say_where_a_character_faces_whatever_its_feet(degr
     turn = Matrix.Rotation(math.radians(degrees), 3, "Z")
     front, _ = body.facing(skeleton(sketchfab_numbered(legs((".L", ".R"), toes=0.2), prefix), turn))
     assert (front - turn @ Vector((0, -1, 0))).length < 1e-3
+    # Without sides the feet decide, and say the back.
+    front, _ = body.facing(skeleton(sketchfab_numbered(legs((".a", ".b"), toes=0.2), prefix), turn))
+    assert (front - turn @ Vector((0, 1, 0))).length < 1e-3
