@@ -121,3 +121,23 @@ def test_fixed_orientation_puts_tails_on_joints_and_z_toward_the_bend():
         assert bone.z_axis.dot(bend) > 0.99
         assert bone.x_axis.dot(geometry.cross(bone.direction.normalized(), bone.z_axis)) == pytest.approx(1.0)
     assert orient.orientation_edits(fixed, ("thigh", "shin"), joints, bend) == {}
+
+
+def sketchfab_numbered(specs: list[Spec], prefix: str = "") -> list[Spec]:
+    """``specs`` renamed as Sketchfab renames a Rigify rig, under ``prefix``: the dots dropped and every bone numbered
+    in turn, so the two sides' numbers differ ("thigh.L" is "thighL_09", "thigh.R" is "thighR_12")."""
+    names = {name: f"{prefix}{name.replace('.', '')}_{number:02d}" for number, (name, *_) in enumerate(specs, 7)}
+    return [(names[name], parent and names[parent], head, tail) for name, parent, head, tail in specs]
+
+
+@pytest.mark.parametrize("prefix", ["", "DEF-"])
+@pytest.mark.parametrize("degrees", [0.0, 100.0, 215.0])
+def test_sides_numbered_apart_say_where_a_character_faces_whatever_its_feet(degrees, prefix):
+    """``thighL_09`` pairs with ``thighR_12``: with the feet turned backward and a head straight above the hips, only
+    the sides tell the front."""
+    turn = Matrix.Rotation(math.radians(degrees), 3, "Z")
+    front, _ = body.facing(skeleton(sketchfab_numbered(legs((".L", ".R"), toes=0.2), prefix), turn))
+    assert (front - turn @ Vector((0, -1, 0))).length < 1e-3
+    # Without sides the feet decide, and say the back.
+    front, _ = body.facing(skeleton(sketchfab_numbered(legs((".a", ".b"), toes=0.2), prefix), turn))
+    assert (front - turn @ Vector((0, 1, 0))).length < 1e-3

@@ -13,7 +13,7 @@ the last resort.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import repeat
 from math import inf, isfinite
 from operator import add, attrgetter
@@ -49,20 +49,47 @@ def facing(skeleton: Skeleton) -> tuple[Vector, Vector]:
 
 
 def _front_from_sides(skeleton: Skeleton, up: Vector) -> Vector | None:
-    """Left cross up, the left found from each left-named bone against its right twin."""
+    """Left cross up, the left found from each left-named bone against its right twin (numbered apart too:
+    ``thighL_07`` against ``thighR_15``)."""
     left = Vector((0.0, 0.0, 0.0))
     spread = 0.0
-    for name, bone in skeleton.bones.items():
-        split = naming.split_side(name, skeleton.bones)
-        twin = split.twin(skeleton.bones)
-        if split.side == naming.LEFT and twin is not None:
-            across = perpendicular(bone.head - skeleton[twin].head, up)
-            left += across
-            spread += across.length
+    bones = skeleton.bones
+    for name, twin in _left_twins(bones).items():
+        across = perpendicular(bones[name].head - bones[twin].head, up)
+        left += across
+        spread += across.length
     # Twins that disagree (a crossed pose) cancel out: trust only a clear left.
     if spread < _EPSILON or left.length < 0.5 * spread:
         return None
     return cross(left, up).normalized()
+
+
+def _left_twins(names: Collection[str]) -> dict[str, str]:
+    """Each name among ``names`` with a left side, and its twin on the right among them: ``SideName.twin``, else,
+    as ``naming.flip_name`` finds it, the one name differing from the mirrored name only by an exporter's number
+    (``thighL_07`` and ``thighR_15``). The names are grouped by those numbers once for all, not searched for each."""
+    twins: dict[str, str] = {}
+    stems: dict[str, list[str]] | None = None
+    for name in names:
+        parts = naming.split_side(name, names)
+        if parts.side != naming.LEFT:
+            continue
+        twin = parts.twin(names)
+        if twin is None:
+            match = naming.INDEXED.match(parts.flipped() or "")
+            if match is None:
+                continue
+            if stems is None:
+                stems = {}
+                for known in names:
+                    if (found := naming.INDEXED.match(known)) is not None:
+                        stems.setdefault(found["stem"], []).append(known)
+            numbered = stems.get(match["stem"], [])
+            if len(numbered) != 1:
+                continue
+            twin = numbered[0]
+        twins[name] = twin
+    return twins
 
 
 def _segments(skeleton: Skeleton) -> list[tuple[Vector, Vector]]:

@@ -25,9 +25,9 @@ from .detect_words import (
 )
 from .model import Skeleton
 
-# Rigify and rigs like it generate copies of every bone under these prefixes; their own
-# controls drive them, so an IK built on them would fight the generated rig.
-_GENERATED = re.compile(r"^(?P<prefix>ORG|DEF|MCH|VIS|WGT)[-_]", re.IGNORECASE)
+# A generated rig's own controls drive the copies it makes of every bone (``naming.GENERATED``), so an IK built on
+# them would fight the generated rig.
+_GENERATED = naming.GENERATED
 # Rigify's animal metarigs mark rear and front parts "r_toe.L", "f_palm.01.L".
 _RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
 _RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}

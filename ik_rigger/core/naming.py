@@ -44,6 +44,10 @@ def generated_helper(name: str) -> bool:
     return _HELPER.match(name) is not None
 
 
+# Rigify and rigs like it generate copies of every bone under these prefixes (``DEF-thigh.L``).
+GENERATED = re.compile(r"^(?P<prefix>ORG|DEF|MCH|VIS|WGT)[-_]", re.IGNORECASE)
+
+
 _SIDES = r"L|R|l|r|left|right|Left|Right|LEFT|RIGHT"
 # A side suffix may be followed by numbers: Blender's duplicates (".L.001"), exporters' indices ("_l_01"),
 # COLLADA's copies of a name ("arm_joint_L (4)" written "arm_joint_L__4_"); or by a joint's tag ("thigh_l_jnt").
@@ -74,8 +78,10 @@ _GLUED_PREFIX = re.compile(r"^(?P<side>left|right|l|r)(?P<base>[a-z].*)$")
 _CAPITAL_PREFIX = re.compile(r"^(?P<side>[LR])(?P<base>[A-Z][a-z].*)$")
 # A side glued after a word as one capital: "ThighL", "UpperArmR". Read so only when the other side's
 # name exists: alone, a name may end in a capital of its own. Sketchfab's renaming of a Rigify rig drops the dots and
-# numbers every bone, the two sides apart ("thighL_07", "thighR_15"): after a limb word, read so alone.
-_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR](?P<number>_\d+)?)$")
+# numbers every bone, the two sides apart ("thighL_07", "thighR_15"): after a limb word, read so alone, the word
+# after Rigify's prefix too ("DEF-thighL_07"), and a split segment's number before the bone's ("DEF-thighL001_08",
+# from "DEF-thigh.L.001").
+_CAPITAL_SUFFIX = re.compile(r"^(?P<base>.*[a-z])(?P<side>[LR](?P<number>\d*_\d+)?)$")
 # French rigs' "gauche" and "droite" as one letter: "cuisse_G", "jambe_D". Read so only when the other
 # side's name exists: alone, a name may end in a letter of its own ("Bone_D").
 _FRENCH_SUFFIX = re.compile(r"^(?P<base>.*[A-Za-z0-9])(?P<side>[._\- ][GDgd](?:[._\- ]\d+)*)$")
@@ -142,7 +148,7 @@ _NAMESPACE = re.compile(
     r"(?P<rest>.+)$"
 )
 # A number an exporter appends to every bone ("b_LeftLeg02_016"): the two sides' numbers differ.
-_INDEX = re.compile(r"^(?P<stem>.+)_\d+$")
+INDEXED = re.compile(r"^(?P<stem>.+)_\d+$")
 
 _FLIP = {
     "L": "R", "R": "L", "l": "r", "r": "l",
@@ -303,7 +309,7 @@ def _split_alone(name: str) -> tuple[SideName, Glued]:
     if suffix:
         side, base = suffix["side"], suffix["base"]
         split = SideName(namespace, "", base, side)
-        if suffix["number"] and NOT_LETTERS.sub("", base.lower()).startswith(LIMB_WORDS):
+        if suffix["number"] and NOT_LETTERS.sub("", GENERATED.sub("", base, 1).lower()).startswith(LIMB_WORDS):
             return split, ()
         return plain, ((split, f"{namespace}{base}{_flip_marker(side)}"),)
     korean = _korean_syllable(namespace, rest)
@@ -379,11 +385,11 @@ def flip_name(name: str, known_names: Container[str] = ()) -> str | None:
                   and flip_name(known) == name]
         if len(longer) == 1:
             return longer[0]
-    match = _INDEX.match(flipped)
+    match = INDEXED.match(flipped)
     if match is None:
         return flipped
     stem = match["stem"]
-    numbered = [known for known in listed if (found := _INDEX.match(known)) is not None and found["stem"] == stem]
+    numbered = [known for known in listed if (found := INDEXED.match(known)) is not None and found["stem"] == stem]
     return numbered[0] if len(numbered) == 1 else flipped
 
 
