@@ -1,10 +1,11 @@
 """More of Quaternius' characters as they arrive (tests/data/README.md), each a skeleton with one of its clips: a
-cow (a quadruped with a tail, front legs of three bones and its hooves under the root), read by the glTF importer
-(its default bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and
-Automatic Bone Orientation). As an animator would: Auto-Rig at its defaults, or each left limb built with Both
-Sides; the clip plays as before; a handle moved carries the chain's end, the middle joints staying on their side;
-Snap IK to FK and FK to IK give the pose shown; a bake either way plays the clip; the rest stays as it was; saved,
-it plays the same in a Blender without IK Rigger."""
+cow (a quadruped with a tail, front legs of three bones and its hooves under the root) and a zombie (Mixamo's names
+without their prefix, the armature turned 90 degrees about X and scaled 1.07), read by the glTF importer (its
+default bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic
+Bone Orientation). As an animator would: Auto-Rig at its defaults, or each left limb built with Both Sides; the
+clip plays as before; a handle moved carries the chain's end, the middle joints staying on their side; Snap IK to
+FK and FK to IK give the pose shown; a bake either way plays the clip; the rest stays as it was; saved, it plays
+the same in a Blender without IK Rigger."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from test_pipeline import play_elsewhere
 from ik_rigger import api
 
 COW = "gltf_quaternius_cow_skeleton.glb"
+ZOMBIE = "gltf_quaternius_zombie_skeleton.glb"
 
 # Each character's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -26,8 +28,12 @@ LIMBS = {
     # each hoof (FrontFoot.L, BackFoot.L) hangs from the root at its leg's end, as the Quaternius horse's.
     COW: {f"{end}LowLeg.{side}": ((f"{end}Leg.{side}", f"{end}UpLeg.{side}", f"{end}LowLeg.{side}"),
                                   f"{end}Foot.{side}") for end in ("Front", "Back") for side in "LR"},
+    ZOMBIE: {
+        **{f"{side}Leg": ((f"{side}UpLeg", f"{side}Leg"), f"{side}Foot") for side in ("Left", "Right")},
+        **{f"{side}ForeArm": ((f"{side}Arm", f"{side}ForeArm"), f"{side}Hand") for side in ("Left", "Right")},
+    },
 }
-FRAMES = {COW: [1, 8, 15, 22, 29, 35]}
+FRAMES = {COW: [1, 8, 15, 22, 29, 35], ZOMBIE: [1, 5, 10, 15, 20]}
 HOW = ["Auto-Rig", "Both Sides"]
 
 
