@@ -1,11 +1,12 @@
 """More of Quaternius' characters as they arrive (tests/data/README.md), each a skeleton with one of its clips: a
-cow (a quadruped with a tail, front legs of three bones and its hooves under the root) and a zombie (Mixamo's names
-without their prefix, the armature turned 90 degrees about X and scaled 1.07), read by the glTF importer (its
-default bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic
-Bone Orientation). As an animator would: Auto-Rig at its defaults, or each left limb built with Both Sides; the
-clip plays as before; a handle moved carries the chain's end, the middle joints staying on their side; Snap IK to
-FK and FK to IK give the pose shown; a bake either way plays the clip; the rest stays as it was; saved, it plays
-the same in a Blender without IK Rigger."""
+cow (a quadruped with a tail, front legs of three bones and its hooves under the root), a zombie (Mixamo's names
+without their prefix, the armature turned 90 degrees about X and scaled 1.07) and a woman in centimetres (an
+armature scaled 0.01 whose bones are a hundred times their metre length), read by the glTF importer (its default
+bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic Bone
+Orientation). As an animator would: Auto-Rig at its defaults, or each left limb built with Both Sides; the clip
+plays as before; a handle moved carries the chain's end, the middle joints staying on their side; Snap IK to FK and
+FK to IK give the pose shown; a bake either way plays the clip; the rest stays as it was; saved, it plays the same
+in a Blender without IK Rigger."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ik_rigger import api
 
 COW = "gltf_quaternius_cow_skeleton.glb"
 ZOMBIE = "gltf_quaternius_zombie_skeleton.glb"
+WOMAN = "gltf_quaternius_woman_skeleton.glb"
 
 # Each character's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -32,8 +34,12 @@ LIMBS = {
         **{f"{side}Leg": ((f"{side}UpLeg", f"{side}Leg"), f"{side}Foot") for side in ("Left", "Right")},
         **{f"{side}ForeArm": ((f"{side}Arm", f"{side}ForeArm"), f"{side}Hand") for side in ("Left", "Right")},
     },
+    WOMAN: {
+        **{f"{side}Leg": ((f"{side}UpLeg", f"{side}Leg"), f"{side}Foot") for side in ("Left", "Right")},
+        **{f"{side}ForeArm": ((f"{side}Arm", f"{side}ForeArm"), f"{side}Hand") for side in ("Left", "Right")},
+    },
 }
-FRAMES = {COW: [1, 8, 15, 22, 29, 35], ZOMBIE: [1, 5, 10, 15, 20]}
+FRAMES = {COW: [1, 8, 15, 22, 29, 35], ZOMBIE: [1, 5, 10, 15, 20], WOMAN: [1, 7, 13, 19, 25, 29]}
 HOW = ["Auto-Rig", "Both Sides"]
 
 
