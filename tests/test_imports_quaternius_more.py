@@ -1,12 +1,12 @@
-"""More of Quaternius' characters as they arrive (tests/data/README.md), each a skeleton with one of its clips: a
-cow (a quadruped with a tail, front legs of three bones and its hooves under the root), a zombie (Mixamo's names
-without their prefix, the armature turned 90 degrees about X and scaled 1.07) and a woman in centimetres (an
-armature scaled 0.01 whose bones are a hundred times their metre length), read by the glTF importer (its default
-bone shapes and Temperance) and through Blender's FBX exporter and importer (joint axes kept, and Automatic Bone
-Orientation). As an animator would: Auto-Rig at its defaults, or each left limb built with Both Sides; the clip
-plays as before; a handle moved carries the chain's end, the middle joints staying on their side; Snap IK to FK and
-FK to IK give the pose shown; a bake either way plays the clip; the rest stays as it was; saved, it plays the same
-in a Blender without IK Rigger."""
+"""More of Quaternius' characters as they arrive (tests/data/README.md), each a skeleton with one of its clips: a cow (a
+quadruped with a tail, front legs of three bones and its hooves under the root), a zombie (Mixamo's names without
+their prefix, the armature turned 90 degrees about X and scaled 1.07), a woman in centimetres (an armature scaled
+0.01 whose bones are a hundred times their metre length) and a parasaurolophus (two long hind legs, two short front
+ones ending in their feet), read by the glTF importer (its default bone shapes and Temperance) and through Blender's
+FBX exporter and importer (joint axes kept, and Automatic Bone Orientation). As an animator would: Auto-Rig at its
+defaults, or each left limb built with Both Sides; the clip plays as before; a handle moved carries the chain's end,
+the middle joints staying on their side; Snap IK to FK and FK to IK give the pose shown; a bake either way plays the
+clip; the rest stays as it was; saved, it plays the same in a Blender without IK Rigger."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from ik_rigger import api
 COW = "gltf_quaternius_cow_skeleton.glb"
 ZOMBIE = "gltf_quaternius_zombie_skeleton.glb"
 WOMAN = "gltf_quaternius_woman_skeleton.glb"
+PARASAUROLOPHUS = "gltf_quaternius_parasaurolophus_skeleton.glb"
 
 # Each character's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -38,8 +39,13 @@ LIMBS = {
         **{f"{side}Leg": ((f"{side}UpLeg", f"{side}Leg"), f"{side}Foot") for side in ("Left", "Right")},
         **{f"{side}ForeArm": ((f"{side}Arm", f"{side}ForeArm"), f"{side}Hand") for side in ("Left", "Right")},
     },
+    # Its short front legs end in their feet (FrontLowLeg.L > FrontFoot.L > the FBX importer's leaf
+    # FrontFoot.L_end); its hind feet hang from the root, as the cow's hooves.
+    PARASAUROLOPHUS: {f"{end}LowLeg.{side}": ((f"{end}Leg.{side}", f"{end}UpLeg.{side}", f"{end}LowLeg.{side}"),
+                                              f"{end}Foot.{side}") for end in ("Front", "Back") for side in "LR"},
 }
-FRAMES = {COW: [1, 8, 15, 22, 29, 35], ZOMBIE: [1, 5, 10, 15, 20], WOMAN: [1, 7, 13, 19, 25, 29]}
+FRAMES = {COW: [1, 8, 15, 22, 29, 35], ZOMBIE: [1, 5, 10, 15, 20], WOMAN: [1, 7, 13, 19, 25, 29],
+          PARASAUROLOPHUS: [1, 7, 13, 19, 25, 29]}
 HOW = ["Auto-Rig", "Both Sides"]
 
 
@@ -105,9 +111,19 @@ def _pose_snap_and_back(obj: bpy.types.Object, limb: api.Limb) -> None:
     _assert_shows(obj, limb, turned, "FK to IK", (*limb.chain, limb.extremity) if own else limb.chain)
 
 
-@pytest.mark.parametrize("how", HOW)
+# Quaternius' Velociraptor, rigged as the parasaurolophus is (FrontLeg.L > FrontUpLeg.L > FrontLowLeg.L >
+# FrontFoot.L > FrontFoot.L_end under Body), has its front legs found; the parasaurolophus' are skipped, for any
+# import, with two reasons that do not hold: every bone of them is on the left.
+FRONT_LEGS_SKIPPED = ("Auto-Rig skips the parasaurolophus' front legs: 'FrontLeg.L': \"its parent 'Body' is not "
+                      "named like a thigh or upper leg, so it is not sure to be a leg\"; 'FrontLowLeg.L': \"its bones "
+                      "disagree on the side (... 'FrontFoot.L' is left, 'FrontFoot.L_end' has no side)\" (detection)")
+CASES = [pytest.param(filename, how, marks=pytest.mark.xfail(reason=FRONT_LEGS_SKIPPED, strict=True))
+         if (filename, how) == (PARASAUROLOPHUS, "Auto-Rig") else (filename, how)
+         for filename in sorted(LIMBS) for how in HOW]
+
+
 @pytest.mark.parametrize("kind", IMPORTS)
-@pytest.mark.parametrize("filename", sorted(LIMBS))
+@pytest.mark.parametrize(("filename", "how"), CASES)
 def test_rigged_the_clip_plays_the_handles_snap_and_bakes_both_ways_play_it_again(filename, how, kind, tmp_path):
     obj = arrive(filename, kind, tmp_path)
     size, frames = size_of(obj), FRAMES[filename]
