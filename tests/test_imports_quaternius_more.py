@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bpy
 import pytest
-from helpers import evaluate, rotation_degrees
+from helpers import DATA, evaluate, rotation_degrees
 from mathutils import Matrix, Vector
 from test_imports_more import _assert_rest_kept, _rest
 from test_imports_quaternius import IMPORTS, arrive, played, size_of, worst
@@ -199,3 +199,23 @@ def test_snap_fk_to_ik_with_soft_ik_where_the_clip_moves_the_legs_root_bone(tmp_
     for limb in built:
         api.snap_limb(obj, limb.name, "IK")
         _assert_shows(obj, limb, fk, "FK to IK", limb.chain)
+
+
+def test_the_batch_rigs_them_all(tmp_path):
+    from test_batch_safety import report_of, run
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    found = {filename: limbs for filename, limbs in LIMBS.items() if filename != PARASAUROLOPHUS}
+    for filename in found:
+        (inputs / filename).write_bytes((DATA / filename).read_bytes())
+    out = tmp_path / "out"
+    result = run(str(inputs), "--out", str(out), "--report", str(tmp_path / "report.json"), keep=[inputs])
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = report_of(tmp_path / "report.json")
+    for filename, limbs in found.items():
+        entry = report[filename]
+        assert entry["status"] == "rigged" and entry["warnings"] == [], entry
+        bpy.ops.wm.open_mainfile(filepath=str(out / filename.replace(".glb", ".blend")), use_scripts=False)
+        obj = next(armature for armature in bpy.data.objects if armature.type == "ARMATURE")
+        assert sorted(obj.ik_rigger.limbs.keys()) == sorted(limbs)
