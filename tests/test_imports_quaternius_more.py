@@ -3,10 +3,11 @@ quadruped with a tail, front legs of three bones and its hooves under the root),
 their prefix, the armature turned 90 degrees about X and scaled 1.07), a woman in centimetres (an armature scaled
 0.01 whose bones are a hundred times their metre length) and a parasaurolophus (two long hind legs, two short front
 ones ending in their feet), read by the glTF importer (its default bone shapes and Temperance) and through Blender's
-FBX exporter and importer (joint axes kept, and Automatic Bone Orientation). As an animator would: Auto-Rig at its
-defaults, or each left limb built with Both Sides; the clip plays as before; a handle moved carries the chain's end,
-the middle joints staying on their side; Snap IK to FK and FK to IK give the pose shown; a bake either way plays the
-clip; the rest stays as it was; saved, it plays the same in a Blender without IK Rigger."""
+FBX exporter and importer (joint axes kept, and Automatic Bone Orientation), and the cow's run as a BVH capture. As
+an animator would: Auto-Rig at its defaults, or each left limb built with Both Sides; the clip plays as before; a
+handle moved carries the chain's end, the middle joints staying on their side; Snap IK to FK and FK to IK give the
+pose shown; a bake either way plays the clip; the rest stays as it was; saved, it plays the same in a Blender without
+IK Rigger."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ COW = "gltf_quaternius_cow_skeleton.glb"
 ZOMBIE = "gltf_quaternius_zombie_skeleton.glb"
 WOMAN = "gltf_quaternius_woman_skeleton.glb"
 PARASAUROLOPHUS = "gltf_quaternius_parasaurolophus_skeleton.glb"
+COW_CAPTURE = "bvh_quaternius_cow_run.bvh"
 
 # Each character's limbs: last chain bone -> (chain, foot or hand).
 LIMBS = {
@@ -125,7 +127,20 @@ CASES = [pytest.param(filename, how, marks=pytest.mark.xfail(reason=FRONT_LEGS_S
 @pytest.mark.parametrize("kind", IMPORTS)
 @pytest.mark.parametrize(("filename", "how"), CASES)
 def test_rigged_the_clip_plays_the_handles_snap_and_bakes_both_ways_play_it_again(filename, how, kind, tmp_path):
-    obj = arrive(filename, kind, tmp_path)
+    _as_an_animator(arrive(filename, kind, tmp_path), filename, how)
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_the_cows_run_as_a_capture_plays_the_handles_snap_and_bakes_both_ways_play_it_again(how):
+    """The cow's run written by Blender's BVH exporter (every joint with its position channels, the hooves
+    joints of the root) and read by its BVH importer: the same legs, and the same as an animator would."""
+    bpy.ops.import_anim.bvh(filepath=str(DATA / COW_CAPTURE))
+    _as_an_animator(bpy.context.active_object, COW, how)
+
+
+def _as_an_animator(obj: bpy.types.Object, filename: str, how: str) -> None:
+    """Rigged ``how`` (Auto-Rig or Both Sides), the clip plays as before; each handle moved, snapped both ways;
+    baked both ways, it plays as before again; the rest stays as it was."""
     size, frames = size_of(obj), FRAMES[filename]
     rest = _rest(obj)
     before = played(obj, frames)
@@ -149,10 +164,13 @@ def test_rigged_the_clip_plays_the_handles_snap_and_bakes_both_ways_play_it_agai
     _assert_rest_kept(obj, rest)
 
 
-@pytest.mark.parametrize("filename", sorted(LIMBS))
+@pytest.mark.parametrize("filename", [*sorted(LIMBS), COW_CAPTURE])
 def test_the_rigged_character_plays_without_the_addon(filename, tmp_path):
-    obj = arrive(filename, "glTF", tmp_path)
-    frames = FRAMES[filename]
+    if filename == COW_CAPTURE:
+        bpy.ops.import_anim.bvh(filepath=str(DATA / filename))
+        obj, frames = bpy.context.active_object, FRAMES[COW]
+    else:
+        obj, frames = arrive(filename, "glTF", tmp_path), FRAMES[filename]
     api.auto_rig(obj)
     shown = {}
     for frame in frames:
