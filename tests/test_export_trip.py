@@ -126,10 +126,28 @@ CHARACTERS = {
     # Decimetres, every limb segment split in two bones, a chain of 3 per leg.
     "makehuman capture": (lambda: _bvh_with_its_motion("makehuman_benchmark.bvh"),
                           dict(pole_parent="HANDLE", parent_switch=True, max_stretch=2.0), (25, 1.0)),
+    # A quadruped whose hooves hang from the root, its run moving each leg's first bone.
+    "quaternius cow": (lambda: import_gltf("gltf_quaternius_cow_skeleton.glb"),
+                       dict(pole_parent="HANDLE", max_stretch=2.0, parent_switch=True), (24, 1.0)),
+    # Centimetres: an object scaled 0.01, bones a hundred times their metre length; hidden chains.
+    "quaternius woman": (lambda: import_gltf("gltf_quaternius_woman_skeleton.glb"),
+                         dict(soft_ik=0.1, foot_roll=True, max_stretch=2.0), (30, 1.0)),
+    # Turned 90 degrees about X and scaled 1.07.
+    "quaternius zombie": (lambda: import_gltf("gltf_quaternius_zombie_skeleton.glb"),
+                          dict(copy_mode="TRANSFORMS", use_rotation=True), (30, 1.0)),
 }
 
 
-@pytest.mark.parametrize("name", sorted(CHARACTERS))
+# In the .glb Blender 4.2 writes, the cow's leg bones' scale tracks are STEP (4.4 and later: LINEAR), so its
+# stretched legs scale in steps between frames; three.js, sampling a frame's time just short of its key's (single
+# precision), reads the hind legs' stretch one frame early where a handle's key alone stretches them (frames 8 and
+# 16): their ends up to 28% of the cow's height off.
+STEPPED_SCALE = "Blender 4.2's glTF export writes the stretched legs' scale tracks STEP: they play in steps"
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
+    name == "quaternius cow" and bpy.app.version < (4, 4), reason=STEPPED_SCALE, strict=True))
+    for name in sorted(CHARACTERS)])
 def test_characters_as_imported_rigged_with_options_and_keyed_through_their_controls(tmp_path, name):
     """Each character auto-rigged with its motion baked onto the controls and the options users turn on,
     then its handles keyed past reach, its poles swung, stretch, soft IK and the roll keyed over the motion:
@@ -152,7 +170,7 @@ def test_characters_as_imported_rigged_with_options_and_keyed_through_their_cont
     assert [warning for warning in report.warnings if "itself" not in warning] == [], report.warnings
     _assert_valid(tmp_path / "hero.glb")
     assert_three_plays_the_rig(obj, tmp_path / "hero.glb", report)
-    if name == "makehuman capture":
+    if name == "makehuman capture" or name.startswith("quaternius"):
         report = api.export(obj, str(tmp_path / "hero.fbx"), clips=[clip])
         assert_fbx_plays_the_rig(obj, tmp_path / "hero.fbx", report)
 
