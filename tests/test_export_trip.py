@@ -138,16 +138,7 @@ CHARACTERS = {
 }
 
 
-# In the .glb Blender 4.2 writes, the cow's leg bones' scale tracks are STEP (4.4 and later: LINEAR), so its
-# stretched legs scale in steps between frames; three.js, sampling a frame's time just short of its key's (single
-# precision), reads the hind legs' stretch one frame early where a handle's key alone stretches them (frames 8 and
-# 16): their ends up to 28% of the cow's height off.
-STEPPED_SCALE = "Blender 4.2's glTF export writes the stretched legs' scale tracks STEP: they play in steps"
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
-    name == "quaternius cow" and bpy.app.version < (4, 4), reason=STEPPED_SCALE, strict=True))
-    for name in sorted(CHARACTERS)])
+@pytest.mark.parametrize("name", sorted(CHARACTERS))
 def test_characters_as_imported_rigged_with_options_and_keyed_through_their_controls(tmp_path, name):
     """Each character auto-rigged with its motion baked onto the controls and the options users turn on,
     then its handles keyed past reach, its poles swung, stretch, soft IK and the roll keyed over the motion:

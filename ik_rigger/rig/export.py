@@ -223,17 +223,27 @@ def _scene(user_scene: bpy.types.Scene, made: list) -> bpy.types.Scene:
     return scene
 
 
+_Renamed = tuple[bpy.types.Action, bpy.types.Action]  # a clip's own action, and the action of its keys
+
+
 def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
-            baked: Sequence[export_bake.BakedClip], made: list) -> list[str]:
+            baked: Sequence[export_bake.BakedClip], made: list) -> tuple[list[str], list[_Renamed]]:
     """One NLA track per clip, holding one strip of its keys, both named after the clip; returns the
-    warnings of bones the keys cannot place as the rig does (``export_bake.shear_warnings``)."""
+    warnings of bones the keys cannot place as the rig does (``export_bake.shear_warnings``), and each clip's own
+    action beside the action of its keys, to be named as the clip's for the write: Blender 4.2's glTF exporter
+    reads a track's interpolation from the action named as the track, the user's, whose keys may step (an
+    imported glTF clip's scale), and wrote the keys' tracks STEP, playing in steps between frames."""
     data = copy.animation_data
-    warnings = []
+    warnings: list[str] = []
+    actions: list[_Renamed] = []
     for clip in baked:
         channels = export_bake.local_channels(copy, names, clip.poses)
         warnings += export_bake.shear_warnings(copy, obj, names, clip, channels)
         action = export_bake.key_clip(copy, names, clip, channels, f"{_SCENE} {clip.name}")
         made.append(action)
+        original = bpy.data.actions.get(clip.name)
+        if original is not None and original != action:
+            actions.append((original, action))
         data.action = None
         track = data.nla_tracks.new()
         track.name = clip.name
@@ -247,7 +257,7 @@ def _tracks(obj: bpy.types.Object, copy: bpy.types.Object, names: Sequence[str],
     for pose_bone in copy.pose.bones:
         pose_bone.matrix_basis = Matrix.Identity(4)
     copy.users_scene[0].frame_current = 0
-    return warnings
+    return warnings, actions
 
 
 @contextmanager
@@ -317,11 +327,12 @@ def _bake_and_write(obj: bpy.types.Object, fmt: str, target: Path, joints: list[
         scene = _scene(bpy.context.scene, made)
         copy = _copy(obj, scene, joints, made)
         mesh_copies = export_meshes.mesh_copies(meshes, obj, copy, scene, made)
-        warnings += _tracks(obj, copy, joints, baked, made)
+        tracked, actions = _tracks(obj, copy, joints, baked, made)
+        warnings += tracked
         # A copy's own mesh (modifiers applied, Edit mode's) is named as the user's too, once for each mesh.
         own = {mesh.data: copied.data for mesh, copied in zip(meshes, mesh_copies) if copied.data != mesh.data}
         with _named_as([(bpy.context.scene, scene), (obj, copy), (obj.data, copy.data), *zip(meshes, mesh_copies),
-                        *own.items()]):
+                        *own.items(), *actions]):
             with held_output() as drop:
                 try:
                     write(fmt, scene, copy, mesh_copies, str(folder / target.name))
