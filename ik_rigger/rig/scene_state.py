@@ -248,7 +248,8 @@ def in_its_scene(obj: bpy.types.Object) -> Iterator[str]:
     not open on its character's scene (a layout scene first, the character in its own), and a batch has no
     scene to switch to. Yields a note naming that scene; '' where the view layer the file opens on holds
     ``obj``, or none does (there ``check_evaluated`` refuses, naming both). The file opens on its scene after."""
-    if holds(bpy.context.view_layer.objects, obj):
+    shown = bpy.context.view_layer.objects
+    if shown.get(obj.name) == obj or holds(shown, obj):  # by name first: a file's thousands of objects
         yield ""
         return
     layers = [(scene, layer) for scene in obj.users_scene for layer in scene.view_layers if holds(layer.objects, obj)]
@@ -261,12 +262,11 @@ def in_its_scene(obj: bpy.types.Object) -> Iterator[str]:
     note = (f"worked on in the scene '{scene.name}' (view layer '{layer.name}'), which holds it; the file opens on "
             f"the scene '{bpy.context.scene.name}' as before")
     window = bpy.context.window or next(iter(bpy.context.window_manager.windows), None)
-    if window is None:
-        with bpy.context.temp_override(scene=scene, view_layer=layer):
-            yield note
+    if window is None:  # no window to show it (Blender always has one, headless too): refused as before
+        yield ""
         return
-    # The window shows that scene for the block, as a user would switch to it: under a context override
-    # alone, an export's scene of its own (made and removed) leaves Blender evaluating stale bases (a crash).
+    # The window shows that scene for the block, as a user would switch to it: under a context override of the
+    # scene alone, an export's scene of its own (made and removed) leaves Blender evaluating stale bases (a crash).
     opened, opened_layer = window.scene, window.view_layer
     window.scene = scene
     window.view_layer = layer
