@@ -267,3 +267,26 @@ def test_a_bipeds_right_leg_prefix_is_no_corner():
     assert naming.flip_name("RR_thigh", corners) == "RL_thigh"
     # A corner before a word naming no leg bone is no corner ("LH_index" beside "RH_index": hands' fingers).
     assert naming.split_side("LH_index", {"LH_index", "RH_index"}).side is None
+
+
+def test_a_three_segment_leg_keeps_its_long_foot_in_line_as_its_foot():
+    """Quaternius' animals' legs run ``FrontLeg.L > FrontUpLeg.L > FrontLowLeg.L`` from the body, the foot below: the
+    parasaurolophus' front foot, nearly as long as the segment above it and in line with the leg, was taken for a
+    fourth segment, its exporter's leaf (``FrontFoot.L_end``, no side of its own) for the foot, and the legs were
+    skipped as bones disagreeing on their side."""
+    bones = [("root", (0.0, 0.0, 0.0), (0.0, 0.5, 0.0), None, False),
+             ("Body", (0.0, 0.6, 1.3), (0.0, -0.6, 1.3), "root", False)]
+    for side, _, x in SIDES:
+        names = [f"Front{word}.{side.upper()}" for word in ("Leg", "UpLeg", "LowLeg", "Foot")]
+        joints = [(0.1 * x, -0.5, 1.25), (0.25 * x, -0.5, 1.0), (0.25 * x, -0.62, 0.7), (0.25 * x, -0.56, 0.4),
+                  (0.25 * x, -0.5, 0.13), (0.25 * x, -0.44, -0.14)]
+        parents = ["Body", *names]
+        bones += [(name, head, tail, parent, index > 0)
+                  for index, (name, head, tail, parent) in enumerate(zip(names, joints, joints[1:], parents))]
+        bones.append((f"{names[-1]}_end", joints[4], joints[5], names[-1], True))
+    obj = make_armature(bones, name="Dinosaur")
+    detection = detect_limbs(read_skeleton(obj))
+    found = {limb.last: (limb.side, limb.chain, limb.extremity) for limb in detection.limbs}
+    assert found == {f"FrontLowLeg.{side}": (side, tuple(f"Front{word}.{side}" for word in ("Leg", "UpLeg", "LowLeg")),
+                                             f"FrontFoot.{side}") for _, side, _ in SIDES}
+    _rigged(obj, detection)

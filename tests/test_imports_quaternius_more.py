@@ -113,15 +113,7 @@ def _pose_snap_and_back(obj: bpy.types.Object, limb: api.Limb) -> None:
     _assert_shows(obj, limb, turned, "FK to IK", (*limb.chain, limb.extremity) if own else limb.chain)
 
 
-# Quaternius' Velociraptor, rigged as the parasaurolophus is (FrontLeg.L > FrontUpLeg.L > FrontLowLeg.L >
-# FrontFoot.L > FrontFoot.L_end under Body), has its front legs found; the parasaurolophus' are skipped, for any
-# import, with two reasons that do not hold: every bone of them is on the left.
-FRONT_LEGS_SKIPPED = ("Auto-Rig skips the parasaurolophus' front legs: 'FrontLeg.L': \"its parent 'Body' is not "
-                      "named like a thigh or upper leg, so it is not sure to be a leg\"; 'FrontLowLeg.L': \"its bones "
-                      "disagree on the side (... 'FrontFoot.L' is left, 'FrontFoot.L_end' has no side)\" (detection)")
-CASES = [pytest.param(filename, how, marks=pytest.mark.xfail(reason=FRONT_LEGS_SKIPPED, strict=True))
-         if (filename, how) == (PARASAUROLOPHUS, "Auto-Rig") else (filename, how)
-         for filename in sorted(LIMBS) for how in HOW]
+CASES = [(filename, how) for filename in sorted(LIMBS) for how in HOW]
 
 
 @pytest.mark.parametrize("kind", IMPORTS)

@@ -175,7 +175,9 @@ class LimbFinder:
             extremity = self.chains.numbered_next(lower) or self.chains.tip_below(lower)
         if extremity is None:
             chain, extremity = self._half_below(chain, kind)
-        third = self.shape.third_segment(top.bones[0], lower, extremity) if extremity else None
+        # A leg of three segments already (Quaternius' FrontLeg > FrontUpLeg > FrontLowLeg) has its foot below, however
+        # long and in line (the parasaurolophus' front foot), not a fourth segment.
+        third = self.shape.third_segment(top.bones[0], lower, extremity) if extremity and not top.above else None
         if third is not None:
             chain, extremity = (*chain, third[0]), third[1]
         if extremity is None:
