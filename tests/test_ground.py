@@ -348,6 +348,22 @@ def test_a_leg_without_a_foot_puts_its_chain_end_on_the_ground():
         assert leg_stretch(obj, f"thigh.{side}", f"shin.{side}") < core_ground.REACH + 1e-4
 
 
+def test_a_foot_posed_off_the_legs_end_lands_on_the_ground_as_it_turns_flat():
+    # A game rig's foot under the root, pinned to its clone under the handle; the clone posed off the leg's end (as
+    # a clip baked into the controls poses a cow's hoof there). Turned flat on a slope, the foot swings that offset
+    # about the leg's end, and the handle must go where the offset, turned, brings the foot onto the ground.
+    specs = [(name, head, tail, "root", False) if name.startswith("foot") else (name, head, tail, parent, connected)
+             for name, head, tail, parent, connected in both_legs()]
+    obj = make_armature(specs, mode="POSE")
+    built = api.build(obj, "shin.L", both_sides=True)
+    for limb in built:
+        obj.pose.bones[limb.bones["CLONE"]].location = (0.0, 0.0, -0.15)
+    ground = plane(rotation=(0.0, SLOPE, 0.0), location=(0.0, 0.0, 0.05))
+    api.plant_feet(obj, ground)
+    for side in SIDES:
+        assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
+
+
 def test_the_real_mixamo_skeleton_stands_on_a_slope():
     obj = import_bvh("mixamo_freebvh.bvh")
     legs = api.auto_rig(obj)

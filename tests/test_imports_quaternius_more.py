@@ -269,15 +269,7 @@ def test_plant_feet_puts_the_womans_feet_on_a_ground_just_below_them(kind, tmp_p
 
 
 # The cow's hooves hang from the root, each pinned at an offset from its leg's end that its run changes (0.87 units
-# on frame 19, for the left front hoof): turning a handle swings its hoof about the leg's end. Plant Feet turns each
-# hoof flat on the ground but puts the handle where the hoof's target less the unturned offset is (rig/ground_solve.py,
-# _handle_pose), so the hoof lands off its target.
-HOOF_OFFSET_UNTURNED = ("Plant Feet over a range moves each handle by the hoof's target less the hoof's offset from "
-                        "the leg's end, not turned as the hoof turns: the cow's left front hoof goes 0.11 units "
-                        "through the ground on frames 17 to 21, 0.18 off its target (rig/ground_solve.py)")
-
-
-@pytest.mark.xfail(reason=HOOF_OFFSET_UNTURNED, strict=True)
+# on frame 19, for the left front hoof): turning a handle swings its hoof about the leg's end, and the hoof with it.
 def test_plant_feet_over_the_cows_run_never_puts_a_hoof_through_the_ground(tmp_path):
     from test_ground import plane
 
