@@ -240,15 +240,8 @@ def test_the_batch_rigs_them_all(tmp_path):
 
 
 # With glTF's default bone shapes the woman's feet are bones 4162 units long (41.6 m in her object scaled 0.01),
-# their tails far from any joint; no mesh is skinned to them, so Plant Feet reads the sole from the foot's and toes'
-# heads and tails (rig/ground_feet.py, read_feet), and lays that bogus tail on the ground.
-FOOT_TAIL_AS_SOLE = ("Plant Feet takes the sole from each foot and toe bone's head and tail: with glTF's default "
-                     "bone shapes the woman's LeftFoot's tail lies 20 m below her, and her feet end 4.8 m above a "
-                     "ground 5 cm below them, the hips not lowered (rig/ground_feet.py)")
-
-
-@pytest.mark.parametrize("kind", [pytest.param("glTF", marks=pytest.mark.xfail(reason=FOOT_TAIL_AS_SOLE, strict=True)),
-                                  "glTF, Temperance", "FBX"])
+# their tails far from any joint and no mesh skinned to them: the sole is read from the joints.
+@pytest.mark.parametrize("kind", ["glTF", "glTF, Temperance", "FBX"])
 def test_plant_feet_puts_the_womans_feet_on_a_ground_just_below_them(kind, tmp_path):
     from test_ground import plane
 
