@@ -79,7 +79,8 @@ The hips go down where a leg cannot reach; over a frame range each foot is held 
             return report_error(self, error)
         lowered = f", hips '{result.hips}' lowered up to {result.drop:.4g}" if result.hips else ""
         when = f"over {result.frames} frames" if frames is not None else "on this frame"
-        self.report({"INFO"}, f"Planted {len(result.feet)} feet {when}{lowered}")
+        notes = "".join(f"; {note}" for note in result.notes)
+        self.report({"INFO"}, f"Planted {len(result.feet)} feet {when}{lowered}{notes}")
         return {"FINISHED"}
 
 

@@ -348,6 +348,47 @@ def test_a_leg_without_a_foot_puts_its_chain_end_on_the_ground():
         assert leg_stretch(obj, f"thigh.{side}", f"shin.{side}") < core_ground.REACH + 1e-4
 
 
+def test_bones_shaped_as_gltf_leaves_them_plant_their_joints_and_lower_the_hips():
+    # glTF's default bone shapes: each tail along its joint's axis, as long as the importer guessed (2.5 here, the
+    # leg 0.9 tall), none at its next joint; the toe's a leaf far longer than the leg. No mesh gives the sole.
+    away = Vector((0.0, -0.6, -0.8)) * 2.5
+    specs = [(name, head, tuple(Vector(head) + away) if name.startswith(("thigh", "shin", "foot", "toe")) else tail,
+              parent, False) for name, head, tail, parent, _ in both_legs()]
+    obj = make_armature(specs, mode="POSE")
+    api.build(obj, "shin.L", both_sides=True)
+    joints = {side: [f"thigh.{side}", f"shin.{side}", f"foot.{side}", f"toe.{side}"] for side in SIDES}
+    pose = evaluate(obj)
+    # The leg joint to joint: hip to knee to ankle.
+    length = sum((pose[b].translation - pose[a].translation).length for a, b in zip(joints["L"], joints["L"][1:3]))
+    ground = plane(location=(0.0, 0.0, min(pose[name].translation.z for name in joints["L"]) - 0.05))
+    result = api.plant_feet(obj, ground)
+    assert result.feet == ["shin.L", "shin.R"] and result.hips == "hips", result
+    assert len(result.notes) == 2 and all("foot" in note and "toe" in note for note in result.notes), result.notes
+    pose = evaluate(obj)
+    for side in SIDES:
+        hip, knee, ankle, toe = (pose[name].translation for name in joints[side])
+        assert abs(min(ankle.z, toe.z) - ground.location.z) < 1e-3 * length, (side, ankle.z, toe.z)
+        # The hips went down only as far as the leg reaches, joint to joint.
+        assert (ankle - hip).length < core_ground.REACH * length + 1e-4 * length, side
+        assert (ankle - hip).length > core_ground.REACH * length - 1e-3 * length, side
+
+
+def test_a_foot_posed_off_the_legs_end_lands_on_the_ground_as_it_turns_flat():
+    # A game rig's foot under the root, pinned to its clone under the handle; the clone posed off the leg's end (as
+    # a clip baked into the controls poses a cow's hoof there). Turned flat on a slope, the foot swings that offset
+    # about the leg's end, and the handle must go where the offset, turned, brings the foot onto the ground.
+    specs = [(name, head, tail, "root", False) if name.startswith("foot") else (name, head, tail, parent, connected)
+             for name, head, tail, parent, connected in both_legs()]
+    obj = make_armature(specs, mode="POSE")
+    built = api.build(obj, "shin.L", both_sides=True)
+    for limb in built:
+        obj.pose.bones[limb.bones["CLONE"]].location = (0.0, 0.0, -0.15)
+    ground = plane(rotation=(0.0, SLOPE, 0.0), location=(0.0, 0.0, 0.05))
+    api.plant_feet(obj, ground)
+    for side in SIDES:
+        assert_planted(obj, ground, f"foot.{side}", f"thigh.{side}", f"shin.{side}")
+
+
 def test_the_real_mixamo_skeleton_stands_on_a_slope():
     obj = import_bvh("mixamo_freebvh.bvh")
     legs = api.auto_rig(obj)

@@ -232,15 +232,8 @@ def test_the_batch_rigs_them_all(tmp_path):
 
 
 # With glTF's default bone shapes the woman's feet are bones 4162 units long (41.6 m in her object scaled 0.01),
-# their tails far from any joint; no mesh is skinned to them, so Plant Feet reads the sole from the foot's and toes'
-# heads and tails (rig/ground_feet.py, read_feet), and lays that bogus tail on the ground.
-FOOT_TAIL_AS_SOLE = ("Plant Feet takes the sole from each foot and toe bone's head and tail: with glTF's default "
-                     "bone shapes the woman's LeftFoot's tail lies 20 m below her, and her feet end 4.8 m above a "
-                     "ground 5 cm below them, the hips not lowered (rig/ground_feet.py)")
-
-
-@pytest.mark.parametrize("kind", [pytest.param("glTF", marks=pytest.mark.xfail(reason=FOOT_TAIL_AS_SOLE, strict=True)),
-                                  "glTF, Temperance", "FBX"])
+# their tails far from any joint and no mesh skinned to them: the sole is read from the joints.
+@pytest.mark.parametrize("kind", ["glTF", "glTF, Temperance", "FBX"])
 def test_plant_feet_puts_the_womans_feet_on_a_ground_just_below_them(kind, tmp_path):
     from test_ground import plane
 
@@ -261,15 +254,7 @@ def test_plant_feet_puts_the_womans_feet_on_a_ground_just_below_them(kind, tmp_p
 
 
 # The cow's hooves hang from the root, each pinned at an offset from its leg's end that its run changes (0.87 units
-# on frame 19, for the left front hoof): turning a handle swings its hoof about the leg's end. Plant Feet turns each
-# hoof flat on the ground but puts the handle where the hoof's target less the unturned offset is (rig/ground_solve.py,
-# _handle_pose), so the hoof lands off its target.
-HOOF_OFFSET_UNTURNED = ("Plant Feet over a range moves each handle by the hoof's target less the hoof's offset from "
-                        "the leg's end, not turned as the hoof turns: the cow's left front hoof goes 0.11 units "
-                        "through the ground on frames 17 to 21, 0.18 off its target (rig/ground_solve.py)")
-
-
-@pytest.mark.xfail(reason=HOOF_OFFSET_UNTURNED, strict=True)
+# on frame 19, for the left front hoof): turning a handle swings its hoof about the leg's end, and the hoof with it.
 def test_plant_feet_over_the_cows_run_never_puts_a_hoof_through_the_ground(tmp_path):
     from test_ground import plane
 

@@ -14,7 +14,7 @@ armature as it was. Runs in Object or Pose mode; no mode switch.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 from mathutils import Matrix, Vector
@@ -43,6 +43,7 @@ class PlantResult:
     hips: str | None  # the bone lowered, None when no leg needed it
     drop: float  # the most the hips went down, world units
     frames: int
+    notes: list[str] = field(default_factory=list)  # what each sole was read from, where bone tails were left out
 
 
 def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
@@ -84,7 +85,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
         if key:
             key_pose(obj, [name for name in bases if name != hips or drop > 0.0], bpy.context.scene.frame_current)
         return PlantResult([foot.limb for foot in feet], hips if drop > 0.0 else None,
-                           plan.world_length(world, up, drop), 1)
+                           plan.world_length(world, up, drop), 1, _notes(feet))
     return _bake(obj, feet, frames, surface, hips, up)
 
 
@@ -129,7 +130,11 @@ def _bake(obj: bpy.types.Object, feet: Sequence[Foot], frames: list[int], surfac
         journal.rollback()
         raise
     most = max((plan.world_length(frame.world, up, drop) for frame, drop in zip(timeline, drops)), default=0.0)
-    return PlantResult([foot.limb for foot in feet], hips if lowered else None, most, len(frames))
+    return PlantResult([foot.limb for foot in feet], hips if lowered else None, most, len(frames), _notes(feet))
+
+
+def _notes(feet: Sequence[Foot]) -> list[str]:
+    return [foot.note for foot in feet if foot.note]
 
 
 def _pose_now(obj: bpy.types.Object, names: Iterable[str]) -> Callable[[], None]:

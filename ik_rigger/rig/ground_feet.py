@@ -23,6 +23,9 @@ _SOLE_WEIGHT = 0.5
 # A chain this close to hanging straight down at rest (the cosine of its angle to
 # down) is a leg even when its names do not say so.
 _HANGING = 0.8
+# A leaf of the sole bones (a toe tip with no bone below it) longer than this share of its leg ends
+# nowhere a toe does: an importer's length (glTF's default bone shapes make a toe tip longer than the leg).
+_LEAF_SHARE = 0.5
 
 
 @dataclass
@@ -36,7 +39,8 @@ class Foot:
     # bends over an animation carries its part of the sole along.
     pieces: list[tuple[str, Vector]]
     normal: Vector  # the sole's normal in the foot bone's axes
-    length: float  # the chain's length, armature units
+    length: float  # the chain's length joint to joint (IK's own chain's, where it is hidden), armature units
+    note: str = ""  # what the sole was read from, where bone tails were left out of it
 
 
 @dataclass
@@ -98,6 +102,42 @@ def _skinned_pieces(obj: bpy.types.Object, bones: list[str], pose: dict[str, Mat
     return pieces
 
 
+def _bone_pieces(obj: bpy.types.Object, limb: str, sole: list[str],
+                 length: float) -> tuple[list[tuple[str, Vector]], str]:
+    """The sole from the sole bones themselves, each point in its bone's axes, and a note naming the tails
+    left out. A bone's tail marks the sole only where it is a joint, or a leaf's tail no longer than
+    ``_LEAF_SHARE`` of the leg: an importer's tail points along the file's joint axis, as long as it guessed
+    (glTF's default bone shapes put a woman's foot's tail 20 m below her), and a bone with bones below it has
+    their heads for its joints."""
+    bones = obj.data.bones
+    pieces = []
+    left_out = []
+    for name in sole:
+        bone = bones[name]
+        pieces.append((name, Vector((0.0, 0.0, 0.0))))
+        below = [child.head_local for child in bone.children if child.name in sole]
+        if below:
+            if all((bone.tail_local - head).length > 1e-3 * bone.length for head in below):
+                left_out.append(name)
+        elif bone.length <= _LEAF_SHARE * length:
+            pieces.append((name, Vector((0.0, bone.length, 0.0))))
+        else:
+            left_out.append(name)
+    note = ""
+    if left_out:
+        tails = ", ".join(f"'{name}'" for name in left_out)
+        note = (f"'{limb}': the tails of {tails} lie off their joints and were left out of the sole, read from "
+                "the joints of the foot and toes")
+    return pieces, note
+
+
+def _joint_length(obj: bpy.types.Object, parts: records.Parts) -> float:
+    """The chain's length joint to joint: IK's own hidden chain's, where the chain bones point elsewhere."""
+    bones = obj.data.bones
+    names = [name for name in parts.solver if name in bones] or parts.chain
+    return sum(bones[name].length for name in names)
+
+
 def chain_end(obj: bpy.types.Object, parts: records.Parts, pose: dict[str, Matrix]) -> Vector:
     return pose[parts.chain[-1]] @ solver.end_point(obj, parts)
 
@@ -153,16 +193,18 @@ def read_feet(obj: bpy.types.Object, up: Vector, depsgraph: bpy.types.Depsgraph,
         if in_fk is not None:
             raise RigError(f"is not fully in IK on frame {in_fk}, and planting moves its IK handle", bone=limb.name,
                            hint="Switch the leg to IK (its IK/FK switch at 1) on the frames planted first.")
-        length = sum(obj.data.bones[name].length for name in parts.chain)
+        length = _joint_length(obj, parts)
         bone = parts.extremity if parts.extremity and parts.clone else None
         if bone is None:
             feet.append(Foot(limb.name, parts, None, [], up_armature, length))
             continue
         sole = _sole_bones(obj, bone)
-        pieces = _skinned_pieces(obj, sole, pose, depsgraph) or [
-            (name, Vector((0.0, along, 0.0))) for name in sole for along in (0.0, obj.data.bones[name].length)]
+        pieces = _skinned_pieces(obj, sole, pose, depsgraph)
+        note = ""
+        if not pieces:
+            pieces, note = _bone_pieces(obj, limb.name, sole, length)
         normal = plan.sole_normal(obj.data.bones[bone].matrix_local, level)
-        feet.append(Foot(limb.name, parts, bone, pieces, normal, length))
+        feet.append(Foot(limb.name, parts, bone, pieces, normal, length, note))
     if not feet:
         raise RigError(f"'{obj.name}' has no rigged legs to plant", hint="Rig the legs first (Auto-Rig or Build), "
                        "then plant their feet.")

@@ -26,9 +26,11 @@ def _handle_pose(obj: bpy.types.Object, foot: Foot, frame: Frame, target: Matrix
     current = foot_pose(obj, foot, pose)
     end = target.translation
     if foot.bone is not None:
-        # The foot copies its clone's rotation: turning the handle turns the foot by as much.
-        rotation = target.to_quaternion() @ current.to_quaternion().inverted() @ rotation
-        end = end - (current.translation - chain_end(obj, foot.parts, pose))
+        # The foot copies its clone's rotation: turning the handle turns the foot by as much, and swings the
+        # foot's offset from the leg's end (a hoof pinned off it) about that end with it.
+        turn = target.to_quaternion() @ current.to_quaternion().inverted()
+        rotation = turn @ rotation
+        end = end - turn @ (current.translation - chain_end(obj, foot.parts, pose))
     return Matrix.LocRotScale(end, rotation, scale)
 
 
