@@ -333,7 +333,6 @@ AIM_FROM_REST = ("Add Aim on a frame the clip poses turns the head there (the zo
                  "cow's 21): the target is placed in front of the face at rest, not as the frame shows it")
 
 
-@pytest.mark.xfail(reason=AIM_FROM_REST, strict=True)
 @pytest.mark.parametrize("filename", [ZOMBIE, COW])
 def test_adding_an_aim_on_a_frame_of_the_clip_moves_nothing_there(filename, tmp_path):
     obj = arrive(filename, "glTF", tmp_path)
