@@ -314,7 +314,6 @@ STILL_OBJECT_WARNED = ("Export warns that the cow's run moves the armature objec
                        "keys the object with one constant transform (rig/export_bake.py)")
 
 
-@pytest.mark.xfail(reason=STILL_OBJECT_WARNED, strict=True)
 def test_a_clip_keying_the_armature_object_still_is_exported_without_a_warning(tmp_path):
     obj = arrive(COW, "glTF", tmp_path)
     placed = obj.matrix_world.copy()
