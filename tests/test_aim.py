@@ -416,7 +416,8 @@ def test_an_aim_added_where_a_clip_turns_the_bones_above_moves_nothing_until_rai
     notes: list[str] = []
     plan, updated = add_aim(obj, part, notes=notes)
     assert not updated and obj.pose.bones[plan.control][aim.AIM] == 0.0
-    assert len(notes) == 1 and f"moves {', '.join(plan.aimed)}" in notes[0] and "raise it" in notes[0]
+    moved = ", ".join(repr(name) for name in plan.aimed)
+    assert len(notes) == 1 and f"moves {moved}:" in notes[0] and "raise it" in notes[0]
     assert_rest_kept(obj, before)
     # Raised, the switch aims at the target, which stands where the rest pose faces.
     obj.pose.bones[plan.control][aim.AIM] = 1.0

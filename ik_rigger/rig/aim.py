@@ -173,9 +173,9 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
         if moved and influence > 0.0:
             influence = 0.0
             if notes is not None:
-                notes.append(f"the animation moves {', '.join(moved)}: the switch '{core_aim.AIM}' on "
-                             f"'{aim_plan.control}' is set to 0 so it plays as before (the target stands where the "
-                             "rest pose faces); raise it to aim at the target")
+                notes.append(f"the animation moves {', '.join(repr(name) for name in moved)}: the switch "
+                             f"'{core_aim.AIM}' on '{aim_plan.control}' is set to 0 so it plays as before (the target "
+                             "stands where the rest pose faces); raise it to aim at the target")
         uid = existing.uid if existing is not None else _new_uid(find_aim_rigs(obj))
         journal = Journal(obj)
         try:
