@@ -31,7 +31,8 @@ The rest pose does not move; the control's Aim property blends the aim in. Run i
     distance: FloatProperty(name="Distance", description="How far in front of the face the target stands, in "
                             "head sizes", default=aim.DEFAULT_DISTANCE, min=0.1, soft_max=20.0)
     influence: FloatProperty(name="Influence", description="The aim switch's value: 1 looks at the target, 0 "
-                             "leaves the bone's own rotation", default=1.0, min=0.0, max=1.0, subtype="FACTOR")
+                             "leaves the bone's own rotation (0 where the animation moves the aimed bone, to play "
+                             "as before)", default=1.0, min=0.0, max=1.0, subtype="FACTOR")
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -40,11 +41,13 @@ The rest pose does not move; the control's Aim property blends the aim in. Run i
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
         bone = context.active_bone
+        notes: list[str] = []
         try:
             aim_plan, updated = add_aim(obj, self.part, bone.name if bone is not None else None, self.distance,
-                                        self.influence)
+                                        self.influence, notes)
         except RigError as error:
             return report_error(self, error)
+        report_notes(self, notes, capital=True)
         verb = "Updated the aim of" if updated else "Aimed"
         self.report({"INFO"}, f"{verb} {', '.join(aim_plan.aimed)}: move '{aim_plan.control}' to aim")
         return {"FINISHED"}

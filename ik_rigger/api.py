@@ -459,13 +459,13 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
 
 @_takes_armature
 def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, distance: float = 3.0,
-            influence: float = 1.0) -> list[str]:
+            influence: float = 1.0, notes: list[str] | None = None) -> list[str]:
     """Give a head, a neck or a pair of eyes an aim target ``distance`` head sizes in front.
 
-    ``part`` is "AUTO" (``bone`` when its name says head, neck or eye, else the head), "HEAD",
-    "NECK", "EYES" or "ACTIVE" (``bone`` whatever its name). Returns the aimed bones.
+    ``part`` is "AUTO" (``bone`` when its name says head, neck or eye, else the head), "HEAD", "NECK", "EYES" or
+    "ACTIVE" (``bone`` whatever its name). Returns the aimed bones; ``notes`` gets why ``aim`` is 0 (``rig.aim``).
     """
-    aim_plan, _ = _aim.add_aim(obj, part, bone, distance, influence)
+    aim_plan, _ = _aim.add_aim(obj, part, bone, distance, influence, notes)
     return list(aim_plan.aimed)
 
 

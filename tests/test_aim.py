@@ -19,7 +19,7 @@ from helpers import (
     set_active_bone,
     snapshot,
 )
-from mathutils import Matrix, Vector
+from mathutils import Matrix, Quaternion, Vector
 from test_pipeline import assert_same_poses, frames_here, play_elsewhere
 from test_refusals import _linked_rig
 from test_ui import RecordingLayout, draw
@@ -387,6 +387,65 @@ def test_a_distance_that_is_no_finite_positive_number_is_refused(distance):
     with pytest.raises(RigError, match=r"'head': the aim distance must be a finite number above 0 \(got "):
         add_aim(obj, "HEAD", distance=distance)
     assert same(snapshot(obj), before)
+
+
+def _turned_by_a_clip(obj: bpy.types.Object, bone: str, nla: bool) -> None:
+    """``bone`` keyed at rest on frame 1 and turned on frame 10, by the armature's action or an NLA strip."""
+    pose_bone = obj.pose.bones[bone]
+    pose_bone.rotation_mode = "XYZ"
+    pose_bone.keyframe_insert("rotation_euler", frame=1)
+    pose_bone.rotation_euler = (0.4, 0.0, 0.6)
+    pose_bone.keyframe_insert("rotation_euler", frame=10)
+    if nla:
+        data = obj.animation_data
+        action = data.action
+        data.action = None
+        data.nla_tracks.new().strips.new(action.name, 1, action)
+    bpy.context.scene.frame_set(10)
+
+
+@pytest.mark.parametrize(("part", "keyed", "nla"), [("HEAD", "neck", False), ("EYES", "head", True),
+                                                     ("NECK", "spine", True)])
+def test_an_aim_added_where_a_clip_turns_the_bones_above_moves_nothing_until_raised(part, keyed, nla):
+    """Before: the target stood where the rest pose faces, and on a frame where the clip turned the bones
+    above the aimed one, the aimed bone turned toward it."""
+    obj = make_armature(face())
+    _turned_by_a_clip(obj, keyed, nla)
+    snap = snapshot(obj)
+    before = evaluate(obj)
+    notes: list[str] = []
+    plan, updated = add_aim(obj, part, notes=notes)
+    assert not updated and obj.pose.bones[plan.control][aim.AIM] == 0.0
+    moved = ", ".join(repr(name) for name in plan.aimed)
+    assert len(notes) == 1 and f"moves {moved}:" in notes[0] and "raise it" in notes[0]
+    assert_rest_kept(obj, before)
+    # Raised, the switch aims at the target, which stands where the rest pose faces.
+    obj.pose.bones[plan.control][aim.AIM] = 1.0
+    obj.update_tag()
+    assert max(rotation_degrees(before[name], evaluate(obj)[name]) for name in plan.aimed) > 5.0
+    # Added again, the rig updates in place and still plays the clip as before.
+    plan, updated = add_aim(obj, part, distance=5.0)
+    assert updated and obj.pose.bones[plan.control][aim.AIM] == 0.0
+    assert_rest_kept(obj, before)
+    remove_aim(obj, plan.aimed[0])
+    assert same(snapshot(obj), snap)
+
+
+def test_an_aim_whose_target_moves_with_what_the_clip_moves_is_on():
+    """The clip moving only the root moves the head's target with it: the aim stays on, and nothing moves."""
+    obj = make_armature(face())
+    pose_bone = obj.pose.bones["root"]
+    pose_bone.keyframe_insert("location", frame=1)
+    pose_bone.location = (0.3, 0.2, 0.0)
+    pose_bone.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), 0.7)
+    pose_bone.keyframe_insert("location", frame=10)
+    pose_bone.keyframe_insert("rotation_quaternion", frame=10)
+    bpy.context.scene.frame_set(10)
+    before = evaluate(obj)
+    notes: list[str] = []
+    plan, _ = add_aim(obj, "HEAD", notes=notes)
+    assert obj.pose.bones[plan.control][aim.AIM] == 1.0 and notes == []
+    assert_rest_kept(obj, before)
 
 
 def test_the_rig_plays_without_ik_rigger(tmp_path):

@@ -25,9 +25,11 @@ from export_readers import (
     validate,
 )
 from helpers import both_legs, make_armature
+from mathutils import Quaternion
 
 from ik_rigger import api
 from ik_rigger.rig import records
+from ik_rigger.rig.animation import action_fcurves
 
 # Every collection of bpy.data: objects, meshes, armatures, actions, scenes, images...
 _COLLECTIONS = tuple(name for name in dir(bpy.data)
@@ -246,6 +248,8 @@ def test_a_gltf_with_its_bin_validates(tmp_path):
 def test_a_clip_moving_the_armature_object_and_several_roots_are_warned_of(tmp_path):
     obj = legs_character()
     obj.keyframe_insert("location", frame=1)
+    obj.location.x += 0.5
+    obj.keyframe_insert("location", frame=14)
     obj.data.bones["thigh.R"].use_deform = True
     with bpy.context.temp_override(active_object=obj, object=obj):
         bpy.ops.object.mode_set(mode="EDIT")
@@ -257,6 +261,28 @@ def test_a_clip_moving_the_armature_object_and_several_roots_are_warned_of(tmp_p
         "parent them under one deform bone",
         "the clip 'Walk' moves the armature object 'Rig' itself, which is not exported: key the root bone instead "
         "(engines read root motion from it)")
+
+
+def test_a_clip_keying_the_armature_object_still_is_not_warned_of_until_it_moves(tmp_path):
+    """Before: any key on the object's transform was warned of as motion, though importers (glTF's armature
+    node) key the object with its one transform on every frame of a clip."""
+    obj = legs_character()
+    obj.rotation_mode = "QUATERNION"
+    obj.location = (0.2, -0.1, 0.05)
+    obj.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), 0.3)
+    obj.scale = (0.01, 0.01, 0.01)
+    for frame in (1, 8, 14, 20):
+        for path in ("location", "rotation_quaternion", "scale"):
+            obj.keyframe_insert(path, frame=frame)
+    report = api.export(obj, str(tmp_path / "still.glb"), clips=["Walk"])
+    assert report.warnings == ()
+    # One key off the others moves the object on the frames around it.
+    curve = next(curve for curve in action_fcurves(obj.animation_data.action)
+                 if curve.data_path == "location" and curve.array_index == 2)
+    curve.keyframe_points[2].co.y += 0.001
+    report = api.export(obj, str(tmp_path / "moved.glb"), clips=["Walk"])
+    assert report.warnings == ("the clip 'Walk' moves the armature object 'Rig' itself, which is not exported: key "
+                               "the root bone instead (engines read root motion from it)",)
 
 
 def test_a_deform_bone_under_bones_that_do_not_deform_hangs_from_its_nearest_deforming_ancestor(tmp_path):

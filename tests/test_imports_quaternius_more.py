@@ -291,7 +291,6 @@ STILL_OBJECT_WARNED = ("Export warns that the cow's run moves the armature objec
                        "keys the object with one constant transform (rig/export_bake.py)")
 
 
-@pytest.mark.xfail(reason=STILL_OBJECT_WARNED, strict=True)
 def test_a_clip_keying_the_armature_object_still_is_exported_without_a_warning(tmp_path):
     obj = arrive(COW, "glTF", tmp_path)
     placed = obj.matrix_world.copy()
@@ -310,7 +309,6 @@ AIM_FROM_REST = ("Add Aim on a frame the clip poses turns the head there (the zo
                  "cow's 21): the target is placed in front of the face at rest, not as the frame shows it")
 
 
-@pytest.mark.xfail(reason=AIM_FROM_REST, strict=True)
 @pytest.mark.parametrize("filename", [ZOMBIE, COW])
 def test_adding_an_aim_on_a_frame_of_the_clip_moves_nothing_there(filename, tmp_path):
     obj = arrive(filename, "glTF", tmp_path)

@@ -21,8 +21,9 @@ from ..core import aim as core_aim
 from ..core.errors import RigError
 from ..core.switches import number
 from . import drivers, modes, records
-from .animation import bone_paths, remove_fcurves
+from .animation import bone_of_path, bone_paths, remove_fcurves
 from .checks import check_armature
+from .clips import animated_paths_of, followed, played_frames
 from .constraints import add_constraint, configure
 from .edit_pass import place_made_bones, reparent_children
 from .journal import Journal
@@ -150,11 +151,13 @@ def plan_for(obj: bpy.types.Object, part: str = "AUTO", active: str | None = Non
 
 
 def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None,
-            distance: float = core_aim.DEFAULT_DISTANCE, influence: float = 1.0) -> tuple[core_aim.AimPlan, bool]:
+            distance: float = core_aim.DEFAULT_DISTANCE, influence: float = 1.0,
+            notes: list[str] | None = None) -> tuple[core_aim.AimPlan, bool]:
     """Give a head, a neck or the eyes an aim target; update the rig in place when they have one.
 
     ``part`` is one of ``core.aim.PARTS``; ``active`` the user's active bone (AUTO reads
-    its name); ``distance`` in head sizes; ``influence`` the ``aim`` switch's value.
+    its name); ``distance`` in head sizes; ``influence`` the ``aim`` switch's value, but 0
+    where the motion moves an aimed bone (``moved_by_motion``), said in ``notes`` when given.
     Returns the plan and whether an existing rig was updated. Either the whole rig is
     made or nothing changes.
     """
@@ -166,6 +169,13 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
     with modes.kept_mode(obj) as original, modes.mirror_off(obj):
         modes.leave_edit_mode(obj)
         aim_plan, existing = plan_for(obj, part, active, distance)
+        moved = moved_by_motion(obj, aim_plan, existing.made_bones() if existing else set())
+        if moved and influence > 0.0:
+            influence = 0.0
+            if notes is not None:
+                notes.append(f"the animation moves {', '.join(repr(name) for name in moved)}: the switch "
+                             f"'{core_aim.AIM}' on '{aim_plan.control}' is set to 0 so it plays as before (the target "
+                             "stands where the rest pose faces); raise it to aim at the target")
         uid = existing.uid if existing is not None else _new_uid(find_aim_rigs(obj))
         journal = Journal(obj)
         try:
@@ -180,6 +190,34 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
             journal.rollback()
             raise
     return aim_plan, existing is not None
+
+
+_BONE_TRANSFORMS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
+
+
+def moved_by_motion(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, made: set[str]) -> list[str]:
+    """The aimed bones whose pose what plays moves relative to their target, by the limbs' rule (``clips.moves``):
+    keys or drivers, actions or NLA strips, on them or on what they follow (the bones above them, the bones and
+    objects their constraints follow), but the target's parent and the bones above it, which carry the target
+    too, and the rig's own bones ``made`` (its target's keys aim it). The target stands where the rest pose faces,
+    so an aim on at full turns such a bone away from what the motion shows."""
+    anchor = next(bone.parent for bone in aim_plan.new_bones if bone.name == aim_plan.control)
+    carried = set(made)
+    bone = obj.data.bones.get(anchor) if anchor is not None else None
+    while bone is not None:
+        carried.add(bone.name)
+        bone = bone.parent
+    moved = []
+    for name in aim_plan.aimed:
+        if not played_frames(obj, [name]):
+            continue
+        names, others = followed(obj, [name])
+        names -= carried
+        keyed = any(path.rpartition(".")[2] in _BONE_TRANSFORMS and bone_of_path(path) in names
+                    for path in animated_paths_of(obj))
+        if keyed or any(animated_paths_of(other) for other in others):
+            moved.append(name)
+    return moved
 
 
 def _edit_bones(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, uid: str, reused: set[str],

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import RigError
 from . import records
-from .animation import action_paths, bone_of_path, ensure_fcurve, strip_actions
+from .animation import action_fcurves, action_paths, bone_of_path, ensure_fcurve, strip_actions
 from .asleep import asleep, bystanders
 from .clips import Clip, carriers, other_clips, passed_clips, playing_alone
 from .scene_state import animated_paths, give_back, values_at
@@ -74,12 +74,27 @@ _OBJECT_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaterni
                                 "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"))
 
 
+# How far a still object's keyed value may stray, relative to its size (at least 1): the float precision of keys.
+_STILL = 1e-5
+
+
+def _moves_object(clip: Clip) -> bool:
+    """True when the clip's keys change the object's transform over its frames. Importers key the
+    object with its one transform on every frame (glTF's armature node, as Blender's FBX importer
+    did), which moves nothing: each curve is read where the clip plays, its modifiers included."""
+    for curve in action_fcurves(clip.action):
+        if curve.data_path in _OBJECT_TRANSFORMS:
+            values = [curve.evaluate(frame) for frame in clip.frames]
+            if values and max(values) - min(values) > _STILL * max(1.0, *map(abs, values)):
+                return True
+    return False
+
+
 def object_motion_warnings(obj: bpy.types.Object, clips: Sequence[Clip]) -> list[str]:
     """A warning for each clip that moves the armature object itself: the file holds the bones'
     motion only (what engines read as root motion is the root bone's)."""
     return [f"the clip '{clip.name}' moves the armature object '{obj.name}' itself, which is not exported: key "
-            "the root bone instead (engines read root motion from it)" for clip in clips
-            if any(path in _OBJECT_TRANSFORMS for path in action_paths(clip.action))]
+            "the root bone instead (engines read root motion from it)" for clip in clips if _moves_object(clip)]
 
 
 def passed_warnings(obj: bpy.types.Object, names: Sequence[str] | None) -> list[str]:
