@@ -446,8 +446,7 @@ def plant_feet(obj: bpy.types.Object, ground: bpy.types.Object | None,
     The hips go down where a leg cannot reach (to 99.5% of its length, so no knee locks
     straight). ``frames`` None poses the current frame (``key``: keyed there); otherwise the handles
     (and hips) are keyed on every frame given, each foot held still while it is down. Returns the
-    limbs planted, the hips bone lowered (or None) and how far, world units, and ``notes`` (a foot's tail
-    left out of its sole where it is no joint, as importers leave leaf bones).
+    limbs planted, the hips bone lowered (or None) and how far, world units, and ``notes`` (soles' tails left out).
     """
     surface = _ground.check_ground(obj, ground)
     if frames is not None or key:  # the current frame's keys go in as Blender's own, as a snap's
