@@ -217,21 +217,31 @@ class Names:
     def __init__(self, skeleton: Skeleton) -> None:
         self.read: dict[str, Name] = skeleton.read_names
         self.known = skeleton.bones.keys()
+        self.deform_driven = skeleton.deform_driven
         self.around: bool | None = None  # see _rig_around
 
     def __getitem__(self, name: str) -> Name:
         read = self.read.get(name)
         if read is None:
             read = _read_split(name, naming.split_side(name, self.known))  # read_name, a call less
-            if read.generated == "DEF" and not self._rig_around():
+            if read.generated == "DEF" and not (self.deform_driven and self._rig_around()):
                 read = replace(read, generated=None)
             self.read[name] = read
         return read
 
+    @property
+    def exported(self) -> bool:
+        """Whether the skeleton is a generated rig, its ORG- or MCH- bones around its DEF- bones, that nothing
+        drives (``Skeleton.deform_driven``): a Rigify character sent through FBX or glTF, or downloaded, keeps
+        every bone and none of the constraints and drivers that moved them. Its DEF- bones are then the bones
+        the mesh deforms with, rigged, and the rest of the rig is left alone."""
+        return not self.deform_driven and self._rig_around()
+
     def _rig_around(self) -> bool:
         """Whether a generated rig's DEF- bones have that rig around them: its ORG- or MCH- bones. A
         game engine's export keeps the DEF- bones alone (Rigify's ``DEF-thigh.L > DEF-thigh.L.001 >
-        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones."""
+        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones; so
+        with the rig around them where none of them follows another (``exported``)."""
         if self.around is None:
             self.around = any((found := _GENERATED.match(bone)) is not None
                               and found["prefix"].upper() in ("ORG", "MCH") for bone in self.known)

@@ -10,6 +10,8 @@ from mathutils import Vector
 
 from ..core.errors import RigError, a_kind
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
+from ..core.naming import GENERATED
+from .animation import bone_of_path
 from .scene_state import library_path
 
 
@@ -43,9 +45,34 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
     skeleton = Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
-                        front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
+                        front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized(),
+                        deform_driven=deform_driven(obj, names))
     skeleton.measures[REST_COLUMNS] = columns
     return skeleton.indexed(children)
+
+
+# What a driver on a bone may set to move it.
+_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale"))
+
+
+def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
+    """Whether the generated rig's DEF- bones among ``names`` (``obj``'s bones) follow its other bones, as
+    ``Skeleton.deform_driven`` says: a constraint on one, or a driver on its transforms. A live Rigify rig's
+    follow its tweak bones by Copy Transforms, though some (its pelvis, shoulders, palms) have none; an export
+    keeps the bones and neither. Asked of the DEF- bones alone, up to the first with a constraint: one read for a
+    live rig, one per DEF- bone for an export."""
+    deform = [name for name in names if (found := GENERATED.match(name)) is not None
+              and found["prefix"].upper() == "DEF"]
+    if not deform:
+        return True  # no generated rig's DEF- bone to tell apart: the skeleton's default
+    data = obj.animation_data
+    if data is not None and data.drivers:
+        own = set(deform)
+        if any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in _TRANSFORMS
+               for curve in data.drivers):
+            return True
+    pose_bones = obj.pose.bones
+    return any(len(pose_bones[name].constraints) for name in deform)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
