@@ -8,9 +8,9 @@ from collections.abc import Iterator, Mapping
 import bpy
 from mathutils import Vector
 
+from ..core.detect_names import rigged_deform
 from ..core.errors import RigError, a_kind
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
-from ..core.naming import GENERATED
 from .animation import bone_of_path
 from .scene_state import library_path
 
@@ -59,20 +59,20 @@ def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
     """Whether the generated rig's DEF- bones among ``names`` (``obj``'s bones) follow its other bones, as
     ``Skeleton.deform_driven`` says: a constraint on one, or a driver on its transforms. A live Rigify rig's
     follow its tweak bones by Copy Transforms, though some (its pelvis, shoulders, palms) have none; an export
-    keeps the bones and neither. Asked of the DEF- bones alone, up to the first with a constraint: one read for a
-    live rig, one per DEF- bone for an export."""
-    deform = [name for name in names if (found := GENERATED.match(name)) is not None
-              and found["prefix"].upper() == "DEF"]
+    keeps the bones and neither. Asked of the DEF- bones with their rig around them alone, up to the first with a
+    constraint: a read or two for a live rig, one per DEF- bone for an export, none for any other armature."""
+    deform = rigged_deform(names)
     if not deform:
         return True  # no generated rig's DEF- bone to tell apart: the skeleton's default
-    data = obj.animation_data
-    if data is not None and data.drivers:
-        own = set(deform)
-        if any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in _TRANSFORMS
-               for curve in data.drivers):
-            return True
     pose_bones = obj.pose.bones
-    return any(len(pose_bones[name].constraints) for name in deform)
+    if any(len(pose_bones[name].constraints) for name in deform):
+        return True
+    data = obj.animation_data
+    if data is None or not data.drivers:
+        return False
+    own = set(deform)
+    return any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in _TRANSFORMS
+               for curve in data.drivers)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
