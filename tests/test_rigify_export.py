@@ -11,7 +11,9 @@ from helpers import rest, through_fbx
 from test_detect_real import assert_handles_move_chain_ends
 
 from ik_rigger import api
+from ik_rigger.core.detect import detect_limbs
 from ik_rigger.core.errors import RigError
+from ik_rigger.rig.skeleton import read_skeleton
 
 # Each limb by its last bone, Rigify's segments each cut in two: thigh, thigh.001, shin, shin.001.
 LIMBS = {f"DEF-{bone}.{side}.001": 4 for bone in ("shin", "forearm") for side in "LR"}
@@ -47,6 +49,7 @@ def test_a_generated_rig_through_fbx_is_rigged_on_its_deform_legs_and_arms(tmp_p
     assert not any(bone.constraints for bone in obj.pose.bones) and obj.animation_data is None
     bpy.context.view_layer.objects.active = obj
     before = rest(obj)
+    found = detect_limbs(read_skeleton(obj))
     skipped.clear()
     built = api.auto_rig(obj, skipped=skipped)
     assert {limb.name: limb.extremity for limb in built} == ENDS
@@ -60,3 +63,6 @@ def test_a_generated_rig_through_fbx_is_rigged_on_its_deform_legs_and_arms(tmp_p
         assert max(abs(a - b) for row_a, row_b in zip(matrix, after[name]) for a, b in zip(row_a, row_b)) \
             < 1e-4 * scale, name
     assert_handles_move_chain_ends(obj, LIMBS)
+    # Rigged, its DEF- bones hold IK Rigger's own constraints, which make it no live generated rig: the same limbs
+    # are found again (a limb removed and built again, the other side's by Both Sides, finds its foot or hand).
+    assert detect_limbs(read_skeleton(obj)) == found

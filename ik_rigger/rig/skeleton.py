@@ -51,6 +51,9 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     return skeleton.indexed(children)
 
 
+# How IK Rigger names each constraint it adds ("IK Rigger IK", "IK Rigger Follow"): an export rigged holds them on
+# its DEF- bones, and is no live generated rig for it.
+_OWN_CONSTRAINTS = "IK Rigger "
 # What a driver on a bone may set to move it.
 _TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale"))
 
@@ -59,13 +62,15 @@ def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
     """Whether the generated rig's DEF- bones among ``names`` (``obj``'s bones) follow its other bones, as
     ``Skeleton.deform_driven`` says: a constraint on one, or a driver on its transforms. A live Rigify rig's
     follow its tweak bones by Copy Transforms, though some (its pelvis, shoulders, palms) have none; an export
-    keeps the bones and neither. Asked of the DEF- bones with their rig around them alone, up to the first with a
-    constraint: a read or two for a live rig, one per DEF- bone for an export, none for any other armature."""
+    keeps the bones and neither; IK Rigger's own constraints on them, once rigged, say nothing. Asked of the DEF-
+    bones with their rig around them alone, up to the first with a constraint: a read or two for a live rig, one
+    per DEF- bone for an export, none for any other armature."""
     deform = rigged_deform(names)
     if not deform:
         return True  # no generated rig's DEF- bone to tell apart: the skeleton's default
     pose_bones = obj.pose.bones
-    if any(len(pose_bones[name].constraints) for name in deform):
+    if any(not constraint.name.startswith(_OWN_CONSTRAINTS) for name in deform
+           for constraint in pose_bones[name].constraints):
         return True
     data = obj.animation_data
     if data is None or not data.drivers:
