@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from helpers import make_armature
@@ -21,7 +22,8 @@ from test_detect_real import assert_handles_move_chain_ends
 
 from ik_rigger import api
 from ik_rigger.core import naming
-from ik_rigger.core.detect import Detection, detect_limbs
+from ik_rigger.core.detect import ARM, LEG, Detection, detect_limbs
+from ik_rigger.rig.skeleton import read_skeleton
 
 
 def sketchfab(specs: list[Spec]) -> tuple[list[Spec], dict[str, str]]:
@@ -118,3 +120,61 @@ def test_auto_rig_and_both_sides_rig_a_renamed_rigify_export():
         built = api.build(obj, names[f"DEF-{bone}.L"], both_sides=True)
         assert {limb.name: limb.extremity for limb in built} == {
             names[f"DEF-{bone}.{side}"]: names[f"DEF-{'foot' if bone == 'shin' else 'hand'}.{side}"] for side in "LR"}
+
+
+# A whole generated rig as an export leaves it (through FBX or glTF, or downloaded): every bone kept, none of the
+# constraints and drivers that moved them; also with each DEF- segment cut in two, as Rigify cuts them.
+EXPORTED = {
+    "generated rig": RIGS["generated rig"],
+    "generated rig, segments split": (prefixed(METARIG, "ORG-") + both_sides_split(RIGIFY_EXPORT_SPLIT) + CONTROLS
+                                      + HELPERS),
+}
+
+
+@pytest.mark.parametrize("renamed_so", [False, True], ids=["dotted", "renamed"])
+@pytest.mark.parametrize("rig", sorted(EXPORTED))
+def test_an_exported_generated_rig_is_rigged_on_its_deform_bones(rig, renamed_so):
+    """Where nothing drives a generated rig's DEF- bones, its DEF- legs and arms are rigged with their feet and
+    hands, each mirrored to the other side's by Both Sides, and its ORG- chains skipped saying so; where they
+    follow its controls (a live rig), the whole rig is skipped as before."""
+    specs, names = sketchfab(EXPORTED[rig]) if renamed_so else (EXPORTED[rig], {spec[0]: spec[0] for spec in
+                                                                                 EXPORTED[rig]})
+    split = rig.endswith("split")
+    exported = detect_limbs(replace(make_skeleton(specs), deform_driven=False))
+    limbs = []
+    for kind, (upper, lower, end) in ((LEG, ("thigh", "shin", "foot")), (ARM, ("upper_arm", "forearm", "hand"))):
+        for side in "LR":
+            chain = tuple(f"DEF-{bone}.{side}{copy}" for bone in (upper, lower) for copy in ("", ".001")[:1 + split])
+            limbs.append((kind, side, tuple(map(names.get, chain)), names[f"DEF-{end}.{side}"],
+                          tuple(names[bone] for bone in chain if bone.endswith(".001"))))
+    found, why = read(exported)
+    assert found == limbs
+    assert set(why) == {names[f"ORG-{bone}.{side}"] for bone in ("shin", "forearm") for side in "LR"}
+    assert all("its DEF- chain is rigged" in reason for reason in why.values())
+    assert not any(item.generated for item in exported.skipped)  # no "generated rig" refusal if none is rigged
+    known = set(names.values())
+    for left, right in zip(exported.limbs[0::2], exported.limbs[1::2]):
+        for bone, mirror in zip((*left.chain, left.extremity), (*right.chain, right.extremity), strict=True):
+            assert naming.flip_name(bone, known) == mirror
+    live = detect_limbs(make_skeleton(specs))
+    assert live.limbs == ()
+    assert all("rig the metarig instead" in reason for reason in reasons(live).values())
+    assert {names[f"DEF-{bone}.{side}"] for bone in ("shin", "forearm") for side in "LR"} <= set(reasons(live))
+
+
+def test_an_armature_tells_an_exported_generated_rig_from_a_live_one_by_its_deform_bones():
+    """Read from an armature, a renamed generated rig is an export's while no DEF- bone has a constraint or a driver
+    on its transforms: its DEF- legs and arms are found; one such constraint or driver makes it a live rig's."""
+    specs, names = sketchfab(EXPORTED["generated rig"])
+    obj = armature(specs)
+    lasts = [names[f"DEF-{bone}.{side}"] for bone in ("shin", "forearm") for side in "LR"]
+    assert sorted(limb.last for limb in detect_limbs(read_skeleton(obj)).limbs) == sorted(lasts)
+    thigh = obj.pose.bones[names["DEF-thigh.R"]]
+    thigh.driver_add("rotation_euler", 0)
+    assert detect_limbs(read_skeleton(obj)).limbs == ()
+    thigh.driver_remove("rotation_euler", 0)
+    obj.pose.bones[names["ORG-shin.L"]].driver_add("location", 1)  # an ORG- bone's driver says nothing of DEF-
+    assert len(detect_limbs(read_skeleton(obj)).limbs) == 4
+    constraint = thigh.constraints.new("COPY_TRANSFORMS")
+    constraint.target, constraint.subtarget = obj, names["ORG-thigh.R"]
+    assert detect_limbs(read_skeleton(obj)).limbs == ()

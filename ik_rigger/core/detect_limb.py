@@ -49,7 +49,12 @@ class _Top:
     above: bool  # the chain starts a segment above its upper bone (Quaternius' Leg > UpperLeg > LowerLeg)
 
 
-def _generated_reason(prefix: str) -> str:
+def _generated_reason(prefix: str, exported: bool) -> str:
+    """Why a generated rig's bone is no limb's; ``exported``: its DEF- bones are its limbs (``Names.exported``)."""
+    if exported:
+        return (f"it is a generated rig's {prefix}- bone, which nothing drives here (the rig came without its "
+                "constraints and drivers, as an export leaves it): its DEF- chain is rigged, the bones the mesh "
+                "deforms with")
     return (f"it is a generated rig's {prefix}- bone, driven by that rig's own controls; "
             "rig the metarig instead")
 
@@ -85,15 +90,16 @@ class LimbFinder:
     def _upper(self, lower: str, rule: Rule) -> str:
         """``lower``'s parent, when both can be in a limb of their own."""
         lower_name = self.names[lower]
+        exported = self.names.exported
         if lower_name.generated:
-            raise _RefusalError(_generated_reason(lower_name.generated), generated=True)
+            raise _RefusalError(_generated_reason(lower_name.generated, exported), generated=not exported)
         upper = self.skeleton[lower].parent
         if upper is None:
             raise _RefusalError(f"it is named like the lower half of a {KIND_WORD[rule.kind]} but has no parent bone")
         upper_name = self.names[upper]
         if upper_name.generated:
-            raise _RefusalError(f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated)}",
-                                generated=True)
+            raise _RefusalError(f"its parent '{upper}' is skipped: {_generated_reason(upper_name.generated, exported)}",
+                                generated=not exported)
         if self.chains.second_half(upper, lower):
             raise _RefusalError(f"it is the second half of the {SEGMENT_WORD[rule.kind][1]} '{upper}' > "
                            f"'{lower}', in the limb that '{upper}' ends")

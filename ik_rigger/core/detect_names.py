@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Collection, Container, Iterable
 from dataclasses import dataclass, replace
 
 from . import naming
@@ -28,6 +28,10 @@ from .model import Skeleton
 # A generated rig's own controls drive the copies it makes of every bone (``naming.GENERATED``), so an IK built on
 # them would fight the generated rig.
 _GENERATED = naming.GENERATED
+# A generated rig's ORG- and MCH- bones, in lower-case names each after a character no bone name holds (Blender's
+# names are C strings): searched for through them all at once, as few armatures have one.
+_RIG_LAYERS = re.compile(r"\0(?:org|mch)[-_]")
+_DEFORM_PREFIXES = ("def-", "def_")
 # Rigify's animal metarigs mark rear and front parts "r_toe.L", "f_palm.01.L".
 _RIGIFY_POSITION = re.compile(r"^(?P<position>[fr])_(?=[a-z])")
 _RIGIFY_POSITIONS = {"f": FRONT, "r": HIND}
@@ -84,6 +88,20 @@ _COPY = re.compile(r"__\d+_$")
 # A whole-limb word, then a letter or number telling the limb from its side's others, then the segment's number or
 # the limb's tip, each apart: Mesh2Motion's spider's "leg_a_1_l > leg_a_2_l > leg_a_3_l > leg_a_tip_l".
 _TAGGED = re.compile(r"(?P<word>[a-z]+)[._\- ](?P<tag>[a-z]|\d+)[._\- ](?P<segment>\d+|tip)", re.IGNORECASE)
+
+
+def rig_around(names: Iterable[str]) -> bool:
+    """Whether ``names`` hold a generated rig's ORG- or MCH- bones, which its DEF- bones follow while it is live."""
+    return _RIG_LAYERS.search("\0" + "\0".join(names).lower()) is not None
+
+
+def rigged_deform(names: Collection[str]) -> list[str]:
+    """The DEF- bones of ``names`` that have their generated rig around them (``rig_around``); none where they are
+    alone, as a game engine's export keeps them: only the former may follow that rig or not
+    (``Skeleton.deform_driven``)."""
+    if not rig_around(names):
+        return []
+    return [name for name in names if name[:4].lower() in _DEFORM_PREFIXES]
 
 
 def read_name(name: str, known: Container[str]) -> Name:
@@ -217,24 +235,33 @@ class Names:
     def __init__(self, skeleton: Skeleton) -> None:
         self.read: dict[str, Name] = skeleton.read_names
         self.known = skeleton.bones.keys()
+        self.deform_driven = skeleton.deform_driven
         self.around: bool | None = None  # see _rig_around
 
     def __getitem__(self, name: str) -> Name:
         read = self.read.get(name)
         if read is None:
             read = _read_split(name, naming.split_side(name, self.known))  # read_name, a call less
-            if read.generated == "DEF" and not self._rig_around():
+            if read.generated == "DEF" and not (self.deform_driven and self._rig_around()):
                 read = replace(read, generated=None)
             self.read[name] = read
         return read
 
+    @property
+    def exported(self) -> bool:
+        """Whether the skeleton is a generated rig, its ORG- or MCH- bones around its DEF- bones, that nothing
+        drives (``Skeleton.deform_driven``): a Rigify character sent through FBX or glTF, or downloaded, keeps
+        every bone and none of the constraints and drivers that moved them. Its DEF- bones are then the bones
+        the mesh deforms with, rigged, and the rest of the rig is left alone."""
+        return not self.deform_driven and self._rig_around()
+
     def _rig_around(self) -> bool:
         """Whether a generated rig's DEF- bones have that rig around them: its ORG- or MCH- bones. A
         game engine's export keeps the DEF- bones alone (Rigify's ``DEF-thigh.L > DEF-thigh.L.001 >
-        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones."""
+        DEF-shin.L``), and nothing drives them but their own keys: they are the character's bones; so
+        with the rig around them where none of them follows another (``exported``)."""
         if self.around is None:
-            self.around = any((found := _GENERATED.match(bone)) is not None
-                              and found["prefix"].upper() in ("ORG", "MCH") for bone in self.known)
+            self.around = rig_around(self.known)
         return self.around
 
 

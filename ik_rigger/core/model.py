@@ -200,6 +200,11 @@ class Skeleton:
     bones: dict[str, BoneInfo]
     up: Vector = field(default_factory=lambda: Vector((0.0, 0.0, 1.0)))
     front: Vector = field(default_factory=lambda: Vector((0.0, -1.0, 0.0)))
+    # Whether a generated rig's DEF- bones follow its other bones, a constraint on one or a driver on its
+    # transforms (a live Rigify rig), as ``rig.skeleton`` reads it; False where none does (the rig sent through
+    # FBX or glTF, or downloaded: its DEF- bones are the deforming skeleton then, see ``core.detect_names``). A
+    # skeleton made without an armature says True: a generated rig in it is skipped whole.
+    deform_driven: bool = True
     # What detection has read of the bones' names (``core.detect``), kept for every later
     # reading of this skeleton (a limb's planning reads them again); a skeleton made from
     # this one with other bones (``without``) starts its own, one with its bones moved (``moved``)

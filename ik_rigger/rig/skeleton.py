@@ -8,8 +8,10 @@ from collections.abc import Iterator, Mapping
 import bpy
 from mathutils import Vector
 
+from ..core.detect_names import rigged_deform
 from ..core.errors import RigError, a_kind
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
+from .animation import bone_of_path
 from .scene_state import library_path
 
 
@@ -43,9 +45,39 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
     # Y-up characters keep Y up in armature space and turn the object instead.
     to_armature = obj.matrix_world.to_3x3().inverted_safe()
     skeleton = Skeleton(read, up=(to_armature @ Vector((0.0, 0.0, 1.0))).normalized(),
-                        front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized())
+                        front=(to_armature @ Vector((0.0, -1.0, 0.0))).normalized(),
+                        deform_driven=deform_driven(obj, names))
     skeleton.measures[REST_COLUMNS] = columns
     return skeleton.indexed(children)
+
+
+# How IK Rigger names each constraint it adds ("IK Rigger IK", "IK Rigger Follow"): an export rigged holds them on
+# its DEF- bones, and is no live generated rig for it.
+_OWN_CONSTRAINTS = "IK Rigger "
+# What a driver on a bone may set to move it.
+_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale"))
+
+
+def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
+    """Whether the generated rig's DEF- bones among ``names`` (``obj``'s bones) follow its other bones, as
+    ``Skeleton.deform_driven`` says: a constraint on one, or a driver on its transforms. A live Rigify rig's
+    follow its tweak bones by Copy Transforms, though some (its pelvis, shoulders, palms) have none; an export
+    keeps the bones and neither; IK Rigger's own constraints on them, once rigged, say nothing. Asked of the DEF-
+    bones with their rig around them alone, up to the first with a constraint: a read or two for a live rig, one
+    per DEF- bone for an export, none for any other armature."""
+    deform = rigged_deform(names)
+    if not deform:
+        return True  # no generated rig's DEF- bone to tell apart: the skeleton's default
+    pose_bones = obj.pose.bones
+    if any(not constraint.name.startswith(_OWN_CONSTRAINTS) for name in deform
+           for constraint in pose_bones[name].constraints):
+        return True
+    data = obj.animation_data
+    if data is None or not data.drivers:
+        return False
+    own = set(deform)
+    return any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in _TRANSFORMS
+               for curve in data.drivers)
 
 
 def check_editable(obj: bpy.types.Object | None) -> None:
