@@ -4,7 +4,8 @@ It acts on the IK constraint's target, where the chain's end is sent, whichever 
 (the handle, the stretch's TARGET, a foot roll's): the IK aims instead at SOFT, a hidden bone
 that copies that target (Copy Transforms) and is then put on the line from SOFT_ROOT (a
 hidden bone at the chain's root, hanging from what the chain hangs from, as long as the
-chain) to the target, at the distance Andy Nicholas' soft IK gives (a Limit Distance On
+chain, its location driven by the root bone's: where the clip's keys move the root, it goes
+along) to the target, at the distance Andy Nicholas' soft IK gives (a Limit Distance On
 Surface). With L the chain's length, s = soft_ik x L, d_a = L - s and D the distance from
 the root to the target, that distance is D up to d_a (the end reaches the target exactly)
 and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never gets there.
@@ -13,8 +14,8 @@ The distance is a driver whose expression Blender evaluates without Python: D is
 the armature's space, where the Limit Distance works, whatever the object's scale (mirrored, or
 other along each axis): GAUGE, a hidden bone without a parent at the armature's origin, is put at
 the target less the root by two Copy Location constraints (the second inverted, with offset), and
-a Distance variable reads its translation in its own space, which is that vector, from SOFT_ROOT's
-(never posed: nothing). In Local Space, Blender 4.2 to 5.2 read a bone's translation with its
+a Distance variable reads its translation in its own space, which is that vector, from its own location
+(Transform Space: never posed, nothing). In Local Space, Blender 4.2 to 5.2 read a bone's translation with its
 constraints applied (Transform Space reads its own location alone, here nothing). A world distance
 divided by the world scale, as earlier releases measured, was off by the ratio of the axes along
 the line where they differ.
@@ -146,6 +147,25 @@ def _gauge(draft: Draft, root: str, aimed: str) -> str:
     return gauge
 
 
+def _root(draft: Draft) -> str:
+    """SOFT_ROOT: at the chain's root, hanging from what the chain hangs from, as long as the chain and
+    at rest as its first bone is (IK's: the hidden chain's where there is one, which the hidden part points
+    the drivers to), so the same location puts both heads on the same point: its location's drivers copy
+    the first bone's, so the soft distance is measured from where the clip or the animator moves the root,
+    not from its rest. Copy Location would read the chain's root after the IK it feeds: a cycle."""
+    first = draft.skeleton[draft.chain[0]]
+    root = draft.new_name(draft.chain[0], TAG_ROOT)
+    along = (first.tail - first.head).normalized()
+    draft.bones.append(NewBone(ROLE_SOFT_ROOT, root, first.head, first.head + along * draft.length, first.z_axis,
+                               first.parent, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    if first.connected and not draft.followed:  # its head stays on its parent's tail, whatever its location
+        return root
+    for axis in range(3):
+        channel = f"location[{axis}]"
+        draft.drivers.append(PoseDriver(root, channel, Driven((), channels=(("location", draft.chain[0], channel),))))
+    return root
+
+
 def plan(draft: Draft) -> None:
     soft_ik = draft.options.soft_ik
     if soft_ik <= 0.0:
@@ -153,12 +173,8 @@ def plan(draft: Draft) -> None:
     index, ik = next((index, planned) for index, planned in enumerate(draft.constraints)
                      if planned.kind == "IK" and planned.name == CONSTRAINT_IK)
     aimed = next(bone for bone in draft.bones if bone.name == ik.subtarget)
-    joints, length = draft.joints, draft.length
-    root = draft.new_name(draft.chain[0], TAG_ROOT)
-    along = (joints[-1] - joints[0]).normalized()
-    draft.bones.append(NewBone(ROLE_SOFT_ROOT, root, joints[0], joints[0] + along * length, draft.bend,
-                               draft.skeleton[draft.chain[0]].parent, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
-                               hidden=True))
+    length = draft.length
+    root = _root(draft)
     soft = draft.new_name(draft.end_bone, TAG_SOFT)
     draft.bones.append(NewBone(ROLE_SOFT, soft, aimed.head, aimed.tail, aimed.z_axis, aimed.parent, PALETTE_MECHANISM,
                                naming.COLLECTION_MECHANISM, hidden=True))
@@ -170,8 +186,10 @@ def plan(draft: Draft) -> None:
     stretching = stretches(draft.options)
     switches = ((SOFT_IK, draft.handle),) + (((STRETCH, draft.handle),) if stretching else ())
     reach = _reach_beyond(draft, length) if stretching else None
+    # D: GAUGE's translation with its constraints, less its own location (never posed: nothing).
     draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
-        switches, expression(length, reach), distances=(("D", gauge, root),), distance_space="LOCAL_SPACE")))
+        switches, expression(length, reach), distances=(("D", gauge, gauge),), distance_space="LOCAL_SPACE",
+        distance_base_space="TRANSFORM_SPACE")))
     draft.constraints[index] = replace(ik, subtarget=soft)
     # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
     kept = draft.kept.get("soft_ik")
