@@ -347,6 +347,23 @@ def test_snapping_ik_to_fk_where_the_roots_keys_move_it():
     assert_same(leg, played[4], evaluate(leg.obj), "snapped on frame 4")
 
 
+def test_the_roots_keys_are_followed_again_once_ik_rigger_sees_it_renamed():
+    """Blender renames a driver's path to a bone's property but not to one item of it: the first bone
+    renamed, soft IK measures from its rest head again (the clip off) until IK Rigger next runs on the rig,
+    which points its drivers at the bone again."""
+    leg, played = _leg_with_its_root_keyed_off_its_rest()
+    obj, scene = leg.obj, bpy.context.scene
+    obj.data.bones["thigh.L"].name = leg.chain[0] = "Thigh"
+    played = {frame: {("Thigh" if name == "thigh.L" else name): pose for name, pose in poses.items()}
+              for frame, poses in played.items()}
+    scene.frame_set(2)
+    assert rotation_degrees(evaluate(obj)["Thigh"], played[2]["Thigh"]) > 1.0
+    api.upgrade(obj)
+    for frame, poses in played.items():
+        scene.frame_set(frame)
+        assert_same(leg, poses, evaluate(obj), f"frame {frame}")
+
+
 def key_fk_motion(leg: Leg, frames: int = 24) -> None:
     """The knee straightens and bends again, in and out of the soft zone, the hip turning."""
     bones = leg.obj.pose.bones

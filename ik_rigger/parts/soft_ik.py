@@ -199,6 +199,25 @@ def plan(draft: Draft) -> None:
     draft.follow = soft
 
 
+def follow_root(obj: Any, parts: Any) -> None:
+    """Point SOFT_ROOT's location drivers at the chain's root again after it was renamed: Blender renames a
+    driver's path to a bone's property, not to one item of it (``location[0]``), so until then SOFT_ROOT
+    stays at its rest, as an earlier release's did."""
+    root = parts.made.get(ROLE_SOFT_ROOT)
+    data = obj.animation_data
+    first = parts.solver[0] if parts.solver else parts.chain[0] if parts.chain else None
+    if root is None or data is None or first is None or first not in obj.pose.bones:
+        return
+    path, wanted = obj.pose.bones[root].path_from_id("location"), obj.pose.bones[first].path_from_id("location")
+    for axis in range(3):
+        curve = data.drivers.find(path, index=axis)
+        if curve is None or len(curve.driver.variables) != 1:  # none (a connected root), or changed by hand
+            continue
+        target = curve.driver.variables[0].targets[0]
+        if target.id == obj and target.data_path != f"{wanted}[{axis}]":
+            target.data_path = f"{wanted}[{axis}]"
+
+
 def _settings(obj: Any, parts: Any) -> tuple[float, float, float] | None:
     """The limb's soft IK as it stands (soft_ik, the chain's length, the stretch), None without one."""
     root = parts.made.get(ROLE_SOFT_ROOT)
