@@ -347,6 +347,24 @@ def test_snapping_ik_to_fk_where_the_roots_keys_move_it():
     assert_same(leg, played[4], evaluate(leg.obj), "snapped on frame 4")
 
 
+def test_a_limb_made_before_soft_ik_followed_the_root_still_snaps_and_bakes_exactly():
+    """Made before SOFT_ROOT followed the root (its location undriven: it stays at the first bone's rest head,
+    carried by the parent), soft IK measures from there; snapping and baking send the handle from there too."""
+    leg, played = _leg_with_its_root_keyed_off_its_rest(animation="FK")
+    obj, scene = leg.obj, bpy.context.scene
+    root = obj.pose.bones[leg.limb.bones["SOFT_ROOT"]]
+    root.driver_remove("location")
+    root.location = (0.0, 0.0, 0.0)
+    scene.frame_set(4)
+    api.snap_limb(obj, leg.limb.name, "IK")
+    assert_same(leg, played[4], evaluate(obj), "snapped on frame 4")
+    obj.pose.bones[leg.handle]["ik_fk"] = 0.0
+    api.bake(obj, "FK_TO_IK", range(1, 5), switch=True)
+    for frame, poses in played.items():
+        scene.frame_set(frame)
+        assert_same(leg, poses, evaluate(obj), f"baked, frame {frame}")
+
+
 def test_the_roots_keys_are_followed_again_once_ik_rigger_sees_it_renamed():
     """Blender renames a driver's path to a bone's property but not to one item of it: the first bone
     renamed, soft IK measures from its rest head again (the clip off) until IK Rigger next runs on the rig,

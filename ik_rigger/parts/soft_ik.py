@@ -228,6 +228,20 @@ def _settings(obj: Any, parts: Any) -> tuple[float, float, float] | None:
     return float(handle.get(SOFT_IK, 0.0)), obj.data.bones[root].length, stretch
 
 
+def _measured_from(obj: Any, parts: Any, first: Any, parent: Any) -> Vector:
+    """Where soft IK measures from, given the armature-space poses of the chain's first bone and of SOFT_ROOT's
+    parent (None without one): the first bone's head, which SOFT_ROOT's location drivers put it on; SOFT_ROOT's
+    rest head as its parent carries it on a limb made before them (it stays there whatever moves the root)."""
+    root = parts.made[ROLE_SOFT_ROOT]
+    data = obj.animation_data
+    if data is not None and data.drivers.find(obj.pose.bones[root].path_from_id("location")) is not None:
+        return first.translation
+    bone = obj.data.bones[root]
+    if bone.parent is None:
+        return bone.head_local.copy()
+    return parent @ bone.parent.matrix_local.inverted() @ bone.head_local
+
+
 def sent(root: Vector, end: Vector, settings: tuple[float, float, float]) -> Vector:
     """Where the target must be for soft IK to send the chain's end from ``root`` to ``end``."""
     reach = (end - root).length
@@ -242,8 +256,10 @@ def snap_to_fk(snap: Any) -> list[str]:
     settings = _settings(snap.obj, snap.parts)
     if settings is None:
         return []
-    name = snap.parts.handle
-    shift = sent(snap.fk[snap.parts.chain[0]].translation, snap.aim, settings) - snap.aim
+    name, parts = snap.parts.handle, snap.parts
+    parent = snap.obj.data.bones[parts.made[ROLE_SOFT_ROOT]].parent
+    root = _measured_from(snap.obj, parts, snap.fk[parts.chain[0]], snap.fk[parent.name] if parent else None)
+    shift = sent(root, snap.aim, settings) - snap.aim
     # The handle's location moves it in its parent's frame at rest (the parent is not snapped: its FK pose holds).
     bone = snap.obj.data.bones[name]
     frame = snap.fk[bone.parent.name] @ bone.parent.matrix_local.inverted() @ bone.matrix_local \
@@ -266,10 +282,13 @@ def bake_to_ik(bake: Any) -> None:
     local = bake.local(bones[parts.handle].matrix_local, parent.matrix_local if parent is not None else None)
     parent_poses = bake.poses_of(parent.name) if parent is not None else None
     roots = bake.poses_of(parts.chain[0])
+    above = bones[parts.made[ROLE_SOFT_ROOT]].parent
+    carriers = bake.poses_of(above.name) if above is not None else None
     bases = []
     for number, (pose, end) in enumerate(zip(bake.made[parts.handle], bake.ends)):
         moved = pose.copy()
-        moved.translation += sent(roots[number].translation, end, settings) - end
+        root = _measured_from(obj, parts, roots[number], carriers[number] if carriers is not None else None)
+        moved.translation += sent(root, end, settings) - end
         bases.append(local.basis(moved, parent_poses[number] if parent_poses is not None else None))
     bake.key(parts.handle, bases)
 
