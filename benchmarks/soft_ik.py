@@ -4,12 +4,12 @@
   chain's length along the line from the hip to its rest place, one step a frame; the
   knee's largest change of angle in one frame with hard IK and with soft IK at
   ``SOFT`` (0.05), and their ratio (lower is calmer).
-- The evaluation: the four limbs at Maximum Stretch 1 with soft IK against the floor without
-  stretch (``floor.rig_four_limbs``) given the same soft-IK setup by a plain script
-  (``add_soft_ik``, with nothing from IK Rigger: a hidden root bone, a hidden SOFT bone and a hidden
-  gauge bone per limb, Copy Transforms and Limit Distance, two Copy Locations putting the gauge at the
-  target less the root, the distance's simple-expression driver reading it, the IK
-  aimed at SOFT and the clone hung from it), timed as ``evaluation`` times its rigs.
+- The evaluation: the four limbs at Maximum Stretch 1 with soft IK against the floor without stretch
+  (``floor.rig_four_limbs``) given the same soft-IK setup by a plain script (``add_soft_ik``, with
+  nothing from IK Rigger: a hidden root bone, its location driven by the first bone's, a hidden SOFT
+  bone and a hidden gauge bone per limb, Copy Transforms and Limit Distance, two Copy Locations
+  putting the gauge at the target less the root, the distance's simple-expression driver reading it,
+  the IK aimed at SOFT and the clone hung from it), timed as ``evaluation`` times its rigs.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         handle = edit_bones[f"{end_base}_IK{side}"]
         length = first.length + last.length
         root = edit_bones.new(f"{first_name[:-2]}_IK_soft_root{side}")
-        root.head = first.head
-        root.tail = first.head + (last.tail - first.head).normalized() * length
+        # At rest as the first bone, so its location's drivers put both heads on the same point.
+        root.head, root.tail, root.roll = first.head, first.head + first.vector.normalized() * length, first.roll
         root.parent = first.parent
         root.use_deform, root.hide = False, True
         soft_bone = edit_bones.new(f"{end_base}_IK_soft{side}")
@@ -68,11 +68,15 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         gauge = edit_bones.new(f"{first_name[:-2]}_IK_soft_gauge{side}")
         gauge.head, gauge.tail = (0.0, 0.0, 0.0), (0.0, length, 0.0)
         gauge.use_deform, gauge.hide = False, True
-        made.append((last_name, handle.name, root.name, soft_bone.name, gauge.name, length))
+        made.append((first_name, last_name, handle.name, root.name, soft_bone.name, gauge.name, length))
     bpy.ops.object.mode_set(mode=mode)
     pose_bones = obj.pose.bones
-    for last_name, handle, root, soft_name, gauge, length in made:
+    for first_name, last_name, handle, root, soft_name, gauge, length in made:
         pose_bones[handle]["soft_ik"] = soft
+        for axis in range(3):
+            variable = pose_bones[root].driver_add("location", axis).driver.variables.new()
+            variable.targets[0].id = obj
+            variable.targets[0].data_path = f'pose.bones["{first_name}"].location[{axis}]'
         pose_bones[last_name].constraints["IK"].subtarget = soft_name
         copy = pose_bones[soft_name].constraints.new("COPY_TRANSFORMS")
         copy.target, copy.subtarget = obj, handle
@@ -92,8 +96,8 @@ def add_soft_ik(obj: bpy.types.Object, soft: float) -> None:
         variable.targets[0].data_path = f'pose.bones["{handle}"]["soft_ik"]'
         variable = driver.variables.new()
         variable.name, variable.type = "D", "LOC_DIFF"
-        for target, bone in zip(variable.targets, (gauge, root)):
-            target.id, target.bone_target, target.transform_space = obj, bone, "LOCAL_SPACE"
+        for target, space in zip(variable.targets, ("LOCAL_SPACE", "TRANSFORM_SPACE")):
+            target.id, target.bone_target, target.transform_space = obj, gauge, space
         u = f"D/{length:.9g}"
         driver.type = "SCRIPTED"
         driver.expression = (f"D if soft_ik<=0 else {length:.9g}*({u} if {u}<=1-soft_ik else "

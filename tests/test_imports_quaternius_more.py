@@ -189,7 +189,6 @@ SOFT_ROOT_MOVED = ("Soft IK measures the handle's distance from the chain root's
                    "legs snap up to 1 degree off and play up to 6 degrees off (parts/soft_ik.py)")
 
 
-@pytest.mark.xfail(strict=True, reason=SOFT_ROOT_MOVED)
 def test_soft_ik_keeps_the_clip_where_it_moves_the_legs_root_bone(tmp_path):
     obj = arrive(COW, "glTF", tmp_path)
     size, frames = size_of(obj), FRAMES[COW]
@@ -200,7 +199,6 @@ def test_soft_ik_keeps_the_clip_where_it_moves_the_legs_root_bone(tmp_path):
     assert moved < 1e-3 and turned < 0.25, (moved, turned)
 
 
-@pytest.mark.xfail(strict=True, reason=SOFT_ROOT_MOVED)
 def test_snap_fk_to_ik_with_soft_ik_where_the_clip_moves_the_legs_root_bone(tmp_path):
     obj = arrive(COW, "glTF", tmp_path)
     built = api.auto_rig(obj, soft_ik=0.2, animation="FK")

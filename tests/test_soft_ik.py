@@ -13,7 +13,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import DATA, at_rest_alone, evaluate, rotation_degrees, same, snapshot
+from helpers import DATA, at_rest_alone, evaluate, leg_bones, make_armature, rotation_degrees, same, snapshot
 from mathutils import Euler, Matrix, Vector
 from option_matrix import SKELETONS
 from test_packaging import blender_command, isolated_env
@@ -293,6 +293,93 @@ def test_snapping_ik_to_fk_reproduces_the_fk_pose_in_the_soft_zone(options, bend
     if reach > 1.0 - SOFT:  # the handle stands past the end, where soft IK sends the end back to it
         handle = (shown[leg.handle].translation - root).length
         assert handle == pytest.approx(target_distance(reach * leg.length, SOFT, leg.length), rel=1e-4)
+
+
+def _leg_with_its_root_keyed_off_its_rest(**options) -> tuple[Leg, dict[int, dict[str, Matrix]]]:
+    """A made leg (hips > thigh > shin > foot) whose thigh's keys move its head off its rest (up to a fifth
+    of the leg) and turn it, the knee near straight (in the soft zone); rigged with soft IK 0.2 and
+    ``options``; with each frame as the clip played it before rigging."""
+    obj = make_armature(leg_bones())
+    thigh, shin = obj.pose.bones["thigh.L"], obj.pose.bones["shin.L"]
+    for frame in range(1, 5):
+        thigh.location = (0.06 * frame, 0.0, -0.03 * frame)
+        thigh.rotation_quaternion = Euler((0.1 * frame, 0.0, 0.05 * frame)).to_quaternion()
+        shin.rotation_quaternion = Euler((0.02 * (frame - 2), 0.0, 0.0)).to_quaternion()
+        for bone in (thigh, shin):
+            bone.keyframe_insert("location", frame=frame)
+            bone.keyframe_insert("rotation_quaternion", frame=frame)
+    scene = bpy.context.scene
+    played = {}
+    for frame in range(1, 5):
+        scene.frame_set(frame)
+        played[frame] = evaluate(obj)
+    limb = api.build(obj, "shin.L", soft_ik=0.2, **options)[0]
+    chain, bones = list(limb.chain), obj.data.bones
+    length = sum(bones[name].length for name in chain)
+    return Leg(obj, limb, chain, limb.bones["HANDLE"], length, Vector((0.0, bones[chain[-1]].length, 0.0))), played
+
+
+def test_soft_ik_runs_from_where_the_roots_keys_move_it():
+    """Soft IK measures the handle's distance from the chain root's head where its own keys move it, not
+    from its rest: the clip baked onto the controls plays as before, and soft IK sends the end as far from
+    that head as its formula says."""
+    leg, played = _leg_with_its_root_keyed_off_its_rest()
+    obj, scene = leg.obj, bpy.context.scene
+    for frame, poses in played.items():
+        scene.frame_set(frame)
+        shown = evaluate(obj)
+        assert (shown["thigh.L"].translation - obj.data.bones["thigh.L"].head_local).length > 0.05 * leg.length
+        assert_same(leg, poses, shown, f"frame {frame}")
+    root = shown[leg.chain[0]].translation
+    handle = obj.pose.bones[leg.handle]
+    wanted = shown[leg.handle].copy()
+    wanted.translation = root + (end_of(leg, shown) - root).normalized() * 0.97 * leg.length
+    handle.matrix = wanted
+    posed = evaluate(obj)
+    reach = (posed[leg.handle].translation - root).length
+    assert (end_of(leg, posed) - root).length == pytest.approx(reached(reach, 0.2, leg.length), abs=1e-4 * leg.length)
+
+
+def test_snapping_ik_to_fk_where_the_roots_keys_move_it():
+    leg, played = _leg_with_its_root_keyed_off_its_rest(animation="FK")
+    bpy.context.scene.frame_set(4)
+    api.snap_limb(leg.obj, leg.limb.name, "IK")
+    assert_same(leg, played[4], evaluate(leg.obj), "snapped on frame 4")
+
+
+def test_a_limb_made_before_soft_ik_followed_the_root_still_snaps_and_bakes_exactly():
+    """Made before SOFT_ROOT followed the root (its location undriven: it stays at the first bone's rest head,
+    carried by the parent), soft IK measures from there; snapping and baking send the handle from there too."""
+    leg, played = _leg_with_its_root_keyed_off_its_rest(animation="FK")
+    obj, scene = leg.obj, bpy.context.scene
+    root = obj.pose.bones[leg.limb.bones["SOFT_ROOT"]]
+    root.driver_remove("location")
+    root.location = (0.0, 0.0, 0.0)
+    scene.frame_set(4)
+    api.snap_limb(obj, leg.limb.name, "IK")
+    assert_same(leg, played[4], evaluate(obj), "snapped on frame 4")
+    obj.pose.bones[leg.handle]["ik_fk"] = 0.0
+    api.bake(obj, "FK_TO_IK", range(1, 5), switch=True)
+    for frame, poses in played.items():
+        scene.frame_set(frame)
+        assert_same(leg, poses, evaluate(obj), f"baked, frame {frame}")
+
+
+def test_the_roots_keys_are_followed_again_once_ik_rigger_sees_it_renamed():
+    """Blender renames a driver's path to a bone's property but not to one item of it: the first bone
+    renamed, soft IK measures from its rest head again (the clip off) until IK Rigger next runs on the rig,
+    which points its drivers at the bone again."""
+    leg, played = _leg_with_its_root_keyed_off_its_rest()
+    obj, scene = leg.obj, bpy.context.scene
+    obj.data.bones["thigh.L"].name = leg.chain[0] = "Thigh"
+    played = {frame: {("Thigh" if name == "thigh.L" else name): pose for name, pose in poses.items()}
+              for frame, poses in played.items()}
+    scene.frame_set(2)
+    assert rotation_degrees(evaluate(obj)["Thigh"], played[2]["Thigh"]) > 1.0
+    api.upgrade(obj)
+    for frame, poses in played.items():
+        scene.frame_set(frame)
+        assert_same(leg, poses, evaluate(obj), f"frame {frame}")
 
 
 def key_fk_motion(leg: Leg, frames: int = 24) -> None:

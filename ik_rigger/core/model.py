@@ -65,10 +65,16 @@ class Driven:
     # ``distance_space`` "LOCAL_SPACE", between their translations in their own spaces, constraints applied.
     distances: tuple[tuple[str, str, str], ...] = ()
     distance_space: str = "WORLD_SPACE"
+    # The space of each distance's second bone, where it is not ``distance_space``.
+    distance_base_space: str = ""
+    # More variables, each reading a channel of a pose bone (name, bone, path such as "location[0]"): what its
+    # keys set, before its constraints, so reading a bone of an IK chain makes no dependency cycle.
+    channels: tuple[tuple[str, str, str], ...] = ()
 
     def renamed(self, names: dict[str, str]) -> Driven:
         return replace(self, variables=tuple((key, names.get(bone, bone)) for key, bone in self.variables),
-                       distances=tuple((key, names.get(a, a), names.get(b, b)) for key, a, b in self.distances))
+                       distances=tuple((key, names.get(a, a), names.get(b, b)) for key, a, b in self.distances),
+                       channels=tuple((key, names.get(bone, bone), path) for key, bone, path in self.channels))
 
 
 @quick_init

@@ -84,7 +84,8 @@ def plan(draft: Draft) -> None:
     draft.constraints[:] = [replace(planned, owner=onto.get(planned.owner, planned.owner))
                             for planned in draft.constraints]
     draft.hinges[:] = [replace(hinge, bone=onto.get(hinge.bone, hinge.bone)) for hinge in draft.hinges]
-    draft.drivers[:] = [replace(driver, bone=onto.get(driver.bone, driver.bone)) for driver in draft.drivers]
+    draft.drivers[:] = [replace(driver, bone=onto.get(driver.bone, driver.bone), driven=driver.driven.renamed(onto))
+                        for driver in draft.drivers]
     parent = skeleton[chain[0]].parent
     for index, (name, joint) in enumerate(zip(chain, joints)):
         solved = skeleton[name]

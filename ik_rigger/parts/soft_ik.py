@@ -4,7 +4,8 @@ It acts on the IK constraint's target, where the chain's end is sent, whichever 
 (the handle, the stretch's TARGET, a foot roll's): the IK aims instead at SOFT, a hidden bone
 that copies that target (Copy Transforms) and is then put on the line from SOFT_ROOT (a
 hidden bone at the chain's root, hanging from what the chain hangs from, as long as the
-chain) to the target, at the distance Andy Nicholas' soft IK gives (a Limit Distance On
+chain, its location driven by the root bone's: where the clip's keys move the root, it goes
+along) to the target, at the distance Andy Nicholas' soft IK gives (a Limit Distance On
 Surface). With L the chain's length, s = soft_ik x L, d_a = L - s and D the distance from
 the root to the target, that distance is D up to d_a (the end reaches the target exactly)
 and d_a + s(1 - exp(-(D - d_a)/s)) beyond: it nears L ever more slowly and never gets there.
@@ -13,8 +14,8 @@ The distance is a driver whose expression Blender evaluates without Python: D is
 the armature's space, where the Limit Distance works, whatever the object's scale (mirrored, or
 other along each axis): GAUGE, a hidden bone without a parent at the armature's origin, is put at
 the target less the root by two Copy Location constraints (the second inverted, with offset), and
-a Distance variable reads its translation in its own space, which is that vector, from SOFT_ROOT's
-(never posed: nothing). In Local Space, Blender 4.2 to 5.2 read a bone's translation with its
+a Distance variable reads its translation in its own space, which is that vector, from its own location
+(Transform Space: never posed, nothing). In Local Space, Blender 4.2 to 5.2 read a bone's translation with its
 constraints applied (Transform Space reads its own location alone, here nothing). A world distance
 divided by the world scale, as earlier releases measured, was off by the ratio of the axes along
 the line where they differ.
@@ -146,6 +147,25 @@ def _gauge(draft: Draft, root: str, aimed: str) -> str:
     return gauge
 
 
+def _root(draft: Draft) -> str:
+    """SOFT_ROOT: at the chain's root, hanging from what the chain hangs from, as long as the chain and
+    at rest as its first bone is (IK's: the hidden chain's where there is one, which the hidden part points
+    the drivers to), so the same location puts both heads on the same point: its location's drivers copy
+    the first bone's, so the soft distance is measured from where the clip or the animator moves the root,
+    not from its rest. Copy Location would read the chain's root after the IK it feeds: a cycle."""
+    first = draft.skeleton[draft.chain[0]]
+    root = draft.new_name(draft.chain[0], TAG_ROOT)
+    along = (first.tail - first.head).normalized()
+    draft.bones.append(NewBone(ROLE_SOFT_ROOT, root, first.head, first.head + along * draft.length, first.z_axis,
+                               first.parent, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM, hidden=True))
+    if first.connected and not draft.followed:  # its head stays on its parent's tail, whatever its location
+        return root
+    for axis in range(3):
+        channel = f"location[{axis}]"
+        draft.drivers.append(PoseDriver(root, channel, Driven((), channels=(("location", draft.chain[0], channel),))))
+    return root
+
+
 def plan(draft: Draft) -> None:
     soft_ik = draft.options.soft_ik
     if soft_ik <= 0.0:
@@ -153,12 +173,8 @@ def plan(draft: Draft) -> None:
     index, ik = next((index, planned) for index, planned in enumerate(draft.constraints)
                      if planned.kind == "IK" and planned.name == CONSTRAINT_IK)
     aimed = next(bone for bone in draft.bones if bone.name == ik.subtarget)
-    joints, length = draft.joints, draft.length
-    root = draft.new_name(draft.chain[0], TAG_ROOT)
-    along = (joints[-1] - joints[0]).normalized()
-    draft.bones.append(NewBone(ROLE_SOFT_ROOT, root, joints[0], joints[0] + along * length, draft.bend,
-                               draft.skeleton[draft.chain[0]].parent, PALETTE_MECHANISM, naming.COLLECTION_MECHANISM,
-                               hidden=True))
+    length = draft.length
+    root = _root(draft)
     soft = draft.new_name(draft.end_bone, TAG_SOFT)
     draft.bones.append(NewBone(ROLE_SOFT, soft, aimed.head, aimed.tail, aimed.z_axis, aimed.parent, PALETTE_MECHANISM,
                                naming.COLLECTION_MECHANISM, hidden=True))
@@ -170,8 +186,10 @@ def plan(draft: Draft) -> None:
     stretching = stretches(draft.options)
     switches = ((SOFT_IK, draft.handle),) + (((STRETCH, draft.handle),) if stretching else ())
     reach = _reach_beyond(draft, length) if stretching else None
+    # D: GAUGE's translation with its constraints, less its own location (never posed: nothing).
     draft.drivers.append(PoseDriver(soft, f'constraints["{CONSTRAINT_SOFT}"].distance', Driven(
-        switches, expression(length, reach), distances=(("D", gauge, root),), distance_space="LOCAL_SPACE")))
+        switches, expression(length, reach), distances=(("D", gauge, gauge),), distance_space="LOCAL_SPACE",
+        distance_base_space="TRANSFORM_SPACE")))
     draft.constraints[index] = replace(ik, subtarget=soft)
     # A rebuild with another Soft IK sets the handle's value, unless the animator changed it since (or keys it).
     kept = draft.kept.get("soft_ik")
@@ -179,6 +197,25 @@ def plan(draft: Draft) -> None:
                                          overrides=kept is not None and kept[0] == kept[1]))
     # The clone rides on SOFT, so the foot or hand stays on the chain's end where it eases short of the handle.
     draft.follow = soft
+
+
+def follow_root(obj: Any, parts: Any) -> None:
+    """Point SOFT_ROOT's location drivers at the chain's root again after it was renamed: Blender renames a
+    driver's path to a bone's property, not to one item of it (``location[0]``), so until then SOFT_ROOT
+    stays at its rest, as an earlier release's did."""
+    root = parts.made.get(ROLE_SOFT_ROOT)
+    data = obj.animation_data
+    first = parts.solver[0] if parts.solver else parts.chain[0] if parts.chain else None
+    if root is None or data is None or first is None or first not in obj.pose.bones:
+        return
+    path, wanted = obj.pose.bones[root].path_from_id("location"), obj.pose.bones[first].path_from_id("location")
+    for axis in range(3):
+        curve = data.drivers.find(path, index=axis)
+        if curve is None or len(curve.driver.variables) != 1:  # none (a connected root), or changed by hand
+            continue
+        target = curve.driver.variables[0].targets[0]
+        if target.id == obj and target.data_path != f"{wanted}[{axis}]":
+            target.data_path = f"{wanted}[{axis}]"
 
 
 def _settings(obj: Any, parts: Any) -> tuple[float, float, float] | None:
@@ -189,6 +226,20 @@ def _settings(obj: Any, parts: Any) -> tuple[float, float, float] | None:
         return None
     stretch = float(handle.get(STRETCH, 0.0)) if ROLE_REACH in parts.made else 0.0
     return float(handle.get(SOFT_IK, 0.0)), obj.data.bones[root].length, stretch
+
+
+def _measured_from(obj: Any, parts: Any, first: Any, parent: Any) -> Vector:
+    """Where soft IK measures from, given the armature-space poses of the chain's first bone and of SOFT_ROOT's
+    parent (None without one): the first bone's head, which SOFT_ROOT's location drivers put it on; SOFT_ROOT's
+    rest head as its parent carries it on a limb made before them (it stays there whatever moves the root)."""
+    root = parts.made[ROLE_SOFT_ROOT]
+    data = obj.animation_data
+    if data is not None and data.drivers.find(obj.pose.bones[root].path_from_id("location")) is not None:
+        return first.translation
+    bone = obj.data.bones[root]
+    if bone.parent is None:
+        return bone.head_local.copy()
+    return parent @ bone.parent.matrix_local.inverted() @ bone.head_local
 
 
 def sent(root: Vector, end: Vector, settings: tuple[float, float, float]) -> Vector:
@@ -205,8 +256,10 @@ def snap_to_fk(snap: Any) -> list[str]:
     settings = _settings(snap.obj, snap.parts)
     if settings is None:
         return []
-    name = snap.parts.handle
-    shift = sent(snap.fk[snap.parts.chain[0]].translation, snap.aim, settings) - snap.aim
+    name, parts = snap.parts.handle, snap.parts
+    parent = snap.obj.data.bones[parts.made[ROLE_SOFT_ROOT]].parent
+    root = _measured_from(snap.obj, parts, snap.fk[parts.chain[0]], snap.fk[parent.name] if parent else None)
+    shift = sent(root, snap.aim, settings) - snap.aim
     # The handle's location moves it in its parent's frame at rest (the parent is not snapped: its FK pose holds).
     bone = snap.obj.data.bones[name]
     frame = snap.fk[bone.parent.name] @ bone.parent.matrix_local.inverted() @ bone.matrix_local \
@@ -229,10 +282,13 @@ def bake_to_ik(bake: Any) -> None:
     local = bake.local(bones[parts.handle].matrix_local, parent.matrix_local if parent is not None else None)
     parent_poses = bake.poses_of(parent.name) if parent is not None else None
     roots = bake.poses_of(parts.chain[0])
+    above = bones[parts.made[ROLE_SOFT_ROOT]].parent
+    carriers = bake.poses_of(above.name) if above is not None else None
     bases = []
     for number, (pose, end) in enumerate(zip(bake.made[parts.handle], bake.ends)):
         moved = pose.copy()
-        moved.translation += sent(roots[number].translation, end, settings) - end
+        root = _measured_from(obj, parts, roots[number], carriers[number] if carriers is not None else None)
+        moved.translation += sent(root, end, settings) - end
         bases.append(local.basis(moved, parent_poses[number] if parent_poses is not None else None))
     bake.key(parts.handle, bases)
 

@@ -27,13 +27,23 @@ def add_variable(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, pat
 
 
 def add_distance(driver: bpy.types.Driver, name: str, obj: bpy.types.Object, first: str, second: str,
-                 space: Any = "WORLD_SPACE") -> None:
+                 space: Any = "WORLD_SPACE", base_space: Any = "") -> None:
     """Give ``driver`` a variable ``name``: the distance between two bones' heads of ``obj`` in ``space``
-    (in "LOCAL_SPACE", between their translations in their own spaces, constraints applied)."""
+    (in "LOCAL_SPACE", between their translations in their own spaces, constraints applied), the second
+    read in ``base_space`` when given."""
     variable = driver.variables.new()
     variable.name, variable.type = name, "LOC_DIFF"
-    for target, bone in zip(variable.targets, (first, second)):
-        target.id, target.bone_target, target.transform_space = obj, bone, space
+    for target, bone, read in zip(variable.targets, (first, second), (space, base_space or space)):
+        target.id, target.bone_target, target.transform_space = obj, bone, read
+
+
+def split_index(path: str) -> tuple[str, int]:
+    """A property's path without its array index ("location[1]" -> "location", 1), -1 for none."""
+    if path.endswith("]") and "[" in path:
+        base, _, index = path[:-1].rpartition("[")
+        if index.isdigit():
+            return base, int(index)
+    return path, -1
 
 
 def read_switch(driver: bpy.types.Driver, obj: bpy.types.Object, bone: str, key: str) -> None:
@@ -58,26 +68,39 @@ def drive(obj: bpy.types.Object, owner, path: str, driven: Driven, made: dict | 
         if like is not None:
             _copy(obj, like, full_path or owner.path_from_id(path), driven)
             return
-        made[shape] = owner.driver_add(path)
+        made[shape] = _driver_add(owner, path)
         _fill(obj, made[shape].driver, driven)
         return
-    _fill(obj, owner.driver_add(path).driver, driven)
+    _fill(obj, _driver_add(owner, path).driver, driven)
+
+
+def _driver_add(owner, path: str) -> bpy.types.FCurve:
+    """``owner``'s driver of ``path``, one item of an array property where the path ends with its index."""
+    name, index = split_index(path)
+    return owner.driver_add(name, index) if index >= 0 else owner.driver_add(name)
 
 
 def _shape(path: str, driven: Driven) -> tuple:
     """What two drivers share when one may be copied for the other: all but the bones they read."""
     return (path, tuple([key for key, _ in driven.variables]), driven.object_paths,
-            tuple([name for name, _, _ in driven.distances]), driven.distance_space, driven.expression)
+            tuple([(name, channel) for name, _, channel in driven.channels]),
+            tuple([name for name, _, _ in driven.distances]), driven.distance_space, driven.distance_base_space,
+            driven.expression)
 
 
 def _copy(obj: bpy.types.Object, like: bpy.types.FCurve, full_path: str, driven: Driven) -> None:
     """A copy of the driver ``like`` (of ``driven``'s shape) on ``full_path``, reading ``driven``'s bones."""
     curve = obj.animation_data.drivers.from_existing(src_driver=like)
-    curve.data_path = full_path
+    curve.data_path, index = split_index(full_path)
+    if index >= 0:
+        curve.array_index = index
     variables = curve.driver.variables
     for variable, (key, bone) in zip(variables, driven.variables):
         variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"]["{key}"]'
     first = len(driven.variables) + len(driven.object_paths)
+    for variable, (_, bone, channel) in zip(variables[first:], driven.channels):
+        variable.targets[0].data_path = f'pose.bones["{quoted(bone)}"].{channel}'
+    first += len(driven.channels)
     for index, (_, one, other) in enumerate(driven.distances):
         targets = variables[first + index].targets
         targets[0].bone_target, targets[1].bone_target = one, other
@@ -93,8 +116,10 @@ def _fill(obj: bpy.types.Object, driver: bpy.types.Driver, driven: Driven) -> No
         read_switch(driver, obj, bone, key)
     for name, path in driven.object_paths:
         add_variable(driver, name, obj, path)
+    for name, bone, channel in driven.channels:
+        add_variable(driver, name, obj, f'pose.bones["{quoted(bone)}"].{channel}')
     for name, first, second in driven.distances:
-        add_distance(driver, name, obj, first, second, driven.distance_space)
+        add_distance(driver, name, obj, first, second, driven.distance_space, driven.distance_base_space)
     if driven.expression:
         driver.type = "SCRIPTED"
         driver.expression = driven.expression
@@ -133,7 +158,8 @@ def driver_of(obj: bpy.types.Object, path: str) -> tuple | None:
     """A driver's type, expression and variables (name, type, each target's settings), to make it again;
     None if undriven."""
     data = obj.animation_data
-    fcurve = data.drivers.find(path) if data is not None else None
+    name, index = split_index(path)
+    fcurve = data.drivers.find(name, index=max(index, 0)) if data is not None else None
     if fcurve is None:
         return None
     driver = fcurve.driver
@@ -194,10 +220,14 @@ def log_driver(obj: bpy.types.Object, bone: str, path: str, journal: Journal,
             owner = restored.path_resolve(owner_path) if owner_path else restored
         except ValueError:  # the constraint the driver was on is gone with the rest of the build
             return
-        owner.driver_remove(key)
-        setattr(owner, key, value)
+        name, index = split_index(key)
+        owner.driver_remove(name, index)
+        if index >= 0:
+            getattr(owner, name)[index] = value
+        else:
+            setattr(owner, name, value)
         if before is not None:
-            set_driver(owner.driver_add(key).driver, *before)
+            set_driver(_driver_add(owner, key).driver, *before)
 
     journal.data(undo)
     return full_path
@@ -211,5 +241,7 @@ def driven_before(obj: bpy.types.Object, journal: Journal) -> set[str]:
     driven = journal.read.get("driven")
     if driven is None:
         data = obj.animation_data
-        driven = journal.read["driven"] = {curve.data_path for curve in data.drivers} if data is not None else set()
+        # An item of an array property is found by its path with its index ("location[1]") too.
+        driven = journal.read["driven"] = {path for curve in data.drivers for path in (
+            curve.data_path, f"{curve.data_path}[{curve.array_index}]")} if data is not None else set()
     return driven

@@ -214,15 +214,16 @@ def strip_constraints(obj: bpy.types.Object, limb, parts: records.Parts) -> None
 
 
 def _drop_drivers_of_gone_bones(obj: bpy.types.Object, made: set[str]) -> None:
-    """Remove the drivers the limb put on bones the user deleted by hand (those reading its made
-    bones): Blender 4.2 keeps a deleted bone's drivers (5.x drops them), left invalid."""
+    """Remove the drivers on the made bones themselves (soft IK's root follows the chain's by them) and
+    those the limb put on bones the user deleted by hand (those reading its made bones): Blender 4.2 keeps
+    a deleted bone's drivers (5.x drops them), left invalid, and animation data they alone needed."""
     data = obj.animation_data
     if data is None:
         return
     bones = obj.pose.bones
     for curve in list(data.drivers):
         bone = bone_of_path(curve.data_path)
-        if bone is not None and bone not in bones and any(
+        if bone in made or bone is not None and bone not in bones and any(
                 bone_of_path(target.data_path) in made for variable in curve.driver.variables
                 for target in variable.targets if target.id == obj):
             data.drivers.remove(curve)

@@ -20,6 +20,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from ..core.geometry import POSE_CHANNELS, turn_degrees
+from ..parts.soft_ik import ROLE_SOFT_ROOT
 from . import clips, records
 
 # How far a snapped chain may stand from the pose it was snapped to before the snap counts as missed:
@@ -113,7 +114,9 @@ def guard(obj: bpy.types.Object, parts: records.Parts, checked: Iterable[str],
     """A guard for a snap that sets ``kept`` when the user's constraints sit on ``checked``; None when none does."""
     checked = list(checked)
     blockers = user_constraints(obj, parts, checked)
-    drivers = user_drivers(obj, checked)
+    # Soft IK's root follows the chain's root by drivers of the limb's own: no snap sets it.
+    drivers = [(bone, channel) for bone, channel in user_drivers(obj, checked)
+               if bone != parts.made.get(ROLE_SOFT_ROOT)]
     if not blockers and not drivers:
         return None
     pose_bones = obj.pose.bones

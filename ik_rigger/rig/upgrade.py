@@ -24,6 +24,7 @@ from contextlib import contextmanager
 import bpy
 
 from ..core.errors import RigError
+from ..parts import soft_ik
 from . import drivers, modes, records
 from .animation import fcurve_owners
 from .journal import Journal
@@ -232,6 +233,8 @@ def prepare(obj: bpy.types.Object, journal: Journal | None = None) -> list[str]:
             journal.data(_record_back(obj, index, limb))  # the names ``records.refresh`` writes after renames
     messages = upgrade(obj, journal)
     records.refresh(obj)
+    for limb in obj.ik_rigger.limbs:  # after renames, which Blender leaves soft IK's drivers reading the old name
+        soft_ik.follow_root(obj, records.resolve(obj, limb))
     return messages
 
 
