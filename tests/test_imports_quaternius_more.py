@@ -15,9 +15,9 @@ import bpy
 import pytest
 from helpers import DATA, evaluate, evaluate_world, rotation_degrees
 from mathutils import Matrix, Vector
+from test_imports_avatars import assert_plays_elsewhere_as_here
 from test_imports_more import _assert_rest_kept, _rest
 from test_imports_quaternius import IMPORTS, arrive, played, size_of, worst
-from test_pipeline import play_elsewhere
 
 from ik_rigger import api
 
@@ -164,20 +164,7 @@ def test_the_rigged_character_plays_without_the_addon(filename, tmp_path):
     else:
         obj, frames = arrive(filename, "glTF", tmp_path), FRAMES[filename]
     api.auto_rig(obj)
-    shown = {}
-    for frame in frames:
-        bpy.context.scene.frame_set(frame)
-        shown[frame] = evaluate(obj)
-    path = tmp_path / "rigged.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-    elsewhere = play_elsewhere(path, frames, tmp_path)
-    assert not elsewhere["invalid_drivers"]
-    reach = size_of(obj) / obj.matrix_world.to_scale()[0]
-    for frame, poses in shown.items():
-        other = elsewhere["frames"][str(frame)][obj.name]
-        for name, pose in poses.items():
-            assert (Matrix(other[name]).translation - pose.translation).length < 1e-4 * reach, (frame, name)
-            assert rotation_degrees(Matrix(other[name]), pose) < 0.05, (frame, name)
+    assert_plays_elsewhere_as_here(obj, frames, tmp_path, degrees=0.05)
 
 
 # The cow's run keys the location of each leg's first bone (BackLeg.L moves up to 0.7 units off its rest head, on a
