@@ -21,9 +21,9 @@ from ..core import aim as core_aim
 from ..core.errors import RigError
 from ..core.switches import number
 from . import drivers, modes, records
-from .animation import bone_of_path, bone_paths, remove_fcurves
+from .animation import bone_paths, remove_fcurves
 from .checks import check_armature
-from .clips import animated_paths_of, followed, played_frames
+from .clips import moves, played_frames
 from .constraints import add_constraint, configure
 from .edit_pass import place_made_bones, reparent_children
 from .journal import Journal
@@ -192,32 +192,20 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", active: str | None = None
     return aim_plan, existing is not None
 
 
-_BONE_TRANSFORMS = frozenset(("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle", "scale"))
-
-
 def moved_by_motion(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, made: set[str]) -> list[str]:
-    """The aimed bones whose pose what plays moves relative to their target, by the limbs' rule (``clips.moves``):
-    keys or drivers, actions or NLA strips, on them or on what they follow (the bones above them, the bones and
-    objects their constraints follow), but the target's parent and the bones above it, which carry the target
-    too, and the rig's own bones ``made`` (its target's keys aim it). The target stands where the rest pose faces,
-    so an aim on at full turns such a bone away from what the motion shows."""
+    """The aimed bones whose pose what plays moves relative to their target, by the limbs' rule (``clips.moves``,
+    by their transform channels): keys or drivers, actions or NLA strips, on them or on what they follow, but
+    the target's parent and the bones above it, which carry the target too, and the rig's own bones ``made``
+    (its target's keys aim it). The target stands where the rest pose faces, so an aim on at full turns such a
+    bone away from what the motion shows."""
     anchor = next(bone.parent for bone in aim_plan.new_bones if bone.name == aim_plan.control)
     carried = set(made)
     bone = obj.data.bones.get(anchor) if anchor is not None else None
     while bone is not None:
         carried.add(bone.name)
         bone = bone.parent
-    moved = []
-    for name in aim_plan.aimed:
-        if not played_frames(obj, [name]):
-            continue
-        names, others = followed(obj, [name])
-        names -= carried
-        keyed = any(path.rpartition(".")[2] in _BONE_TRANSFORMS and bone_of_path(path) in names
-                    for path in animated_paths_of(obj))
-        if keyed or any(animated_paths_of(other) for other in others):
-            moved.append(name)
-    return moved
+    return [name for name in aim_plan.aimed
+            if played_frames(obj, [name]) and moves(obj, [name], carried, channels_only=True)]
 
 
 def _edit_bones(obj: bpy.types.Object, aim_plan: core_aim.AimPlan, uid: str, reused: set[str],

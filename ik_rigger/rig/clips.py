@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import bpy
 
+from ..core.geometry import POSE_CHANNELS
 from . import records
 from .animation import action_fcurves, action_paths, bone_of_path, claimed_clips, stored_clips, strip_actions
 
@@ -174,10 +175,12 @@ def animating_curves(obj: bpy.types.Object, prefix: str) -> list[bpy.types.FCurv
     return curves + [curve for curve in drivers if curve.data_path.startswith(prefix)]
 
 
-def _moving(names: Iterable[str], paths: Iterable[str]) -> bool:
-    """True when one of ``paths`` animates one of the bones ``names``."""
+def _moving(names: Iterable[str], paths: Iterable[str], channels_only: bool = False) -> bool:
+    """True when one of ``paths`` animates one of the bones ``names`` (``channels_only``: one of their transform
+    channels, not a constraint's setting or a property of theirs)."""
     prefixes = tuple(f'pose.bones["{records.quoted(name)}"]' for name in names)
-    return any(path.startswith(prefixes) for path in paths if path.startswith("pose.bones["))
+    return any(path.startswith(prefixes) and (not channels_only or path.rpartition(".")[2] in POSE_CHANNELS)
+               for path in paths if path.startswith("pose.bones["))
 
 
 def _owners(obj: bpy.types.Object) -> list[bpy.types.ID]:
@@ -191,11 +194,15 @@ def _animated(obj: bpy.types.Object) -> bool:
                for owner in _owners(obj))
 
 
-def moves(obj: bpy.types.Object, bones: Iterable[str]) -> bool:
+def moves(obj: bpy.types.Object, bones: Iterable[str], carried: Iterable[str] = (),
+          channels_only: bool = False) -> bool:
     """True when animation moves any of ``bones``: the armature's own (on them, a bone above them,
-    or a bone they follow) or another object's that they follow (see ``followed``)."""
+    or a bone they follow) or another object's that they follow (see ``followed``). Not what moves the bones
+    ``carried`` (those that carry what the bones are read against too); ``channels_only``: by their transform
+    channels alone (a rig's own drivers on their constraints move nothing of the motion)."""
     names, others = followed(obj, bones)
-    return _moving(names, _animated_paths(obj)) or any(_animated(other) for other in others)
+    names.difference_update(carried)
+    return _moving(names, _animated_paths(obj), channels_only) or any(_animated(other) for other in others)
 
 
 @dataclass(frozen=True)

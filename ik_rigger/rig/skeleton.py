@@ -10,6 +10,7 @@ from mathutils import Vector
 
 from ..core.detect_names import rigged_deform
 from ..core.errors import RigError, a_kind
+from ..core.geometry import POSE_CHANNELS
 from ..core.model import REST_COLUMNS, BoneInfo, Skeleton
 from .animation import bone_of_path
 from .scene_state import library_path
@@ -54,8 +55,6 @@ def read_skeleton(obj: bpy.types.Object) -> Skeleton:
 # How IK Rigger names each constraint it adds ("IK Rigger IK", "IK Rigger Follow"): an export rigged holds them on
 # its DEF- bones, and is no live generated rig for it.
 _OWN_CONSTRAINTS = "IK Rigger "
-# What a driver on a bone may set to move it.
-_TRANSFORMS = frozenset(("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale"))
 
 
 def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
@@ -76,7 +75,7 @@ def deform_driven(obj: bpy.types.Object, names: list[str]) -> bool:
     if data is None or not data.drivers:
         return False
     own = set(deform)
-    return any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in _TRANSFORMS
+    return any(bone_of_path(path := curve.data_path) in own and path.rpartition(".")[2] in POSE_CHANNELS
                for curve in data.drivers)
 
 
