@@ -86,7 +86,8 @@ def legs_character() -> bpy.types.Object:
 
 
 def state() -> dict:
-    """What the user would see change: every datablock count, the frame, the modes, the selection,
+    """What the user would see change: every datablock count, the frame, the scene and view layer each
+    window shows, the modes, the selection,
     the active object, the armature's action and every pose bone's transform."""
     view_layer = bpy.context.view_layer
     view_layer.update()
@@ -98,6 +99,7 @@ def state() -> dict:
         "counts": {name: len(getattr(bpy.data, name)) for name in _COLLECTIONS},
         "names": sorted(item.name for name in _COLLECTIONS for item in getattr(bpy.data, name)),
         "frame": (bpy.context.scene.frame_current, bpy.context.scene.frame_subframe),
+        "windows": [(window.scene.name, window.view_layer.name) for window in bpy.context.window_manager.windows],
         "modes": {obj.name: obj.mode for obj in bpy.data.objects},
         "selected": sorted(obj.name for obj in bpy.data.objects if obj.select_get()),
         "active": view_layer.objects.active.name if view_layer.objects.active else None,

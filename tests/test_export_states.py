@@ -54,6 +54,38 @@ def test_a_29_97_scene_plays_in_three_js_at_its_own_rate(tmp_path):
     assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
 
 
+@pytest.mark.parametrize("fmt", ["glb", "fbx"])
+@pytest.mark.parametrize("window", ["context's", "none in the context"])
+def test_the_window_stays_on_the_scene_and_view_layer_the_user_left_it_on(tmp_path, fmt, window):
+    """A file of several scenes, its character's shown on a view layer of its own: Blender's glTF exporter
+    switched the window to the export's own scene, and removing that scene put the window on the scene next
+    to it by name ('Hero') and its first view layer; with no window in the context (a script's, a timer's),
+    on a removed scene, a crash at the next switch. The window stays where the user left it."""
+    obj = legs_character()
+    scene = bpy.context.scene
+    scene.name = "Character"
+    for name in ("A layout", "Hero"):
+        bpy.data.scenes.new(name)
+    shown = bpy.context.window_manager.windows[0]
+    shown.view_layer = scene.view_layers.new("Animation")
+    before = state()
+    played = [tuple(bone.matrix) for bone in obj.pose.bones]
+    if window == "context's":
+        report = api.export(obj, str(tmp_path / f"legs.{fmt}"))
+    else:
+        with bpy.context.temp_override(window=None):
+            report = api.export(obj, str(tmp_path / f"legs.{fmt}"))
+    assert (shown.scene.name, shown.view_layer.name) == ("Character", "Animation")
+    assert state() == before and [tuple(bone.matrix) for bone in obj.pose.bones] == played
+    shown.scene = bpy.data.scenes["Hero"]  # the user switches scenes, and back
+    shown.scene = scene
+    bpy.context.view_layer.update()
+    if fmt == "glb":
+        assert_three_plays_the_rig(obj, tmp_path / "legs.glb", report)
+    else:
+        assert_fbx_plays_the_rig(obj, tmp_path / "legs.fbx", report)
+
+
 def _in_collection(obj: bpy.types.Object) -> bpy.types.Collection:
     scene = bpy.context.scene
     bpy.ops.object.mode_set(mode="OBJECT")

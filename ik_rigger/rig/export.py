@@ -34,7 +34,7 @@ from .export_formats import FORMATS, check_names, clash_warnings, unweighted_war
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
 from .output import held_output
-from .scene_state import check_evaluated, in_pose_position, others_kept
+from .scene_state import check_evaluated, in_pose_position, others_kept, remove_scene
 
 _SCENE = "IK Rigger export"
 
@@ -283,9 +283,12 @@ def _named_as(pairs: Sequence[tuple]) -> Iterator[None]:
 def _remove(made: Sequence[bpy.types.ID]) -> None:
     """Remove what the export made, the last made first (objects before their data)."""
     owners = {bpy.types.Object: bpy.data.objects, bpy.types.Armature: bpy.data.armatures,
-              bpy.types.Mesh: bpy.data.meshes, bpy.types.Action: bpy.data.actions, bpy.types.Scene: bpy.data.scenes}
+              bpy.types.Mesh: bpy.data.meshes, bpy.types.Action: bpy.data.actions}
     for item in reversed(made):
-        next(owner for kind, owner in owners.items() if isinstance(item, kind)).remove(item)
+        if isinstance(item, bpy.types.Scene):
+            remove_scene(item)
+        else:
+            next(owner for kind, owner in owners.items() if isinstance(item, kind)).remove(item)
 
 
 def _moved_into_place(folder: Path, target: Path) -> list[str]:

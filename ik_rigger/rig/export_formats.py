@@ -21,6 +21,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from .gltf_tracks import tracks_grouped
+from .scene_state import shown
 
 FORMATS = {".glb": "GLB", ".gltf": "GLTF", ".fbx": "FBX"}
 
@@ -132,8 +133,8 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
     for obj in (armature, *meshes):
         obj.select_set(True, view_layer=view_layer)
     view_layer.objects.active = armature
-    with bpy.context.temp_override(scene=scene, view_layer=view_layer, active_object=armature, object=armature,
-                                   selected_objects=[armature, *meshes]):
+    with shown(scene, view_layer), bpy.context.temp_override(active_object=armature, object=armature,
+                                                              selected_objects=[armature, *meshes]):
         if fmt == "FBX":
             _fbx(filepath)
         else:

@@ -248,8 +248,8 @@ def in_its_scene(obj: bpy.types.Object) -> Iterator[str]:
     not open on its character's scene (a layout scene first, the character in its own), and a batch has no
     scene to switch to. Yields a note naming that scene; '' where the view layer the file opens on holds
     ``obj``, or none does (there ``check_evaluated`` refuses, naming both). The file opens on its scene after."""
-    shown = bpy.context.view_layer.objects
-    if shown.get(obj.name) == obj or holds(shown, obj):  # by name first: a file's thousands of objects
+    here = bpy.context.view_layer.objects
+    if here.get(obj.name) == obj or holds(here, obj):  # by name first: a file's thousands of objects
         yield ""
         return
     layers = [(scene, layer) for scene in obj.users_scene for layer in scene.view_layers if holds(layer.objects, obj)]
@@ -261,18 +261,44 @@ def in_its_scene(obj: bpy.types.Object) -> Iterator[str]:
     scene, layer = layers[0]
     note = (f"worked on in the scene '{scene.name}' (view layer '{layer.name}'), which holds it; the file opens on "
             f"the scene '{bpy.context.scene.name}' as before")
-    window = bpy.context.window or next(iter(bpy.context.window_manager.windows), None)
-    if window is None:  # no window to show it (Blender always has one, headless too): refused as before
-        yield ""
+    with shown(scene, layer):
+        yield note
+
+
+def _window() -> bpy.types.Window | None:
+    """The context's window, or the first where the context has none (a script's, a timer's)."""
+    return bpy.context.window or next(iter(bpy.context.window_manager.windows), None)
+
+
+def remove_scene(scene: bpy.types.Scene) -> None:
+    """Remove ``scene``, which no window shows (``shown`` gave the window back): Blender asks the context's
+    window whether it shows the scene, and with none in the context it crashes."""
+    window = _window()
+    if window is None:
+        bpy.data.scenes.remove(scene)
         return
-    # The window shows that scene for the block, as a user would switch to it: under a context override of the
-    # scene alone, an export's scene of its own (made and removed) leaves Blender evaluating stale bases (a crash).
+    with bpy.context.temp_override(window=window):
+        bpy.data.scenes.remove(scene)
+
+
+@contextmanager
+def shown(scene: bpy.types.Scene, view_layer: bpy.types.ViewLayer) -> Iterator[None]:
+    """The window shows ``scene`` and ``view_layer`` for the block, as a user would switch to them (the block's
+    context with it), then what it showed before. Under a context override of the scene alone, Blender's glTF
+    exporter switches the window to the override's scene itself and leaves it there, and removing that scene
+    then puts the window on the scene next to it by name, on its first view layer, or on none where the context
+    has no window (freed, a crash at the next switch): the user's window ends where they left it only so."""
+    window = _window()
+    if window is None:  # Blender always has one, headless too
+        with bpy.context.temp_override(scene=scene, view_layer=view_layer):
+            yield
+        return
     opened, opened_layer = window.scene, window.view_layer
     window.scene = scene
-    window.view_layer = layer
+    window.view_layer = view_layer
     try:
         with bpy.context.temp_override(window=window):
-            yield note
+            yield
     finally:
         window.scene = opened
         window.view_layer = opened_layer
