@@ -67,7 +67,8 @@ _R = TypeVar("_R")
 
 
 def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None), or a blank bone."""
+    """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None), or a blank bone;
+    run in a context with a window where the caller's has none (``scene_state.in_a_window``)."""
 
     @functools.wraps(function)
     def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -79,7 +80,8 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
                            "it), not the mesh or other data.")
         named = dict(zip(getattr(function, "__wrapped__", function).__code__.co_varnames, args)) | kwargs
         checks.check_bones_named(f"api.{function.__name__}", obj.name, named, obj.data.bones)
-        return function(*args, **kwargs)
+        with scene_state.in_a_window():
+            return function(*args, **kwargs)
 
     return checked
 
@@ -353,8 +355,7 @@ def auto_rig(obj: bpy.types.Object, *, skipped: list[tuple[str, str]] | None = N
 
 @_takes_armature
 def remove(obj: bpy.types.Object, bone: str, *, keep_motion: bool = True) -> list[str]:
-    """Remove the limb that uses ``bone``; returns what the user should hear: notes (moved bones, kept motion)
-    and warnings (``is_warning``: a constraint of theirs muted)."""
+    """Remove the limb of ``bone``; returns notes (moved bones, kept motion) and warnings (a constraint muted)."""
     return remove_limb(obj, bone, keep_motion).messages
 
 
@@ -470,8 +471,7 @@ def add_aim(obj: bpy.types.Object, part: str = "AUTO", bone: str | None = None, 
 
 @_takes_armature
 def remove_aim(obj: bpy.types.Object, bone: str) -> list[str]:
-    """Remove the aim rig that uses ``bone``; returns what the user should hear (notes and warnings, as
-    ``remove`` does)."""
+    """Remove the aim rig that uses ``bone``; returns what the user should hear (as ``remove`` does)."""
     return _aim.remove_aim(obj, bone)[1]
 
 

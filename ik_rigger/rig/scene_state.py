@@ -270,6 +270,19 @@ def _window() -> bpy.types.Window | None:
     return bpy.context.window or next(iter(bpy.context.window_manager.windows), None)
 
 
+@contextmanager
+def in_a_window() -> Iterator[None]:
+    """The block in a context with a window where the caller's has none (a script run by a timer or an
+    application handler, an override of ``window=None``): Blender's mode switches, operators and exporters
+    read the active object and the scene through it. The context's scene and view layer stay the block's."""
+    context = bpy.context
+    if context.window is not None or (window := _window()) is None:
+        yield
+        return
+    with context.temp_override(window=window, scene=context.scene, view_layer=context.view_layer):
+        yield
+
+
 def remove_scene(scene: bpy.types.Scene) -> None:
     """Remove ``scene``, which no window shows (``shown`` gave the window back): Blender asks the context's
     window whether it shows the scene, and with none in the context it crashes."""
@@ -296,8 +309,8 @@ def shown(scene: bpy.types.Scene, view_layer: bpy.types.ViewLayer) -> Iterator[N
     opened, opened_layer = window.scene, window.view_layer
     window.scene = scene
     window.view_layer = view_layer
-    try:
-        with bpy.context.temp_override(window=window):
+    try:  # the scene and view layer too: a caller's override of them would outlast the window's
+        with bpy.context.temp_override(window=window, scene=scene, view_layer=view_layer):
             yield
     finally:
         window.scene = opened
