@@ -1,8 +1,9 @@
 """Scenes and Blenders set up as animators and riggers have them: a preview range, the preferences for new
 keys (Visual Keying, Only Insert Needed, Constant or Linear interpolation, Vector handles), X-axis mirror
 and Auto IK in Pose mode, the mesh active in Weight Paint with the armature in Pose mode beside it (Lock
-Object Modes on or off), the armature parented to a moving vehicle by Child Of, a scene unit scale of 0.01,
-a second scene holding the armature. Each operation does what it does in a default scene."""
+Object Modes on or off), the mesh alone in the 3D Viewport's Local View, the armature parented to a moving
+vehicle by Child Of, a scene unit scale of 0.01, a second scene holding the armature. Each operation does
+what it does in a default scene."""
 
 from __future__ import annotations
 
@@ -180,6 +181,43 @@ def test_beside_a_mesh_in_weight_paint_the_armature_and_mesh_keep_their_modes(op
     assert bpy.context.view_layer.objects.active == obj and obj.mode == "POSE"
     assert body.mode == ("OBJECT" if lock else "WEIGHT_PAINT")
     assert [group.weight for vertex in body.data.vertices for group in vertex.groups] == weights
+    if operator in ("auto_rig", "bake", "remove"):
+        assert_plays_the_same(obj, before, chain_length(obj, chain))
+
+
+@pytest.mark.parametrize("with_armature", [False, True], ids=["mesh alone", "mesh and armature"])
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_in_local_view_the_operators_work_on_the_armature_and_leave_the_view_as_it_was(operator, with_armature):
+    """The mesh isolated in the 3D Viewport's Local View (numpad /), the armature active outside it: Auto-Rig
+    refused, saying the armature's collection was hidden (it was not), and every operation after it failed. Each
+    works on the armature as in a default scene; the view still shows what it showed (the armature too, where
+    it was isolated with the mesh)."""
+    obj, chain = animated_leg()
+    if operator != "auto_rig":
+        api.build(obj, "shin.L", both_sides=False, parent_switch=True)
+    before = played(obj, range(1, 26))
+    bpy.ops.object.mode_set(mode="OBJECT")
+    body = _skinned(obj)
+    window = bpy.context.window
+    area = next(area for area in window.screen.areas if area.type == "VIEW_3D")
+    region = next(region for region in area.regions if region.type == "WINDOW")
+    view = area.spaces.active
+    bpy.context.view_layer.update()  # the new mesh's base in the view layer, to be selected
+    for item in bpy.context.view_layer.objects:
+        item.select_set(item == body or (with_armature and item == obj))
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        assert bpy.ops.view3d.localview() == {"FINISHED"}
+        assert view.local_view is not None and body.visible_get(viewport=view)
+        bpy.context.view_layer.objects.active = obj
+        assert obj.visible_get() == obj.visible_get(viewport=view) == with_armature  # as mode switches see it
+        bpy.ops.object.mode_set(mode="POSE")
+        set_active_bone(obj, "shin.L")
+        bpy.context.scene.frame_set(13)
+        assert OPERATORS[operator]() == {"FINISHED"}
+        assert obj.mode == "POSE" and bpy.context.view_layer.objects.active == obj
+        assert obj.visible_get(viewport=view) == with_armature and body.visible_get(viewport=view)
+    if operator == "auto_rig":
+        assert [limb.name for limb in api.limbs(obj)] == ["shin.L"]
     if operator in ("auto_rig", "bake", "remove"):
         assert_plays_the_same(obj, before, chain_length(obj, chain))
 

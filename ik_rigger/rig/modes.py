@@ -52,8 +52,20 @@ def data_mode(original: str) -> str:
     return "POSE" if original == "POSE" else "OBJECT"
 
 
+def _isolating_view(obj: bpy.types.Object) -> bpy.types.SpaceView3D | None:
+    """The context's 3D Viewport where its Local View leaves ``obj`` out (the mesh isolated, the armature
+    active): Blender edits and poses only what that view shows, as it does only objects not hidden."""
+    space = getattr(bpy.context, "space_data", None)
+    if space is None or space.type != "VIEW_3D" or space.local_view is None:
+        return None
+    # Blender 4.2 to 4.5 keep an object's place in a Local View current on its evaluated copy alone.
+    return None if obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).local_view_get(space) else space
+
+
 def _restore_visibility(obj: bpy.types.Object, view_layer: bpy.types.ViewLayer, hidden: bool,
-                        hidden_viewport: bool) -> None:
+                        hidden_viewport: bool, isolated: bpy.types.SpaceView3D | None = None) -> None:
+    if isolated is not None:
+        obj.local_view_set(isolated, False)
     if obj.hide_viewport != hidden_viewport:
         obj.hide_viewport = hidden_viewport
     if obj.hide_get(view_layer=view_layer) != hidden:
@@ -127,9 +139,12 @@ def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
         obj.hide_set(False, view_layer=view_layer)
     if hidden_viewport:
         obj.hide_viewport = False
+    isolated = _isolating_view(obj)
+    if isolated is not None:
+        obj.local_view_set(isolated, True)
     if not obj.visible_get(view_layer=view_layer):
         # Hidden by its collection: Blender would refuse Edit mode halfway through a build.
-        _restore_visibility(obj, view_layer, hidden, hidden_viewport)
+        _restore_visibility(obj, view_layer, hidden, hidden_viewport, isolated)
         hiding = _hiding_collection(obj, view_layer)
         where = f"the hidden collection '{hiding}'" if hiding else "a hidden collection"
         raise RigError(f"the armature '{obj.name}' is in {where}, and Blender cannot edit it there",
@@ -140,7 +155,7 @@ def _kept_mode(obj: bpy.types.Object) -> Iterator[str]:
         set_mode(obj, mode)
         for item, item_mode in besides:
             set_mode(item, _MODE_SET[item_mode])
-        _restore_visibility(obj, view_layer, hidden, hidden_viewport)
+        _restore_visibility(obj, view_layer, hidden, hidden_viewport, isolated)
         if active is not None and view_layer.objects.active != active:
             view_layer.objects.active = active
         if other_mode != "OBJECT":
