@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bpy
 import pytest
-from helpers import both_legs, evaluate, make_armature, rotation_degrees, same, snapshot
+from helpers import both_legs, evaluate, make_armature, rigify_generated, rotation_degrees, same, snapshot
 from mathutils import Matrix
 
 from ik_rigger import api
@@ -111,31 +111,10 @@ def test_auto_rig_rigs_the_controls_a_game_rig_s_deform_bones_follow(deform: str
     assert same(snapshot(obj), before)
 
 
-_GENERATE = """
-import os
-import sys
-import bpy
-import addon_utils
-bpy.ops.wm.read_factory_settings(use_empty=True)
-addon_utils.enable("rigify", default_set=True)
-bpy.ops.object.armature_basic_human_metarig_add()
-bpy.ops.pose.rigify_generate()
-bpy.ops.object.mode_set(mode="OBJECT")
-bpy.ops.wm.save_as_mainfile(filepath=sys.argv[-1])
-sys.stdout.flush()
-os._exit(0)  # bpy 4.2 as a module crashes in its exit cleanup once an add-on was registered (conftest.py)
-"""
-
-
 @pytest.fixture(scope="module")
 def rigify_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A .blend of Rigify's basic human metarig and the rig Rigify generates from it, as its Generate Rig
-    button does. Generated in a Blender of its own: with Rigify enabled, Blender 4.2's glTF importer
-    crashed now and then in later tests of the process, disabled again or not."""
-    path = tmp_path_factory.mktemp("rigify") / "rigify.blend"
-    done = subprocess.run([sys.executable, "-c", _GENERATE, str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and path.exists(), done.stderr[-2000:]
-    return path
+    """A .blend of Rigify's basic human metarig and the rig Rigify generates from it (``rigify_generated``)."""
+    return rigify_generated(tmp_path_factory.mktemp("rigify") / "rigify.blend")
 
 
 def _rigify_rig(path: Path) -> tuple[bpy.types.Object, bpy.types.Object]:
