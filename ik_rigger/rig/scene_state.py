@@ -279,7 +279,8 @@ def in_a_window() -> Iterator[None]:
     if context.window is not None or (window := _window()) is None:
         yield
         return
-    with context.temp_override(window=window, scene=context.scene, view_layer=context.view_layer):
+    kept = {key: value for key in ("scene", "view_layer") if (value := getattr(context, key, None)) is not None}
+    with context.temp_override(window=window, **kept):
         yield
 
 
