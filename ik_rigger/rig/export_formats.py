@@ -133,15 +133,17 @@ def write(fmt: str, scene: bpy.types.Scene, armature: bpy.types.Object, meshes: 
     for obj in (armature, *meshes):
         obj.select_set(True, view_layer=view_layer)
     view_layer.objects.active = armature
-    with shown(scene, view_layer), bpy.context.temp_override(active_object=armature, object=armature,
-                                                              selected_objects=[armature, *meshes]):
-        if fmt == "FBX":
+    selection = {"active_object": armature, "object": armature, "selected_objects": [armature, *meshes]}
+    if fmt == "FBX":  # the FBX exporter writes the context's scene
+        with bpy.context.temp_override(scene=scene, view_layer=view_layer, **selection):
             _fbx(filepath)
-        else:
-            _gltf_rate(scene)
-            _gltf_metres(scene)
-            with tracks_grouped():
-                _gltf(filepath, fmt)
+        return
+    _gltf_rate(scene)
+    _gltf_metres(scene)
+    # Blender's glTF exporter shows the scene it writes in the window (and leaves it there): it is shown for the
+    # write, and the window given back (``shown``).
+    with shown(scene, view_layer), bpy.context.temp_override(**selection), tracks_grouped():
+        _gltf(filepath, fmt)
 
 
 # The file system's error in the text of an exporter's failure (Blender turns its OSError into a RuntimeError).
