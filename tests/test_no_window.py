@@ -1,8 +1,8 @@
-"""The API called where the context has no window: a script run by a timer or an application handler
-(a pipeline's load_post that rigs what it opens), or under ``temp_override(window=None)``. Blender's mode
-switch found no active object there, and its glTF exporter crashed. Each step is done to two
-identical characters in one scene, one from the usual context and one from a windowless one: both
-must end the same, and the window where the user left it."""
+"""The API called where the context has no window (a script run by a timer or an application handler, a
+pipeline's load_post that rigs what it opens, or under ``temp_override(window=None)``) or overrides the scene with
+one the window does not show. Blender's mode switch found no active object there, and its glTF exporter crashed.
+Each step is done to two identical characters in one scene, one from the usual context and one from the other:
+both must end the same, and the window where the user left it."""
 
 from __future__ import annotations
 
@@ -54,23 +54,38 @@ def _poses(obj: bpy.types.Object) -> dict[int, dict]:
     return played
 
 
+@pytest.mark.parametrize("how", ["no window", "another scene"])
 @pytest.mark.parametrize("last", STEPS)
-def test_each_step_from_a_windowless_context_ends_as_from_the_window(tmp_path, last):
+def test_each_step_from_a_windowless_context_ends_as_from_the_window(tmp_path, last, how):
+    """``how``: the context has no window, or a script overrides the scene (and view layer) with one the window
+    does not show, ``temp_override(scene=shot)``, where the export crashed Blender and the context's scene was the
+    window's after a switch. The steps are done to the one character so, to the other with the scene shown."""
+    window = bpy.context.window_manager.windows[0]
     bpy.context.scene.name = "Character"
     bpy.data.scenes.new("Hero")  # a scene next to the export's by name
+    shown = layout = bpy.context.scene
+    if how == "another scene":
+        layout.name = "Layout"
+        shown = window.scene = bpy.data.scenes.new("Character")
     usual, windowless = _character("Usual"), _character("Windowless")
     bpy.ops.mesh.primitive_plane_add(size=6.0, location=(0.0, 0.0, -0.2))
     ground = bpy.context.active_object
-    window = bpy.context.window_manager.windows[0]
+    view_layer = shown.view_layers[0]
     for step in STEPS[:STEPS.index(last) + 1]:
-        bpy.context.view_layer.objects.active = usual
+        window.scene = shown
+        view_layer.objects.active = usual
         expected = _step(step, usual, ground, tmp_path)
-        bpy.context.view_layer.objects.active = windowless
-        with bpy.context.temp_override(window=None):
-            assert bpy.context.window is None
+        window.scene = layout
+        view_layer.objects.active = windowless
+        override = {"window": None} if how == "no window" else {"scene": shown, "view_layer": view_layer}
+        with bpy.context.temp_override(**override):
+            assert bpy.context.scene == shown and (bpy.context.window is None if how == "no window" else
+                                                   window.scene == layout != shown)
             got = _step(step, windowless, ground, tmp_path)
+            assert bpy.context.scene == shown and bpy.context.view_layer == view_layer, step
         assert str(got).replace("Windowless", "Usual") == str(expected).replace("Windowless", "Usual"), step
-        assert (window.scene.name, window.view_layer.name) == ("Character", "ViewLayer"), step
+        assert (window.scene, window.view_layer.name) == (layout, "ViewLayer"), step
+    window.scene = shown
     length = usual.data.bones["shin.L"].length
     played, playing = _poses(usual), _poses(windowless)
     for frame, bones in played.items():

@@ -272,16 +272,27 @@ def _window() -> bpy.types.Window | None:
 
 @contextmanager
 def in_a_window() -> Iterator[None]:
-    """The block in a context with a window where the caller's has none (a script run by a timer or an
-    application handler, an override of ``window=None``): Blender's mode switches, operators and exporters
-    read the active object and the scene through it. The context's scene and view layer stay the block's."""
+    """The block in a context whose window shows the context's scene and view layer: a caller's context
+    with no window (a script run by a timer or an application handler, an override of ``window=None``) or
+    with a scene or view layer of its own (a script's ``temp_override(scene=...)``) has the window show them
+    for the block, as a user would switch to them (``shown``), and then what it showed. Blender's mode
+    switches, operators and exporters read the active object and the scene through the window, and an export
+    under an override of the scene alone crashed Blender."""
     context = bpy.context
-    if context.window is not None or (window := _window()) is None:
+    scene, view_layer = getattr(context, "scene", None), getattr(context, "view_layer", None)
+    window = context.window
+    if window is not None and window.scene == scene and window.view_layer == view_layer:
         yield
         return
-    kept = {key: value for key in ("scene", "view_layer") if (value := getattr(context, key, None)) is not None}
-    with context.temp_override(window=window, **kept):
+    window = _window()
+    if window is None:  # Blender always has one, headless too
         yield
+    elif scene is None or view_layer is None:  # the window's own, then
+        with context.temp_override(window=window):
+            yield
+    else:
+        with shown(scene, view_layer):
+            yield
 
 
 def remove_scene(scene: bpy.types.Scene) -> None:
@@ -308,14 +319,17 @@ def shown(scene: bpy.types.Scene, view_layer: bpy.types.ViewLayer) -> Iterator[N
             yield
         return
     opened, opened_layer = window.scene, window.view_layer
-    window.scene = scene
-    window.view_layer = view_layer
-    try:  # the scene and view layer too: a caller's override of them would outlast the window's
-        with bpy.context.temp_override(window=window, scene=scene, view_layer=view_layer):
-            yield
-    finally:
-        window.scene = opened
-        window.view_layer = opened_layer
+    # Switching the window's scene sets the context's too, over a caller's override of it: under a block of its
+    # own, which gives the caller's context back as it was.
+    with bpy.context.temp_override(window=window):
+        window.scene = scene
+        window.view_layer = view_layer
+        try:  # the scene and view layer too: a caller's override of them would outlast the window's
+            with bpy.context.temp_override(window=window, scene=scene, view_layer=view_layer):
+                yield
+        finally:
+            window.scene = opened
+            window.view_layer = opened_layer
 
 
 @contextmanager
