@@ -39,7 +39,7 @@ from .limb.requests import detected_requests, no_limbs
 from .parts.handle import ROLE_HANDLE
 from .rig import aim as _aim
 from .rig import bake as _bake
-from .rig import clip_hold, records, scene_state, snap
+from .rig import clip_hold, records, scene_state, snap, windows
 from .rig import clips as _clips
 from .rig import export as _export
 from .rig import ground as _ground
@@ -68,7 +68,7 @@ _R = TypeVar("_R")
 
 def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
     """Refuse, naming it, a first argument that is not an armature object (a mesh, its data, None), or a blank bone;
-    run in a context with a window where the caller's has none (``scene_state.in_a_window``)."""
+    run in a context with a window where the caller's has none (``rig.windows.in_a_window``)."""
 
     @functools.wraps(function)
     def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -80,7 +80,7 @@ def _takes_armature(function: Callable[_P, _R]) -> Callable[_P, _R]:
                            "it), not the mesh or other data.")
         named = dict(zip(getattr(function, "__wrapped__", function).__code__.co_varnames, args)) | kwargs
         checks.check_bones_named(f"api.{function.__name__}", obj.name, named, obj.data.bones)
-        with scene_state.in_a_window():
+        with windows.in_a_window():
             return function(*args, **kwargs)
 
     return checked

@@ -34,7 +34,8 @@ from .export_formats import FORMATS, check_names, clash_warnings, unweighted_war
 from .export_meshes import local_copy
 from .export_range import refuse_far_keys
 from .output import held_output
-from .scene_state import check_evaluated, in_pose_position, others_kept, remove_scene
+from .scene_state import check_evaluated, in_pose_position, others_kept
+from .windows import remove_scene
 
 _SCENE = "IK Rigger export"
 

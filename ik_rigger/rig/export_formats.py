@@ -21,7 +21,7 @@ from mathutils import Matrix
 
 from ..core.errors import RigError
 from .gltf_tracks import tracks_grouped
-from .scene_state import shown
+from .windows import shown
 
 FORMATS = {".glb": "GLB", ".gltf": "GLTF", ".fbx": "FBX"}
 
