@@ -336,9 +336,19 @@ class BENCHMARK_OT_mode_switches(bpy.types.Operator):
     bl_label = "Floor: Three Mode Switches"
     bl_options = {"REGISTER", "UNDO"}
 
+    constraint: bpy.props.BoolProperty(
+        name="One Constraint", default=False,
+        description="And one Copy Rotation on the first bone, from the last: what any new constraint or driver "
+                    "costs Blender beyond the switches (its dependency graph built again and the armature "
+                    "evaluated in the scene update after the operator)")
+
     def execute(self, context: bpy.types.Context) -> set[str]:
         for mode in ("EDIT", "OBJECT", "POSE"):
             bpy.ops.object.mode_set(mode=mode)
+        if self.constraint:
+            obj = context.active_object
+            constraint = obj.pose.bones[0].constraints.new("COPY_ROTATION")
+            constraint.target, constraint.subtarget = obj, obj.pose.bones[-1].name
         return {"FINISHED"}
 
 

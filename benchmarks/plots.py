@@ -134,7 +134,8 @@ def scaling(result: dict, machine: str, path: Path) -> None:
     for axes, (name, entry) in zip(grid.flat, series.items()):
         sizes, unit = entry["sizes"], entry["unit"]
         for who, label, colour in (("ik_rigger", "IK Rigger", MET), ("floor", "floor", CONTEXT),
-                                   ("switches", "mode switches alone", "#2c6fbb")):
+                                   ("switches", "mode switches alone", "#2c6fbb"),
+                                   ("switches_constraint", "switches and one constraint", "#7a5cc0")):
             if who not in entry["cpu_seconds"]:
                 continue
             stats = [entry["cpu_seconds"][who][str(size)] for size in sizes]

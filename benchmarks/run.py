@@ -289,12 +289,18 @@ def scaling_rows(result: dict, diagnostics: bool = True) -> list[str]:
             continue
         cpu, ratio, target = bones["cpu_seconds"], bones["ratios"][str(size)], result["bones_target"]
         switches = bones["ratios_over_others"]["switches"][str(size)]
+        # Runs of an earlier release measured no switches with a constraint.
+        constrained = bones["ratios_over_others"].get("switches_constraint", {}).get(str(size))
+        with_one = "" if constrained is None else (
+            f"; switches and one constraint {_ms(cpu['switches_constraint'][str(size)])}")
+        over_one = "" if constrained is None else f"; over switches and one constraint {_x(constrained)}"
         rows.append(f"| Scaling, Auto-Rig operator on {size:,} bones (a basic human among loose bones) against "
-                    f"three mode switches alone (Edit, Object, Pose, as an operator), and beside the floor operator "
+                    f"three mode switches alone (Edit, Object, Pose, as an operator), and beside the same with one "
+                    f"constraint added (what any new constraint or driver costs Blender) and the floor operator "
                     f"making its four limbs: CPU time, lower is better | {_ms(cpu['ik_rigger'][str(size)])} | "
-                    f"switches {_ms(cpu['switches'][str(size)])}; floor operator {_ms(cpu['floor'][str(size)])} | "
-                    f"{_x(switches)}; over the floor operator {_x(ratio)} | <= {target}x | "
-                    f"{_met(switches['median'], target)} |")
+                    f"switches {_ms(cpu['switches'][str(size)])}{with_one}; floor operator "
+                    f"{_ms(cpu['floor'][str(size)])} | {_x(switches)}{over_one}; over the floor operator {_x(ratio)} "
+                    f"| <= {target}x | {_met(switches['median'], target)} |")
     files = result["series"].get("files")
     if files and "per_unit" in files and "files_target" in result:
         sizes, ratio, target = files["sizes"], _slope_ratio(files), result["files_target"]

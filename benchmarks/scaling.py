@@ -9,7 +9,9 @@ exponents beside the floor's:
 - bones: the Auto-Rig operator from Pose mode on Rigify's basic human metarig among loose
   bones, against the floor as an operator making its four limbs (its mode switches, undo
   step and scene update included), and beside an operator that only switches modes three
-  times (Edit, Object, Pose), the least any build pays;
+  times (Edit, Object, Pose), and the same adding one constraint: the least any build pays,
+  and what any new constraint or driver adds to it (Blender builds the armature's dependency
+  graph again and evaluates it in the scene update after the operator);
 - characters: keyframed playback, time per frame, of that many rigged metarigs in one scene,
   against as many floor rigs;
 - frames: the FK-to-IK bake of the motion capture's four limbs over that many frames,
@@ -82,6 +84,7 @@ def _time_bones(size: int, folder: Path, who: str) -> tuple[float, float]:
     common.append_object(_armature_file(folder, size), common.METARIG)
     bpy.ops.object.mode_set(mode="POSE")
     operator = {"floor": bpy.ops.benchmark.floor, "switches": bpy.ops.benchmark.mode_switches,
+                "switches_constraint": lambda: bpy.ops.benchmark.mode_switches(constraint=True),
                 "ik_rigger": bpy.ops.ik_rigger.auto_rig}[who]
 
     def run() -> None:
@@ -151,7 +154,7 @@ def _time_files(size: int, folder: Path, who: str) -> tuple[float, float]:
 SERIES = (
     Series("bones", "bone", "the Auto-Rig operator on a basic human among loose bones against the floor "
            "operator making its four limbs", (100, 300, 1000, 3000, 10000), (100, 1000), _time_bones,
-           _prepare_bones, ("ik_rigger", "floor", "switches")),
+           _prepare_bones, ("ik_rigger", "floor", "switches", "switches_constraint")),
     Series("characters", "character", "keyframed playback (time per frame) of rigged metarigs in one scene "
            "against as many floor rigs", (1, 2, 4, 8, 16, 32), (1, 4), _time_characters),
     Series("frames", "frame", "the FK-to-IK bake of a capture's four limbs against playing the frames",

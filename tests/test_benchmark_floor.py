@@ -131,3 +131,26 @@ def test_a_floor_without_ik_riggers_looks_is_not_ik_riggers_rig(look):
     _undo_a_look(theirs, look)
     found = build_speed.compare(build_speed.signature(theirs, original), build_speed.signature(ours, original))
     assert not found["same"], look
+
+
+@pytest.mark.parametrize("constraint", [False, True])
+def test_the_mode_switches_operator_changes_nothing_but_its_one_constraint(constraint):
+    """The scaling series' references: three mode switches give back the armature as it was, in Pose mode,
+    and with ``constraint`` they add one Copy Rotation, which poses the first bone as the last."""
+    obj = make_armature(creature.bones(2), name="creature", mode="POSE")
+    obj.pose.bones[-1].rotation_mode = "XYZ"
+    obj.pose.bones[-1].rotation_euler = (0.0, 0.0, 0.7)
+    before = {bone.name: bone.matrix_local.copy() for bone in obj.data.bones}
+    floor.register()
+    try:
+        assert bpy.ops.benchmark.mode_switches(constraint=constraint) == {"FINISHED"}
+    finally:
+        floor.unregister()
+    assert obj.mode == "POSE"
+    assert {bone.name: bone.matrix_local for bone in obj.data.bones} == before
+    made = [(bone.name, item.type, item.subtarget) for bone in obj.pose.bones for item in bone.constraints]
+    first, last = obj.pose.bones[0], obj.pose.bones[-1]
+    assert made == ([(first.name, "COPY_ROTATION", last.name)] if constraint else [])
+    bpy.context.view_layer.update()
+    turned = first.matrix.to_quaternion().rotation_difference(last.matrix.to_quaternion()).angle
+    assert (turned < 1e-4) == constraint
