@@ -44,6 +44,13 @@ def _build_api(obj: bpy.types.Object) -> None:
     build_limbs(obj, [(last, LimbOptions()) for last in LASTS])
 
 
+def _plan_api(obj: bpy.types.Object) -> None:
+    from ik_rigger.limb.options import LimbOptions
+    from ik_rigger.rig.build import plan_limbs
+
+    plan_limbs(obj, [(last, LimbOptions()) for last in LASTS])
+
+
 def _build_many_without_stretch(obj: bpy.types.Object) -> None:
     from ik_rigger import api
 
@@ -96,7 +103,12 @@ VARIANTS: dict[str, tuple[str, Callable[[bpy.types.Object], None]]] = {
     "ik_rigger_api_plain": ("OBJECT", _build_many_plain),
     "floor_operator_plain": ("POSE", lambda obj: _floor_operator(obj, **floor.PLAIN)),
     "ik_rigger_operator_plain": ("POSE", lambda obj: _build_operator(obj, **PLAIN)),
+    # Context: planning alone (a dry run: the skeleton read, every check and each limb's plan, nothing changed),
+    # the part of a build that IK Rigger does and the floor, which knows its bones, does not.
+    "ik_rigger_plan": ("OBJECT", _plan_api),
 }
+# The variants that make no rig: nothing of theirs to compare with a floor's.
+PLANS_ONLY = ("ik_rigger_plan",)
 # The floor each variant makes the same rig as (the others: "floor").
 SAME_AS = {"ik_rigger_api_without_stretch": "floor_without_stretch", "ik_rigger_api_plain": "floor_plain",
            "ik_rigger_operator_plain": "floor_plain", "floor_operator_plain": "floor_plain"}
@@ -109,6 +121,7 @@ RATIOS = (
     ("api_without_stretch_over_floor_without_stretch", "ik_rigger_api_without_stretch", "floor_without_stretch"),
     ("api_plain_over_floor_plain", "ik_rigger_api_plain", "floor_plain"),
     ("operator_plain_over_floor_operator_plain", "ik_rigger_operator_plain", "floor_operator_plain"),
+    ("plan_over_floor", "ik_rigger_plan", "floor"),
 )
 # The ratios with a target, and which: the API's or the operator's.
 TARGETED = {"api_over_floor": "api", "operator_over_floor_operator": "operator",
@@ -233,7 +246,8 @@ def run(sources: Path, settings: common.Settings) -> dict[str, object]:
                                for name, top, bottom in RATIOS},
         "targets": {name: TARGETS[route] for name, route in TARGETED.items()},
         "same_rig": {name: compare(signatures[SAME_AS.get(name, "floor")], signatures[name])
-                     for name in VARIANTS if name not in ("floor", "floor_without_stretch", "floor_plain")},
+                     for name in VARIANTS
+                     if name not in ("floor", "floor_without_stretch", "floor_plain", *PLANS_ONLY)},
     }
 
 

@@ -345,6 +345,12 @@ def table(results: dict, diagnostics: bool = True) -> str:
             rows.append(f"| {label} | {_ms(seconds[top])} | {_ms(seconds[bottom])} | "
                         f"{_x(spreads[ratio])}{shown_wall} | <= {target}x | "
                         f"{_met(ratios[ratio], target, spreads[ratio])} |")
+        if "plan_over_floor" in spreads:  # a run from before the row
+            rows.append("| Build 4 limbs, planning alone (`plan_limbs`, a dry run: the skeleton read, every check and "
+                        "each limb's plan, nothing changed) against the floor's whole build: CPU time (context: within "
+                        "1.25x, all IK Rigger does beyond the floor's work fits in a quarter of the floor's time) | "
+                        f"{_ms(seconds['ik_rigger_plan'])} | {_ms(seconds['floor'])} | "
+                        f"{_x(spreads['plan_over_floor'])} | - | - |")
         if diagnostics:
             rows.append(f"| Build 4 limbs, `build_limbs` API from Pose mode: time (diagnostic) | "
                         f"{_ms(seconds['ik_rigger_api_from_pose'])} | {_ms(seconds['floor_from_pose'])} | "
