@@ -346,9 +346,10 @@ def table(results: dict, diagnostics: bool = True) -> str:
                         f"{_x(spreads[ratio])}{shown_wall} | <= {target}x | "
                         f"{_met(ratios[ratio], target, spreads[ratio])} |")
         if "plan_over_floor" in spreads:  # a run from before the row
-            rows.append("| Build 4 limbs, planning alone (`plan_limbs`, a dry run: the skeleton read, every check and "
-                        "each limb's plan, nothing changed) against the floor's whole build: CPU time (context: within "
-                        "1.25x, all IK Rigger does beyond the floor's work fits in a quarter of the floor's time) | "
+            rows.append("| Planning alone, 4 limbs (`plan_limbs`, a dry run: the skeleton read, every check and each "
+                        "limb's plan, nothing changed) against the floor's whole build: CPU time (context, no "
+                        "target: within 1.25x, all IK Rigger does beyond the floor's work fits in a quarter of the "
+                        "floor's time) | "
                         f"{_ms(seconds['ik_rigger_plan'])} | {_ms(seconds['floor'])} | "
                         f"{_x(spreads['plan_over_floor'])} | - | - |")
         if diagnostics:

@@ -198,8 +198,13 @@ def measure(series: Series, sources: Path, work: Path, sizes: tuple[int, ...], r
     where = sources if series.name == "characters" else folder
     for size in sizes:
         series.prepare(size, sources, folder)
-    for size in sizes:
-        for repeat in range(_repeats(size, sizes, repeats)):
+    # The sizes take turns within each repeat, as IK Rigger and the floor do (each in the reverse order every
+    # other repeat): a machine that drifts slower or faster over the series, or a first run that pays for a
+    # cold start, then moves every size alike rather than the first or the last, which tilted the slope.
+    for repeat in range(max(_repeats(size, sizes, repeats) for size in sizes)):
+        for size in sizes if repeat % 2 == 0 else sizes[::-1]:
+            if repeat >= _repeats(size, sizes, repeats):
+                continue
             for who in everyone if repeat % 2 == 0 else everyone[::-1]:
                 taken_cpu, taken_wall = series.time(size, where, who)
                 cpu[who][size].append(taken_cpu)
