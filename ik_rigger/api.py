@@ -159,12 +159,10 @@ def _options(given: dict[str, object], base: LimbOptions | None = None) -> tuple
 def _limb(obj: bpy.types.Object, record, notes: Sequence[str] = ()) -> Limb:
     parts = records.resolve(obj, record)
     last = parts.chain[-1] if parts.chain else record.name
-    return Limb(
-        name=record.name, chain=tuple(parts.chain), extremity=parts.extremity,
-        side=naming.split_side(last, set(obj.data.bones.keys())).side,
-        parts=_parts_used(record.to_options(), parts.made),
-        bones=dict(parts.made), missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts), notes=tuple(notes),
-    )
+    return Limb(name=record.name, chain=tuple(parts.chain), extremity=parts.extremity,
+                side=naming.split_side(last, set(obj.data.bones.keys())).side,
+                parts=_parts_used(record.to_options(), parts.made), bones=dict(parts.made),
+                missing=tuple(parts.missing), ik_fk=records.ik_fk(obj, parts), notes=tuple(notes))
 
 
 def _built(obj: bpy.types.Object, plan: LimbPlan, chosen: LimbOptions, names: Container[str],
@@ -372,7 +370,7 @@ def snap_limb(obj: bpy.types.Object, bone: str, to: str, *, key: bool = False, f
         raise RigError(f"unknown snap direction '{to}'", hint='Use "FK" or "IK".')
     record = _record(obj, bone)
     if key:  # keyed as Blender keys, in a tweaked strip's time too
-        scene_state.check_keyable(obj, mapped=True, frame=frame, shown=True)
+        frame = scene_state.check_keyable(obj, mapped=True, frame=frame, shown=True)
     with prepared(obj):
         parts = records.require(obj, record, ROLE_HANDLE)
         if key:
@@ -399,7 +397,7 @@ def switch_parent(obj: bpy.types.Object, bone: str, parent: int | str, *, key: b
     """
     record = _record(obj, bone)
     if key:
-        scene_state.check_keyable(obj, frame=frame, shown=True)
+        frame = scene_state.check_keyable(obj, frame=frame, shown=True)
     with prepared(obj):
         if key:
             scene_state.check_keys_over_strips(obj, records.require(obj, record, ROLE_HANDLE).made.values())
@@ -416,18 +414,19 @@ def parent_choices(obj: bpy.types.Object, bone: str) -> list[str]:
 @_takes_armature
 @_poses_armature
 def bake(obj: bpy.types.Object, direction: str, frames: Iterable[int] | None = None,
-         bones: Sequence[str] | None = None, *, switch: bool = False, clear: bool = False,
+         bones: Sequence[str] | str | None = None, *, switch: bool = False, clear: bool = False,
          notes: list[str] | None = None) -> dict[str, int]:
     """Bake limbs over ``frames`` (default: what plays, else the scene's range).
 
     ``direction`` "FK_TO_IK" keys the controls from the FK motion, "IK_TO_FK" the chains
-    from what the IK shows. ``bones`` picks limbs by any of their bones (default: all).
+    from what the IK shows. ``bones`` picks limbs by any of their bones, a name or a list of names (default: all).
     Returns the frames baked per limb; the warnings (``is_warning``: a chain bone's own IK
     limits keeping the IK off the FK motion) are appended to ``notes``, when given.
     """
     listed = scene_state.check_frames(frames) if frames is not None else None
     scene_state.check_keyable(obj)
-    chosen = [_record(obj, bone) for bone in bones] if bones is not None else list(obj.ik_rigger.limbs)
+    named = [bones] if isinstance(bones, str) else bones  # one bone's name, not its letters
+    chosen = [_record(obj, bone) for bone in named] if named is not None else list(obj.ik_rigger.limbs)
     with prepared(obj):  # the limbs found first: their names as last listed are gone once it renames them
         if listed is None:
             scene = bpy.context.scene

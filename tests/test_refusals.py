@@ -474,6 +474,39 @@ def test_both_sides_with_a_bone_parented_elsewhere():
                  r"'thigh.R'", both_sides=True)
 
 
+
+def test_both_sides_with_one_sides_bone_renamed_without_its_side():
+    """The left thigh renamed 'upper_leg_custom': the refusal told the user to parent the right shin to the
+    left thigh. Its mirror is a name it lacks, which is what to give it."""
+    obj = make_armature(both_legs())
+    obj.data.bones["thigh.L"].name = "upper_leg_custom"
+    set_active_bone(obj, "shin.L")
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match=r"'shin.R': is parented to 'thigh.R' where 'shin.L' is parented to "
+                       r"'upper_leg_custom', whose name says no side.*Give 'upper_leg_custom' the name of its side, "
+                       r"'thigh.L' \(the mirror of 'thigh.R'\)") as refusal:
+        bpy.ops.ik_rigger.build_ik(both_sides=True)
+    assert "Parent 'shin.R'" not in str(refusal.value)
+    assert same(snapshot(obj), before)
+    with pytest.raises(api.RigError, match="Give 'upper_leg_custom' the name of its side, 'thigh.L'"):
+        api.build(obj, "shin.L", both_sides=True)
+
+
+def test_both_sides_from_a_shared_bone_parented_elsewhere_on_the_other_side():
+    """A chain of 3 from the hips (no side, shared by both legs), the right thigh under a 'pelvis.R' where the left
+    is under the hips: whether the hips are one side's bone or both sides' is not in the names, so both ways out
+    are given."""
+    bones = both_legs()
+    hips = next(bone for bone in bones if bone[0] == "hips")
+    pelvis = [(f"pelvis.{side}", hips[1], hips[2], "hips", False) for side in "LR"]
+    legs = _both_legs_without(reparent={"thigh.R": "pelvis.R"})
+    obj = make_armature([*legs[:2], *pelvis, *legs[2:]])
+    set_active_bone(obj, "shin.L")
+    refused(obj, r"'thigh.R': is parented to 'pelvis.R' where 'thigh.L' is parented to 'hips', whose name says no "
+                 r"side.*If 'hips' is one side's bone: give 'hips' the name of its side, 'pelvis.L' \(the mirror of "
+                 r"'pelvis.R'\), so the two sides' names mirror\. If both sides share it: parent 'thigh.R' to it\. Or "
+                 r"turn Both Sides off\.", both_sides=True, chain_length=3)
+
 def test_both_sides_with_the_extremity_missing_on_the_other_side():
     obj = make_armature(_both_legs_without("foot.R", "toe.R"))
     set_active_bone(obj, "shin.L")

@@ -128,3 +128,30 @@ def test_a_new_limb_on_shared_data_is_still_built_and_warned_of():
     assert any("shared with 'Second'" in note for limb in built for note in limb.warnings)
     after = _poses(second)
     _unchanged(before, {name: after[name] for name in before}, size)
+
+
+@pytest.mark.parametrize("build", ["auto_rig", "build"])
+def test_rigging_an_unrigged_duplicate_of_a_rigged_character_is_refused(build):
+    """Auto-Rig on the unrigged one of two characters sharing their data, the other rigged, made a second set
+    of the same limbs in the data (79 bones to 103), each character showing the other's controls doing nothing;
+    the batch rigs such data once. Refused, naming the rigged one; the duplicate made rigged may still add one."""
+    obj = _mixamo()
+    second = _linked_duplicate(obj)
+    api.auto_rig(obj)
+    bones = sorted(obj.data.bones.keys())
+    size = max(obj.dimensions)
+    before, own = _poses(second), _poses(obj)
+    with pytest.raises(api.RigError, match=rf"^the armature data '{obj.data.name}' of 'Second' is shared with "
+                       rf"'{obj.name}' \(a linked duplicate, Alt\+D\), which IK Rigger rigged.*Make Single User"):
+        if build == "auto_rig":
+            api.auto_rig(second)
+        else:
+            api.build(second, "mixamorig:LeftLeg")
+    assert sorted(obj.data.bones.keys()) == bones and not second.ik_rigger.limbs
+    _unchanged(before, _poses(second), size)
+    _unchanged(own, _poses(obj), size)
+    # A duplicate made rigged holds the same limbs: a new limb on it is built (and warned of) as on the first.
+    third = _linked_duplicate(obj)
+    third.name = "Third"
+    built = api.build(third, "mixamorig:Neck", extremity_mode="NONE", chain_length=2)
+    assert any("shared with" in note for limb in built for note in limb.warnings)

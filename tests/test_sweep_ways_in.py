@@ -161,3 +161,65 @@ def test_keys_asked_outside_blenders_frames_are_refused(rigged):
     assert api.snap_limb(rigged, "shin.L", "FK", key=True, frame=LAST_FRAME)
     keyed = {point.co.x for curve in all_fcurves(rigged) for point in curve.keyframe_points}
     assert LAST_FRAME in keyed and keyed <= {LAST_FRAME - 1, LAST_FRAME}  # the switch held the frame before
+
+
+@pytest.mark.parametrize("frame, problem", [(2.5, "frame 2.5 lies between frames"), ("3", "frame '3' is text"),
+                                            (None, None), (math.nan, "frame nan is not a frame number"),
+                                            (object(), "is not a frame number")])
+def test_frames_between_frames_or_not_numbers_are_refused(rigged, frame, problem):
+    """A script's frame 2.5 reached Blender's frame_set as it was: a TypeError's traceback, not a refusal."""
+    api.build(rigged, "shin.L", parent_switch=True)
+    bpy.ops.mesh.primitive_plane_add(size=10)
+    ground = bpy.context.active_object
+    bpy.context.view_layer.objects.active = rigged
+    before = snapshot(rigged)
+    calls = [lambda: api.bake(rigged, "IK_TO_FK", [1, frame]),
+             lambda: api.plant_feet(rigged, ground, [frame])]
+    if frame is not None:
+        calls += [lambda: api.snap_limb(rigged, "shin.L", "FK", key=True, frame=frame),
+                  lambda: api.switch_parent(rigged, "shin.L", 1, key=True, frame=frame)]
+    for call in calls:
+        with pytest.raises(api.RigError, match=problem or "frame None is not a frame number"):
+            call()
+    assert same(before, snapshot(rigged))
+    assert bpy.context.scene.frame_current == 1
+
+
+def test_whole_frames_of_any_number_type_are_taken(rigged):
+    """A whole float (a script's 3.0) or a numpy integer is that frame: keyed there."""
+    import numpy as np
+
+    handle = rigged.ik_rigger.limbs[0].handle
+    api.snap_limb(rigged, "shin.L", "FK", key=True, frame=np.int64(4))
+    api.snap_limb(rigged, "shin.L", "IK", key=True, frame=6.0)
+    assert api.bake(rigged, "FK_TO_IK", np.arange(8, 10), bones=["shin.L"]) == {"shin.L": 2}
+    api.bake(rigged, "FK_TO_IK", [11.0], bones=["shin.L"])
+    keyed = {point.co.x for curve in all_fcurves(rigged) if f'"{handle}"' in curve.data_path
+             for point in curve.keyframe_points}
+    assert {8.0, 9.0, 11.0} <= keyed
+    assert {4.0, 6.0} <= {point.co.x for curve in all_fcurves(rigged) for point in curve.keyframe_points}
+    assert bpy.context.scene.frame_current == 1
+
+
+def test_an_option_naming_a_made_bone_says_so(rigged):
+    """Naming the limb's own IK handle as its extremity said the handle 'is not a bone of this armature'."""
+    handle = rigged.ik_rigger.limbs[0].handle
+    before = snapshot(rigged)
+    with pytest.raises(api.RigError, match=rf"^'{handle}': was made by IK Rigger, so Extremity Bone cannot be it "
+                       r"\(option extremity_name\)\. Name one of the character's own bones"):
+        api.build(rigged, "shin.L", extremity_mode="BONE", extremity_name=handle)
+    assert same(before, snapshot(rigged))
+
+
+def test_bake_takes_one_bone_name_as_that_bone(rigged):
+    """``bones="shin.L"`` was read letter by letter: "'s': is not part of a limb"."""
+    assert api.bake(rigged, "FK_TO_IK", [3, 4], bones="shin.L") == {"shin.L": 2}
+
+
+def test_removing_a_removed_limb_says_what_to_name(rigged):
+    api.remove(rigged, "shin.L")
+    before = snapshot(rigged)
+    with pytest.raises(api.RigError, match=r"'shin.L': is not part of a limb rigged by IK Rigger\. Name a bone of a "
+                       r"rigged limb \(chain, handle, pole or clone\), or make one active for Remove IK Limb\."):
+        api.remove(rigged, "shin.L")
+    assert same(before, snapshot(rigged))

@@ -121,6 +121,21 @@ def check_mirrored(chain: Sequence[str], extremity: str | None, other_chain: Seq
                 f"the mirror of {' > '.join(chain)}", bone=want,
                 hint=f"Add '{want}' as the parent of '{child}', mirroring '{chain[index]}', or turn Both Sides off.")
         parent = f"is parented to '{got}'" if got else "has no parent"
+        own = chain[index]
+        if got and want == own and naming.split_side(own, names).side is None:
+            # The chain's bone says no side, so it stands for itself on both sides: a bone both share (a spine's),
+            # or one side's renamed or named without its side, whose mirror is then a name it lacks; the latter
+            # surely where the other side's bone says its side and no bone has the mirror of that name.
+            as_got = naming.flip_name(got, names)
+            renamed = (f"Give '{own}' the name of its side, '{as_got}' (the mirror of '{got}'), so the two sides' "
+                       "names mirror" if as_got else f"Give '{own}' a name that says its side, as '{got}' does")
+            if as_got and as_got not in names:
+                hint = f"{renamed}; or turn Both Sides off and build each side alone."
+            else:
+                hint = (f"If '{own}' is one side's bone: {renamed[0].lower()}{renamed[1:]}. If both sides share it: "
+                        f"parent '{child}' to it. Or turn Both Sides off.")
+            raise RigError(f"{parent} where '{chain[index + 1]}' is parented to '{own}', whose name says no side, so "
+                           f"the other side's chain is not {mirror}", bone=child, hint=hint)
         raise RigError(
             f"{parent} where '{chain[index + 1]}' is parented to '{chain[index]}', so the other side's chain is "
             f"not {mirror}", bone=child,

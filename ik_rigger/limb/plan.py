@@ -8,7 +8,7 @@ add with which settings. ``rig.build`` writes it to Blender in one pass per mode
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +177,7 @@ def plan_limb(skeleton: Skeleton, last: str, options: LimbOptions, taken: set[st
     """
     named, _, plans = _checked(options, last)
     chain = chain_ending_at(skeleton, last, options.chain_length)
-    _check_named_bones(skeleton, named)
+    _check_named_bones(skeleton, named, taken)
     _check_whole_first_segment(skeleton, chain, options.chain_length)
     extremity = _resolve_extremity(skeleton, chain, options, taken)
     read = skeleton
@@ -274,9 +274,10 @@ _BONE_OPTIONS = tuple(declared for declared in schema() if declared.option.bone)
 Named = tuple[tuple[Any, str], ...]
 
 
-def _check_named_bones(skeleton: Skeleton, named: Named) -> None:
+def _check_named_bones(skeleton: Skeleton, named: Named, made: Container[str] = ()) -> None:
     """Refuse a bone an option names (``Option.bone``) that the armature does not have, where the option applies:
-    ``named`` holds those options with the names they give (``_checked``)."""
+    ``named`` holds those options with the names they give (``_checked``); ``made``: the names of bones IK Rigger
+    made, which no option may name (the skeleton planned on leaves them out)."""
     bones = skeleton.bones
     for declared, name in named:
         when = declared.option.shown_when
@@ -290,6 +291,9 @@ def _check_named_bones(skeleton: Skeleton, named: Named) -> None:
         if not name and when is not None:
             raise RigError(f"no bone is named as {declared.option.label}, which {when[0]} asks for (option "
                            f"{declared.name})", hint=f"Name an existing bone in {declared.name}{other}.")
+        if name in made:
+            raise RigError(f"was made by IK Rigger, so {declared.option.label} cannot be it (option {declared.name})",
+                           bone=name, hint=f"Name one of the character's own bones in {declared.name}{other}.")
         raise RigError(f"is not a bone of this armature, so {declared.option.label} cannot be it (option "
                        f"{declared.name})", bone=name, hint=f"Name an existing bone in {declared.name}{other}.")
 

@@ -42,7 +42,7 @@ from .motion import Motion, not_prebent
 from .orient import keep_bone_children
 from .records import Rebuilt
 from .remade import remade
-from .shared_data import refuse_shared, sharing
+from .shared_data import refuse_rigged_by_another, refuse_shared, sharing
 from .skeleton import check_editable, read_skeleton
 from .upgrade import prepared
 
@@ -65,6 +65,8 @@ def build_limbs(obj: bpy.types.Object, requests: Sequence[tuple[str, LimbOptions
             plans, rebuilt, hinges = _plan(obj, rig, requests, skeleton, stacks)
             if rebuilt:
                 refuse_shared(obj, "rebuilding a limb moves its bones in that data")
+            if len(rebuilt) < len(plans):
+                refuse_rigged_by_another(obj)
             # Limbs an earlier release rigged may be rebuilt onto parts that play their keys otherwise: baked again.
             again = remade(obj, plans, [options for _, options in requests], rebuilt)
             motion = Motion(obj, plans, [options for _, options in requests], set(rebuilt) - again)

@@ -54,7 +54,8 @@ def remove_limb(obj: bpy.types.Object, bone: str, keep_motion: bool = True) -> R
             limb = records.limb_of(obj, bone)
             if limb is None:
                 raise RigError("is not part of a limb rigged by IK Rigger", bone=bone,
-                               hint="Make a bone of a rigged limb active (chain, handle, pole or clone).")
+                               hint="Name a bone of a rigged limb (chain, handle, pole or clone), or make one "
+                               "active for Remove IK Limb.")
             parts = records.resolve(obj, limb)
             removal = Removal(limb.name, [f"{what} was already gone" for what in parts.missing])
             # What the limb's IK plays, read now and keyed onto its chain once its rest is back, at the scene's

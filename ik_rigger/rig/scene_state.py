@@ -11,6 +11,8 @@ it holds, in every scene that uses it, which is the user's call.
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
@@ -56,27 +58,62 @@ def check_posable(obj: bpy.types.Object) -> None:
 
 
 def check_frames(frames: Iterable[int]) -> list[int]:
-    """``frames`` as a list, refused (before a list of them is made: a range to 2**31 would fill the memory)
-    where one lies outside the frames Blender has, those of its scene's current frame."""
+    """``frames`` as a list of whole frames (``whole_frame``: 2.0 or a numpy integer is frame 2), refused
+    (before a list of them is made: a range to 2**31 would fill the memory) where one lies between frames,
+    is no number, or lies outside the frames Blender has, those of its scene's current frame."""
+    if isinstance(frames, range):
+        ends = [frames[0], frames[-1]] if frames else []
+        _check_within(ends)
+        return list(frames)
+    if isinstance(frames, (str, bytes)):  # "15" is no frames 1 and 5
+        raise RigError(f"the frames {frames!r} are text, not frame numbers", hint="Give a list of whole frames.")
+    listed = list(frames)
+    if not all(type(frame) is int for frame in listed):  # a script's floats or numpy integers: each checked
+        listed = [whole_frame(frame) for frame in listed]
+    _check_within(listed)
+    return listed
+
+
+def whole_frame(frame: object) -> int:
+    """``frame`` as a frame number: an integer of any type, or a float that is whole; a RigError naming it
+    where it is no number or lies between frames (keys and bakes go on whole frames)."""
+    if isinstance(frame, (str, bytes)):
+        raise RigError(f"the frame {frame!r} is text, not a frame number", hint="Give whole frame numbers.")
+    try:
+        return operator.index(frame)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    try:
+        number = float(frame)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise RigError(f"the frame {frame!r} is not a frame number", hint="Give whole frame numbers.") from None
+    if not math.isfinite(number):
+        raise RigError(f"the frame {number} is not a frame number", hint="Give whole frame numbers.")
+    if not number.is_integer():
+        raise RigError(f"the frame {number:g} lies between frames, where no key goes",
+                       hint="Give whole frame numbers (round it).")
+    return int(number)
+
+
+def _check_within(frames: Collection[int]) -> None:
+    """Refuse frames outside those Blender has (its scene's current frame's limits)."""
     limits = bpy.types.Scene.bl_rna.properties["frame_current"]
     low, high = limits.hard_min, limits.hard_max
-    ends = [frames[0], frames[-1]] if isinstance(frames, range) and frames else None
-    listed = None if ends is not None else list(frames)
-    outside = [frame for frame in (ends if ends is not None else listed) if not low <= frame <= high]
+    outside = [frame for frame in frames if not low <= frame <= high]
     if outside:
         raise RigError(f"the frame {outside[0]} lies outside Blender's frames, {low} to {high}",
                        hint="Give frames within them.")
-    return listed if listed is not None else list(frames)
 
 
-def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None = None, shown: bool = False) -> None:
+def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: object = None, shown: bool = False) -> int | None:
     """Refuse to key an armature whose action is linked from a library (keys written there are lost on
     save), or one whose keys would not play as keyed (``check_keys_play``; ``mapped``: its keys are
     inserted as Blender's own, at the scene's frames, which it maps into a tweaked strip's time), or at a
-    ``frame`` outside Blender's (``check_frames``), where no key plays; ``shown``: keys of the pose shown on
-    ``frame`` (default: the current one), refused while the scene stretches time (``check_unstretched``)."""
+    ``frame`` that is none of Blender's (``check_frames``), where no key plays; ``shown``: keys of the pose shown
+    on ``frame`` (default: the current one), refused while the scene stretches time (``check_unstretched``).
+    Returns ``frame`` as a whole frame (``whole_frame``), None for none."""
     if frame is not None:
-        check_frames([frame])
+        frame = check_frames([whole_frame(frame)])[0]
     if shown:
         scene = bpy.context.scene
         check_unstretched(scene, scene.frame_current if frame is None else frame)
@@ -88,6 +125,7 @@ def check_keyable(obj: bpy.types.Object, mapped: bool = False, frame: int | None
                        hint="Give the armature a local action (a copy of this one: the Action editor's Duplicate), "
                        "then try again.")
     check_keys_play(obj, mapped)
+    return frame
 
 
 def check_keys_play(obj: bpy.types.Object, mapped: bool = False, instead: str = "") -> None:
