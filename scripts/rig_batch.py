@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import FrameType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -182,7 +184,42 @@ def standard_descriptors_open() -> None:
             os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
 
 
+class SignalWhileLoading:
+    """SIGINT and SIGTERM while Blender and the add-on load: the first remembered, none raised, for the
+    batch command to take over once it has handlers of its own (``batch.command.main``'s
+    ``signalled_before``): it then stops before its first file, with its report.
+
+    Raised there, Ctrl-C's KeyboardInterrupt would cut one of Blender's startup scripts short
+    (Blender prints it and starts regardless, or crashes on what it left half-registered), and
+    SIGTERM would end the process with no report. Python runs a handler between two of its own
+    steps in the main thread, never inside Blender's C code, so Blender's start-up runs whole.
+    """
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if not self.signum:
+            self.signum = signum
+
+    def install(self) -> None:
+        """Take SIGINT and SIGTERM from now on. Not in a worker: its run stops it with SIGTERM
+        whenever it likes, and a worker stopped while it loads ends at once, as it always has."""
+        if is_worker():
+            return
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self)
+            # A system call Blender's C code makes as it loads is resumed after the handler rather
+            # than failing half-way (Python retries its own either way).
+            signal.siginterrupt(number, False)
+
+
 def main() -> int:
+    # From the first step: a signal later in start-up is remembered, not raised. Never given
+    # back: once the run has its own handlers, it puts this one back as it ends, and a signal
+    # that comes after the run has decided its exit code changes nothing.
+    loading = SignalWhileLoading()
+    loading.install()
     standard_descriptors_open()
     # How the user started it, for --help: a Blender binary has loaded bpy before this script.
     program = "blender --background --factory-startup --python scripts/rig_batch.py --" \
@@ -200,7 +237,8 @@ def main() -> int:
     from ik_rigger.batch import command
 
     ik_rigger.register()
-    return command.main(argv, command.worker_command_for(Path(__file__).resolve()), ready, scratch, program)
+    return command.main(argv, command.worker_command_for(Path(__file__).resolve()), ready, scratch, program,
+                        signalled_before=lambda: loading.signum)
 
 
 if __name__ == "__main__":

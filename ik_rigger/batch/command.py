@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -31,8 +31,8 @@ from ..limb.config import Config, Schema, load_config, option_specs, spec_of
 from ..limb.options import BOTH_SIDES
 from .conclusion import conclude
 from .farm_runs import clean_dead_runs
-from .inputs import plan_jobs
-from .jobs import EXIT_USAGE, FileResult, Interrupted, UsageError
+from .inputs import Inputs, plan_jobs
+from .jobs import EXIT_USAGE, FileResult, Interrupted, Job, UsageError
 from .memory import available_memory, own_memory, processes_that_fit
 from .opening import IMPORTERS, importer_options
 from .pool import _dismiss, _Pool, _Stop, answers_channel, run_worker
@@ -180,7 +180,8 @@ def _current_folder_told() -> None:
 
 
 def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subprocess.Popen] = (),
-         scratch: Path | None = None, program: str = "scripts/rig_batch.sh") -> int:
+         scratch: Path | None = None, program: str = "scripts/rig_batch.sh",
+         signalled_before: Callable[[], int] = lambda: 0) -> int:
     """Run the batch command with ``argv``; ``worker_command`` starts one worker Blender.
 
     ``ready``: workers already started with ``argv`` (see scripts/rig_batch.py): the run
@@ -190,6 +191,10 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     saving.SCRATCH_PREFIX); the run makes it otherwise. Every worker keeps its temporary
     files there, and the run removes it at its end, with what any worker left.
     ``program``: the command as the user types it, named by --help and the usage line.
+    ``signalled_before``: the SIGINT or SIGTERM that came before this run had handlers of its own
+    (while Blender loaded, see scripts/rig_batch.py), 0 for none; read once it has them. The run
+    then stops as if the signal came now: it plans its files, opens none, and reports each not
+    started.
     """
     _program[0] = program
     try:
@@ -198,7 +203,6 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
         _dismiss(ready)
         return _usage(str(error))
     stop = _Stop()
-    restore = stop.install()
     spare = list(ready)
     worker = channel is not None
     _open_standard_streams()
@@ -206,6 +210,9 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
     system_temp = os.environ.get("TMPDIR")
     _current_folder_told()
     try:
+        # Inside the block: a signal the moment the handlers are in is this run's, as any later one.
+        stop.install()
+        stop.came_before(signalled_before())
         if not worker:
             scratch = scratch or new_scratch()
             clean_stale_scratch(scratch.parent)
@@ -223,7 +230,7 @@ def main(argv: Sequence[str], worker_command: list[str], ready: Sequence[subproc
             else:
                 os.environ["TMPDIR"] = system_temp
         tolerated()
-        restore()
+        stop.restore()
 
 
 def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: list[subprocess.Popen],
@@ -237,7 +244,7 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
             return run_worker(config, stop, channel)
         if args.worker_wait is not None and not args.scheduler:
             raise UsageError("--worker-wait is for --scheduler: a local run starts its own workers")
-        if args.scheduler:
+        if args.scheduler and not stop.signum:  # a signal while Blender loaded: no cluster is asked
             from . import farm
 
             return farm.submit(args, config, stop)
@@ -248,17 +255,15 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
     except RigError as error:
         return _usage(error.message)
     started = time.perf_counter()
+    if stop.signum:  # it came while Blender loaded (see main): no file is opened, no worker used
+        return conclude(args, jobs, inputs, {}, {}, started, stop, {
+            "jobs": 0, "workers_started": 0, **({"scheduler": args.scheduler} if args.scheduler else {})})
     output_folders = sorted({Path(job.output).parent for job in jobs if not job.dry_run})
     for folder in output_folders:
         inputs.notes.extend(f"removed '{path}', left by a run that was killed"
                             for path in [*clean_stale(folder), *clean_dead_runs(folder)])
     progress = Progress(len(jobs), quiet=args.quiet)
-    count, crowded = processes_that_fit(args.jobs, [job.input for job in jobs], available_memory(), own_memory())
-    if crowded:
-        inputs.warnings.append(crowded)
-    if count > 1 and not worker_command:
-        print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
-        count = 1
+    count = _processes(args, jobs, inputs, worker_command)
     results: dict[int, FileResult] = {}
     started_files: dict[int, FileResult] = {}
     # This process rigs too, from the start (one process per core with --jobs at the core
@@ -305,6 +310,18 @@ def _main(argv: Sequence[str], worker_command: list[str], stop: _Stop, spare: li
         progress.finish()
     return conclude(args, jobs, inputs, results, started_files, started, stop, {
         "jobs": count, "workers_started": len(pool.processes) if pool is not None else 0})
+
+
+def _processes(args: argparse.Namespace, jobs: Sequence[Job], inputs: Inputs, worker_command: list[str]) -> int:
+    """How many processes rig at once: as many as --jobs asks and the memory holds (a warning in ``inputs``
+    says when fewer), one where no worker Blender can be started."""
+    count, crowded = processes_that_fit(args.jobs, [job.input for job in jobs], available_memory(), own_memory())
+    if crowded:
+        inputs.warnings.append(crowded)
+    if count > 1 and not worker_command:
+        print("ik_rigger: no way to start worker Blenders here; rigging in this process", file=sys.stderr)
+        count = 1
+    return count
 
 
 def _stop_pool(pool: _Pool, results: dict[int, FileResult], output_folders: list[Path]) -> None:

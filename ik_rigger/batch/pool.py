@@ -52,6 +52,7 @@ class _Stop:
 
     def __init__(self) -> None:
         self.signum = 0
+        self._previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         if self.signum:
@@ -59,14 +60,21 @@ class _Stop:
         self.signum = signum
         interrupt(signum)
 
-    def install(self) -> Callable[[], None]:
-        previous = {number: signal.signal(number, self) for number in (signal.SIGINT, signal.SIGTERM)}
+    def came_before(self, signum: int) -> None:
+        """Take ``signum`` (0 for none), which came before ``install`` (see batch.command.main), as the
+        first, without raising: nothing has begun that it should cut short."""
+        if signum and not self.signum:
+            self.signum = signum
 
-        def restore() -> None:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
+    def install(self) -> None:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            self._previous[number] = signal.signal(number, self)
 
-        return restore
+    def restore(self) -> None:
+        """Put back the handlers ``install`` replaced (none where it did not get that far)."""
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
 
 
 def _send(channel: IO[str], line: str) -> None:
